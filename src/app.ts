@@ -1,0 +1,117 @@
+import { randomBytes } from 'node:crypto';
+import { createRequire } from 'node:module';
+import swagger from '@fastify/swagger';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify, { type FastifyInstance, type FastifyServerOptions, LogController } from 'fastify';
+import type { Config } from './config.js';
+import type { Services } from './context.js';
+import { type Database, openDatabase } from './db/index.js';
+import { migrateToLatest } from './db/migrate.js';
+import { holderRoutes, holderSandboxRoutes } from './holders/routes.js';
+import { authPlugin } from './http/auth.js';
+import { registerErrorHandling } from './http/errors.js';
+import { reapKeys } from './idempotency/keys.js';
+import { createServices } from './services.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    svc: Services;
+  }
+}
+
+export interface BuildOptions {
+  /** An open database to use (tests); otherwise config.databaseUrl is opened and closed with the app. */
+  database?: Database;
+  /** Fastify logger options, or false; defaults to JSON logs at config.logLevel. */
+  logger?: FastifyServerOptions['logger'];
+  clock?: () => number;
+}
+
+export const SERVICE_VERSION = (createRequire(import.meta.url)('../package.json') as { version: string }).version;
+
+export const BODY_LIMIT = 1024 * 1024;
+
+/** The one factory of the HTTP service: production and tests build it the same way. */
+export async function buildApp(config: Config, opts: BuildOptions = {}): Promise<FastifyInstance> {
+  const ownsDatabase = !opts.database;
+  const database = opts.database ?? openDatabase(config.databaseUrl);
+  await migrateToLatest(database);
+
+  const app = Fastify({
+    logger: opts.logger ?? {
+      level: config.logLevel,
+      // Bodies are never logged (they carry PII and, for some operations, card data); headers that
+      // carry credentials are redacted.
+      redact: { paths: ['req.headers.cookie', 'req.headers.authorization', 'res.headers["set-cookie"]'], censor: '[redacted]' },
+    },
+    genReqId: () => randomBytes(16).toString('hex'),
+    logController: new LogController({ requestIdLogLabel: 'traceId' }),
+    bodyLimit: BODY_LIMIT,
+    return503OnClosing: true,
+    ajv: {
+      customOptions: {
+        // Reject, never silently drop or coerce: an unknown field or "12" for 12 is a 1002.
+        removeAdditional: false,
+        coerceTypes: false,
+        useDefaults: true,
+        allErrors: false,
+        verbose: true,
+      },
+    },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  const clock = opts.clock ?? Date.now;
+  const svc = createServices(config, database, app.log, clock);
+  app.decorate('svc', svc);
+
+  // Only JSON bodies: anything else (text/plain included) is a 1002, not a guess.
+  app.removeContentTypeParser('text/plain');
+  app.addHook('onRequest', async (req, reply) => {
+    reply.header('x-trace-id', req.id);
+  });
+
+  registerErrorHandling(app);
+  // The OpenAPI document is generated from the same TypeBox schemas that validate requests.
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'cardprogram',
+        version: SERVICE_VERSION,
+        description:
+          'Card-program service for merchants. Every operation is POST with a JSON body signed as described in docs/getting-started.md; failures return the error envelope of docs/errors.md.',
+      },
+      servers: [{ url: config.publicUrl }],
+    },
+  });
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  await app.register(authPlugin, { merchants: svc.merchants, clock });
+
+  app.get('/healthz', { schema: { tags: ['Service'], summary: 'Liveness and database check', hide: false } }, async (_req, reply) => {
+    try {
+      await database.db.selectFrom('merchants').select('id').limit(1).execute();
+      return { status: 'ok', database: database.dialect };
+    } catch (err) {
+      app.log.warn({ err }, 'health check failed');
+      return reply.status(503).send({ status: 'unavailable', database: database.dialect });
+    }
+  });
+
+  await app.register(holderRoutes, { svc });
+  if (config.env === 'sandbox') await app.register(holderSandboxRoutes, { svc });
+
+  // randomStr keys are kept for the retention period, then reaped (decisions §4: at least 24 h).
+  const reaper = setInterval(
+    () => {
+      reapKeys(database, clock() - config.idempotencyRetentionMs).catch((err) => app.log.warn({ err }, 'reaping idempotency keys failed'));
+    },
+    60 * 60 * 1000,
+  );
+  reaper.unref();
+
+  app.addHook('onClose', async () => {
+    clearInterval(reaper);
+    if (ownsDatabase) await database.close();
+  });
+  return app;
+}

@@ -1,0 +1,175 @@
+import { readFileSync } from 'node:fs';
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { pino } from 'pino';
+import { ConfigError, loadConfig } from '../config.js';
+import type { Services } from '../context.js';
+import { openDatabase } from '../db/index.js';
+import { migrateToLatest } from '../db/migrate.js';
+import { DomainError } from '../errors.js';
+import { reviewHolder } from '../holders/review.js';
+import { createMerchant, SIGN_TYPES, type SignType } from '../merchants/create.js';
+import { listMerchants, updateMerchant } from '../merchants/manage.js';
+import { serve } from '../server.js';
+import { createServices } from '../services.js';
+
+/** Opens the configured database (migrated), runs fn, closes it. */
+async function withServices<T>(fn: (svc: Services) => Promise<T>): Promise<T> {
+  const config = loadConfig();
+  const database = openDatabase(config.databaseUrl);
+  try {
+    await migrateToLatest(database);
+    return await fn(createServices(config, database, pino({ level: 'warn' }, pino.destination(2))));
+  } finally {
+    await database.close();
+  }
+}
+
+function print(json: boolean, value: unknown, human: () => string): void {
+  process.stdout.write(`${json ? JSON.stringify(value, null, 2) : human()}\n`);
+}
+
+const onOff = (v: string): boolean => {
+  if (v === 'on' || v === 'true') return true;
+  if (v === 'off' || v === 'false') return false;
+  throw new InvalidArgumentError('expected on or off');
+};
+
+function intArg(v: string): number {
+  if (!/^\d+$/.test(v)) throw new InvalidArgumentError('expected a whole number');
+  return Number(v);
+}
+
+export function buildCli(): Command {
+  const program = new Command('cardprogram')
+    .description('cardprogram: a self-hostable card-program service. Configuration is read from the environment (see README).')
+    .showHelpAfterError();
+
+  program
+    .command('serve', { isDefault: true })
+    .description('run the HTTP service')
+    .action(async () => {
+      await serve(loadConfig());
+    });
+
+  program
+    .command('migrate')
+    .description('apply pending database migrations')
+    .option('--json', 'print JSON')
+    .action(async (o: { json?: boolean }) => {
+      const config = loadConfig();
+      const database = openDatabase(config.databaseUrl);
+      try {
+        const applied = await migrateToLatest(database);
+        print(!!o.json, { applied }, () => (applied.length ? `applied: ${applied.join(', ')}` : 'database is up to date'));
+      } finally {
+        await database.close();
+      }
+    });
+
+  const merchant = program.command('merchant').description('manage merchants');
+  merchant
+    .command('create')
+    .description('create a merchant and print its credentials (the secret is shown only once)')
+    .requiredOption('--name <name>', 'merchant name')
+    .addOption(new Option('--sign-type <type>', 'signature algorithm').choices(SIGN_TYPES).default('HMAC-SHA256'))
+    .option('--public-key <file>', 'PEM file of the RSA public key (RSA-SHA256)')
+    .option('--login-free', 'enable the login-free page')
+    .option('--notify-url <url>', 'where holder.audit and trade callbacks go')
+    .option('--json', 'print JSON')
+    .action(
+      async (o: { name: string; signType: SignType; publicKey?: string; loginFree?: boolean; notifyUrl?: string; json?: boolean }) => {
+        const publicKeyPem = o.publicKey ? readFileSync(o.publicKey, 'utf8') : undefined;
+        const created = await withServices((svc) =>
+          createMerchant({
+            ctx: svc,
+            input: { name: o.name, signType: o.signType, publicKeyPem, loginFree: o.loginFree, notifyUrl: o.notifyUrl },
+          }),
+        );
+        print(!!o.json, created, () =>
+          [
+            `appId:         ${created.appId}`,
+            ...(created.secret ? [`secret:        ${created.secret}`] : []),
+            `webhookSecret: ${created.webhookSecret}`,
+          ].join('\n'),
+        );
+      },
+    );
+  merchant
+    .command('list')
+    .description('list merchants (never their secrets)')
+    .option('--json', 'print JSON')
+    .action(async (o: { json?: boolean }) => {
+      const all = await withServices((svc) => listMerchants({ ctx: svc }));
+      print(!!o.json, all, () =>
+        all.length
+          ? all
+              .map((m) => `${m.appId}  ${m.status.padEnd(8)} ${m.signType.padEnd(11)} login-free:${m.loginFree ? 'on ' : 'off'}  ${m.name}`)
+              .join('\n')
+          : 'no merchants',
+      );
+    });
+  merchant
+    .command('update <appId>')
+    .description("change a merchant's settings")
+    .option('--login-free <on|off>', 'enable or disable the login-free page', onOff)
+    .option('--notify-url <url>', 'callback URL for holder.audit and trade events ("none" removes it)')
+    .addOption(new Option('--status <status>', 'enable or disable the merchant').choices(['active', 'disabled']))
+    .option('--json', 'print JSON')
+    .action(async (appId: string, o: { loginFree?: boolean; notifyUrl?: string; status?: 'active' | 'disabled'; json?: boolean }) => {
+      const updated = await withServices((svc) =>
+        updateMerchant({
+          ctx: svc,
+          input: {
+            appId,
+            loginFree: o.loginFree,
+            status: o.status,
+            notifyUrl: o.notifyUrl === undefined ? undefined : o.notifyUrl === 'none' ? null : o.notifyUrl,
+          },
+        }),
+      );
+      print(
+        !!o.json,
+        updated,
+        () =>
+          `${updated.appId} updated: status ${updated.status}, login-free ${updated.loginFree ? 'on' : 'off'}, notify URL ${updated.notifyUrl ?? 'none'}`,
+      );
+    });
+
+  const holder = program.command('holder').description('cardholders');
+  holder
+    .command('review <holderId>')
+    .description('set a cardholder audit status as a reviewer (1 under review, 2 approved, 3 rejected, 4 data to be completed)')
+    .requiredOption('--status <n>', 'new audit status', intArg)
+    .option('--reason <text>', 'reason shown to the merchant in errMsg')
+    .option('--json', 'print JSON')
+    .action(async (holderId: string, o: { status: number; reason?: string; json?: boolean }) => {
+      const record = await withServices((svc) =>
+        svc.database.withTx((tx) =>
+          reviewHolder({
+            ctx: { tx, now: svc.clock() },
+            merchantId: null,
+            input: { holderId, auditStatus: o.status, errMsg: o.reason, actor: 'cli' },
+          }),
+        ),
+      );
+      print(!!o.json, record, () => `${record.holderId}: auditStatus ${record.auditStatus}${record.errMsg ? ` (${record.errMsg})` : ''}`);
+    });
+
+  return program;
+}
+
+export async function main(argv: string[]): Promise<void> {
+  try {
+    await buildCli().parseAsync(argv);
+  } catch (err) {
+    const json = argv.includes('--json');
+    if (err instanceof DomainError || err instanceof ConfigError) {
+      const code = err instanceof DomainError ? err.code : 'config';
+      if (json) process.stderr.write(`${JSON.stringify({ code, msg: err.message })}\n`);
+      else process.stderr.write(`cardprogram: ${err.message}\n`);
+      process.exitCode = 1;
+      return;
+    }
+    throw err;
+  }
+}

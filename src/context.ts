@@ -1,0 +1,23 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { Kysely } from 'kysely';
+import type { Config } from './config.js';
+import type { SecretBox } from './crypto/secretbox.js';
+import type { Database } from './db/index.js';
+import type { DB } from './db/schema.js';
+import type { MerchantDirectory } from './merchants/directory.js';
+
+/** What every verb may use: the service's long-lived parts. Built once in src/app.ts or the CLI. */
+export interface Services {
+  config: Config;
+  database: Database;
+  box: SecretBox;
+  merchants: MerchantDirectory;
+  log: FastifyBaseLogger;
+  clock: () => number;
+}
+
+/** A verb's view of one unit of work: the open transaction and the moment it happens. */
+export interface TxCtx {
+  tx: Kysely<DB>;
+  now: number;
+}

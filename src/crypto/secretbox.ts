@@ -1,0 +1,38 @@
+import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+
+/**
+ * Authenticated encryption of small secrets at rest (merchant HMAC and webhook secrets) with
+ * AES-256-GCM under the master key. The key id (first bytes of the key's SHA-256) is stored with
+ * each value so that a rotated key can be told apart from a wrong one.
+ * Format: `v1.<keyId>.<iv>.<ciphertext>.<tag>`, each part base64url.
+ */
+export class SecretBox {
+  readonly keyId: string;
+
+  constructor(private readonly key: Buffer) {
+    if (key.length !== 32) throw new Error('master key must be 32 bytes');
+    this.keyId = createHash('sha256').update(key).digest('base64url').slice(0, 8);
+  }
+
+  seal(plaintext: string, context: string): string {
+    const iv = randomBytes(12);
+    const cipher = createCipheriv('aes-256-gcm', this.key, iv);
+    // The context (e.g. the merchant id) is bound as associated data: a ciphertext copied to
+    // another row does not decrypt.
+    cipher.setAAD(Buffer.from(context, 'utf8'));
+    const ct = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
+    return ['v1', this.keyId, iv.toString('base64url'), ct.toString('base64url'), cipher.getAuthTag().toString('base64url')].join('.');
+  }
+
+  open(sealed: string, context: string): string {
+    const [version, keyId, iv, ct, tag] = sealed.split('.');
+    if (version !== 'v1' || iv === undefined || ct === undefined || tag === undefined) {
+      throw new Error('malformed sealed value');
+    }
+    if (keyId !== this.keyId) throw new Error(`sealed under key ${keyId}, the master key is ${this.keyId}`);
+    const decipher = createDecipheriv('aes-256-gcm', this.key, Buffer.from(iv, 'base64url'));
+    decipher.setAAD(Buffer.from(context, 'utf8'));
+    decipher.setAuthTag(Buffer.from(tag, 'base64url'));
+    return Buffer.concat([decipher.update(Buffer.from(ct, 'base64url')), decipher.final()]).toString('utf8');
+  }
+}

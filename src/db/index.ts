@@ -1,0 +1,91 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import SQLite from 'better-sqlite3';
+import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import pg from 'pg';
+import type { DB } from './schema.js';
+
+export type Dialect = 'sqlite' | 'postgres';
+
+export interface Database {
+  db: Kysely<DB>;
+  dialect: Dialect;
+  /** Runs fn in one write transaction and commits durably before returning. */
+  withTx<T>(fn: (tx: Kysely<DB>) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+export interface OpenOptions {
+  /** PostgreSQL schema to use (tests isolate themselves in one schema each). */
+  pgSchema?: string;
+  pgPoolSize?: number;
+}
+
+// bigint (int8) columns hold millisecond timestamps and minor units, all far below 2^53.
+const INT8_OID = 20;
+const pgTypes = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    oid === INT8_OID ? (v: string) => Number(v) : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
+};
+
+export function openDatabase(url: string, opts: OpenOptions = {}): Database {
+  if (url.startsWith('postgres://') || url.startsWith('postgresql://')) return openPostgres(url, opts);
+  if (url.startsWith('file:')) return openSqlite(url.slice('file:'.length));
+  throw new Error('DATABASE_URL must start with file: or postgres://');
+}
+
+function openSqlite(file: string): Database {
+  if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+  const raw = new SQLite(file);
+  raw.pragma('journal_mode = WAL');
+  // FULL, not NORMAL: in WAL mode NORMAL may lose the last commits on power loss, and a write is
+  // acknowledged to the merchant only once it is durable.
+  raw.pragma('synchronous = FULL');
+  raw.pragma('foreign_keys = ON');
+  raw.pragma('busy_timeout = 5000');
+  const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: raw }) });
+  return {
+    db,
+    dialect: 'sqlite',
+    // BEGIN IMMEDIATE takes the write lock up front, so a second process (the CLI) waits on
+    // busy_timeout instead of failing on a lock upgrade half-way through.
+    withTx: (fn) =>
+      db.connection().execute(async (conn) => {
+        await sql`begin immediate`.execute(conn);
+        try {
+          const result = await fn(conn);
+          await sql`commit`.execute(conn);
+          return result;
+        } catch (err) {
+          await sql`rollback`.execute(conn).catch(() => undefined);
+          throw err;
+        }
+      }),
+    close: () => db.destroy(),
+  };
+}
+
+function openPostgres(url: string, opts: OpenOptions): Database {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: opts.pgPoolSize ?? 10,
+    types: pgTypes,
+    connectionTimeoutMillis: 5000,
+    ...(opts.pgSchema ? { options: `-c search_path=${opts.pgSchema}` } : {}),
+  });
+  // An idle client losing its connection (a restart of PostgreSQL) must not crash the process.
+  pool.on('error', () => undefined);
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  return {
+    db,
+    dialect: 'postgres',
+    withTx: (fn) => db.transaction().execute(fn),
+    close: () => db.destroy(),
+  };
+}
+
+/** True for a unique-constraint violation on either dialect. */
+export function isUniqueViolation(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
+}

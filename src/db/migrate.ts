@@ -1,0 +1,43 @@
+import { type Kysely, sql } from 'kysely';
+import type { Database } from './index.js';
+import * as m0001 from './migrations/2026_11_22_0001_initial.js';
+
+interface Migration {
+  up(db: Kysely<any>): Promise<void>;
+}
+
+/**
+ * Migrations are imported, not read from a folder, so the compiled service and the tests run the
+ * same list. Names are dated; they apply in this order, each exactly once.
+ */
+export const MIGRATIONS: ReadonlyArray<[string, Migration]> = [['2026_11_22_0001_initial', m0001]];
+
+/**
+ * Applies pending migrations in one transaction. On PostgreSQL an advisory lock serialises
+ * instances starting together; on SQLite the write lock does. No catalogue introspection: the
+ * ledger table is looked up in the connection's own schema only.
+ */
+export async function migrateToLatest(database: Database): Promise<string[]> {
+  return database.withTx(async (tx) => {
+    if (database.dialect === 'postgres') {
+      await sql`select pg_advisory_xact_lock(hashtext('cardprogram_migrations'))`.execute(tx);
+    }
+    await tx.schema
+      .createTable('cardprogram_migrations')
+      .ifNotExists()
+      .addColumn('name', 'varchar(128)', (c) => c.primaryKey())
+      .addColumn('applied_at', 'bigint', (c) => c.notNull())
+      .execute();
+    const done = new Set(
+      (await (tx as Kysely<any>).selectFrom('cardprogram_migrations').select('name').execute()).map((r: { name: string }) => r.name),
+    );
+    const applied: string[] = [];
+    for (const [name, migration] of MIGRATIONS) {
+      if (done.has(name)) continue;
+      await migration.up(tx);
+      await (tx as Kysely<any>).insertInto('cardprogram_migrations').values({ name, applied_at: Date.now() }).execute();
+      applied.push(name);
+    }
+    return applied;
+  });
+}

@@ -1,0 +1,59 @@
+/**
+ * The one table of result codes (decisions §5, plus the codes this project adds, documented in
+ * docs/errors.md). Every failure anywhere in the service is a DomainError carrying one of these;
+ * the HTTP layer maps it to the envelope in exactly one place (src/http/errors.ts).
+ */
+export const ErrorCodes = {
+  internal: { code: '1', status: 500, msg: 'Internal error' },
+  operationNotFound: { code: '1004', status: 404, msg: 'Operation not found' },
+  validation: { code: '1002', status: 400, msg: 'Parameter validation failed' },
+  bodyTooLarge: { code: '1002', status: 413, msg: 'Request body is larger than 1 MiB' },
+  signature: { code: '1006', status: 401, msg: 'Signature error' },
+  timestamp: { code: '1007', status: 401, msg: 'timestamp is outside the allowed window of 5 minutes' },
+  duplicateRequest: { code: '1008', status: 409, msg: 'Duplicate request' },
+  rateLimited: { code: '1009', status: 429, msg: 'Rate limit exceeded' },
+  merchantNotFound: { code: '2601', status: 401, msg: 'Merchant not found or disabled' },
+  notEnabled: { code: '2605', status: 403, msg: 'Operation not enabled for this merchant' },
+  holderNotFound: { code: '2606', status: 404, msg: 'Cardholder not found' },
+  holderNotApproved: { code: '2607', status: 409, msg: 'Cardholder not approved' },
+  kycEmailUsed: { code: '2610', status: 409, msg: 'E-mail already used by another KYC request' },
+  holderDuplicateId: {
+    code: '2611',
+    status: 409,
+    msg: 'A cardholder with this idnoType and idno already exists',
+  },
+  auditTransition: { code: '2612', status: 409, msg: 'Audit status change not allowed' },
+  cardNotFound: { code: '2648', status: 404, msg: 'Card not found' },
+  unsupportedCurrency: { code: '2720', status: 400, msg: 'Unsupported currency' },
+  incorrectAmount: { code: '2723', status: 400, msg: 'Incorrect amount' },
+  cardStatus: { code: '2724', status: 409, msg: 'Card status abnormal' },
+  insufficientBalance: { code: '2725', status: 409, msg: 'Insufficient balance' },
+  tradeState: {
+    code: '2730',
+    status: 409,
+    msg: 'Transaction not found, or not in a state that allows the operation',
+  },
+  unavailable: { code: '1', status: 503, msg: 'Service temporarily unavailable' },
+} as const;
+
+export type ErrorKind = keyof typeof ErrorCodes;
+
+export class DomainError extends Error {
+  readonly kind: ErrorKind;
+  readonly code: string;
+  readonly status: number;
+
+  constructor(kind: ErrorKind, msg?: string) {
+    const def = ErrorCodes[kind];
+    super(msg ?? def.msg);
+    this.name = 'DomainError';
+    this.kind = kind;
+    this.code = def.code;
+    this.status = def.status;
+  }
+}
+
+/** A bad field: the message always names the field and the rule it broke. */
+export function invalid(field: string, rule: string): DomainError {
+  return new DomainError('validation', `${field}: ${rule}`);
+}

@@ -1,0 +1,131 @@
+import type { TxCtx } from '../context.js';
+import { newId } from '../db/ids.js';
+import { isUniqueViolation } from '../db/index.js';
+import { DomainError, invalid } from '../errors.js';
+import { AuditStatus } from './audit-status.js';
+import { EUROPEAN_COUNTRIES, ISO_COUNTRIES } from './countries.js';
+import { type HolderRecord, toHolderRecord } from './record.js';
+
+/** Plain-text input (the HTTP route has already decoded the interface's Base64 fields). */
+export interface CreateHolderInput {
+  mobile: string;
+  firstName: string;
+  lastName?: string | undefined;
+  email: string;
+  dateOfBirth: string;
+  nationality: string;
+  sex: number;
+  countryCode: string;
+  town: string;
+  address: string;
+  postCode: string;
+  idnoType: number;
+  idno: string;
+}
+
+const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
+
+/** A real calendar date written yyyy-MM-dd, or null. */
+export function parseDate(text: string): Date | null {
+  const m = DATE.exec(text);
+  if (!m) return null;
+  const d = new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])));
+  return d.toISOString().slice(0, 10) === text ? d : null;
+}
+
+// Letters of any script with their marks, spaces, and the punctuation names carry (O'Neil, Jean-Luc, St.).
+const NAME = /^[\p{L}\p{M}][\p{L}\p{M} '.-]*$/u;
+// "In English": Latin script, digits, spaces and ordinary address punctuation.
+const LATIN_TEXT = /^[\p{Script=Latin}\p{M}0-9][\p{Script=Latin}\p{M}0-9 ,.'/#&()-]*$/u;
+
+function text(field: string, value: string, max: number, pattern: RegExp, rule: string): string {
+  const v = value.trim().replace(/\s+/g, ' ');
+  if (v === '') throw invalid(field, 'must not be empty');
+  if ([...v].length > max) throw invalid(field, `must be at most ${max} characters`);
+  if (!pattern.test(v)) throw invalid(field, rule);
+  return v;
+}
+
+/** The document number as the one-holder-per-document rule compares it. */
+export function idnoKey(idno: string): string {
+  return idno.toUpperCase().replace(/[\s-]/g, '');
+}
+
+export async function createHolder({
+  ctx,
+  merchantId,
+  input,
+}: {
+  ctx: TxCtx;
+  merchantId: string;
+  input: CreateHolderInput;
+}): Promise<HolderRecord> {
+  const firstName = text('firstName', input.firstName, 50, NAME, 'must contain only letters, spaces, apostrophes, dots and hyphens');
+  const lastName =
+    input.lastName === undefined || input.lastName.trim() === ''
+      ? ''
+      : text('lastName', input.lastName, 50, NAME, 'must contain only letters, spaces, apostrophes, dots and hyphens');
+  const town = text('town', input.town, 64, LATIN_TEXT, 'must be written in English (Latin letters, digits, spaces, punctuation)');
+  const address = text(
+    'address',
+    input.address,
+    200,
+    LATIN_TEXT,
+    'must be written in English (Latin letters, digits, spaces, punctuation)',
+  );
+
+  const dob = parseDate(input.dateOfBirth);
+  if (!dob) throw invalid('dateOfBirth', 'must be a real date written yyyy-MM-dd');
+  const today = new Date(ctx.now).toISOString().slice(0, 10);
+  if (input.dateOfBirth >= today) throw invalid('dateOfBirth', 'must be in the past');
+  if (input.dateOfBirth < '1900-01-01') throw invalid('dateOfBirth', 'must not be before 1900-01-01');
+
+  if (!ISO_COUNTRIES.has(input.nationality)) throw invalid('nationality', 'must be an ISO 3166-1 alpha-2 country code, e.g. DE');
+  if (!EUROPEAN_COUNTRIES.has(input.countryCode)) {
+    throw invalid('countryCode', 'must be the two-letter code of a European country, e.g. FR');
+  }
+  if (input.idnoType === 1 && !EUROPEAN_COUNTRIES.has(input.nationality)) {
+    throw invalid('idnoType', 'must be 2 (passport): a European ID card (1) is only accepted for a European nationality');
+  }
+
+  const key = idnoKey(input.idno);
+  const clash = await ctx.tx
+    .selectFrom('cardholders')
+    .select('id')
+    .where('merchant_id', '=', merchantId)
+    .where('idno_type', '=', input.idnoType)
+    .where('idno_key', '=', key)
+    .executeTakeFirst();
+  if (clash) throw new DomainError('holderDuplicateId');
+
+  const row = {
+    id: newId('hld'),
+    merchant_id: merchantId,
+    email: input.email.toLowerCase(),
+    mobile: input.mobile,
+    first_name: firstName,
+    last_name: lastName,
+    date_of_birth: input.dateOfBirth,
+    nationality: input.nationality,
+    sex: input.sex,
+    country_code: input.countryCode,
+    town,
+    address,
+    post_code: input.postCode.trim().toUpperCase(),
+    idno_type: input.idnoType,
+    idno: input.idno.trim(),
+    idno_key: key,
+    audit_status: AuditStatus.pending,
+    err_msg: '',
+    created_at: ctx.now,
+    updated_at: ctx.now,
+  };
+  try {
+    await ctx.tx.insertInto('cardholders').values(row).execute();
+  } catch (err) {
+    // Two different requests racing with one document: the constraint decides, the loser gets 2611.
+    if (isUniqueViolation(err)) throw new DomainError('holderDuplicateId');
+    throw err;
+  }
+  return toHolderRecord(row);
+}

@@ -1,0 +1,27 @@
+import type { Kysely } from 'kysely';
+import type { DB } from '../db/schema.js';
+import { DomainError } from '../errors.js';
+import { type HolderRecord, toHolderRecord } from './record.js';
+
+/**
+ * One merchant's cardholder. Another merchant's holder is answered exactly as an unknown one:
+ * tenants must not learn each other's ids exist.
+ */
+export async function getHolder({
+  db,
+  merchantId,
+  holderId,
+}: {
+  db: Kysely<DB>;
+  merchantId: string;
+  holderId: string;
+}): Promise<HolderRecord> {
+  const row = await db
+    .selectFrom('cardholders')
+    .selectAll()
+    .where('id', '=', holderId)
+    .where('merchant_id', '=', merchantId)
+    .executeTakeFirst();
+  if (!row) throw new DomainError('holderNotFound');
+  return toHolderRecord(row);
+}

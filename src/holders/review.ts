@@ -1,0 +1,65 @@
+import type { TxCtx } from '../context.js';
+import { newId } from '../db/ids.js';
+import { DomainError, invalid } from '../errors.js';
+import { AUDIT_STATUS_NAMES, AUDIT_TRANSITIONS, type AuditStatusValue, canTransition } from './audit-status.js';
+import { type HolderRecord, toHolderRecord } from './record.js';
+
+export interface ReviewHolderInput {
+  holderId: string;
+  auditStatus: number;
+  errMsg?: string | undefined;
+  /** Who decided: `sandbox:<appId>` or `cli`. Kept in holder_reviews. */
+  actor: string;
+}
+
+/**
+ * A reviewer's decision on a cardholder. `merchantId` scopes the lookup to one merchant (sandbox
+ * operation); null is the operator's CLI, which may review any merchant's holder.
+ */
+export async function reviewHolder({
+  ctx,
+  merchantId,
+  input,
+}: {
+  ctx: TxCtx;
+  merchantId: string | null;
+  input: ReviewHolderInput;
+}): Promise<HolderRecord> {
+  let q = ctx.tx.selectFrom('cardholders').selectAll().where('id', '=', input.holderId);
+  if (merchantId !== null) q = q.where('merchant_id', '=', merchantId);
+  const holder = await q.executeTakeFirst();
+  if (!holder) throw new DomainError('holderNotFound');
+  const to = input.auditStatus;
+  if (!(to in AUDIT_STATUS_NAMES) || to === 0) throw invalid('auditStatus', 'must be 1, 2, 3 or 4');
+  if (!canTransition(holder.audit_status, to)) {
+    const allowed = AUDIT_TRANSITIONS[holder.audit_status as AuditStatusValue] ?? [];
+    throw new DomainError(
+      'auditTransition',
+      `auditStatus: cannot change from ${holder.audit_status} (${AUDIT_STATUS_NAMES[holder.audit_status as AuditStatusValue]}) to ${to}; allowed: ${allowed.length ? allowed.join(', ') : 'none'}`,
+    );
+  }
+  const errMsg = (input.errMsg ?? '').trim().slice(0, 500);
+  // The row is updated only if it still has the status it was read with, so two reviewers racing
+  // cannot both apply a transition that was valid only from the old status.
+  const res = await ctx.tx
+    .updateTable('cardholders')
+    .set({ audit_status: to, err_msg: errMsg, updated_at: ctx.now })
+    .where('id', '=', holder.id)
+    .where('audit_status', '=', holder.audit_status)
+    .executeTakeFirst();
+  if (Number(res.numUpdatedRows) !== 1) throw new DomainError('auditTransition', 'auditStatus: changed concurrently, try again');
+  await ctx.tx
+    .insertInto('holder_reviews')
+    .values({
+      id: newId('rev'),
+      holder_id: holder.id,
+      merchant_id: holder.merchant_id,
+      from_status: holder.audit_status,
+      to_status: to,
+      err_msg: errMsg,
+      actor: input.actor.slice(0, 64),
+      created_at: ctx.now,
+    })
+    .execute();
+  return toHolderRecord({ ...holder, audit_status: to, err_msg: errMsg, updated_at: ctx.now });
+}

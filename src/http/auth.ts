@@ -1,0 +1,72 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import { DomainError, invalid } from '../errors.js';
+import type { MerchantCredentials, MerchantDirectory } from '../merchants/directory.js';
+import { signingString, verifyHmac, verifyRsa } from './signing.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Name of the operation; set on every signed route. */
+    operation?: string;
+    /** The failure envelope also carries errMsg (cardholder creation). */
+    errMsg?: boolean;
+  }
+  interface FastifyRequest {
+    merchant: MerchantCredentials;
+    /** The verified signing string, reused as the idempotency fingerprint. */
+    signed: string;
+  }
+}
+
+const TIMESTAMP_WINDOW_MS = 5 * 60 * 1000;
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+export interface AuthOptions {
+  merchants: MerchantDirectory;
+  clock: () => number;
+}
+
+/**
+ * Authenticates every operation the same way (decisions §3), before schema validation, so that an
+ * unsigned request learns nothing about which fields would have been accepted.
+ */
+export async function authenticate(req: FastifyRequest, opts: AuthOptions): Promise<void> {
+  const body = req.body;
+  if (!isPlainObject(body)) throw invalid('body', 'must be a JSON object');
+  const { appId, sign } = body;
+  if (typeof appId !== 'string' || appId === '') throw invalid('appId', 'is required');
+  if (appId.length > 32) throw invalid('appId', 'must be at most 32 characters');
+  const merchant = await opts.merchants.get(appId);
+  if (!merchant?.active) throw new DomainError('merchantNotFound');
+  if (typeof sign !== 'string' || sign === '' || sign.length > 512) throw new DomainError('signature');
+  const data = signingString(body);
+  const good =
+    merchant.signType === 'HMAC-SHA256'
+      ? merchant.secret !== null && verifyHmac(merchant.secret, data, sign)
+      : merchant.publicKey !== null && verifyRsa(merchant.publicKey, data, sign);
+  if (!good) throw new DomainError('signature');
+  const ts = body.timestamp;
+  if (ts !== undefined && ts !== null && ts !== '') {
+    if (typeof ts !== 'number' || !Number.isSafeInteger(ts) || ts < 0) {
+      throw invalid('timestamp', 'must be Unix time in milliseconds');
+    }
+    // Why a window: a captured request cannot be replayed later than this, whatever its randomStr.
+    if (Math.abs(opts.clock() - ts) > TIMESTAMP_WINDOW_MS) throw new DomainError('timestamp');
+  }
+  req.merchant = merchant;
+  req.signed = data;
+}
+
+export const authPlugin = fp(
+  async (app: FastifyInstance, opts: AuthOptions) => {
+    app.decorateRequest('merchant', null as unknown as MerchantCredentials);
+    app.decorateRequest('signed', '');
+    app.addHook('preValidation', async (req) => {
+      if (req.routeOptions.config?.operation) await authenticate(req, opts);
+    });
+  },
+  { name: 'cardprogram-auth' },
+);

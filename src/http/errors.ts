@@ -1,0 +1,94 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { DomainError, ErrorCodes } from '../errors.js';
+
+interface AjvError {
+  instancePath: string;
+  keyword: string;
+  params: Record<string, unknown>;
+  message?: string;
+  parentSchema?: { description?: string; enum?: unknown[] };
+}
+
+function fieldName(instancePath: string): string {
+  return instancePath.replace(/^\//, '').replace(/\//g, '.');
+}
+
+/** Turns the first schema violation into "field: rule" a person can act on. */
+export function describeValidation(errors: AjvError[]): string {
+  const e = errors[0];
+  if (!e) return 'request body is invalid';
+  const base = fieldName(e.instancePath);
+  const join = (name: string) => (base ? `${base}.${name}` : name);
+  switch (e.keyword) {
+    case 'required':
+      return `${join(String(e.params.missingProperty))}: is required`;
+    case 'additionalProperties':
+      return `${join(String(e.params.additionalProperty))}: is not a known field`;
+    case 'type':
+      if (e.parentSchema?.enum && e.parentSchema.description) return `${base}: ${e.parentSchema.description}`;
+      return `${base || 'body'}: must be ${e.params.type === 'object' ? 'a JSON object' : `a ${e.params.type}`}`;
+    case 'maxLength':
+    case 'minLength':
+    case 'pattern':
+    case 'format':
+    case 'enum':
+    case 'const':
+    case 'anyOf':
+    case 'minimum':
+    case 'maximum':
+    case 'multipleOf':
+      if (e.parentSchema?.description) {
+        return `${base}: ${e.parentSchema.description}${e.keyword === 'maxLength' ? ` (at most ${e.params.limit} characters)` : ''}`;
+      }
+      return `${base}: ${e.message ?? 'is invalid'}`;
+    default:
+      return `${base || 'body'}: ${e.message ?? 'is invalid'}`;
+  }
+}
+
+export function errorEnvelope(req: FastifyRequest, code: string, msg: string) {
+  const body: Record<string, unknown> = { code, msg, model: null, traceId: req.id, success: false, error: true };
+  // The cardholder operation reports its result text in errMsg too (interface §7).
+  if (req.routeOptions.config?.errMsg) body.errMsg = msg;
+  return body;
+}
+
+function send(req: FastifyRequest, reply: FastifyReply, status: number, code: string, msg: string) {
+  return reply.status(status).send(errorEnvelope(req, code, msg));
+}
+
+/** The one place where any failure becomes the envelope and HTTP status of decisions §5. */
+export function registerErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((err: FastifyError, req, reply) => {
+    if (err instanceof DomainError) return send(req, reply, err.status, err.code, err.message);
+    if (err.validation) {
+      return send(req, reply, 400, ErrorCodes.validation.code, describeValidation(err.validation as unknown as AjvError[]));
+    }
+    if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+      return send(req, reply, 413, ErrorCodes.bodyTooLarge.code, ErrorCodes.bodyTooLarge.msg);
+    }
+    if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' || err.code === 'FST_ERR_CTP_INVALID_CONTENT_LENGTH') {
+      return send(req, reply, 400, ErrorCodes.validation.code, 'Content-Type must be application/json');
+    }
+    if (err.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') {
+      return send(req, reply, 400, ErrorCodes.validation.code, 'body: must be a JSON object');
+    }
+    if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) {
+      // Malformed JSON, a forbidden __proto__ key and other client faults of the parser.
+      return send(req, reply, 400, ErrorCodes.validation.code, 'body: must be well-formed JSON');
+    }
+    // Never a stack trace or an internal message in a response: log it, answer generically.
+    req.log.error({ err }, 'unhandled error');
+    return send(req, reply, 500, ErrorCodes.internal.code, ErrorCodes.internal.msg);
+  });
+
+  app.setNotFoundHandler((req, reply) =>
+    send(
+      req,
+      reply,
+      404,
+      ErrorCodes.operationNotFound.code,
+      `No operation at ${req.method} ${(req.url.split('?')[0] ?? '').slice(0, 120)}`,
+    ),
+  );
+}

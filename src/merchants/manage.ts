@@ -1,0 +1,50 @@
+import type { Services } from '../context.js';
+import { DomainError } from '../errors.js';
+import { checkNotifyUrl } from './create.js';
+
+export interface MerchantSummary {
+  appId: string;
+  name: string;
+  signType: string;
+  status: string;
+  loginFree: boolean;
+  notifyUrl: string | null;
+  createdAt: string;
+}
+
+export async function listMerchants({ ctx }: { ctx: Services }): Promise<MerchantSummary[]> {
+  const rows = await ctx.database.db.selectFrom('merchants').selectAll().orderBy('created_at').execute();
+  return rows.map((m) => ({
+    appId: m.id,
+    name: m.name,
+    signType: m.sign_type,
+    status: m.status,
+    loginFree: m.login_free === 1,
+    notifyUrl: m.notify_url,
+    createdAt: new Date(m.created_at).toISOString(),
+  }));
+}
+
+export interface UpdateMerchantInput {
+  appId: string;
+  status?: 'active' | 'disabled' | undefined;
+  loginFree?: boolean | undefined;
+  /** null removes the notify URL. */
+  notifyUrl?: string | null | undefined;
+}
+
+export async function updateMerchant({ ctx, input }: { ctx: Services; input: UpdateMerchantInput }): Promise<MerchantSummary> {
+  const changes: { status?: 'active' | 'disabled'; login_free?: number; notify_url?: string | null; updated_at: number } = {
+    updated_at: ctx.clock(),
+  };
+  if (input.status !== undefined) changes.status = input.status;
+  if (input.loginFree !== undefined) changes.login_free = input.loginFree ? 1 : 0;
+  if (input.notifyUrl !== undefined) changes.notify_url = input.notifyUrl === null ? null : checkNotifyUrl(input.notifyUrl);
+  const res = await ctx.database.db.updateTable('merchants').set(changes).where('id', '=', input.appId).executeTakeFirst();
+  if (Number(res.numUpdatedRows) === 0) throw new DomainError('merchantNotFound', `No merchant with appId ${input.appId}`);
+  ctx.merchants.forget(input.appId);
+  const all = await listMerchants({ ctx });
+  const found = all.find((m) => m.appId === input.appId);
+  if (!found) throw new DomainError('merchantNotFound');
+  return found;
+}

@@ -1,0 +1,12 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { Config } from './config.js';
+import type { Services } from './context.js';
+import { SecretBox } from './crypto/secretbox.js';
+import type { Database } from './db/index.js';
+import { MerchantDirectory } from './merchants/directory.js';
+
+/** The long-lived parts every verb uses, for the HTTP app and the CLI alike. */
+export function createServices(config: Config, database: Database, log: FastifyBaseLogger, clock: () => number = Date.now): Services {
+  const box = new SecretBox(config.masterKey);
+  return { config, database, box, merchants: new MerchantDirectory(database, box, config.merchantCacheMs, clock), log, clock };
+}

@@ -1,0 +1,129 @@
+import assert from 'node:assert/strict';
+import { generateKeyPairSync, sign as rsaSign } from 'node:crypto';
+import { it } from 'node:test';
+import { hmacSign, signingString } from '../src/http/signing.js';
+import { createMerchant } from '../src/merchants/create.js';
+import { updateMerchant } from '../src/merchants/manage.js';
+import { build, holderBody, randomStr, rowCounts, sign } from './helpers/app.js';
+import { eachDialect } from './helpers/dialects.js';
+
+const CREATE = '/api/network/holderCreate.html';
+
+function assertEnvelope(body: Record<string, unknown>, code: string) {
+  assert.equal(body.code, code);
+  assert.equal(body.success, false);
+  assert.equal(body.error, true);
+  assert.equal(body.model, null);
+  assert.match(String(body.traceId), /^[0-9a-f]{32}$/);
+}
+
+eachDialect('authentication (decisions §3)', (dialect) => {
+  it('a wrong, missing or malformed sign is 1006 "Signature error" and writes nothing', async (t) => {
+    const h = await build(t, dialect);
+    const before = await rowCounts(h);
+    const signed = sign(holderBody(), h.merchant);
+    const cases: Record<string, unknown>[] = [
+      { ...signed, sign: `${String(signed.sign).slice(0, 63)}0` },
+      { ...signed, sign: undefined },
+      { ...signed, sign: '' },
+      { ...signed, sign: 'not-hex' },
+      { ...signed, sign: 12345 },
+      { ...signed, sign: 'a'.repeat(513) },
+      { ...signed, idno: 'TAMPERED1' },
+      { ...signed, sign: hmacSign('sk_test_wrong', signingString({ ...signed, sign: undefined })) },
+    ];
+    for (const body of cases) {
+      const res = await h.call(CREATE, body, { raw: true });
+      assert.equal(res.status, 401);
+      assertEnvelope(res.body, '1006');
+      assert.equal(res.body.msg, 'Signature error');
+    }
+    assert.deepEqual(await rowCounts(h), before);
+  });
+
+  it('an unknown or disabled appId is 2601', async (t) => {
+    const h = await build(t, dialect);
+    const unknown = await h.call(CREATE, holderBody({ appId: 'mch_doesnotexist0000' }));
+    assert.equal(unknown.status, 401);
+    assertEnvelope(unknown.body, '2601');
+    await updateMerchant({ ctx: h.app.svc, input: { appId: h.merchant.appId, status: 'disabled' } });
+    const disabled = await h.call(CREATE, holderBody());
+    assertEnvelope(disabled.body, '2601');
+    await updateMerchant({ ctx: h.app.svc, input: { appId: h.merchant.appId, status: 'active' } });
+    assert.equal((await h.call(CREATE, holderBody())).status, 200);
+  });
+
+  it('appId missing or longer than 32 characters is a 1002 naming appId', async (t) => {
+    const h = await build(t, dialect);
+    const missing = await h.call(CREATE, { ...holderBody(), sign: 'x' }, { raw: true });
+    assertEnvelope(missing.body, '1002');
+    assert.match(missing.body.msg, /^appId: /);
+    const long = await h.call(CREATE, { ...holderBody(), appId: 'm'.repeat(33), sign: 'x' }, { raw: true });
+    assertEnvelope(long.body, '1002');
+    assert.match(long.body.msg, /^appId: must be at most 32/);
+  });
+
+  it('another merchant’s signature is refused', async (t) => {
+    const h = await build(t, dialect);
+    const other = await h.newMerchant();
+    // Signed with the other merchant's secret but naming our appId.
+    const body = { ...holderBody(), appId: h.merchant.appId };
+    const res = await h.call(CREATE, { ...body, sign: hmacSign(other.secret, signingString(body)) }, { raw: true });
+    assertEnvelope(res.body, '1006');
+  });
+
+  it('timestamp: signed, accepted inside 5 minutes, 1007 outside, 1002 when not an integer', async (t) => {
+    const h = await build(t, dialect);
+    const now = Date.now();
+    assert.equal((await h.call(CREATE, holderBody({ timestamp: now - 60_000 }))).status, 200);
+    const old = await h.call(CREATE, holderBody({ timestamp: now - 6 * 60_000 }));
+    assert.equal(old.status, 401);
+    assertEnvelope(old.body, '1007');
+    const future = await h.call(CREATE, holderBody({ timestamp: now + 6 * 60_000 }));
+    assertEnvelope(future.body, '1007');
+    const text = await h.call(CREATE, holderBody({ timestamp: String(now) }));
+    assertEnvelope(text.body, '1002');
+    assert.match(text.body.msg, /^timestamp: /);
+    // The timestamp is part of the signing string: changing it after signing breaks the signature.
+    const signed = sign(holderBody({ timestamp: now }), h.merchant);
+    const moved = await h.call(CREATE, { ...signed, timestamp: now + 1 }, { raw: true });
+    assertEnvelope(moved.body, '1006');
+  });
+
+  it('RSA-SHA256 merchants: a PKCS#1 v1.5 signature over the signing string is accepted; an HMAC signature is refused', async (t) => {
+    const h = await build(t, dialect);
+    const { publicKey, privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    const rsa = await createMerchant({
+      ctx: h.app.svc,
+      input: { name: 'RSA merchant', signType: 'RSA-SHA256', publicKeyPem: publicKey.export({ type: 'spki', format: 'pem' }).toString() },
+    });
+    assert.equal(rsa.secret, undefined, 'an RSA merchant has no shared secret');
+    const body = { ...holderBody(), appId: rsa.appId };
+    const good = rsaSign('sha256', Buffer.from(signingString(body)), privateKey).toString('base64');
+    const ok = await h.call(CREATE, { ...body, sign: good }, { raw: true });
+    assert.equal(ok.status, 200, JSON.stringify(ok.body));
+    const hmac = await h.call(CREATE, { ...body, randomStr: randomStr(), sign: hmacSign('anything', signingString(body)) }, { raw: true });
+    assertEnvelope(hmac.body, '1006');
+  });
+
+  it('RSA keys shorter than 2048 bits are refused at merchant creation', async (t) => {
+    const h = await build(t, dialect);
+    const { publicKey } = generateKeyPairSync('rsa', { modulusLength: 1024 });
+    await assert.rejects(
+      createMerchant({
+        ctx: h.app.svc,
+        input: { name: 'weak', signType: 'RSA-SHA256', publicKeyPem: publicKey.export({ type: 'spki', format: 'pem' }).toString() },
+      }),
+      /at least 2048 bits/,
+    );
+  });
+
+  it('merchant secrets are stored encrypted, never in plain text', async (t) => {
+    const h = await build(t, dialect);
+    const row = await h.db.database.db.selectFrom('merchants').selectAll().where('id', '=', h.merchant.appId).executeTakeFirstOrThrow();
+    assert.ok(row.secret_enc);
+    assert.ok(!row.secret_enc.includes(h.merchant.secret));
+    assert.ok(!row.webhook_secret_enc.includes(h.merchant.webhookSecret));
+    assert.match(row.secret_enc, /^v1\./);
+  });
+});

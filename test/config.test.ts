@@ -1,0 +1,78 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { ConfigError, loadConfig } from '../src/config.js';
+import { SecretBox } from '../src/crypto/secretbox.js';
+
+describe('configuration from the environment (decisions §1)', () => {
+  const dir = () => mkdtempSync(join(tmpdir(), 'cardprogram-cfg-'));
+
+  it('defaults: sandbox, 127.0.0.1:8080, SQLite in the data dir, a generated master key kept across starts', (t) => {
+    const d = dir();
+    t.after(() => rmSync(d, { recursive: true, force: true }));
+    const c = loadConfig({ CARDPROGRAM_DATA_DIR: d });
+    assert.equal(c.env, 'sandbox');
+    assert.equal(c.port, 8080);
+    assert.equal(c.host, '127.0.0.1');
+    assert.equal(c.databaseUrl, `file:${join(d, 'cardprogram.sqlite')}`);
+    assert.equal(c.publicUrl, 'http://127.0.0.1:8080');
+    assert.equal(c.masterKey.length, 32);
+    assert.equal(readFileSync(join(d, 'master.key'), 'utf8').trim(), c.masterKey.toString('hex'));
+    assert.deepEqual(loadConfig({ CARDPROGRAM_DATA_DIR: d }).masterKey, c.masterKey);
+  });
+
+  it('reads every variable', () => {
+    const key = Buffer.alloc(32, 7);
+    const c = loadConfig({
+      PORT: '9000',
+      HOST: '0.0.0.0',
+      DATABASE_URL: 'postgres://u@db/x',
+      CARDPROGRAM_ENV: 'production',
+      CARDPROGRAM_PUBLIC_URL: 'https://cards.example.com/',
+      CARDPROGRAM_MASTER_KEY: key.toString('base64'),
+    });
+    assert.equal(c.port, 9000);
+    assert.equal(c.host, '0.0.0.0');
+    assert.equal(c.databaseUrl, 'postgres://u@db/x');
+    assert.equal(c.env, 'production');
+    assert.equal(c.publicUrl, 'https://cards.example.com');
+    assert.deepEqual(c.masterKey, key);
+    assert.equal(c.demoMerchant, false);
+  });
+
+  it('refuses bad values with a message naming the variable', () => {
+    const cases: Array<[Record<string, string>, RegExp]> = [
+      [{ PORT: 'eighty' }, /^PORT must be a whole number/],
+      [{ PORT: '70000' }, /^PORT must be between/],
+      [{ CARDPROGRAM_ENV: 'staging' }, /^CARDPROGRAM_ENV must be/],
+      [{ DATABASE_URL: 'mysql://x' }, /^DATABASE_URL must start with/],
+      [
+        { CARDPROGRAM_ENV: 'production', DATABASE_URL: 'file:/tmp/x', CARDPROGRAM_MASTER_KEY: '' },
+        /CARDPROGRAM_MASTER_KEY is required in production/,
+      ],
+      [{ CARDPROGRAM_MASTER_KEY: 'short' }, /CARDPROGRAM_MASTER_KEY must be 32 bytes/],
+      [{ CARDPROGRAM_PUBLIC_URL: 'not a url' }, /CARDPROGRAM_PUBLIC_URL is not a URL/],
+      [{ CARDPROGRAM_IDEMPOTENCY_RETENTION_HOURS: '1' }, /must be between 24/],
+    ];
+    for (const [env, msg] of cases) {
+      assert.throws(
+        () => loadConfig({ CARDPROGRAM_MASTER_KEY: 'a'.repeat(64), ...env }),
+        (e: Error) => e instanceof ConfigError && msg.test(e.message),
+      );
+    }
+  });
+});
+
+describe('SecretBox (secrets at rest)', () => {
+  it('round-trips, binds the context, and refuses another key', () => {
+    const box = new SecretBox(Buffer.alloc(32, 1));
+    const sealed = box.seal('sk_test_abc', 'merchant-secret:mch_1');
+    assert.ok(!sealed.includes('sk_test_abc'));
+    assert.equal(box.open(sealed, 'merchant-secret:mch_1'), 'sk_test_abc');
+    assert.throws(() => box.open(sealed, 'merchant-secret:mch_2'));
+    assert.throws(() => new SecretBox(Buffer.alloc(32, 2)).open(sealed, 'merchant-secret:mch_1'), /sealed under key/);
+    assert.notEqual(box.seal('x', 'c'), box.seal('x', 'c'), 'a fresh IV every time');
+  });
+});

@@ -1,0 +1,98 @@
+import assert from 'node:assert/strict';
+import { it } from 'node:test';
+import { build, holderBody, rowCounts, sign } from './helpers/app.js';
+import { eachDialect } from './helpers/dialects.js';
+
+const CREATE = '/api/network/holderCreate.html';
+
+eachDialect('error envelope (decisions §5)', (dialect) => {
+  async function post(h: Awaited<ReturnType<typeof build>>, payload: string | Buffer, contentType?: string) {
+    const res = await h.app.inject({
+      method: 'POST',
+      url: CREATE,
+      payload,
+      headers: contentType ? { 'content-type': contentType } : {},
+    });
+    return { status: res.statusCode, body: res.json(), headers: res.headers };
+  }
+
+  it('malformed JSON, a wrong content type, an empty body and a JSON array are 1002/400, never 500', async (t) => {
+    const h = await build(t, dialect);
+    const before = await rowCounts(h);
+    const cases: Array<[string | Buffer, string | undefined, RegExp]> = [
+      ['{"appId": "x"', 'application/json', /^body: must be well-formed JSON/],
+      ['{"a":1,}', 'application/json', /^body: /],
+      ['', 'application/json', /^body: /],
+      ['[1,2]', 'application/json', /^body: must be a JSON object/],
+      ['"text"', 'application/json', /^body: must be a JSON object/],
+      ['null', 'application/json', /^body: /],
+      ['appId=x&sign=y', 'application/x-www-form-urlencoded', /Content-Type must be application\/json/],
+      ['{"appId":"x"}', 'text/plain', /Content-Type must be application\/json/],
+      ['{"appId":"x"}', undefined, /Content-Type must be application\/json/],
+      ['{"__proto__":{"x":1}}', 'application/json', /^body: /],
+      [Buffer.from([0x7b, 0xff, 0xfe, 0x7d]), 'application/json', /^body: /],
+    ];
+    for (const [payload, ct, msg] of cases) {
+      const res = await post(h, payload, ct);
+      assert.equal(res.status, 400, `${String(payload)} ${ct}: ${JSON.stringify(res.body)}`);
+      assert.equal(res.body.code, '1002');
+      assert.match(res.body.msg, msg);
+      assert.equal(res.body.success, false);
+      assert.equal(res.body.error, true);
+      assert.equal(res.body.model, null);
+      assert.equal(res.body.traceId, res.headers['x-trace-id']);
+      assert.equal(res.body.errMsg, res.body.msg, 'cardholder creation failures carry errMsg too');
+    }
+    assert.deepEqual(await rowCounts(h), before);
+  });
+
+  it('a body over 1 MiB is 413 with the envelope', async (t) => {
+    const h = await build(t, dialect);
+    const body = JSON.stringify({ ...holderBody(), address: 'A'.repeat(1024 * 1024) });
+    const res = await post(h, body, 'application/json');
+    assert.equal(res.status, 413);
+    assert.equal(res.body.code, '1002');
+    assert.match(res.body.msg, /1 MiB/);
+  });
+
+  it('an unknown field is a 1002 naming it', async (t) => {
+    const h = await build(t, dialect);
+    const res = await h.call(CREATE, holderBody({ nickname: 'Al' }));
+    assert.equal(res.status, 400);
+    assert.equal(res.body.code, '1002');
+    assert.equal(res.body.msg, 'nickname: is not a known field');
+  });
+
+  it('an unknown operation is 404 with code 1004; GET on an operation too', async (t) => {
+    const h = await build(t, dialect);
+    const res = await h.call('/api/network/noSuchThing.html', {});
+    assert.equal(res.status, 404);
+    assert.equal(res.body.code, '1004');
+    const get = await h.app.inject({ method: 'GET', url: CREATE });
+    assert.equal(get.statusCode, 404);
+    assert.equal(get.json().code, '1004');
+  });
+
+  it('a traceId is on every response, as header and in the envelope', async (t) => {
+    const h = await build(t, dialect);
+    const res = await h.call(CREATE, holderBody({ mobile: 'nope' }));
+    assert.match(String(res.headers['x-trace-id']), /^[0-9a-f]{32}$/);
+    assert.equal(res.body.traceId, res.headers['x-trace-id']);
+    const ok = await h.call(CREATE, holderBody());
+    assert.match(String(ok.headers['x-trace-id']), /^[0-9a-f]{32}$/);
+  });
+
+  it('an internal failure is 500 with code 1 and no internal detail', async (t) => {
+    const h = await build(t, dialect);
+    const signed = sign(holderBody(), h.merchant);
+    // Break the storage under the running app: the query fails inside the verb.
+    await h.db.database.db.schema.dropTable('holder_reviews').execute();
+    await h.db.database.db.schema.alterTable('cardholders').renameTo('cardholders_gone').execute();
+    const res = await h.call(CREATE, signed, { raw: true });
+    assert.equal(res.status, 500);
+    assert.deepEqual(Object.keys(res.body).sort(), ['code', 'errMsg', 'error', 'model', 'msg', 'success', 'traceId']);
+    assert.equal(res.body.code, '1');
+    assert.equal(res.body.msg, 'Internal error');
+    assert.doesNotMatch(JSON.stringify(res.body), /cardholders|sqlite|relation|stack|at /i);
+  });
+});

@@ -1,0 +1,122 @@
+import { randomBytes } from 'node:crypto';
+import type { TestContext } from 'node:test';
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from '../../src/app.js';
+import type { Config } from '../../src/config.js';
+import { hmacSign, signingString } from '../../src/http/signing.js';
+import { createMerchant } from '../../src/merchants/create.js';
+import { type IsolatedDatabase, isolatedDatabase, type TestDialect } from './db.js';
+
+export interface TestMerchant {
+  appId: string;
+  secret: string;
+  webhookSecret: string;
+}
+
+export interface Harness {
+  app: FastifyInstance;
+  db: IsolatedDatabase;
+  config: Config;
+  merchant: TestMerchant;
+  /** Creates another HMAC merchant. */
+  newMerchant(opts?: { loginFree?: boolean }): Promise<TestMerchant>;
+  /** Signs body (adds appId and sign) and POSTs it in-process. */
+  call(path: string, body: Record<string, unknown>, opts?: { merchant?: TestMerchant; raw?: boolean }): Promise<Reply>;
+}
+
+export interface Reply {
+  status: number;
+  body: Record<string, any>;
+  headers: Record<string, string | string[] | number | undefined>;
+}
+
+export function testConfig(dataDir: string, overrides: Partial<Config> = {}): Config {
+  return {
+    port: 0,
+    host: '127.0.0.1',
+    databaseUrl: 'file::memory:',
+    env: 'sandbox',
+    publicUrl: 'http://127.0.0.1:8080',
+    dataDir,
+    masterKey: randomBytes(32),
+    logLevel: 'silent',
+    idempotencyRetentionMs: 48 * 3_600_000,
+    merchantCacheMs: 0,
+    demoMerchant: false,
+    ...overrides,
+  };
+}
+
+export function randomStr(): string {
+  return randomBytes(24)
+    .toString('base64')
+    .replace(/[^A-Za-z0-9]/g, '')
+    .padEnd(32, 'x')
+    .slice(0, 32);
+}
+
+export function sign(body: Record<string, unknown>, merchant: TestMerchant): Record<string, unknown> {
+  const withApp = { ...body, appId: body.appId ?? merchant.appId };
+  return { ...withApp, sign: hmacSign(merchant.secret, signingString(withApp)) };
+}
+
+/**
+ * Builds the app with the production factory on a fresh database of the given dialect, with one
+ * HMAC merchant, and tears it all down after the test.
+ */
+export async function build(t: TestContext, dialect: TestDialect, overrides: Partial<Config> = {}): Promise<Harness> {
+  const db = await isolatedDatabase(dialect);
+  const config = testConfig(db.dataDir, overrides);
+  const app = await buildApp(config, { database: db.database, logger: false });
+  t.after(async () => {
+    await app.close();
+    await db.cleanup();
+  });
+  const newMerchant = async (opts: { loginFree?: boolean } = {}): Promise<TestMerchant> => {
+    const m = await createMerchant({ ctx: app.svc, input: { name: 'Test merchant', signType: 'HMAC-SHA256', loginFree: opts.loginFree } });
+    return { appId: m.appId, secret: m.secret ?? '', webhookSecret: m.webhookSecret };
+  };
+  const merchant = await newMerchant({ loginFree: true });
+  const call: Harness['call'] = async (path, body, opts = {}) => {
+    const payload = opts.raw ? body : sign(body, opts.merchant ?? merchant);
+    const res = await app.inject({ method: 'POST', url: path, payload, headers: { 'content-type': 'application/json' } });
+    return { status: res.statusCode, body: res.json(), headers: res.headers };
+  };
+  return { app, db, config, merchant, newMerchant, call };
+}
+
+export const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64');
+
+/** A valid cardholder creation body (without appId/sign). */
+export function holderBody(overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    mobile: '+4915112345678',
+    firstName: b64('Alice'),
+    lastName: b64('Schmidt'),
+    email: 'alice@example.com',
+    dateOfBirth: '1990-04-12',
+    nationality: 'DE',
+    sex: 2,
+    countryCode: 'DE',
+    town: b64('Berlin'),
+    address: b64('Invalidenstrasse 117'),
+    postCode: '10115',
+    idnoType: 1,
+    idno: `L01X${randomBytes(4).toString('hex').toUpperCase()}`,
+    randomStr: randomStr(),
+    ...overrides,
+  };
+}
+
+/** Row counts of every table, to prove a rejected request wrote nothing. */
+export async function rowCounts(h: Harness): Promise<Record<string, number>> {
+  const out: Record<string, number> = {};
+  for (const table of ['merchants', 'cardholders', 'holder_reviews', 'idempotency_keys'] as const) {
+    const r = await h.db.database.db
+      .selectFrom(table)
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
+    out[table] = Number(r.n);
+  }
+  return out;
+}

@@ -1,0 +1,37 @@
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import type { IsolatedDatabase } from './db.js';
+
+export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+/** DATABASE_URL for a child process that must see this test's isolated database. */
+export function childDatabaseUrl(db: IsolatedDatabase): string {
+  return db.pgSchema ? `${db.url}?options=${encodeURIComponent(`-c search_path=${db.pgSchema}`)}` : db.url;
+}
+
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the `cardprogram` CLI from source, as a separate process. */
+export function runCli(args: string[], env: Record<string, string>): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/index.ts', ...args], {
+      cwd: ROOT,
+      env: { ...process.env, LOG_LEVEL: 'warn', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => {
+      stdout += d;
+    });
+    child.stderr.on('data', (d) => {
+      stderr += d;
+    });
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}

@@ -1,0 +1,80 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { type Database, type Dialect, openDatabase } from '../../src/db/index.js';
+
+export const DEFAULT_PG_URL = 'postgres://postgres@127.0.0.1:5432/test';
+
+export interface TestDialect {
+  name: Dialect;
+  url: string;
+}
+
+/**
+ * Which databases the suite runs on. By default both (every storage test runs on SQLite and on
+ * PostgreSQL); DATABASE_URL narrows it to that one database, as .ci/run does for its two passes.
+ */
+export function testDialects(): TestDialect[] {
+  const url = process.env.DATABASE_URL;
+  if (url?.startsWith('postgres')) return [{ name: 'postgres', url }];
+  if (url?.startsWith('file:')) return [{ name: 'sqlite', url }];
+  return [
+    { name: 'sqlite', url: 'file:' },
+    { name: 'postgres', url: process.env.TEST_POSTGRES_URL ?? DEFAULT_PG_URL },
+  ];
+}
+
+export interface IsolatedDatabase {
+  database: Database;
+  /** A DATABASE_URL (plus schema) another process can use to reach the same data. */
+  url: string;
+  pgSchema?: string;
+  dataDir: string;
+  cleanup(): Promise<void>;
+}
+
+/** A fresh, empty database: a new SQLite file in a temp dir, or a new PostgreSQL schema. */
+export async function isolatedDatabase(dialect: TestDialect): Promise<IsolatedDatabase> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'cardprogram-test-'));
+  if (dialect.name === 'sqlite') {
+    const url = `file:${join(dataDir, 'test.sqlite')}`;
+    const database = openDatabase(url);
+    return {
+      database,
+      url,
+      dataDir,
+      cleanup: async () => {
+        await database.close();
+        rmSync(dataDir, { recursive: true, force: true });
+      },
+    };
+  }
+  const schema = `t_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: dialect.url });
+  try {
+    await admin.connect();
+  } catch (err) {
+    throw new Error(
+      `PostgreSQL is not reachable at ${dialect.url} (${(err as Error).message}). Start it, or run the SQLite pass only with DATABASE_URL=file:`,
+    );
+  }
+  await admin.query(`create schema ${schema}`);
+  await admin.end();
+  const database = openDatabase(dialect.url, { pgSchema: schema });
+  return {
+    database,
+    url: dialect.url,
+    pgSchema: schema,
+    dataDir,
+    cleanup: async () => {
+      await database.close();
+      const c = new pg.Client({ connectionString: dialect.url });
+      await c.connect();
+      await c.query(`drop schema ${schema} cascade`);
+      await c.end();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}

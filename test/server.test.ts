@@ -1,0 +1,109 @@
+import assert from 'node:assert/strict';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { it } from 'node:test';
+import { childDatabaseUrl, ROOT } from './helpers/cli.js';
+import { isolatedDatabase } from './helpers/db.js';
+import { eachDialect } from './helpers/dialects.js';
+
+interface Started {
+  child: ChildProcess;
+  output: () => string;
+  url: string;
+}
+
+/** Starts `cardprogram serve` as its own process on a free port and waits until it is ready. */
+function start(env: Record<string, string>): Promise<Started> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/index.ts', 'serve'], {
+      cwd: ROOT,
+      env: { ...process.env, PORT: '0', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    const timer = setTimeout(() => reject(new Error(`service did not become ready:\n${out}`)), 20_000);
+    const onData = (d: Buffer) => {
+      out += d;
+      const m = /"url":"(http:\/\/[^"]+)".*"msg":"cardprogram ready"/.exec(out);
+      if (m?.[1]) {
+        clearTimeout(timer);
+        // Let the banner after the ready line arrive too.
+        setTimeout(() => resolve({ child, output: () => out, url: m[1] as string }), 100);
+      }
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
+    child.on('exit', (code) => reject(new Error(`service exited with ${code}:\n${out}`)));
+  });
+}
+
+function stopped(child: ChildProcess): Promise<number | null> {
+  return new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+}
+
+eachDialect('the service process', (dialect) => {
+  it('first start creates the demo merchant, prints a working signed request; SIGTERM stops it cleanly; a restart keeps the merchant', async (t) => {
+    const db = await isolatedDatabase(dialect);
+    const dataDir = mkdtempSync(join(tmpdir(), 'cardprogram-serve-'));
+    t.after(async () => {
+      await db.cleanup();
+      rmSync(dataDir, { recursive: true, force: true });
+    });
+    const env = { DATABASE_URL: childDatabaseUrl(db), CARDPROGRAM_DATA_DIR: dataDir };
+    const first = await start(env);
+    const demoFile = join(dataDir, 'demo-merchant.json');
+    assert.ok(existsSync(demoFile));
+    assert.equal(statSync(demoFile).mode & 0o777, 0o600);
+    const demo = JSON.parse(readFileSync(demoFile, 'utf8'));
+    assert.deepEqual(Object.keys(demo).sort(), ['appId', 'baseUrl', 'secret', 'webhookSecret']);
+    assert.ok(first.output().includes(`appId ${demo.appId}`));
+    assert.ok(existsSync(join(dataDir, 'master.key')), 'sandbox generates its master key into the data dir');
+
+    // The printed request, sent as printed, is accepted (against the actual port).
+    const m = /-d '(\{.*\})'/.exec(first.output());
+    assert.ok(m?.[1], first.output());
+    const res = await fetch(`${first.url}/api/network/holderCreate.html`, {
+      method: 'POST',
+      body: m[1],
+      headers: { 'content-type': 'application/json' },
+    });
+    assert.equal(res.status, 200);
+    assert.equal(((await res.json()) as { firstName: string }).firstName, 'Alice');
+    const health = await fetch(`${first.url}/healthz`);
+    assert.deepEqual(await health.json(), { status: 'ok', database: dialect.name });
+
+    first.child.kill('SIGTERM');
+    assert.equal(await stopped(first.child), 0);
+
+    const second = await start(env);
+    t.after(() => {
+      second.child.kill('SIGKILL');
+    });
+    assert.ok(!second.output().includes('Demo merchant created'), 'no second demo merchant');
+    const again = await fetch(`${second.url}/api/network/holderCreate.html`, {
+      method: 'POST',
+      body: m[1],
+      headers: { 'content-type': 'application/json' },
+    });
+    assert.equal(again.status, 200, 'the acknowledged write and its key survived the restart');
+    assert.equal(again.headers.get('x-idempotent-replay'), 'true');
+    second.child.kill('SIGTERM');
+    assert.equal(await stopped(second.child), 0);
+  });
+
+  it('production refuses to start without CARDPROGRAM_MASTER_KEY', async (t) => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'cardprogram-prod-'));
+    t.after(() => rmSync(dataDir, { recursive: true, force: true }));
+    await assert.rejects(
+      start({
+        CARDPROGRAM_ENV: 'production',
+        CARDPROGRAM_DATA_DIR: dataDir,
+        DATABASE_URL: dialect.name === 'sqlite' ? `file:${dataDir}/x.sqlite` : dialect.url,
+      }),
+      /CARDPROGRAM_MASTER_KEY is required in production/,
+    );
+    assert.ok(!existsSync(join(dataDir, 'master.key')));
+  });
+});
