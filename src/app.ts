@@ -2,15 +2,18 @@ import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { type FastifyInstance, type FastifyServerOptions, LogController } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions, LogController } from 'fastify';
+import { cardRoutes } from './cards/routes.js';
 import type { Config } from './config.js';
 import type { Services } from './context.js';
 import { type Database, openDatabase } from './db/index.js';
 import { migrateToLatest } from './db/migrate.js';
 import { holderRoutes, holderSandboxRoutes } from './holders/routes.js';
 import { authPlugin } from './http/auth.js';
-import { registerErrorHandling } from './http/errors.js';
+import { registerJsonBody } from './http/body.js';
+import { errorEnvelope, registerErrorHandling } from './http/errors.js';
 import { reapKeys } from './idempotency/keys.js';
+import { networkSandboxRoutes } from './network/routes.js';
 import { createServices } from './services.js';
 
 declare module 'fastify' {
@@ -48,6 +51,14 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     logController: new LogController({ requestIdLogLabel: 'traceId' }),
     bodyLimit: BODY_LIMIT,
     return503OnClosing: true,
+    // Errors the router raises before any hook (a malformed URL) get the envelope too.
+    frameworkErrors: (err, req, reply) => {
+      const r = reply as unknown as FastifyReply;
+      r.header('x-trace-id', req.id);
+      r.status(400).send(
+        errorEnvelope(req as unknown as FastifyRequest, '1002', `url: ${err.code === 'FST_ERR_BAD_URL' ? 'is malformed' : 'is invalid'}`),
+      );
+    },
     ajv: {
       customOptions: {
         // Reject, never silently drop or coerce: an unknown field or "12" for 12 is a 1002.
@@ -62,10 +73,11 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
 
   const clock = opts.clock ?? Date.now;
   const svc = createServices(config, database, app.log, clock);
+  await svc.vault.ensureKeys(database.db);
   app.decorate('svc', svc);
 
   // Only JSON bodies: anything else (text/plain included) is a 1002, not a guess.
-  app.removeContentTypeParser('text/plain');
+  registerJsonBody(app);
   app.addHook('onRequest', async (req, reply) => {
     reply.header('x-trace-id', req.id);
   });
@@ -79,7 +91,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
         title: 'cardprogram',
         version: SERVICE_VERSION,
         description:
-          'Card-program service for merchants. Every operation is POST with a JSON body signed as described in docs/getting-started.md; failures return the error envelope of docs/errors.md.',
+          'Card-program service for merchants. Every operation is POST with a JSON body signed as described in docs/signing.md; failures return the error envelope of docs/errors.md.',
       },
       servers: [{ url: config.publicUrl }],
     },
@@ -98,7 +110,11 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   });
 
   await app.register(holderRoutes, { svc });
-  if (config.env === 'sandbox') await app.register(holderSandboxRoutes, { svc });
+  await app.register(cardRoutes, { svc });
+  if (config.env === 'sandbox') {
+    await app.register(holderSandboxRoutes, { svc });
+    await app.register(networkSandboxRoutes, { svc });
+  }
 
   // randomStr keys are kept for the retention period, then reaped (decisions §4: at least 24 h).
   const reaper = setInterval(

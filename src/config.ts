@@ -1,6 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { DEFAULT_FEES, type FeeSchedule, validateFees } from './ledger/fees.js';
+import type { CardCurrency } from './money/currency.js';
+import { DEFAULT_RATES, type RateTable, validateRates } from './money/fx.js';
 
 export type Environment = 'sandbox' | 'production';
 
@@ -21,6 +24,48 @@ export interface Config {
   merchantCacheMs: number;
   /** Create the demo merchant on first start (sandbox only). */
   demoMerchant: boolean;
+  program: ProgramConfig;
+}
+
+/** The card program's parameters: card number ranges, fees, exchange rates. */
+export interface ProgramConfig {
+  /** BIN (6 to 8 digits) of the cards issued in each currency. */
+  bins: Readonly<Record<CardCurrency, string>>;
+  fees: FeeSchedule;
+  fxRates: RateTable;
+}
+
+/**
+ * Sandbox test BINs: 6-digit prefixes reserved here for test cards. Production deployments set the
+ * issuer's own ranges with CARDPROGRAM_BINS.
+ */
+export const SANDBOX_BINS: Readonly<Record<CardCurrency, string>> = { EUR: '424242', USDT: '535353' };
+
+function jsonVar<T>(env: Env, name: string, fallback: T, validate: (v: Record<string, unknown>) => T): T {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    throw new ConfigError(`${name} must be a JSON object`);
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new ConfigError(`${name} must be a JSON object`);
+  try {
+    return validate(parsed as Record<string, unknown>);
+  } catch (err) {
+    throw new ConfigError(`${name}: ${(err as Error).message}`);
+  }
+}
+
+function validateBins(raw: Record<string, unknown>): Record<CardCurrency, string> {
+  const out = { ...SANDBOX_BINS };
+  for (const [currency, bin] of Object.entries(raw)) {
+    if (currency !== 'EUR' && currency !== 'USDT') throw new Error(`no cards are issued in ${currency}`);
+    if (typeof bin !== 'string' || !/^[1-9]\d{5,7}$/.test(bin)) throw new Error(`BIN for ${currency} must be 6 to 8 digits`);
+    out[currency] = bin;
+  }
+  return out;
 }
 
 export class ConfigError extends Error {
@@ -60,6 +105,14 @@ function sandboxMasterKey(dataDir: string): Buffer {
   return key;
 }
 
+const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
+
+function logLevel(raw: string | undefined): string {
+  const level = raw || 'info';
+  if (!LOG_LEVELS.includes(level)) throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${level}"`);
+  return level;
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const envName = env.CARDPROGRAM_ENV || 'sandbox';
   if (envName !== 'sandbox' && envName !== 'production') {
@@ -91,9 +144,14 @@ export function loadConfig(env: Env = process.env): Config {
     publicUrl,
     dataDir,
     masterKey,
-    logLevel: env.LOG_LEVEL || 'info',
+    logLevel: logLevel(env.LOG_LEVEL),
     idempotencyRetentionMs: intVar(env, 'CARDPROGRAM_IDEMPOTENCY_RETENTION_HOURS', 48, 24, 24 * 365) * 3_600_000,
     merchantCacheMs: intVar(env, 'CARDPROGRAM_MERCHANT_CACHE_MS', 5000, 0, 600_000),
     demoMerchant: envName === 'sandbox' && env.CARDPROGRAM_DEMO_MERCHANT !== 'off',
+    program: {
+      bins: jsonVar(env, 'CARDPROGRAM_BINS', SANDBOX_BINS, validateBins),
+      fees: jsonVar(env, 'CARDPROGRAM_FEES', DEFAULT_FEES, validateFees),
+      fxRates: jsonVar(env, 'CARDPROGRAM_FX_RATES', DEFAULT_RATES, validateRates),
+    },
   };
 }

@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
+import type { PanVault } from './cards/vault.js';
 import type { Config } from './config.js';
 import type { SecretBox } from './crypto/secretbox.js';
 import type { Database } from './db/index.js';
@@ -12,6 +13,7 @@ export interface Services {
   database: Database;
   box: SecretBox;
   merchants: MerchantDirectory;
+  vault: PanVault;
   log: FastifyBaseLogger;
   clock: () => number;
 }

@@ -57,3 +57,14 @@ export class DomainError extends Error {
 export function invalid(field: string, rule: string): DomainError {
   return new DomainError('validation', `${field}: ${rule}`);
 }
+
+/**
+ * A failure whose writes so far are still committed, and whose answer is stored for replay like a
+ * success: a declined authorization is recorded for audit although the request fails.
+ */
+export class CommittedFailure extends Error {
+  constructor(readonly error: DomainError) {
+    super(error.message);
+    this.name = 'CommittedFailure';
+  }
+}

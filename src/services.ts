@@ -1,4 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
+import { PanVault } from './cards/vault.js';
 import type { Config } from './config.js';
 import type { Services } from './context.js';
 import { SecretBox } from './crypto/secretbox.js';
@@ -8,5 +9,13 @@ import { MerchantDirectory } from './merchants/directory.js';
 /** The long-lived parts every verb uses, for the HTTP app and the CLI alike. */
 export function createServices(config: Config, database: Database, log: FastifyBaseLogger, clock: () => number = Date.now): Services {
   const box = new SecretBox(config.masterKey);
-  return { config, database, box, merchants: new MerchantDirectory(database, box, config.merchantCacheMs, clock), log, clock };
+  return {
+    config,
+    database,
+    box,
+    merchants: new MerchantDirectory(database, box, config.merchantCacheMs, clock),
+    vault: new PanVault(box, clock),
+    log,
+    clock,
+  };
 }

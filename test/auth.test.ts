@@ -53,8 +53,10 @@ eachDialect('authentication (decisions §3)', (dialect) => {
     assert.equal((await h.call(CREATE, holderBody())).status, 200);
   });
 
-  it('appId missing or longer than 32 characters is a 1002 naming appId', async (t) => {
+  it('appId missing, not a string or longer than 32 characters is a 1002 naming appId', async (t) => {
     const h = await build(t, dialect);
+    const number = await h.call(CREATE, { ...holderBody(), appId: 5, sign: 'x' }, { raw: true });
+    assert.equal(number.body.msg, 'appId: must be a string');
     const missing = await h.call(CREATE, { ...holderBody(), sign: 'x' }, { raw: true });
     assertEnvelope(missing.body, '1002');
     assert.match(missing.body.msg, /^appId: /);
@@ -106,16 +108,22 @@ eachDialect('authentication (decisions §3)', (dialect) => {
     assertEnvelope(hmac.body, '1006');
   });
 
-  it('RSA keys shorter than 2048 bits are refused at merchant creation', async (t) => {
+  it('RSA keys: 2048 to 3072 bits (a larger key’s signature would not fit sign’s 512 characters); never a private key', async (t) => {
     const h = await build(t, dialect);
-    const { publicKey } = generateKeyPairSync('rsa', { modulusLength: 1024 });
-    await assert.rejects(
-      createMerchant({
-        ctx: h.app.svc,
-        input: { name: 'weak', signType: 'RSA-SHA256', publicKeyPem: publicKey.export({ type: 'spki', format: 'pem' }).toString() },
-      }),
-      /at least 2048 bits/,
-    );
+    const create = (publicKeyPem: string, signType: 'RSA-SHA256' | 'HMAC-SHA256' = 'RSA-SHA256') =>
+      createMerchant({ ctx: h.app.svc, input: { name: 'rsa', signType, publicKeyPem } });
+    const pem = (bits: number) =>
+      generateKeyPairSync('rsa', { modulusLength: bits }).publicKey.export({ type: 'spki', format: 'pem' }).toString();
+    await assert.rejects(create(pem(1024)), /at least 2048 bits/);
+    await assert.rejects(create(pem(4096)), /at most 3072 bits/);
+    const { publicKey, privateKey } = generateKeyPairSync('rsa', { modulusLength: 3072 });
+    const big = await create(publicKey.export({ type: 'spki', format: 'pem' }).toString());
+    const body = { ...holderBody(), appId: big.appId };
+    const sig = rsaSign('sha256', Buffer.from(signingString(body)), privateKey).toString('base64');
+    assert.equal(sig.length, 512);
+    assert.equal((await h.call(CREATE, { ...body, sign: sig }, { raw: true })).status, 200, 'a 3072-bit signature is accepted');
+    await assert.rejects(create(privateKey.export({ type: 'pkcs8', format: 'pem' }).toString()), /is a private key/);
+    await assert.rejects(create(pem(2048), 'HMAC-SHA256'), /goes with RSA-SHA256 merchants only/);
   });
 
   it('merchant secrets are stored encrypted, never in plain text', async (t) => {

@@ -4,6 +4,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { it } from 'node:test';
 import { buildApp } from '../src/app.js';
+import { MIGRATIONS } from '../src/db/migrate.js';
 import { build, holderBody, testConfig } from './helpers/app.js';
 import { childDatabaseUrl, runCli } from './helpers/cli.js';
 import { isolatedDatabase } from './helpers/db.js';
@@ -68,7 +69,7 @@ eachDialect('cardprogram CLI', (dialect) => {
       holderId: created.body.holderId,
       randomStr: randomBytes(16).toString('hex'),
     });
-    assert.equal(query.body.auditStatus, 2);
+    assert.equal(query.body.model.auditStatus, 2);
 
     const illegal = await runCli(['holder', 'review', created.body.holderId, '--status', '1'], env);
     assert.equal(illegal.code, 1);
@@ -87,7 +88,7 @@ eachDialect('cardprogram CLI', (dialect) => {
     const env = { DATABASE_URL: childDatabaseUrl(fresh), CARDPROGRAM_MASTER_KEY: randomBytes(32).toString('hex') };
     const first = await runCli(['migrate', '--json'], env);
     assert.equal(first.code, 0, first.stderr);
-    assert.deepEqual(JSON.parse(first.stdout), { applied: ['2026_11_22_0001_initial'] });
+    assert.deepEqual(JSON.parse(first.stdout), { applied: MIGRATIONS.map(([name]) => name) });
     const second = await runCli(['migrate'], env);
     assert.equal(second.code, 0, second.stderr);
     assert.equal(second.stdout.trim(), 'database is up to date');

@@ -55,6 +55,11 @@ describe('configuration from the environment (decisions §1)', () => {
       [{ CARDPROGRAM_MASTER_KEY: 'short' }, /CARDPROGRAM_MASTER_KEY must be 32 bytes/],
       [{ CARDPROGRAM_PUBLIC_URL: 'not a url' }, /CARDPROGRAM_PUBLIC_URL is not a URL/],
       [{ CARDPROGRAM_IDEMPOTENCY_RETENTION_HOURS: '1' }, /must be between 24/],
+      [{ LOG_LEVEL: 'verbose' }, /^LOG_LEVEL must be one of/],
+      [{ CARDPROGRAM_FEES: '{"topUp":{"bps":-1}}' }, /^CARDPROGRAM_FEES: fee "topUp" must be/],
+      [{ CARDPROGRAM_FEES: '[1]' }, /^CARDPROGRAM_FEES must be a JSON object/],
+      [{ CARDPROGRAM_BINS: '{"EUR":"12"}' }, /^CARDPROGRAM_BINS: BIN for EUR must be 6 to 8 digits/],
+      [{ CARDPROGRAM_FX_RATES: '{"EUR":"1","USD":"-1"}' }, /^CARDPROGRAM_FX_RATES: rate for USD/],
     ];
     for (const [env, msg] of cases) {
       assert.throws(
@@ -72,7 +77,7 @@ describe('SecretBox (secrets at rest)', () => {
     assert.ok(!sealed.includes('sk_test_abc'));
     assert.equal(box.open(sealed, 'merchant-secret:mch_1'), 'sk_test_abc');
     assert.throws(() => box.open(sealed, 'merchant-secret:mch_2'));
-    assert.throws(() => new SecretBox(Buffer.alloc(32, 2)).open(sealed, 'merchant-secret:mch_1'), /sealed under key/);
+    assert.throws(() => new SecretBox(Buffer.alloc(32, 2)).open(sealed, 'merchant-secret:mch_1'), /sealed under master key/);
     assert.notEqual(box.seal('x', 'c'), box.seal('x', 'c'), 'a fresh IV every time');
   });
 });

@@ -29,8 +29,12 @@ eachDialect('error envelope (decisions §5)', (dialect) => {
       ['appId=x&sign=y', 'application/x-www-form-urlencoded', /Content-Type must be application\/json/],
       ['{"appId":"x"}', 'text/plain', /Content-Type must be application\/json/],
       ['{"appId":"x"}', undefined, /Content-Type must be application\/json/],
-      ['{"__proto__":{"x":1}}', 'application/json', /^body: /],
-      [Buffer.from([0x7b, 0xff, 0xfe, 0x7d]), 'application/json', /^body: /],
+      ['{"__proto__":{"x":1}}', 'application/json', /^body: must not contain __proto__/],
+      [Buffer.from([0x7b, 0xff, 0xfe, 0x7d]), 'application/json', /^body: must be UTF-8 encoded/],
+      ['{"appId":"x","sex":1e400}', 'application/json', /^body: numbers must be finite/],
+      [`{"appId":"x","deep":${'['.repeat(5000)}${']'.repeat(5000)}}`, 'application/json', /^body: must not nest deeper than 32 levels/],
+      ['{"appId":"x"}', 'application/json; charset=latin1', /^Content-Type: charset must be utf-8/],
+      ['{"constructor":{"prototype":{"x":1}}}', 'application/json', /^body: must not contain __proto__ or constructor.prototype keys/],
     ];
     for (const [payload, ct, msg] of cases) {
       const res = await post(h, payload, ct);
@@ -44,6 +48,22 @@ eachDialect('error envelope (decisions §5)', (dialect) => {
       assert.equal(res.body.errMsg, res.body.msg, 'cardholder creation failures carry errMsg too');
     }
     assert.deepEqual(await rowCounts(h), before);
+  });
+
+  it('a compressed body and a malformed URL get the envelope too', async (t) => {
+    const h = await build(t, dialect);
+    const gz = await h.app.inject({
+      method: 'POST',
+      url: CREATE,
+      payload: Buffer.from([0x1f, 0x8b, 0x08, 0x00]),
+      headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' },
+    });
+    assert.equal(gz.statusCode, 400);
+    assert.equal(gz.json().msg, 'Content-Encoding: is not supported: send the body uncompressed');
+    const bad = await h.app.inject({ method: 'POST', url: '/api/%zz', payload: '{}', headers: { 'content-type': 'application/json' } });
+    assert.equal(bad.statusCode, 400);
+    assert.equal(bad.json().code, '1002');
+    assert.equal(bad.json().traceId, bad.headers['x-trace-id']);
   });
 
   it('a body over 1 MiB is 413 with the envelope', async (t) => {

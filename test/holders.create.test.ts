@@ -103,13 +103,29 @@ eachDialect('create cardholder (interface 4.2)', (dialect) => {
     assert.equal(row.address, 'Invalidenstrasse 117');
   });
 
-  it('lastName is optional (an empty string in the record)', async (t) => {
+  it('lastName is optional: absent or "" (an empty string in the record)', async (t) => {
     const h = await build(t, dialect);
     const body = holderBody();
     delete body.lastName;
     const res = await h.call(CREATE, body);
     assert.equal(res.status, 200);
     assert.equal(res.body.lastName, '');
+    const empty = await h.call(CREATE, holderBody({ lastName: '' }));
+    assert.equal(empty.status, 200, JSON.stringify(empty.body));
+    assert.equal(empty.body.lastName, '');
+  });
+
+  it('texts are normalised: composed accents (NFC); full-width letters in addresses folded (NFKC)', async (t) => {
+    const h = await build(t, dialect);
+    const res = await h.call(CREATE, holderBody({ firstName: b64('Zoe\u0308'), town: b64('ＢＥＲＬＩＮ') }));
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    assert.equal(res.body.firstName, 'Zoë');
+    const row = await h.db.database.db
+      .selectFrom('cardholders')
+      .select('town')
+      .where('id', '=', res.body.holderId)
+      .executeTakeFirstOrThrow();
+    assert.equal(row.town, 'BERLIN');
   });
 
   it('a passport (idnoType 2) is accepted for any nationality; an ID card (1) only for a European one', async (t) => {
@@ -147,13 +163,29 @@ eachDialect('create cardholder (interface 4.2)', (dialect) => {
       const dup = await h.call(CREATE, holderBody({ idno, email: 'other@example.com' }));
       assert.equal(dup.status, 409);
       assert.equal(dup.body.code, '2611');
-      assert.match(dup.body.msg, /idnoType and idno/);
+      assert.equal(dup.body.msg, `A cardholder with this idnoType and idno already exists: ${first.body.holderId}`);
     }
     assert.deepEqual(await rowCounts(h), before);
     // Same number under the other document type is another document.
     assert.equal((await h.call(CREATE, holderBody({ idno: 'P1234567', idnoType: 2 }))).status, 200);
     const other = await h.newMerchant();
     assert.equal((await h.call(CREATE, holderBody({ idno: 'P1234567' }), { merchant: other })).status, 200);
+  });
+
+  it('a rejected cardholder leaves the document free for a new application', async (t) => {
+    const h = await build(t, dialect);
+    const first = await h.call(CREATE, holderBody({ idno: 'REJ123456' }));
+    await h.call('/sandbox/holder/review', {
+      holderId: first.body.holderId,
+      auditStatus: 3,
+      errMsg: 'Document unreadable',
+      randomStr: randomStr(),
+    });
+    const again = await h.call(CREATE, holderBody({ idno: 'REJ123456' }));
+    assert.equal(again.status, 200, JSON.stringify(again.body));
+    assert.notEqual(again.body.holderId, first.body.holderId);
+    const third = await h.call(CREATE, holderBody({ idno: 'REJ123456' }));
+    assert.equal(third.body.code, '2611', 'but only one live application at a time');
   });
 
   it('two concurrent creations with one document and different randomStr: one 200, one 2611', async (t) => {

@@ -23,9 +23,10 @@ eachDialect('cardholder review and query', (dialect) => {
     assert.equal(r2.body.model.errMsg, 'Proof of address missing');
     const q = await h.call(QUERY, { holderId, randomStr: randomStr() });
     assert.equal(q.status, 200);
-    assert.equal(q.body.auditStatus, 4);
-    assert.equal(q.body.errMsg, 'Proof of address missing');
-    assert.equal(q.body.firstName, 'Alice');
+    assert.equal(q.body.code, '0');
+    assert.equal(q.body.model.auditStatus, 4);
+    assert.equal(q.body.model.errMsg, 'Proof of address missing');
+    assert.equal(q.body.model.firstName, 'Alice');
     const reviews = await h.db.database.db
       .selectFrom('holder_reviews')
       .selectAll()

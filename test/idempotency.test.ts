@@ -43,6 +43,15 @@ eachDialect('randomStr idempotency and replay (decisions §4)', (dialect) => {
     assert.deepEqual(await rowCounts(h), before);
   });
 
+  it('values that look like signing-string fields do not make two requests the same', async (t) => {
+    const h = await build(t, dialect);
+    const key = randomStr();
+    assert.equal((await h.call(CREATE, holderBody({ randomStr: key, email: 'a&timestamp=1@example.com' }))).status, 200);
+    const other = await h.call(CREATE, holderBody({ randomStr: key, email: 'a&timestamp=2@example.com' }));
+    assert.equal(other.status, 409);
+    assert.equal(other.body.code, '1008');
+  });
+
   it('a retry with a fresh timestamp is still the same request (timestamp is not part of the fingerprint)', async (t) => {
     const h = await build(t, dialect);
     const body = holderBody();

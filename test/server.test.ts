@@ -93,6 +93,31 @@ eachDialect('the service process', (dialect) => {
     assert.equal(await stopped(second.child), 0);
   });
 
+  it('CARDPROGRAM_DEMO_MERCHANT=off creates no demo merchant; a wrong master key refuses to start with a clear message', async (t) => {
+    const db = await isolatedDatabase(dialect);
+    const dataDir = mkdtempSync(join(tmpdir(), 'cardprogram-serve-'));
+    t.after(async () => {
+      await db.cleanup();
+      rmSync(dataDir, { recursive: true, force: true });
+    });
+    const key = 'a'.repeat(64);
+    const env = {
+      DATABASE_URL: childDatabaseUrl(db),
+      CARDPROGRAM_DATA_DIR: dataDir,
+      CARDPROGRAM_DEMO_MERCHANT: 'off',
+      CARDPROGRAM_MASTER_KEY: key,
+    };
+    const first = await start(env);
+    assert.ok(!first.output().includes('Demo merchant created'));
+    assert.ok(!existsSync(join(dataDir, 'demo-merchant.json')));
+    first.child.kill('SIGTERM');
+    await stopped(first.child);
+    await assert.rejects(
+      start({ ...env, CARDPROGRAM_MASTER_KEY: 'b'.repeat(64) }),
+      /cardprogram: stored secrets are sealed under master key \S+, but CARDPROGRAM_MASTER_KEY is \S+/,
+    );
+  });
+
   it('production refuses to start without CARDPROGRAM_MASTER_KEY', async (t) => {
     const dataDir = mkdtempSync(join(tmpdir(), 'cardprogram-prod-'));
     t.after(() => rmSync(dataDir, { recursive: true, force: true }));

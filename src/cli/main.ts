@@ -3,6 +3,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { pino } from 'pino';
 import { ConfigError, loadConfig } from '../config.js';
 import type { Services } from '../context.js';
+import { MasterKeyMismatch } from '../crypto/secretbox.js';
 import { openDatabase } from '../db/index.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { DomainError } from '../errors.js';
@@ -18,7 +19,9 @@ async function withServices<T>(fn: (svc: Services) => Promise<T>): Promise<T> {
   const database = openDatabase(config.databaseUrl);
   try {
     await migrateToLatest(database);
-    return await fn(createServices(config, database, pino({ level: 'warn' }, pino.destination(2))));
+    const svc = createServices(config, database, pino({ level: 'warn' }, pino.destination(2)));
+    await svc.vault.ensureKeys(database.db);
+    return await fn(svc);
   } finally {
     await database.close();
   }
@@ -158,18 +161,29 @@ export function buildCli(): Command {
   return program;
 }
 
+function describe(err: unknown): string {
+  if (err instanceof DomainError || err instanceof ConfigError || err instanceof MasterKeyMismatch) return err.message;
+  const e = err as NodeJS.ErrnoException & { address?: string; port?: number };
+  if (e?.code === 'ENOENT' && e.path) return `no such file: ${e.path}`;
+  if (e?.code === 'EACCES' && e.path) return `permission denied: ${e.path}`;
+  if (e?.code === 'ECONNREFUSED')
+    return `cannot reach the database at ${e.address ?? ''}:${e.port ?? ''} (is PostgreSQL running? check DATABASE_URL)`;
+  if (e?.code === 'EADDRINUSE') return `port ${e.port ?? ''} is already in use (set PORT)`;
+  return err instanceof Error ? err.message : String(err);
+}
+
 export async function main(argv: string[]): Promise<void> {
   try {
     await buildCli().parseAsync(argv);
   } catch (err) {
+    // An operator gets one line saying what is wrong, never a stack trace (DEBUG=1 shows it).
     const json = argv.includes('--json');
-    if (err instanceof DomainError || err instanceof ConfigError) {
-      const code = err instanceof DomainError ? err.code : 'config';
-      if (json) process.stderr.write(`${JSON.stringify({ code, msg: err.message })}\n`);
-      else process.stderr.write(`cardprogram: ${err.message}\n`);
-      process.exitCode = 1;
-      return;
-    }
-    throw err;
+    const code =
+      err instanceof DomainError ? err.code : err instanceof ConfigError || err instanceof MasterKeyMismatch ? 'config' : 'error';
+    const msg = describe(err);
+    if (json) process.stderr.write(`${JSON.stringify({ code, msg })}\n`);
+    else process.stderr.write(`cardprogram: ${msg}\n`);
+    if (process.env.DEBUG && err instanceof Error) process.stderr.write(`${err.stack}\n`);
+    process.exitCode = 1;
   }
 }

@@ -1,5 +1,10 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 
+/** The configured master key is not the one the stored secrets were sealed with. */
+export class MasterKeyMismatch extends Error {
+  override name = 'MasterKeyMismatch';
+}
+
 /**
  * Authenticated encryption of small secrets at rest (merchant HMAC and webhook secrets) with
  * AES-256-GCM under the master key. The key id (first bytes of the key's SHA-256) is stored with
@@ -29,7 +34,9 @@ export class SecretBox {
     if (version !== 'v1' || iv === undefined || ct === undefined || tag === undefined) {
       throw new Error('malformed sealed value');
     }
-    if (keyId !== this.keyId) throw new Error(`sealed under key ${keyId}, the master key is ${this.keyId}`);
+    if (keyId !== this.keyId) {
+      throw new MasterKeyMismatch(`stored secrets are sealed under master key ${keyId}, but CARDPROGRAM_MASTER_KEY is ${this.keyId}`);
+    }
     const decipher = createDecipheriv('aes-256-gcm', this.key, Buffer.from(iv, 'base64url'));
     decipher.setAAD(Buffer.from(context, 'utf8'));
     decipher.setAuthTag(Buffer.from(tag, 'base64url'));

@@ -1,6 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 import type { Database } from './index.js';
 import * as m0001 from './migrations/2026_11_22_0001_initial.js';
+import * as m0002 from './migrations/2026_11_22_0002_cards_ledger.js';
 
 interface Migration {
   up(db: Kysely<any>): Promise<void>;
@@ -10,7 +11,10 @@ interface Migration {
  * Migrations are imported, not read from a folder, so the compiled service and the tests run the
  * same list. Names are dated; they apply in this order, each exactly once.
  */
-export const MIGRATIONS: ReadonlyArray<[string, Migration]> = [['2026_11_22_0001_initial', m0001]];
+export const MIGRATIONS: ReadonlyArray<[string, Migration]> = [
+  ['2026_11_22_0001_initial', m0001],
+  ['2026_11_22_0002_cards_ledger', m0002],
+];
 
 /**
  * Applies pending migrations in one transaction. On PostgreSQL an advisory lock serialises

@@ -61,11 +61,97 @@ export interface IdempotencyKeysTable {
   created_at: number;
 }
 
+export interface DataKeysTable {
+  id: string;
+  purpose: 'pan' | 'pan-hash' | 'cvv';
+  version: number;
+  key_enc: string;
+  created_at: number;
+}
+
+export type CardStatus = 'active' | 'frozen' | 'closed';
+
+export interface CardsTable {
+  id: string;
+  merchant_id: string;
+  holder_id: string;
+  currency: string;
+  status: CardStatus;
+  pan_enc: string;
+  pan_key_id: string;
+  pan_hash: string;
+  pan_first6: string;
+  pan_last4: string;
+  pan_length: number;
+  expiry_month: number;
+  expiry_year: number;
+  available_balance: number;
+  ledger_balance: number;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface TradesTable {
+  seq: Generated<number>;
+  id: string;
+  merchant_id: string;
+  card_id: string;
+  trade_type: number;
+  trade_status: number;
+  currency: string;
+  amount: number;
+  fee: number;
+  currency_txn: string;
+  txn_amount: number;
+  business_date: string;
+  auth_code: string;
+  remark: string;
+  original_id: string | null;
+  held: number;
+  refunded: number;
+  created_at: number;
+}
+
+export interface TradeDayCountsTable {
+  card_id: string;
+  business_date: string;
+  trade_status: number;
+  n: number;
+}
+
+export interface LedgerPostingsTable {
+  id: Generated<number>;
+  entry_id: string;
+  trade_id: string | null;
+  account: string;
+  currency: string;
+  amount: number;
+  created_at: number;
+}
+
+export interface AuthDeclinesTable {
+  id: string;
+  merchant_id: string;
+  card_id: string;
+  currency: string;
+  amount: number;
+  currency_txn: string;
+  txn_amount: number;
+  reason_code: string;
+  reason: string;
+  remark: string;
+  created_at: number;
+}
+
 export interface DB {
+  data_keys: DataKeysTable;
+  cards: CardsTable;
+  trades: TradesTable;
+  trade_day_counts: TradeDayCountsTable;
+  ledger_postings: LedgerPostingsTable;
+  auth_declines: AuthDeclinesTable;
   merchants: MerchantsTable;
   cardholders: CardholdersTable;
   holder_reviews: HolderReviewsTable;
   idempotency_keys: IdempotencyKeysTable;
 }
-
-export type Id = Generated<string>;

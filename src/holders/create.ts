@@ -38,8 +38,10 @@ const NAME = /^[\p{L}\p{M}][\p{L}\p{M} '.-]*$/u;
 // "In English": Latin script, digits, spaces and ordinary address punctuation.
 const LATIN_TEXT = /^[\p{Script=Latin}\p{M}0-9][\p{Script=Latin}\p{M}0-9 ,.'/#&()-]*$/u;
 
-function text(field: string, value: string, max: number, pattern: RegExp, rule: string): string {
-  const v = value.trim().replace(/\s+/g, ' ');
+function text(field: string, value: string, max: number, pattern: RegExp, rule: string, form: 'NFC' | 'NFKC' = 'NFC'): string {
+  // Normalised so that one name has one representation (composed accents; for addresses also
+  // full-width and compatibility forms folded to their plain letters).
+  const v = value.normalize(form).trim().replace(/\s+/g, ' ');
   if (v === '') throw invalid(field, 'must not be empty');
   if ([...v].length > max) throw invalid(field, `must be at most ${max} characters`);
   if (!pattern.test(v)) throw invalid(field, rule);
@@ -65,14 +67,9 @@ export async function createHolder({
     input.lastName === undefined || input.lastName.trim() === ''
       ? ''
       : text('lastName', input.lastName, 50, NAME, 'must contain only letters, spaces, apostrophes, dots and hyphens');
-  const town = text('town', input.town, 64, LATIN_TEXT, 'must be written in English (Latin letters, digits, spaces, punctuation)');
-  const address = text(
-    'address',
-    input.address,
-    200,
-    LATIN_TEXT,
-    'must be written in English (Latin letters, digits, spaces, punctuation)',
-  );
+  const inEnglish = 'must be written in English (Latin letters, digits, spaces, punctuation)';
+  const town = text('town', input.town, 64, LATIN_TEXT, inEnglish, 'NFKC');
+  const address = text('address', input.address, 200, LATIN_TEXT, inEnglish, 'NFKC');
 
   const dob = parseDate(input.dateOfBirth);
   if (!dob) throw invalid('dateOfBirth', 'must be a real date written yyyy-MM-dd');
@@ -95,8 +92,9 @@ export async function createHolder({
     .where('merchant_id', '=', merchantId)
     .where('idno_type', '=', input.idnoType)
     .where('idno_key', '=', key)
+    .where('audit_status', '<>', AuditStatus.rejected)
     .executeTakeFirst();
-  if (clash) throw new DomainError('holderDuplicateId');
+  if (clash) throw new DomainError('holderDuplicateId', `A cardholder with this idnoType and idno already exists: ${clash.id}`);
 
   const row = {
     id: newId('hld'),

@@ -25,7 +25,7 @@ export const holderRoutes: FastifyPluginAsyncTypebox<{ svc: Services }> = async 
       const input = {
         mobile: b.mobile,
         firstName: decodeBase64Field('firstName', b.firstName),
-        lastName: b.lastName === undefined ? undefined : decodeBase64Field('lastName', b.lastName),
+        lastName: b.lastName === undefined || b.lastName === '' ? undefined : decodeBase64Field('lastName', b.lastName),
         email: b.email,
         dateOfBirth: b.dateOfBirth,
         nationality: b.nationality,
@@ -47,14 +47,15 @@ export const holderRoutes: FastifyPluginAsyncTypebox<{ svc: Services }> = async 
       schema: {
         tags: ['Cardholders'],
         summary: 'Query a cardholder',
+        description: 'A read: randomStr is single-use. Answers the envelope with the cardholder record in model.',
         body: HolderQueryBody,
-        response: { 200: HolderRecordSchema, ...errorResponses },
+        response: { 200: HolderEnvelope, ...errorResponses },
       },
       config: { operation: 'holderQuery' },
     },
     async (req) => {
       await signedRead(svc, req, req.body.randomStr);
-      return getHolder({ db: svc.database.db, merchantId: req.merchant.appId, holderId: req.body.holderId });
+      return ok(await getHolder({ db: svc.database.db, merchantId: req.merchant.appId, holderId: req.body.holderId }), req.id);
     },
   );
 };

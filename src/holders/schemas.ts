@@ -1,14 +1,15 @@
 import { Type } from 'typebox';
 import { Envelope, IntEnum, RandomStr, SignedFields } from '../http/schemas.js';
 
-const Base64 = (rule: string, maxLength: number) => Type.String({ minLength: 1, maxLength, description: `${rule}, Base64 encoded` });
+const Base64 = (what: string, maxLength: number, minLength = 1) =>
+  Type.String({ minLength, maxLength, description: `must be the ${what} as Base64 of UTF-8 text` });
 
 export const HolderCreateBody = Type.Object(
   {
     ...SignedFields,
     mobile: Type.String({ pattern: '^\\+[1-9][0-9]{5,14}$', description: 'must be + followed by 6 to 15 digits (country code first)' }),
     firstName: Base64('first name', 400),
-    lastName: Type.Optional(Base64('last name', 400)),
+    lastName: Type.Optional(Base64('last name (empty or absent when there is none)', 400, 0)),
     email: Type.String({
       maxLength: 254,
       pattern:

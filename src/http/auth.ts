@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { DomainError, invalid } from '../errors.js';
 import type { MerchantCredentials, MerchantDirectory } from '../merchants/directory.js';
-import { signingString, verifyHmac, verifyRsa } from './signing.js';
+import { canonicalJson, signingString, verifyHmac, verifyRsa } from './signing.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -13,8 +13,8 @@ declare module 'fastify' {
   }
   interface FastifyRequest {
     merchant: MerchantCredentials;
-    /** The verified signing string, reused as the idempotency fingerprint. */
-    signed: string;
+    /** Canonical JSON of the body without sign and timestamp: what makes two requests the same. */
+    canonical: string;
   }
 }
 
@@ -37,7 +37,8 @@ export async function authenticate(req: FastifyRequest, opts: AuthOptions): Prom
   const body = req.body;
   if (!isPlainObject(body)) throw invalid('body', 'must be a JSON object');
   const { appId, sign } = body;
-  if (typeof appId !== 'string' || appId === '') throw invalid('appId', 'is required');
+  if (appId === undefined || appId === null || appId === '') throw invalid('appId', 'is required');
+  if (typeof appId !== 'string') throw invalid('appId', 'must be a string');
   if (appId.length > 32) throw invalid('appId', 'must be at most 32 characters');
   const merchant = await opts.merchants.get(appId);
   if (!merchant?.active) throw new DomainError('merchantNotFound');
@@ -57,13 +58,14 @@ export async function authenticate(req: FastifyRequest, opts: AuthOptions): Prom
     if (Math.abs(opts.clock() - ts) > TIMESTAMP_WINDOW_MS) throw new DomainError('timestamp');
   }
   req.merchant = merchant;
-  req.signed = data;
+  const { sign: _sign, timestamp: _timestamp, ...rest } = body;
+  req.canonical = canonicalJson(rest);
 }
 
 export const authPlugin = fp(
   async (app: FastifyInstance, opts: AuthOptions) => {
     app.decorateRequest('merchant', null as unknown as MerchantCredentials);
-    app.decorateRequest('signed', '');
+    app.decorateRequest('canonical', '');
     app.addHook('preValidation', async (req) => {
       if (req.routeOptions.config?.operation) await authenticate(req, opts);
     });

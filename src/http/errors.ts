@@ -24,9 +24,11 @@ export function describeValidation(errors: AjvError[]): string {
       return `${join(String(e.params.missingProperty))}: is required`;
     case 'additionalProperties':
       return `${join(String(e.params.additionalProperty))}: is not a known field`;
-    case 'type':
+    case 'type': {
       if (e.parentSchema?.enum && e.parentSchema.description) return `${base}: ${e.parentSchema.description}`;
-      return `${base || 'body'}: must be ${e.params.type === 'object' ? 'a JSON object' : `a ${e.params.type}`}`;
+      const type = String(e.params.type);
+      return `${base || 'body'}: must be ${type === 'object' ? 'a JSON object' : `${/^[aeiou]/.test(type) ? 'an' : 'a'} ${type}`}`;
+    }
     case 'maxLength':
     case 'minLength':
     case 'pattern':
@@ -49,7 +51,7 @@ export function describeValidation(errors: AjvError[]): string {
 export function errorEnvelope(req: FastifyRequest, code: string, msg: string) {
   const body: Record<string, unknown> = { code, msg, model: null, traceId: req.id, success: false, error: true };
   // The cardholder operation reports its result text in errMsg too (interface §7).
-  if (req.routeOptions.config?.errMsg) body.errMsg = msg;
+  if (req.routeOptions?.config?.errMsg) body.errMsg = msg;
   return body;
 }
 

@@ -17,7 +17,7 @@ export async function signedWrite<T>(
   const now = svc.clock();
   const result = await runWrite(
     svc.database,
-    { merchantId: req.merchant.appId, randomStr, operation: req.routeOptions.config.operation ?? req.url, signed: req.signed },
+    { merchantId: req.merchant.appId, randomStr, operation: req.routeOptions.config.operation ?? req.url, canonical: req.canonical },
     now,
     (tx) => effect({ tx, now }),
   );
@@ -29,7 +29,7 @@ export async function signedWrite<T>(
 export async function signedRead(svc: Services, req: FastifyRequest, randomStr: string): Promise<void> {
   await consumeNonce(
     svc.database,
-    { merchantId: req.merchant.appId, randomStr, operation: req.routeOptions.config.operation ?? req.url, signed: req.signed },
+    { merchantId: req.merchant.appId, randomStr, operation: req.routeOptions.config.operation ?? req.url, canonical: req.canonical },
     svc.clock(),
   );
 }

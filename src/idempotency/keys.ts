@@ -2,14 +2,14 @@ import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/index.js';
 import type { DB } from '../db/schema.js';
-import { DomainError } from '../errors.js';
+import { CommittedFailure, DomainError, type ErrorKind } from '../errors.js';
 
 export interface RequestKey {
   merchantId: string;
   randomStr: string;
   operation: string;
-  /** The verified signing string of the request. */
-  signed: string;
+  /** Canonical JSON of the request body without sign and timestamp. */
+  canonical: string;
 }
 
 export interface WriteResult<T> {
@@ -19,16 +19,13 @@ export interface WriteResult<T> {
 }
 
 /**
- * What makes two requests "the same": the operation and the signing string without `timestamp`.
- * The timestamp is left out so that a client retrying later, with a fresh timestamp, still gets
- * its first answer instead of 1008 (a deliberate reading of decisions §4, see docs/adr/0002).
+ * What makes two requests "the same": the operation and the canonical JSON of the body without
+ * `sign` and `timestamp`. Canonical JSON, unlike the signing string, is unambiguous whatever the
+ * values contain. The timestamp is left out so that a client retrying later, with a fresh
+ * timestamp, still gets its first answer instead of 1008 (docs/adr/0002).
  */
 export function fingerprint(key: RequestKey): string {
-  const withoutTimestamp = key.signed
-    .split('&')
-    .filter((part) => !part.startsWith('timestamp='))
-    .join('&');
-  return createHash('sha256').update(`${key.operation}\n${withoutTimestamp}`).digest('hex');
+  return createHash('sha256').update(`${key.operation}\n${key.canonical}`).digest('hex');
 }
 
 class KeyTaken extends Error {}
@@ -36,7 +33,7 @@ class KeyTaken extends Error {}
 async function replay<T>(db: Kysely<DB>, key: RequestKey, fp: string): Promise<WriteResult<T>> {
   const row = await db
     .selectFrom('idempotency_keys')
-    .select(['kind', 'fingerprint', 'response_body'])
+    .select(['kind', 'fingerprint', 'response_status', 'response_body'])
     .where('merchant_id', '=', key.merchantId)
     .where('random_str', '=', key.randomStr)
     .executeTakeFirst();
@@ -46,6 +43,11 @@ async function replay<T>(db: Kysely<DB>, key: RequestKey, fp: string): Promise<W
       row && row.kind === 'write' && row.fingerprint !== fp ? 'randomStr: already used for a different request' : 'randomStr: already used',
     );
   }
+  if (row.response_status !== 200) {
+    // A stored failure (a recorded decline) replays as the same failure.
+    const failure = JSON.parse(row.response_body) as { kind: ErrorKind; msg: string };
+    throw new DomainError(failure.kind, failure.msg);
+  }
   return { body: JSON.parse(row.response_body) as T, replayed: true };
 }
 
@@ -54,7 +56,7 @@ async function replay<T>(db: Kysely<DB>, key: RequestKey, fp: string): Promise<W
  * in the same transaction as the write's effect and its stored response: a concurrent duplicate
  * blocks on that row (PostgreSQL) or on the write lock (SQLite) until the first commits, then finds
  * the key taken and replays the stored response. A failed write rolls back its key with it, so a
- * retry runs again.
+ * retry runs again; only a CommittedFailure (a recorded decline) is stored and replayed as a failure.
  */
 export async function runWrite<T>(
   database: Database,
@@ -71,8 +73,9 @@ export async function runWrite<T>(
     .where('random_str', '=', key.randomStr)
     .executeTakeFirst();
   if (seen) return replay<T>(database.db, key, fp);
+  let outcome: WriteResult<T> | CommittedFailure;
   try {
-    return await database.withTx(async (tx) => {
+    outcome = await database.withTx(async (tx): Promise<WriteResult<T> | CommittedFailure> => {
       const inserted = await tx
         .insertInto('idempotency_keys')
         .values({
@@ -88,19 +91,33 @@ export async function runWrite<T>(
         .onConflict((oc) => oc.columns(['merchant_id', 'random_str']).doNothing())
         .executeTakeFirst();
       if (Number(inserted.numInsertedOrUpdatedRows ?? 0n) === 0) throw new KeyTaken();
-      const body = await effect(tx);
+      let status = 200;
+      let stored: unknown;
+      let result: WriteResult<T> | CommittedFailure;
+      try {
+        const body = await effect(tx);
+        stored = body;
+        result = { body, replayed: false };
+      } catch (err) {
+        if (!(err instanceof CommittedFailure)) throw err;
+        status = err.error.status;
+        stored = { kind: err.error.kind, msg: err.error.message };
+        result = err;
+      }
       await tx
         .updateTable('idempotency_keys')
-        .set({ response_status: 200, response_body: JSON.stringify(body) })
+        .set({ response_status: status, response_body: JSON.stringify(stored) })
         .where('merchant_id', '=', key.merchantId)
         .where('random_str', '=', key.randomStr)
         .execute();
-      return { body, replayed: false };
+      return result;
     });
   } catch (err) {
     if (err instanceof KeyTaken) return replay<T>(database.db, key, fp);
     throw err;
   }
+  if (outcome instanceof CommittedFailure) throw outcome.error;
+  return outcome;
 }
 
 /** A read's randomStr is a nonce: used once, then any reuse is 1008 (decisions §4). */

@@ -1,4 +1,5 @@
 import { createPublicKey, randomBytes } from 'node:crypto';
+import { checkCallbackUrl } from '../callbacks/url-guard.js';
 import type { Services } from '../context.js';
 import { newAppId } from '../db/ids.js';
 import { invalid } from '../errors.js';
@@ -22,7 +23,15 @@ export interface CreatedMerchant {
   webhookSecret: string;
 }
 
+/**
+ * RSA keys from 2048 to 3072 bits: a 3072-bit signature is 512 characters of Base64, the limit the
+ * interface sets for `sign`; a larger key could never sign an accepted request.
+ */
+export const RSA_BITS = { min: 2048, max: 3072 } as const;
+
 export function checkRsaPublicKey(pem: string): string {
+  // The merchant's private key must never pass through the operator's hands or our storage.
+  if (/PRIVATE KEY/.test(pem)) throw invalid('publicKey', 'is a private key: give the public key only (openssl rsa -in key.pem -pubout)');
   let key: ReturnType<typeof createPublicKey>;
   try {
     key = createPublicKey(pem);
@@ -31,19 +40,11 @@ export function checkRsaPublicKey(pem: string): string {
   }
   if (key.asymmetricKeyType !== 'rsa') throw invalid('publicKey', 'must be an RSA key');
   const bits = key.asymmetricKeyDetails?.modulusLength ?? 0;
-  if (bits < 2048) throw invalid('publicKey', `must have at least 2048 bits, has ${bits}`);
-  return key.export({ type: 'spki', format: 'pem' }).toString();
-}
-
-export function checkNotifyUrl(url: string): string {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    throw invalid('notifyUrl', 'must be an absolute http(s) URL');
+  if (bits < RSA_BITS.min) throw invalid('publicKey', `must have at least ${RSA_BITS.min} bits, has ${bits}`);
+  if (bits > RSA_BITS.max) {
+    throw invalid('publicKey', `must have at most ${RSA_BITS.max} bits (its signatures must fit the 512 characters of sign), has ${bits}`);
   }
-  if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') throw invalid('notifyUrl', 'must be an http(s) URL');
-  return parsed.toString();
+  return key.export({ type: 'spki', format: 'pem' }).toString();
 }
 
 export async function createMerchant({ ctx, input }: { ctx: Services; input: CreateMerchantInput }): Promise<CreatedMerchant> {
@@ -54,6 +55,7 @@ export async function createMerchant({ ctx, input }: { ctx: Services; input: Cre
   let secret: string | undefined;
   let publicKey: string | null = null;
   if (input.signType === 'HMAC-SHA256') {
+    if (input.publicKeyPem) throw invalid('publicKey', 'goes with RSA-SHA256 merchants only');
     secret = `${live ? 'sk_live' : 'sk_test'}_${randomBytes(16).toString('hex')}`;
   } else {
     if (!input.publicKeyPem) throw invalid('publicKey', 'is required for RSA-SHA256 merchants');
@@ -72,7 +74,7 @@ export async function createMerchant({ ctx, input }: { ctx: Services; input: Cre
       public_key: publicKey,
       webhook_secret_enc: ctx.box.seal(webhookSecret, `webhook-secret:${appId}`),
       login_free: input.loginFree ? 1 : 0,
-      notify_url: input.notifyUrl ? checkNotifyUrl(input.notifyUrl) : null,
+      notify_url: input.notifyUrl ? checkCallbackUrl('notifyUrl', input.notifyUrl, ctx.config.env) : null,
       status: 'active',
       created_at: now,
       updated_at: now,

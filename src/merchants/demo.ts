@@ -21,7 +21,7 @@ export function demoMerchantFile(svc: Services): string {
  * Returns the merchant when it was created now, else null.
  */
 export async function ensureDemoMerchant(svc: Services): Promise<DemoMerchant | null> {
-  if (svc.config.env !== 'sandbox') return null;
+  if (svc.config.env !== 'sandbox' || !svc.config.demoMerchant) return null;
   const any = await svc.database.db.selectFrom('merchants').select('id').limit(1).executeTakeFirst();
   if (any) return null;
   const created = await createMerchant({ ctx: svc, input: { name: 'Demo merchant', signType: 'HMAC-SHA256', loginFree: true } });

@@ -1,6 +1,6 @@
+import { checkCallbackUrl } from '../callbacks/url-guard.js';
 import type { Services } from '../context.js';
 import { DomainError } from '../errors.js';
-import { checkNotifyUrl } from './create.js';
 
 export interface MerchantSummary {
   appId: string;
@@ -39,7 +39,8 @@ export async function updateMerchant({ ctx, input }: { ctx: Services; input: Upd
   };
   if (input.status !== undefined) changes.status = input.status;
   if (input.loginFree !== undefined) changes.login_free = input.loginFree ? 1 : 0;
-  if (input.notifyUrl !== undefined) changes.notify_url = input.notifyUrl === null ? null : checkNotifyUrl(input.notifyUrl);
+  if (input.notifyUrl !== undefined)
+    changes.notify_url = input.notifyUrl === null ? null : checkCallbackUrl('notifyUrl', input.notifyUrl, ctx.config.env);
   const res = await ctx.database.db.updateTable('merchants').set(changes).where('id', '=', input.appId).executeTakeFirst();
   if (Number(res.numUpdatedRows) === 0) throw new DomainError('merchantNotFound', `No merchant with appId ${input.appId}`);
   ctx.merchants.forget(input.appId);

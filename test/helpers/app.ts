@@ -2,9 +2,11 @@ import { randomBytes } from 'node:crypto';
 import type { TestContext } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.js';
-import type { Config } from '../../src/config.js';
+import { type Config, SANDBOX_BINS } from '../../src/config.js';
 import { hmacSign, signingString } from '../../src/http/signing.js';
+import { DEFAULT_FEES } from '../../src/ledger/fees.js';
 import { createMerchant } from '../../src/merchants/create.js';
+import { DEFAULT_RATES } from '../../src/money/fx.js';
 import { type IsolatedDatabase, isolatedDatabase, type TestDialect } from './db.js';
 
 export interface TestMerchant {
@@ -43,6 +45,7 @@ export function testConfig(dataDir: string, overrides: Partial<Config> = {}): Co
     idempotencyRetentionMs: 48 * 3_600_000,
     merchantCacheMs: 0,
     demoMerchant: false,
+    program: { bins: SANDBOX_BINS, fees: DEFAULT_FEES, fxRates: DEFAULT_RATES },
     ...overrides,
   };
 }

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 
 // Frozen in time: a migration is never edited after it has shipped; later changes get a new file.
 export async function up(db: Kysely<any>): Promise<void> {
@@ -39,7 +39,15 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('err_msg', 'text', (c) => c.notNull())
     .addColumn('created_at', 'bigint', (c) => c.notNull())
     .addColumn('updated_at', 'bigint', (c) => c.notNull())
-    .addUniqueConstraint('cardholders_document_unique', ['merchant_id', 'idno_type', 'idno_key'])
+    .execute();
+  // One live cardholder per document and merchant; a rejected one (3) leaves the document free for a
+  // new application.
+  await db.schema
+    .createIndex('cardholders_document_unique')
+    .unique()
+    .on('cardholders')
+    .columns(['merchant_id', 'idno_type', 'idno_key'])
+    .where(sql.ref('audit_status'), '<>', 3)
     .execute();
   await db.schema.createIndex('cardholders_merchant_email').on('cardholders').columns(['merchant_id', 'email']).execute();
 

@@ -1,0 +1,36 @@
+import type { Kysely } from 'kysely';
+import type { DB } from '../db/schema.js';
+import { loadCard } from './model.js';
+import type { PanVault } from './vault.js';
+
+export interface CardDetails {
+  cardId: string;
+  cardNo: string;
+  expiry: string;
+  cvv: string;
+}
+
+/**
+ * The full card number, expiry (MM/YY) and CVV. Only the sandbox card-details operation and the
+ * cardholder page call this; the result must never be logged.
+ */
+export async function revealCard({
+  db,
+  vault,
+  merchantId,
+  cardId,
+}: {
+  db: Kysely<DB>;
+  vault: PanVault;
+  merchantId: string;
+  cardId: string;
+}): Promise<CardDetails> {
+  const card = await loadCard(db, merchantId, cardId);
+  const pan = await vault.decrypt(db, card.id, card.pan_enc, card.pan_key_id);
+  return {
+    cardId: card.id,
+    cardNo: pan,
+    expiry: `${String(card.expiry_month).padStart(2, '0')}/${String(card.expiry_year % 100).padStart(2, '0')}`,
+    cvv: await vault.cvv(db, pan, card.expiry_month, card.expiry_year),
+  };
+}

@@ -1,0 +1,51 @@
+import type { Kysely, Selectable } from 'kysely';
+import type { CardsTable, DB } from '../db/schema.js';
+import { DomainError } from '../errors.js';
+import { toMajor } from '../money/currency.js';
+import { maskPan } from './vault.js';
+
+export type CardRow = Selectable<CardsTable>;
+
+/** The card as every operation returns it (decisions §6): never the full number. */
+export interface CardModel {
+  cardId: string;
+  cardNo: string;
+  currency: string;
+  holderId: string;
+  status: string;
+  availableBalance: number;
+  ledgerBalance: number;
+}
+
+export function maskedCardNo(card: Pick<CardRow, 'pan_first6' | 'pan_last4' | 'pan_length'>): string {
+  return maskPan(card.pan_first6, card.pan_last4, card.pan_length);
+}
+
+export function toCardModel(card: CardRow): CardModel {
+  return {
+    cardId: card.id,
+    cardNo: maskedCardNo(card),
+    currency: card.currency,
+    holderId: card.holder_id,
+    status: card.status,
+    availableBalance: toMajor(card.available_balance, card.currency),
+    ledgerBalance: toMajor(card.ledger_balance, card.currency),
+  };
+}
+
+/** One merchant's card; another merchant's is answered exactly as an unknown one (2648). */
+export async function loadCard(db: Kysely<DB>, merchantId: string, cardId: string): Promise<CardRow> {
+  const card = await db.selectFrom('cards').selectAll().where('id', '=', cardId).where('merchant_id', '=', merchantId).executeTakeFirst();
+  if (!card) throw new DomainError('cardNotFound');
+  return card;
+}
+
+/** Money may move only on an active card (2724 for a frozen or closed one). */
+export function assertActive(card: CardRow): void {
+  if (card.status !== 'active') throw new DomainError('cardStatus', `cardId: the card is ${card.status}`);
+}
+
+/** Today's business date (UTC) at `now`. */
+export function businessDay(now: number): string {
+  return new Date(now).toISOString().slice(0, 10);
+}

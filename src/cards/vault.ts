@@ -1,0 +1,171 @@
+import { createCipheriv, createDecipheriv, createHmac, randomBytes, randomInt } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import type { SecretBox } from '../crypto/secretbox.js';
+import type { DB } from '../db/schema.js';
+
+type Purpose = 'pan' | 'pan-hash' | 'cvv';
+
+interface DataKey {
+  id: string;
+  key: Buffer;
+}
+
+/**
+ * The PAN vault. A card number exists in plain text only in memory, while a card is issued and when
+ * the sandbox card-details operation or the cardholder page reveals it. At rest it is
+ * AES-256-GCM ciphertext under a data key (the key id is stored beside it, so keys can rotate), and
+ * a keyed hash (HMAC-SHA256) to find a card by its number. The CVV is never stored: it is derived
+ * from the PAN and expiry under a separate key whenever it is shown.
+ * Data keys are random, sealed under the master key, and cached in memory once opened.
+ */
+export class PanVault {
+  private readonly keys = new Map<string, DataKey>();
+  private readonly newest = new Map<Purpose, { key: DataKey; at: number }>();
+
+  constructor(
+    private readonly box: SecretBox,
+    private readonly clock: () => number = Date.now,
+    /** How long the newest key of a purpose is trusted before checking for a rotation. */
+    private readonly refreshMs = 60_000,
+  ) {}
+
+  private open(row: { id: string; key_enc: string }): DataKey {
+    const cached = this.keys.get(row.id);
+    if (cached) return cached;
+    const key = { id: row.id, key: Buffer.from(this.box.open(row.key_enc, `data-key:${row.id}`), 'base64') };
+    this.keys.set(row.id, key);
+    return key;
+  }
+
+  /**
+   * Creates version 1 of every key on a new database. Called at start, outside any business
+   * transaction: a key created inside one that then rolled back would be cached here yet lost on
+   * disk, and everything encrypted under it with it.
+   */
+  async ensureKeys(db: Kysely<DB>): Promise<void> {
+    for (const purpose of ['pan', 'pan-hash', 'cvv'] as const) {
+      const row = await db.selectFrom('data_keys').select('id').where('purpose', '=', purpose).limit(1).executeTakeFirst();
+      if (!row) await this.insertVersion(db, purpose, 1);
+      // Opening the key now proves the master key is the one this database was sealed with.
+      await this.currentKey(db, purpose);
+    }
+  }
+
+  /** The newest key of a purpose (cached; re-read after refreshMs to see a rotation). */
+  async currentKey(db: Kysely<DB>, purpose: Purpose): Promise<DataKey> {
+    const hit = this.newest.get(purpose);
+    if (hit && this.clock() - hit.at < this.refreshMs) return hit.key;
+    const row = await db
+      .selectFrom('data_keys')
+      .select(['id', 'key_enc'])
+      .where('purpose', '=', purpose)
+      .orderBy('version', 'desc')
+      .limit(1)
+      .executeTakeFirst();
+    if (!row) throw new Error(`no ${purpose} data key: the vault was not initialised (ensureKeys)`);
+    const key = this.open(row);
+    this.newest.set(purpose, { key, at: this.clock() });
+    return key;
+  }
+
+  private async insertVersion(db: Kysely<DB>, purpose: Purpose, version: number): Promise<void> {
+    const id = `dk_${purpose}_v${version}`;
+    await db
+      .insertInto('data_keys')
+      .values({
+        id,
+        purpose,
+        version,
+        key_enc: this.box.seal(randomBytes(32).toString('base64'), `data-key:${id}`),
+        created_at: this.clock(),
+      })
+      .onConflict((oc) => oc.doNothing())
+      .execute();
+  }
+
+  /** Adds a new version of the PAN encryption key: new cards use it, old ones keep theirs. */
+  async rotate(db: Kysely<DB>, purpose: 'pan' = 'pan'): Promise<string> {
+    const current = await db
+      .selectFrom('data_keys')
+      .select('version')
+      .where('purpose', '=', purpose)
+      .orderBy('version', 'desc')
+      .limit(1)
+      .executeTakeFirst();
+    const version = (current?.version ?? 0) + 1;
+    await this.insertVersion(db, purpose, version);
+    this.newest.delete(purpose);
+    return `dk_${purpose}_v${version}`;
+  }
+
+  private async keyById(db: Kysely<DB>, id: string): Promise<DataKey> {
+    const cached = this.keys.get(id);
+    if (cached) return cached;
+    return this.open(await db.selectFrom('data_keys').select(['id', 'key_enc']).where('id', '=', id).executeTakeFirstOrThrow());
+  }
+
+  /** Encrypts a PAN for one card: the card id is bound as associated data. */
+  async encrypt(db: Kysely<DB>, cardId: string, pan: string): Promise<{ enc: string; keyId: string }> {
+    const { id, key } = await this.currentKey(db, 'pan');
+    const iv = randomBytes(12);
+    const cipher = createCipheriv('aes-256-gcm', key, iv);
+    cipher.setAAD(Buffer.from(`pan:${cardId}`));
+    const ct = Buffer.concat([cipher.update(pan, 'utf8'), cipher.final()]);
+    return { enc: [iv, ct, cipher.getAuthTag()].map((b) => b.toString('base64url')).join('.'), keyId: id };
+  }
+
+  async decrypt(db: Kysely<DB>, cardId: string, enc: string, keyId: string): Promise<string> {
+    const { key } = await this.keyById(db, keyId);
+    const [iv, ct, tag] = enc.split('.').map((p) => Buffer.from(p, 'base64url'));
+    if (!iv || !ct || !tag) throw new Error('malformed PAN ciphertext');
+    const decipher = createDecipheriv('aes-256-gcm', key, iv);
+    decipher.setAAD(Buffer.from(`pan:${cardId}`));
+    decipher.setAuthTag(tag);
+    return Buffer.concat([decipher.update(ct), decipher.final()]).toString('utf8');
+  }
+
+  /** Keyed hash of a PAN: finds a card by number without storing the number. */
+  async hash(db: Kysely<DB>, pan: string): Promise<string> {
+    const { key } = await this.currentKey(db, 'pan-hash');
+    return createHmac('sha256', key).update(pan).digest('hex');
+  }
+
+  /** The card verification value, derived on demand (never stored). */
+  async cvv(db: Kysely<DB>, pan: string, expiryMonth: number, expiryYear: number): Promise<string> {
+    const { key } = await this.currentKey(db, 'cvv');
+    const mac = createHmac('sha256', key)
+      .update(`${pan}|${String(expiryMonth).padStart(2, '0')}${expiryYear}`)
+      .digest();
+    return String(mac.readUInt32BE(0) % 1000).padStart(3, '0');
+  }
+}
+
+/** Luhn check digit for the digits given. */
+export function luhnCheckDigit(payload: string): number {
+  let sum = 0;
+  for (let i = 0; i < payload.length; i++) {
+    let d = Number(payload[payload.length - 1 - i]);
+    if (i % 2 === 0) {
+      d *= 2;
+      if (d > 9) d -= 9;
+    }
+    sum += d;
+  }
+  return (10 - (sum % 10)) % 10;
+}
+
+export function isLuhnValid(pan: string): boolean {
+  return /^\d{12,19}$/.test(pan) && luhnCheckDigit(pan.slice(0, -1)) === Number(pan.at(-1));
+}
+
+/** A random 16-digit PAN in the BIN's range, Luhn-valid. */
+export function generatePan(bin: string): string {
+  let body = bin;
+  while (body.length < 15) body += String(randomInt(10));
+  return body + String(luhnCheckDigit(body));
+}
+
+/** First 6 and last 4 digits, the middle replaced by `*` (interface 4.1 rule 3). */
+export function maskPan(first6: string, last4: string, length: number): string {
+  return `${first6}${'*'.repeat(length - 10)}${last4}`;
+}

@@ -1,0 +1,76 @@
+import { randomInt } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import type { CardRow } from '../cards/model.js';
+import { newId } from '../db/ids.js';
+import type { DB } from '../db/schema.js';
+import { insertTrade, type TradeRow } from '../trades/store.js';
+import { type Leg, moveCardBalances, postEntry } from './journal.js';
+
+export interface TradeSpec {
+  card: CardRow;
+  type: number;
+  status: number;
+  amount: number;
+  fee?: number;
+  currencyTxn?: string;
+  txnAmount?: number;
+  businessDate: string;
+  authCode?: string;
+  remark?: string;
+  originalId?: string;
+  held?: number;
+}
+
+export function newAuthCode(): string {
+  return String(randomInt(1_000_000)).padStart(6, '0');
+}
+
+/** A trade row from its essentials; transaction currency and amount default to the card's. */
+export function tradeRow(spec: TradeSpec, now: number): NewTrade {
+  return {
+    id: newId('trd'),
+    merchant_id: spec.card.merchant_id,
+    card_id: spec.card.id,
+    trade_type: spec.type,
+    trade_status: spec.status,
+    currency: spec.card.currency,
+    amount: spec.amount,
+    fee: spec.fee ?? 0,
+    currency_txn: spec.currencyTxn ?? spec.card.currency,
+    txn_amount: spec.txnAmount ?? Math.abs(spec.amount),
+    business_date: spec.businessDate,
+    auth_code: spec.authCode ?? newAuthCode(),
+    remark: spec.remark ?? '',
+    original_id: spec.originalId ?? null,
+    held: spec.held ?? 0,
+    refunded: 0,
+    created_at: now,
+  };
+}
+
+/** A trade about to be inserted: every column but the generated seq. */
+export type NewTrade = Omit<TradeRow, 'seq'>;
+
+const CARD_ACCOUNT = /^card:(.+):(available|held)$/;
+
+/**
+ * Books one money movement: the card balances first (so an insufficient balance fails before
+ * anything is written), then the balanced journal entry, then the listed trades, all in the
+ * caller's transaction.
+ */
+export async function book(tx: Kysely<DB>, now: number, currency: string, legs: Leg[], trades: NewTrade[]): Promise<void> {
+  const deltas = new Map<string, { available: number; held: number }>();
+  for (const leg of legs) {
+    const m = CARD_ACCOUNT.exec(leg.account);
+    if (!m?.[1]) continue;
+    const d = deltas.get(m[1]) ?? { available: 0, held: 0 };
+    if (m[2] === 'available') d.available += leg.amount;
+    else d.held += leg.amount;
+    deltas.set(m[1], d);
+  }
+  for (const [cardId, delta] of deltas) {
+    if (delta.available !== 0 || delta.held !== 0) await moveCardBalances(tx, cardId, delta, now);
+  }
+  await postEntry(tx, { tradeId: trades[0]?.id ?? null, currency, now, legs });
+  for (const t of trades) await insertTrade(tx, t);
+}

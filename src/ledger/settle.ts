@@ -1,0 +1,106 @@
+import { loadCard, maskedCardNo } from '../cards/model.js';
+import { DomainError } from '../errors.js';
+import { toMajor, toMinor } from '../money/currency.js';
+import { loadTrade, type TradeRecord, toTradeRecord, updateTrade } from '../trades/store.js';
+import { TradeStatus, TradeType } from '../trades/types.js';
+import { book, tradeRow } from './book.js';
+import { type LedgerCtx, prorate, resolveBusinessDate } from './common.js';
+import { Account } from './journal.js';
+
+/**
+ * Clearing: an authorization becomes a payment (151). The cleared amount (all that is held unless
+ * less is given) moves from held to settlement; whatever was held beyond it returns to the
+ * available balance: a clearing completes its authorization.
+ */
+export async function clear({
+  ctx,
+  input,
+}: {
+  ctx: LedgerCtx;
+  input: { tradeId: string; amount?: number | undefined; businessDate?: string | undefined };
+}): Promise<TradeRecord> {
+  const auth = await loadTrade(ctx.tx, ctx.merchantId, input.tradeId);
+  if (auth.trade_type !== TradeType.authorization || auth.trade_status !== TradeStatus.success || auth.held <= 0) {
+    throw new DomainError('tradeState', 'tradeId: only an authorization that still holds funds can be cleared');
+  }
+  const card = await loadCard(ctx.tx, ctx.merchantId, auth.card_id);
+  const amount = input.amount === undefined ? auth.held : toMinor(input.amount, card.currency);
+  if (amount > auth.held) {
+    throw new DomainError('incorrectAmount', `amount: at most the ${toMajor(auth.held, card.currency)} ${card.currency} still held`);
+  }
+  const payment = tradeRow(
+    {
+      card,
+      type: TradeType.payment,
+      status: TradeStatus.success,
+      amount,
+      currencyTxn: auth.currency_txn,
+      txnAmount: prorate(auth.txn_amount, amount, auth.amount),
+      businessDate: resolveBusinessDate(input.businessDate, ctx.now),
+      authCode: auth.auth_code,
+      remark: auth.remark,
+      originalId: auth.id,
+    },
+    ctx.now,
+  );
+  await updateTrade(ctx.tx, auth, { held: 0 });
+  await book(
+    ctx.tx,
+    ctx.now,
+    card.currency,
+    [
+      { account: Account.held(card.id), amount: -auth.held },
+      { account: Account.settlement, amount },
+      { account: Account.available(card.id), amount: auth.held - amount },
+    ],
+    [payment],
+  );
+  return toTradeRecord(payment, maskedCardNo(card));
+}
+
+/** Refund (status 10): credits the card for part or all of a payment not yet refunded. */
+export async function refund({
+  ctx,
+  input,
+}: {
+  ctx: LedgerCtx;
+  input: { tradeId: string; amount: number; businessDate?: string | undefined };
+}): Promise<TradeRecord> {
+  const payment = await loadTrade(ctx.tx, ctx.merchantId, input.tradeId);
+  if (payment.trade_type !== TradeType.payment || payment.trade_status !== TradeStatus.success) {
+    throw new DomainError('tradeState', 'tradeId: only a payment (151) can be refunded');
+  }
+  const card = await loadCard(ctx.tx, ctx.merchantId, payment.card_id);
+  const amount = toMinor(input.amount, card.currency);
+  const refundable = payment.amount - payment.refunded;
+  if (amount > refundable) {
+    throw new DomainError('incorrectAmount', `amount: at most the ${toMajor(refundable, card.currency)} ${card.currency} not yet refunded`);
+  }
+  const record = tradeRow(
+    {
+      card,
+      type: TradeType.payment,
+      status: TradeStatus.refund,
+      amount,
+      currencyTxn: payment.currency_txn,
+      txnAmount: prorate(payment.txn_amount, amount, payment.amount),
+      businessDate: resolveBusinessDate(input.businessDate, ctx.now),
+      authCode: payment.auth_code,
+      remark: payment.remark,
+      originalId: payment.id,
+    },
+    ctx.now,
+  );
+  await updateTrade(ctx.tx, payment, { refunded: payment.refunded + amount });
+  await book(
+    ctx.tx,
+    ctx.now,
+    card.currency,
+    [
+      { account: Account.settlement, amount: -amount },
+      { account: Account.available(card.id), amount },
+    ],
+    [record],
+  );
+  return toTradeRecord(record, maskedCardNo(card));
+}

@@ -1,0 +1,143 @@
+import type { Kysely } from 'kysely';
+import { sql } from 'kysely';
+import type { CardRow } from '../cards/model.js';
+import { maskedCardNo } from '../cards/model.js';
+import type { PanVault } from '../cards/vault.js';
+import type { DB } from '../db/schema.js';
+import { DomainError, invalid } from '../errors.js';
+import { parseDate } from '../holders/create.js';
+import { isCardCurrency } from '../money/currency.js';
+import { type TradeRecord, toTradeRecord } from './store.js';
+import { DEFAULT_LIST_STATUSES, TRADE_STATUSES, type TradeStatusValue } from './types.js';
+
+export interface ListTradesInput {
+  cardId?: string | undefined;
+  cardNo?: string | undefined;
+  currency?: string | undefined;
+  beginDate: string;
+  endDate: string;
+  start: number;
+  maxSize?: number | undefined;
+  tradeStatusList?: number[] | undefined;
+}
+
+export interface TradePage {
+  total: number;
+  tradeList: TradeRecord[];
+}
+
+export const MAX_RANGE_DAYS = 30;
+export const MAX_PAGE = 30;
+export const DEFAULT_PAGE = 10;
+
+async function resolveCard(db: Kysely<DB>, vault: PanVault, merchantId: string, input: ListTradesInput): Promise<CardRow> {
+  if (input.cardId === undefined && input.cardNo === undefined) throw invalid('cardId', 'cardId or cardNo is required');
+  let byId: CardRow | undefined;
+  if (input.cardId !== undefined) {
+    byId = await db.selectFrom('cards').selectAll().where('id', '=', input.cardId).where('merchant_id', '=', merchantId).executeTakeFirst();
+    if (!byId) throw new DomainError('cardNotFound');
+  }
+  if (input.cardNo === undefined) return byId as CardRow;
+  const hash = await vault.hash(db, input.cardNo);
+  const byNo = await db
+    .selectFrom('cards')
+    .selectAll()
+    .where('pan_hash', '=', hash)
+    .where('merchant_id', '=', merchantId)
+    .executeTakeFirst();
+  if (!byNo) throw new DomainError('cardNotFound');
+  if (byId && byId.id !== byNo.id) throw invalid('cardNo', 'names another card than cardId');
+  return byNo;
+}
+
+function daysBetween(a: string, b: string): number {
+  return Math.round((Date.parse(`${b}T00:00:00Z`) - Date.parse(`${a}T00:00:00Z`)) / 86_400_000);
+}
+
+/**
+ * The authorized-transaction list (interface 4.1) at a cost that does not grow with the card's
+ * history: `total` is summed from the per-day, per-status counts of the range (at most 31 days × 6
+ * statuses), those counts also locate the day holding record number `start`, and only the offset
+ * inside that one day is walked, on the covering index (card, day, seq, status). Newest first.
+ */
+export async function listTrades({
+  db,
+  vault,
+  merchantId,
+  input,
+}: {
+  db: Kysely<DB>;
+  vault: PanVault;
+  merchantId: string;
+  input: ListTradesInput;
+}): Promise<TradePage> {
+  const begin = parseDate(input.beginDate);
+  if (!begin) throw invalid('beginDate', 'must be a real date written yyyy-MM-dd');
+  const end = parseDate(input.endDate);
+  if (!end) throw invalid('endDate', 'must be a real date written yyyy-MM-dd');
+  if (input.endDate < input.beginDate) throw invalid('endDate', 'must not be before beginDate');
+  if (daysBetween(input.beginDate, input.endDate) > MAX_RANGE_DAYS)
+    throw invalid('endDate', `must be at most ${MAX_RANGE_DAYS} days after beginDate`);
+  if (input.currency !== undefined && !isCardCurrency(input.currency))
+    throw new DomainError('unsupportedCurrency', 'currency: must be EUR or USDT');
+  const statuses = [...new Set(input.tradeStatusList ?? DEFAULT_LIST_STATUSES)];
+  for (const s of statuses) {
+    if (!TRADE_STATUSES.includes(s as TradeStatusValue)) throw invalid('tradeStatusList', `must contain only ${TRADE_STATUSES.join(', ')}`);
+  }
+  const maxSize = input.maxSize ?? DEFAULT_PAGE;
+
+  const card = await resolveCard(db, vault, merchantId, input);
+  // A card holds one currency: a filter on another one selects nothing.
+  if (input.currency !== undefined && input.currency !== card.currency) return { total: 0, tradeList: [] };
+
+  const days = await db
+    .selectFrom('trade_day_counts')
+    .select(['business_date', sql<number>`sum(n)`.as('n')])
+    .where('card_id', '=', card.id)
+    .where('business_date', '>=', input.beginDate)
+    .where('business_date', '<=', input.endDate)
+    .where('trade_status', 'in', statuses)
+    .groupBy('business_date')
+    .orderBy('business_date', 'desc')
+    .execute();
+  const total = days.reduce((sum, d) => sum + Number(d.n), 0);
+  if (input.start >= total) return { total, tradeList: [] };
+
+  // The day holding record number `start`, and how many of that day's records come before it.
+  let before = 0;
+  let seekDay = input.endDate;
+  for (const d of days) {
+    const n = Number(d.n);
+    if (before + n > input.start) {
+      seekDay = d.business_date;
+      break;
+    }
+    before += n;
+  }
+  const seqs = await db
+    .selectFrom('trades')
+    .select('seq')
+    .where('card_id', '=', card.id)
+    .where('business_date', '>=', input.beginDate)
+    .where('business_date', '<=', seekDay)
+    .where('trade_status', 'in', statuses)
+    .orderBy('business_date', 'desc')
+    .orderBy('seq', 'desc')
+    .limit(maxSize)
+    .offset(input.start - before)
+    .execute();
+  if (seqs.length === 0) return { total, tradeList: [] };
+  const rows = await db
+    .selectFrom('trades')
+    .selectAll()
+    .where(
+      'seq',
+      'in',
+      seqs.map((r) => r.seq),
+    )
+    .orderBy('business_date', 'desc')
+    .orderBy('seq', 'desc')
+    .execute();
+  const cardNo = maskedCardNo(card);
+  return { total, tradeList: rows.map((r) => toTradeRecord(r, cardNo)) };
+}

@@ -1,0 +1,60 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { checkCallbackUrl, isPublicAddress } from '../src/callbacks/url-guard.js';
+
+describe('callback URL guard (SSRF)', () => {
+  it('classifies addresses', () => {
+    const notPublic = [
+      '127.0.0.1',
+      '127.8.9.10',
+      '10.1.2.3',
+      '172.16.0.1',
+      '172.31.255.255',
+      '192.168.1.1',
+      '169.254.169.254',
+      '100.64.0.1',
+      '0.0.0.0',
+      '224.0.0.1',
+      '255.255.255.255',
+      '::1',
+      '::',
+      'fe80::1',
+      'fc00::1',
+      'fd12:3456::1',
+      '::ffff:127.0.0.1',
+      '::ffff:7f00:1',
+      '::ffff:10.0.0.1',
+      '::ffff:a9fe:a9fe',
+      'ff02::1',
+      'not-an-ip',
+    ];
+    for (const ip of notPublic) assert.equal(isPublicAddress(ip), false, ip);
+    for (const ip of ['8.8.8.8', '1.1.1.1', '172.32.0.1', '2606:4700:4700::1111', '::ffff:8.8.8.8'])
+      assert.equal(isPublicAddress(ip), true, ip);
+  });
+
+  it('production: https to a public host only; sandbox: http and loopback are allowed', () => {
+    const hostile = [
+      'http://merchant.example/hook',
+      'https://127.0.0.1/hook',
+      'https://[::1]/hook',
+      'https://[::ffff:127.0.0.1]/hook',
+      'https://169.254.169.254/latest/meta-data',
+      'https://10.0.0.5/hook',
+      'https://localhost/hook',
+      'https://intranet/hook',
+      'https://db.internal/hook',
+      'ftp://merchant.example/hook',
+      'https://user:pass@merchant.example/hook',
+      'not a url',
+    ];
+    for (const url of hostile)
+      assert.throws(
+        () => checkCallbackUrl('callbackUrl', url, 'production'),
+        (e: Error & { code?: string }) => e.code === '1002' && /^callbackUrl: /.test(e.message),
+        url,
+      );
+    assert.equal(checkCallbackUrl('callbackUrl', 'https://merchant.example/hook', 'production'), 'https://merchant.example/hook');
+    assert.equal(checkCallbackUrl('callbackUrl', 'http://127.0.0.1:9000/hook', 'sandbox'), 'http://127.0.0.1:9000/hook');
+  });
+});
