@@ -102,6 +102,17 @@ eachDialect('error envelope (decisions §5)', (dialect) => {
     assert.match(String(ok.headers['x-trace-id']), /^[0-9a-f]{32}$/);
   });
 
+  it('/healthz answers 200 with the database, 503 when the database fails', async (t) => {
+    const h = await build(t, dialect);
+    const ok = await h.app.inject({ method: 'GET', url: '/healthz' });
+    assert.equal(ok.statusCode, 200);
+    assert.deepEqual(ok.json(), { status: 'ok', database: dialect.name });
+    await h.db.database.db.schema.alterTable('merchants').renameTo('merchants_gone').execute();
+    const down = await h.app.inject({ method: 'GET', url: '/healthz' });
+    assert.equal(down.statusCode, 503);
+    assert.deepEqual(down.json(), { status: 'unavailable', database: dialect.name });
+  });
+
   it('an internal failure is 500 with code 1 and no internal detail', async (t) => {
     const h = await build(t, dialect);
     const signed = sign(holderBody(), h.merchant);

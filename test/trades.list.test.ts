@@ -108,6 +108,38 @@ eachDialect('authorized-transaction list (interface 4.1)', (dialect) => {
     assert.equal(narrow.body.total, 7);
   });
 
+  it('every start and page size agrees with a naive ordering of the whole range (both walking directions)', async (t) => {
+    const h = await build(t, dialect);
+    const { cardId } = await fundedCard(h, { topUp: 1000 });
+    // Uneven days, including one with many records, and some records of other statuses in between.
+    const plan = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 2, 2, 2, 2, 3, 5, 5, 5, 5, 5, 5, 5, 9];
+    for (const [i, d] of plan.entries()) {
+      const a = await ok(h, `${N}/authorize`, { cardId, amount: 1, businessDate: day(-d) });
+      if (i % 5 === 4) await ok(h, `${N}/reverse`, { tradeId: a.tradeId, businessDate: day(-d) });
+    }
+    const expected = (
+      await h.db.database.db
+        .selectFrom('trades')
+        .select('id')
+        .where('card_id', '=', cardId)
+        .where('trade_status', 'in', [1, 10])
+        .orderBy('business_date', 'desc')
+        .orderBy('seq', 'desc')
+        .execute()
+    ).map((r) => r.id);
+    for (const maxSize of [1, 4, 30]) {
+      for (let start = 0; start <= expected.length; start++) {
+        const page = await list(h, { cardId, start, maxSize });
+        assert.equal(page.body.total, expected.length);
+        assert.deepEqual(
+          page.body.tradeList.map((x: { tradeId: string }) => x.tradeId),
+          expected.slice(start, start + maxSize),
+          `start ${start}, maxSize ${maxSize}`,
+        );
+      }
+    }
+  });
+
   it('by cardNo (full number), by both (same card), currency filter', async (t) => {
     const h = await build(t, dialect);
     const { cardId } = await fundedCard(h, { topUp: 10 });
@@ -161,5 +193,19 @@ eachDialect('authorized-transaction list (interface 4.1)', (dialect) => {
     const key = randomStr();
     assert.equal((await list(h, { cardId, randomStr: key })).status, 200);
     assert.equal((await list(h, { cardId, randomStr: key })).body.code, '1008', 'a read randomStr is single-use');
+  });
+});
+
+eachDialect('a listed card number leaves no trace at rest', (dialect) => {
+  it('a 4.1 request by cardNo stores neither the number nor a hash of the body', async (t) => {
+    const h = await build(t, dialect);
+    const { cardId } = await fundedCard(h, { topUp: 1 });
+    const pan = (await h.call(`${N}/cardDetails`, { cardId, randomStr: randomStr() })).body.model.cardNo;
+    const key = randomStr();
+    assert.equal((await list(h, { cardNo: pan, randomStr: key })).status, 200);
+    const row = await h.db.database.db.selectFrom('idempotency_keys').selectAll().where('random_str', '=', key).executeTakeFirstOrThrow();
+    assert.equal(row.fingerprint, '-');
+    assert.equal(row.response_body, null);
+    assert.ok(!JSON.stringify(row).includes(pan));
   });
 });

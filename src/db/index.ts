@@ -43,7 +43,23 @@ function openSqlite(file: string): Database {
   raw.pragma('synchronous = FULL');
   raw.pragma('foreign_keys = ON');
   raw.pragma('busy_timeout = 5000');
-  const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: raw }) });
+  // Kysely's driver prepares every query anew; keeping prepared statements by their SQL text saves
+  // that on every request (queries are few and parameterised, so the cache stays small). Reusing
+  // a statement is safe: the driver runs each one to completion synchronously.
+  const statements = new Map<string, SQLite.Statement>();
+  const database = {
+    close: () => raw.close(),
+    prepare: (text: string) => {
+      let statement = statements.get(text);
+      if (!statement) {
+        if (statements.size >= 1000) statements.clear();
+        statement = raw.prepare(text);
+        statements.set(text, statement);
+      }
+      return statement;
+    },
+  };
+  const db = new Kysely<DB>({ dialect: new SqliteDialect({ database }) });
   return {
     db,
     dialect: 'sqlite',

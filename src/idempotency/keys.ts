@@ -129,7 +129,9 @@ export async function consumeNonce(database: Database, key: RequestKey, now: num
       random_str: key.randomStr,
       kind: 'read',
       operation: key.operation,
-      fingerprint: fingerprint(key),
+      // No fingerprint for a read: any reuse is refused anyway, and a hash of a body that carries a
+      // full card number (4.1 by cardNo) could be brute-forced back to the number.
+      fingerprint: '-',
       response_status: null,
       response_body: null,
       created_at: now,

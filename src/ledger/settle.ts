@@ -4,7 +4,7 @@ import { toMajor, toMinor } from '../money/currency.js';
 import { loadTrade, type TradeRecord, toTradeRecord, updateTrade } from '../trades/store.js';
 import { TradeStatus, TradeType } from '../trades/types.js';
 import { book, tradeRow } from './book.js';
-import { type LedgerCtx, prorate, resolveBusinessDate } from './common.js';
+import { heldAuthorization, type LedgerCtx, prorate, resolveBusinessDate } from './common.js';
 import { Account } from './journal.js';
 
 /**
@@ -19,15 +19,7 @@ export async function clear({
   ctx: LedgerCtx;
   input: { tradeId: string; amount?: number | undefined; businessDate?: string | undefined };
 }): Promise<TradeRecord> {
-  const auth = await loadTrade(ctx.tx, ctx.merchantId, input.tradeId);
-  if (auth.trade_type !== TradeType.authorization || auth.trade_status !== TradeStatus.success || auth.held <= 0) {
-    throw new DomainError('tradeState', 'tradeId: only an authorization that still holds funds can be cleared');
-  }
-  const card = await loadCard(ctx.tx, ctx.merchantId, auth.card_id);
-  const amount = input.amount === undefined ? auth.held : toMinor(input.amount, card.currency);
-  if (amount > auth.held) {
-    throw new DomainError('incorrectAmount', `amount: at most the ${toMajor(auth.held, card.currency)} ${card.currency} still held`);
-  }
+  const { auth, card, amount } = await heldAuthorization(ctx, input, 'cleared');
   const payment = tradeRow(
     {
       card,

@@ -58,7 +58,8 @@ function daysBetween(a: string, b: string): number {
  * The authorized-transaction list (interface 4.1) at a cost that does not grow with the card's
  * history: `total` is summed from the per-day, per-status counts of the range (at most 31 days × 6
  * statuses), those counts also locate the day holding record number `start`, and only the offset
- * inside that one day is walked, on the covering index (card, day, seq, status). Newest first.
+ * inside that one day is walked, from whichever end of the day is nearer, on the covering index
+ * (card, day, seq, status). Newest first.
  */
 export async function listTrades({
   db,
@@ -103,38 +104,60 @@ export async function listTrades({
   const total = days.reduce((sum, d) => sum + Number(d.n), 0);
   if (input.start >= total) return { total, tradeList: [] };
 
-  // The day holding record number `start`, and how many of that day's records come before it.
+  // The day holding record number `start`, how many records come before that day, and how many it has.
   let before = 0;
   let seekDay = input.endDate;
+  let inDay = 0;
   for (const d of days) {
     const n = Number(d.n);
     if (before + n > input.start) {
       seekDay = d.business_date;
+      inDay = n;
       break;
     }
     before += n;
   }
-  const seqs = await db
-    .selectFrom('trades')
-    .select('seq')
-    .where('card_id', '=', card.id)
-    .where('business_date', '>=', input.beginDate)
-    .where('business_date', '<=', seekDay)
-    .where('trade_status', 'in', statuses)
-    .orderBy('business_date', 'desc')
-    .orderBy('seq', 'desc')
-    .limit(maxSize)
-    .offset(input.start - before)
-    .execute();
+  const offset = input.start - before;
+  const base = () => db.selectFrom('trades').select('seq').where('card_id', '=', card.id).where('trade_status', 'in', statuses);
+  let seqs: number[];
+  if (offset <= inDay / 2) {
+    // Near the day's newest end: walk down from there (at most half the day), into older days if needed.
+    const rows = await base()
+      .where('business_date', '>=', input.beginDate)
+      .where('business_date', '<=', seekDay)
+      .orderBy('business_date', 'desc')
+      .orderBy('seq', 'desc')
+      .limit(maxSize)
+      .offset(offset)
+      .execute();
+    seqs = rows.map((r) => r.seq);
+  } else {
+    // Near the day's oldest end: walk up from there instead (again at most half the day)...
+    const take = Math.min(maxSize, inDay - offset);
+    const tail = await base()
+      .where('business_date', '=', seekDay)
+      .orderBy('seq', 'asc')
+      .limit(take)
+      .offset(inDay - offset - take)
+      .execute();
+    seqs = tail.map((r) => r.seq).reverse();
+    if (take < maxSize) {
+      // ...and continue with the newest records of the older days, from their start.
+      const older = await base()
+        .where('business_date', '>=', input.beginDate)
+        .where('business_date', '<', seekDay)
+        .orderBy('business_date', 'desc')
+        .orderBy('seq', 'desc')
+        .limit(maxSize - take)
+        .execute();
+      seqs.push(...older.map((r) => r.seq));
+    }
+  }
   if (seqs.length === 0) return { total, tradeList: [] };
   const rows = await db
     .selectFrom('trades')
     .selectAll()
-    .where(
-      'seq',
-      'in',
-      seqs.map((r) => r.seq),
-    )
+    .where('seq', 'in', seqs)
     .orderBy('business_date', 'desc')
     .orderBy('seq', 'desc')
     .execute();

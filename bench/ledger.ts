@@ -1,0 +1,319 @@
+/**
+ * Benchmark of the ledger (issue: cards and the transaction ledger).
+ *
+ * 1. The 4.1 list at flat cost: with N stored trades (default 1,000,000) of which one hot card holds
+ *    20 % (200,000) in a 30-day window, the whole list operation in process (total + page, any start
+ *    including the last page) against an ordinary card with 100 trades; and, for contrast, the naive
+ *    COUNT(*) + OFFSET query on the same data.
+ * 2. Durable authorizations per second through the domain verb (idempotency key, balance move,
+ *    journal entry, trade, day count: one committed transaction each), one at a time and 16 at once.
+ *
+ * Seeding writes the rows directly (the same tables and per-day counts the verbs maintain), because
+ * a million acknowledged one-by-one writes would take the benchmark's whole budget.
+ *
+ *   npm run bench:ledger                     both databases, full size
+ *   npm run bench:ledger -- --quick          tiny sizes: checks that it works (CI)
+ *   BENCH_TRADES=100000 npm run bench:ledger
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus, hostname } from 'node:os';
+import { sql } from 'kysely';
+import { pino } from 'pino';
+import { applyCard } from '../src/cards/apply.js';
+import { type Config, SANDBOX_BINS } from '../src/config.js';
+import type { Services } from '../src/context.js';
+import { migrateToLatest } from '../src/db/migrate.js';
+import { createHolder } from '../src/holders/create.js';
+import { reviewHolder } from '../src/holders/review.js';
+import { runWrite } from '../src/idempotency/keys.js';
+import { authorize } from '../src/ledger/authorize.js';
+import { DEFAULT_FEES } from '../src/ledger/fees.js';
+import { topUp } from '../src/ledger/fund.js';
+import { createMerchant } from '../src/merchants/create.js';
+import { DEFAULT_RATES } from '../src/money/fx.js';
+import { createServices } from '../src/services.js';
+import { listTrades } from '../src/trades/list.js';
+import { isolatedDatabase, type TestDialect } from '../test/helpers/db.js';
+
+const quick = process.argv.includes('--quick');
+const TOTAL = Number(process.env.BENCH_TRADES ?? (quick ? 3000 : 1_000_000));
+const HOT = Math.round(TOTAL * 0.2);
+const ORDINARY = 100;
+const ITERATIONS = quick ? 50 : 5000;
+const AUTHS = quick ? 50 : 2000;
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
+}
+
+function stats(samples: number[]) {
+  const s = [...samples].sort((a, b) => a - b);
+  return { p50: round(percentile(s, 50)), p99: round(percentile(s, 99)), max: round(s.at(-1) ?? 0) };
+}
+
+const round = (ms: number) => Math.round(ms * 1000) / 1000;
+
+function day(offset: number): string {
+  return new Date(Date.UTC(2026, 10, 22) - offset * 86_400_000).toISOString().slice(0, 10);
+}
+
+function progress(label: string, done: number, total: number) {
+  if (!process.stderr.isTTY) return;
+  const width = 30;
+  const filled = Math.round((done / total) * width);
+  process.stderr.write(`\r${label} [${'#'.repeat(filled)}${' '.repeat(width - filled)}] ${done}/${total}`);
+  if (done === total) process.stderr.write('\n');
+}
+
+async function setup(dialect: TestDialect) {
+  const db = await isolatedDatabase(dialect);
+  const config: Config = {
+    port: 0,
+    host: '127.0.0.1',
+    databaseUrl: db.url,
+    env: 'sandbox',
+    publicUrl: 'http://127.0.0.1',
+    dataDir: db.dataDir,
+    masterKey: randomBytes(32),
+    logLevel: 'silent',
+    idempotencyRetentionMs: 48 * 3_600_000,
+    merchantCacheMs: 5000,
+    demoMerchant: false,
+    program: { bins: SANDBOX_BINS, fees: DEFAULT_FEES, fxRates: DEFAULT_RATES },
+  };
+  await migrateToLatest(db.database);
+  const svc = createServices(config, db.database, pino({ level: 'silent' }));
+  await svc.vault.ensureKeys(db.database.db);
+  const merchant = await createMerchant({ ctx: svc, input: { name: 'Bench', signType: 'HMAC-SHA256' } });
+  return { db, svc, merchantId: merchant.appId };
+}
+
+async function newCard(svc: Services, merchantId: string, i: number): Promise<string> {
+  const now = Date.now();
+  const holder = await svc.database.withTx((tx) =>
+    createHolder({
+      ctx: { tx, now },
+      merchantId,
+      input: {
+        mobile: '+4915112345678',
+        firstName: 'Bench',
+        lastName: `Holder`,
+        email: `bench${i}@example.com`,
+        dateOfBirth: '1990-01-01',
+        nationality: 'DE',
+        sex: 1,
+        countryCode: 'DE',
+        town: 'Berlin',
+        address: 'Street 1',
+        postCode: '10115',
+        idnoType: 2,
+        idno: `P${String(i).padStart(8, '0')}`,
+      },
+    }),
+  );
+  await svc.database.withTx((tx) =>
+    reviewHolder({ ctx: { tx, now }, merchantId, input: { holderId: holder.holderId, auditStatus: 2, actor: 'bench' } }),
+  );
+  const card = await svc.database.withTx((tx) =>
+    applyCard({
+      ctx: { tx, now },
+      vault: svc.vault,
+      program: svc.config.program,
+      merchantId,
+      input: { holderId: holder.holderId, currency: 'EUR' },
+    }),
+  );
+  return card.cardId;
+}
+
+/** Writes `count` trades for a card over `days` days directly, then the matching per-day counts. */
+async function seedTrades(svc: Services, merchantId: string, cardId: string, count: number, days: number, tag: string): Promise<void> {
+  const { database } = svc;
+  const batch = 5000;
+  for (let from = 0; from < count; from += batch) {
+    const n = Math.min(batch, count - from);
+    const rows = Array.from({ length: n }, (_, k) => {
+      const i = from + k;
+      return {
+        id: `trd_${tag}_${i}`,
+        merchant_id: merchantId,
+        card_id: cardId,
+        trade_type: 150,
+        trade_status: i % 10 === 9 ? 10 : i % 13 === 0 ? 3 : 1,
+        currency: 'EUR',
+        amount: 100 + (i % 900),
+        fee: 0,
+        currency_txn: 'EUR',
+        txn_amount: 100 + (i % 900),
+        business_date: day(i % days),
+        auth_code: String(i % 1_000_000).padStart(6, '0'),
+        remark: 'Bench merchant',
+        original_id: null,
+        held: 0,
+        refunded: 0,
+        created_at: Date.now(),
+      };
+    });
+    await database.withTx(async (tx) => {
+      // 17 columns × 5000 rows exceeds the host-parameter limits (SQLite 32766): 1000 rows a statement.
+      for (let c = 0; c < rows.length; c += 1000)
+        await tx
+          .insertInto('trades')
+          .values(rows.slice(c, c + 1000))
+          .execute();
+    });
+  }
+  await database.withTx((tx) =>
+    sql`insert into trade_day_counts (card_id, business_date, trade_status, n)
+        select card_id, business_date, trade_status, count(*) from trades where card_id = ${cardId}
+        group by card_id, business_date, trade_status`.execute(tx),
+  );
+}
+
+/**
+ * Times the list on the hot and the ordinary card alternately, so both see the same garbage
+ * collections and machine noise; any start, the first three being the first, the last page and the
+ * last record.
+ */
+async function timeLists(svc: Services, merchantId: string, cards: Array<{ cardId: string; total: number }>, maxSize = 30) {
+  const samples = cards.map(() => [] as number[]);
+  for (let i = 0; i < ITERATIONS; i++) {
+    for (const [c, { cardId, total }] of cards.entries()) {
+      const starts = [0, Math.max(0, total - maxSize), Math.max(0, total - 1)];
+      const start = i < starts.length ? (starts[i] as number) : Math.floor(Math.random() * total);
+      const t0 = performance.now();
+      const page = await listTrades({
+        db: svc.database.db,
+        vault: svc.vault,
+        merchantId,
+        input: { cardId, beginDate: day(29), endDate: day(0), start, maxSize, tradeStatusList: [1, 2, 3, 6, 7, 10] },
+      });
+      samples[c]?.push(performance.now() - t0);
+      if (page.total !== total) throw new Error(`total ${page.total}, expected ${total}`);
+      if (start < total && page.tradeList.length === 0) throw new Error(`empty page at ${start}`);
+    }
+  }
+  return samples.map(stats);
+}
+
+/** The approach the per-day counts replace: COUNT(*) over the window and OFFSET into it. */
+async function timeNaive(svc: Services, cardId: string, total: number) {
+  const samples: number[] = [];
+  const n = Math.min(ITERATIONS, 200);
+  for (let i = 0; i < n; i++) {
+    const start = i === 0 ? Math.max(0, total - 30) : Math.floor(Math.random() * total);
+    const t0 = performance.now();
+    await svc.database.db
+      .selectFrom('trades')
+      .select(sql<number>`count(*)`.as('n'))
+      .where('card_id', '=', cardId)
+      .where('business_date', '>=', day(29))
+      .where('business_date', '<=', day(0))
+      .executeTakeFirst();
+    await svc.database.db
+      .selectFrom('trades')
+      .selectAll()
+      .where('card_id', '=', cardId)
+      .where('business_date', '>=', day(29))
+      .where('business_date', '<=', day(0))
+      .orderBy('business_date', 'desc')
+      .orderBy('seq', 'desc')
+      .limit(30)
+      .offset(start)
+      .execute();
+    samples.push(performance.now() - t0);
+  }
+  return stats(samples);
+}
+
+async function timeAuthorizations(svc: Services, merchantId: string, cardId: string, concurrency: number) {
+  const now = () => svc.clock();
+  await svc.database.withTx((tx) =>
+    topUp({ ctx: { tx, now: now(), merchantId, program: svc.config.program }, input: { cardId, amount: 1_000_000 } }),
+  );
+  let next = 0;
+  const t0 = performance.now();
+  const worker = async () => {
+    while (next < AUTHS) {
+      const i = next++;
+      const randomStr = randomBytes(16).toString('hex');
+      const input = { cardId, amount: 1 };
+      await runWrite(
+        svc.database,
+        { merchantId, randomStr, operation: 'sandboxAuthorize', canonical: JSON.stringify(input) },
+        now(),
+        (tx) => authorize({ ctx: { tx, now: now(), merchantId, program: svc.config.program }, input }),
+      );
+      if (i % 100 === 0) progress(`  authorizations ×${concurrency}`, Math.min(i + 100, AUTHS), AUTHS);
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  const seconds = (performance.now() - t0) / 1000;
+  return Math.round(AUTHS / seconds);
+}
+
+async function run(dialect: TestDialect) {
+  console.error(`\n== ${dialect.name}: ${TOTAL.toLocaleString('en')} trades, hot card ${HOT.toLocaleString('en')} in 30 days`);
+  const { db, svc, merchantId } = await setup(dialect);
+  try {
+    const hot = await newCard(svc, merchantId, 1);
+    const ordinary = await newCard(svc, merchantId, 2);
+    const t0 = performance.now();
+    await seedTrades(svc, merchantId, hot, HOT, 30, 'hot');
+    progress('  seeding', HOT, TOTAL);
+    await seedTrades(svc, merchantId, ordinary, ORDINARY, 30, 'ord');
+    const others = TOTAL - HOT - ORDINARY;
+    const perCard = 10_000;
+    let seeded = HOT + ORDINARY;
+    for (let c = 0; seeded < TOTAL; c++) {
+      const n = Math.min(perCard, others - (seeded - HOT - ORDINARY));
+      await seedTrades(svc, merchantId, await newCard(svc, merchantId, 10 + c), n, 365, `o${c}`);
+      seeded += n;
+      progress('  seeding', seeded, TOTAL);
+    }
+    if (dialect.name === 'postgres') await sql`analyze`.execute(db.database.db);
+    const seedSeconds = Math.round((performance.now() - t0) / 100) / 10;
+    const [hotList, ordinaryList] = await timeLists(svc, merchantId, [
+      { cardId: hot, total: HOT },
+      { cardId: ordinary, total: ORDINARY },
+    ]);
+    if (!hotList || !ordinaryList) throw new Error('no samples');
+    const naive = await timeNaive(svc, hot, HOT);
+    const serial = await timeAuthorizations(svc, merchantId, await newCard(svc, merchantId, 3), 1);
+    const parallel = await timeAuthorizations(svc, merchantId, await newCard(svc, merchantId, 4), 16);
+    return {
+      dialect: dialect.name,
+      trades: TOTAL,
+      hotCardTrades: HOT,
+      seedSeconds,
+      listHotCardMs: hotList,
+      listOrdinaryCardMs: ordinaryList,
+      hotToOrdinaryP99: Math.round((hotList.p99 / ordinaryList.p99) * 100) / 100,
+      naiveCountOffsetMs: naive,
+      durableAuthorizationsPerSecond: { sequential: serial, concurrent16: parallel },
+    };
+  } finally {
+    await db.cleanup();
+  }
+}
+
+const dialects: TestDialect[] = [];
+const which = process.env.BENCH_DIALECTS ?? 'sqlite,postgres';
+if (which.includes('sqlite')) dialects.push({ name: 'sqlite', url: 'file:' });
+if (which.includes('postgres'))
+  dialects.push({ name: 'postgres', url: process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test' });
+
+const results = [];
+for (const d of dialects) results.push(await run(d));
+const report = {
+  date: new Date().toISOString(),
+  machine: `${hostname()}, ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, Node ${process.version}`,
+  quick,
+  results,
+};
+console.log(JSON.stringify(report, null, 2));
+if (!quick) {
+  mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
+  writeFileSync(new URL('./results/ledger.json', import.meta.url), `${JSON.stringify(report, null, 2)}\n`);
+}
