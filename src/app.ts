@@ -3,6 +3,8 @@ import { createRequire } from 'node:module';
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions, LogController } from 'fastify';
+import { startWorker } from './callbacks/manage.js';
+import type { CallbackWorker } from './callbacks/worker.js';
 import { cardRoutes } from './cards/routes.js';
 import type { Config } from './config.js';
 import type { Services } from './context.js';
@@ -13,12 +15,14 @@ import { authPlugin } from './http/auth.js';
 import { registerJsonBody } from './http/body.js';
 import { errorEnvelope, registerErrorHandling } from './http/errors.js';
 import { reapKeys } from './idempotency/keys.js';
+import { kycRoutes, kycSandboxRoutes } from './kyc/routes.js';
 import { networkSandboxRoutes } from './network/routes.js';
 import { createServices } from './services.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
     svc: Services;
+    worker: CallbackWorker | null;
   }
 }
 
@@ -111,9 +115,11 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
 
   await app.register(holderRoutes, { svc });
   await app.register(cardRoutes, { svc });
+  await app.register(kycRoutes, { svc });
   if (config.env === 'sandbox') {
     await app.register(holderSandboxRoutes, { svc });
     await app.register(networkSandboxRoutes, { svc });
+    await app.register(kycSandboxRoutes, { svc });
   }
 
   // randomStr keys are kept for the retention period, then reaped (decisions §4: at least 24 h).
@@ -125,8 +131,13 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   );
   reaper.unref();
 
+  // The callback worker runs inside the service unless CARDPROGRAM_WORKER=off (then `cardprogram worker`).
+  const worker = config.callbacks.worker ? startWorker(svc) : null;
+  app.decorate('worker', worker);
+
   app.addHook('onClose', async () => {
     clearInterval(reaper);
+    await worker?.stop();
     if (ownsDatabase) await database.close();
   });
   return app;

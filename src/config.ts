@@ -25,7 +25,31 @@ export interface Config {
   /** Create the demo merchant on first start (sandbox only). */
   demoMerchant: boolean;
   program: ProgramConfig;
+  kyc: KycConfig;
+  callbacks: CallbackConfig;
 }
+
+export interface KycConfig {
+  /** Accepted values of kycPlatform. */
+  platforms: readonly string[];
+  /** Sandbox: how long after submission the automatic reviewer decides (0: never). */
+  autoDecisionMs: number;
+}
+
+export interface CallbackConfig {
+  /** Run the delivery worker inside the service (else run `cardprogram worker`). */
+  worker: boolean;
+  /** Delay before each retry; the last one repeats until maxAgeMs after the event. */
+  retryScheduleMs: readonly number[];
+  maxAgeMs: number;
+  timeoutMs: number;
+  pollMs: number;
+}
+
+export const DEFAULT_KYC_PLATFORMS = ['SUMSUB', 'ONFIDO', 'JUMIO', 'VERIFF', 'MANUAL'] as const;
+
+/** Decisions §7: roughly 10 s, 1 min, 5 min, 30 min, 2 h, 6 h, then every 12 h up to 72 h. */
+export const DEFAULT_RETRY_SCHEDULE_MS = [10_000, 60_000, 300_000, 1_800_000, 7_200_000, 21_600_000, 43_200_000] as const;
 
 /** The card program's parameters: card number ranges, fees, exchange rates. */
 export interface ProgramConfig {
@@ -105,6 +129,17 @@ function sandboxMasterKey(dataDir: string): Buffer {
   return key;
 }
 
+function platformList(raw: string | undefined): string[] {
+  if (raw === undefined || raw.trim() === '') return [...DEFAULT_KYC_PLATFORMS];
+  const list = raw
+    .split(',')
+    .map((p) => p.trim().toUpperCase())
+    .filter(Boolean);
+  if (list.some((p) => !/^[A-Z0-9_-]{1,32}$/.test(p)))
+    throw new ConfigError('CARDPROGRAM_KYC_PLATFORMS must be a comma-separated list of names (letters, digits, _ or -)');
+  return list;
+}
+
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
 
 function logLevel(raw: string | undefined): string {
@@ -148,6 +183,17 @@ export function loadConfig(env: Env = process.env): Config {
     idempotencyRetentionMs: intVar(env, 'CARDPROGRAM_IDEMPOTENCY_RETENTION_HOURS', 48, 24, 24 * 365) * 3_600_000,
     merchantCacheMs: intVar(env, 'CARDPROGRAM_MERCHANT_CACHE_MS', 5000, 0, 600_000),
     demoMerchant: envName === 'sandbox' && env.CARDPROGRAM_DEMO_MERCHANT !== 'off',
+    kyc: {
+      platforms: platformList(env.CARDPROGRAM_KYC_PLATFORMS),
+      autoDecisionMs: envName === 'sandbox' ? intVar(env, 'CARDPROGRAM_KYC_AUTO_DECISION_MS', 5000, 0, 86_400_000) : 0,
+    },
+    callbacks: {
+      worker: env.CARDPROGRAM_WORKER !== 'off',
+      retryScheduleMs: DEFAULT_RETRY_SCHEDULE_MS,
+      maxAgeMs: 72 * 3_600_000,
+      timeoutMs: 10_000,
+      pollMs: intVar(env, 'CARDPROGRAM_WORKER_POLL_MS', 1000, 10, 60_000),
+    },
     program: {
       bins: jsonVar(env, 'CARDPROGRAM_BINS', SANDBOX_BINS, validateBins),
       fees: jsonVar(env, 'CARDPROGRAM_FEES', DEFAULT_FEES, validateFees),

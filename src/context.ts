@@ -16,6 +16,8 @@ export interface Services {
   vault: PanVault;
   log: FastifyBaseLogger;
   clock: () => number;
+  /** Told after a commit that may have written callback events; the in-process worker listens. */
+  notifier: { poke(): void };
 }
 
 /** A verb's view of one unit of work: the open transaction and the moment it happens. */

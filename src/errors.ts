@@ -23,6 +23,8 @@ export const ErrorCodes = {
     msg: 'A cardholder with this idnoType and idno already exists',
   },
   auditTransition: { code: '2612', status: 409, msg: 'Audit status change not allowed' },
+  kycNotFound: { code: '2613', status: 404, msg: 'KYC request not found' },
+  kycState: { code: '2614', status: 409, msg: 'KYC request already decided' },
   cardNotFound: { code: '2648', status: 404, msg: 'Card not found' },
   unsupportedCurrency: { code: '2720', status: 400, msg: 'Unsupported currency' },
   incorrectAmount: { code: '2723', status: 400, msg: 'Incorrect amount' },

@@ -17,5 +17,6 @@ export function createServices(config: Config, database: Database, log: FastifyB
     vault: new PanVault(box, clock),
     log,
     clock,
+    notifier: { poke: () => undefined },
   };
 }

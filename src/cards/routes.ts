@@ -11,7 +11,7 @@ import { loadCard, toCardModel } from './model.js';
 import { CardApplyBody, CardEnvelope, CardQueryBody, CardTopUpBody, TradeEnvelope, TradeListBody, TradePageSchema } from './schemas.js';
 
 export function ledgerCtx(svc: Services, req: FastifyRequest, ctx: TxCtx): LedgerCtx {
-  return { ...ctx, merchantId: req.merchant.appId, program: svc.config.program };
+  return { ...ctx, merchantId: req.merchant.appId, program: svc.config.program, notifyUrl: req.merchant.notifyUrl };
 }
 
 export const cardRoutes: FastifyPluginAsyncTypebox<{ svc: Services }> = async (app, { svc }) => {

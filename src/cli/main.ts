@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { pino } from 'pino';
+import { listCallbacks, retryCallbacks, startWorker } from '../callbacks/manage.js';
 import { ConfigError, loadConfig } from '../config.js';
 import type { Services } from '../context.js';
 import { MasterKeyMismatch } from '../crypto/secretbox.js';
@@ -8,6 +9,7 @@ import { openDatabase } from '../db/index.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { DomainError } from '../errors.js';
 import { reviewHolder } from '../holders/review.js';
+import { decideKyc } from '../kyc/decide.js';
 import { createMerchant, SIGN_TYPES, type SignType } from '../merchants/create.js';
 import { listMerchants, updateMerchant } from '../merchants/manage.js';
 import { serve } from '../server.js';
@@ -156,6 +158,101 @@ export function buildCli(): Command {
         ),
       );
       print(!!o.json, record, () => `${record.holderId}: auditStatus ${record.auditStatus}${record.errMsg ? ` (${record.errMsg})` : ''}`);
+    });
+
+  program
+    .command('worker')
+    .description('deliver callbacks (and, in the sandbox, run the automatic KYC reviewer) without serving HTTP')
+    .action(async () => {
+      const config = loadConfig();
+      const database = openDatabase(config.databaseUrl);
+      await migrateToLatest(database);
+      const svc = createServices(config, database, pino({ level: config.logLevel }));
+      await svc.vault.ensureKeys(database.db);
+      const worker = startWorker(svc);
+      svc.log.info({ owner: worker.owner }, 'callback worker running');
+      await new Promise<void>((resolve) => {
+        for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => resolve());
+      });
+      await worker.stop();
+      await database.close();
+    });
+
+  const kyc = program.command('kyc').description('KYC share requests');
+  kyc
+    .command('review <requestNo>')
+    .description('decide a KYC request as a reviewer (approving makes the e-mail’s cardholder approved)')
+    .option('--approve', 'approve it')
+    .option('--reject', 'reject it')
+    .option('--reviewing', 'mark it as under review')
+    .option('--reason <text>', 'reason sent to the merchant')
+    .option('--merchant <appId>', 'the merchant, when several have this requestNo')
+    .option('--json', 'print JSON')
+    .action(
+      async (
+        requestNo: string,
+        o: { approve?: boolean; reject?: boolean; reviewing?: boolean; reason?: string; merchant?: string; json?: boolean },
+      ) => {
+        const chosen = [o.approve && 'approved', o.reject && 'rejected', o.reviewing && 'reviewing'].filter(Boolean) as Array<
+          'approved' | 'rejected' | 'reviewing'
+        >;
+        if (chosen.length !== 1) throw new ConfigError('say exactly one of --approve, --reject, --reviewing');
+        const model = await withServices((svc) =>
+          svc.database.withTx((tx) =>
+            decideKyc({
+              ctx: { tx, now: svc.clock() },
+              box: svc.box,
+              merchantId: o.merchant ?? null,
+              input: { requestNo, status: chosen[0] as 'approved', reason: o.reason, actor: 'cli' },
+            }),
+          ),
+        );
+        print(
+          !!o.json,
+          model,
+          () =>
+            `${model.requestNo}: ${model.kycStatus}${model.reason ? ` (${model.reason})` : ''}${model.holderId ? `, cardholder ${model.holderId}` : ''}`,
+        );
+      },
+    );
+
+  const callbacks = program.command('callbacks').description('callback deliveries');
+  callbacks
+    .command('list')
+    .description('recent callback events and their delivery state')
+    .addOption(new Option('--status <status>', 'only these').choices(['pending', 'delivered', 'failed']))
+    .option('--merchant <appId>', 'only this merchant’s')
+    .option('--limit <n>', 'how many (default 50)', intArg)
+    .option('--json', 'print JSON')
+    .action(async (o: { status?: 'pending' | 'delivered' | 'failed'; merchant?: string; limit?: number; json?: boolean }) => {
+      const rows = await withServices((svc) =>
+        listCallbacks({ svc, filter: { status: o.status, merchantId: o.merchant, limit: o.limit } }),
+      );
+      print(!!o.json, rows, () =>
+        rows.length
+          ? rows
+              .map(
+                (r) =>
+                  `${r.eventId}  ${r.status.padEnd(9)} ${r.type.padEnd(12)} attempts:${r.attempts}  ${r.url}${r.lastError ? `  last error: ${r.lastError}` : ''}`,
+              )
+              .join('\n')
+          : 'no callback events',
+      );
+    });
+  callbacks
+    .command('retry [eventIds...]')
+    .description('send events again now (same eventId), or every failed one with --failed')
+    .option('--failed', 'every failed event')
+    .option('--merchant <appId>', 'only this merchant’s')
+    .option('--json', 'print JSON')
+    .action(async (eventIds: string[], o: { failed?: boolean; merchant?: string; json?: boolean }) => {
+      const queued = await withServices((svc) =>
+        retryCallbacks({
+          svc,
+          input: { eventIds, ...(o.failed ? { allFailed: true } : {}), ...(o.merchant ? { merchantId: o.merchant } : {}) },
+        }),
+      );
+      print(!!o.json, { queued }, () => `${queued} event(s) queued for delivery`);
     });
 
   return program;

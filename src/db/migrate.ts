@@ -2,6 +2,7 @@ import { type Kysely, sql } from 'kysely';
 import type { Database } from './index.js';
 import * as m0001 from './migrations/2026_11_22_0001_initial.js';
 import * as m0002 from './migrations/2026_11_22_0002_cards_ledger.js';
+import * as m0003 from './migrations/2026_11_22_0003_kyc_callbacks.js';
 
 interface Migration {
   up(db: Kysely<any>): Promise<void>;
@@ -14,6 +15,7 @@ interface Migration {
 export const MIGRATIONS: ReadonlyArray<[string, Migration]> = [
   ['2026_11_22_0001_initial', m0001],
   ['2026_11_22_0002_cards_ledger', m0002],
+  ['2026_11_22_0003_kyc_callbacks', m0003],
 ];
 
 /**

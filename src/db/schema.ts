@@ -143,7 +143,64 @@ export interface AuthDeclinesTable {
   created_at: number;
 }
 
+export type KycStatus = 'init' | 'reviewing' | 'approved' | 'rejected';
+
+export interface KycRequestsTable {
+  id: string;
+  merchant_id: string;
+  request_no: string;
+  email: string;
+  fingerprint: string;
+  platform: string;
+  callback_url: string;
+  data_enc: string;
+  status: KycStatus;
+  reason: string;
+  holder_id: string | null;
+  auto_decide_at: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface CallbackSequencesTable {
+  subject: string;
+  last: number;
+}
+
+export interface CallbackEventsTable {
+  id: string;
+  merchant_id: string;
+  type: string;
+  subject: string;
+  sequence: number;
+  url: string;
+  payload: string;
+  status: 'pending' | 'delivered' | 'failed';
+  attempts: number;
+  next_attempt_at: number;
+  lease_owner: string | null;
+  lease_until: number | null;
+  last_error: string | null;
+  delivered_at: number | null;
+  created_at: number;
+}
+
+export interface CallbackAttemptsTable {
+  id: string;
+  event_id: string;
+  attempt: number;
+  started_at: number;
+  duration_ms: number;
+  http_status: number | null;
+  error: string | null;
+  response_excerpt: string | null;
+}
+
 export interface DB {
+  kyc_requests: KycRequestsTable;
+  callback_sequences: CallbackSequencesTable;
+  callback_events: CallbackEventsTable;
+  callback_attempts: CallbackAttemptsTable;
   data_keys: DataKeysTable;
   cards: CardsTable;
   trades: TradesTable;

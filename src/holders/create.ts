@@ -33,6 +33,11 @@ export function parseDate(text: string): Date | null {
   return d.toISOString().slice(0, 10) === text ? d : null;
 }
 
+/** A person's name as every path into the service accepts it (normalised, letters and name punctuation). */
+export function checkName(field: string, value: string): string {
+  return text(field, value, 50, NAME, 'must contain only letters, spaces, apostrophes, dots and hyphens');
+}
+
 // Letters of any script with their marks, spaces, and the punctuation names carry (O'Neil, Jean-Luc, St.).
 const NAME = /^[\p{L}\p{M}][\p{L}\p{M} '.-]*$/u;
 // "In English": Latin script, digits, spaces and ordinary address punctuation.

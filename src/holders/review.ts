@@ -1,3 +1,4 @@
+import { emitEvent, notifyUrlOf } from '../callbacks/outbox.js';
 import type { TxCtx } from '../context.js';
 import { newId } from '../db/ids.js';
 import { DomainError, invalid } from '../errors.js';
@@ -61,5 +62,16 @@ export async function reviewHolder({
       created_at: ctx.now,
     })
     .execute();
+  const url = await notifyUrlOf(ctx.tx, holder.merchant_id);
+  if (url) {
+    await emitEvent(ctx.tx, {
+      merchantId: holder.merchant_id,
+      type: 'holder.audit',
+      subject: `holder:${holder.id}`,
+      url,
+      body: { holderId: holder.id, auditStatus: to, errMsg },
+      now: ctx.now,
+    });
+  }
   return toHolderRecord({ ...holder, audit_status: to, err_msg: errMsg, updated_at: ctx.now });
 }

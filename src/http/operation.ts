@@ -22,6 +22,7 @@ export async function signedWrite<T>(
     (tx) => effect({ tx, now }),
   );
   if (result.replayed) reply.header('x-idempotent-replay', 'true');
+  else svc.notifier.poke();
   return result.body;
 }
 

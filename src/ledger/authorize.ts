@@ -84,8 +84,7 @@ export async function authorize({ ctx, input }: { ctx: LedgerCtx; input: Authori
   const c = card.id;
   try {
     await book(
-      ctx.tx,
-      ctx.now,
+      ctx,
       card.currency,
       [
         { account: Account.available(c), amount: -amount - fee },

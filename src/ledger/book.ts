@@ -1,9 +1,9 @@
 import { randomInt } from 'node:crypto';
-import type { Kysely } from 'kysely';
-import type { CardRow } from '../cards/model.js';
+import { emitEvent } from '../callbacks/outbox.js';
+import { type CardRow, maskedCardNo } from '../cards/model.js';
 import { newId } from '../db/ids.js';
-import type { DB } from '../db/schema.js';
-import { insertTrade, type TradeRow } from '../trades/store.js';
+import { insertTrade, type TradeRow, toTradeRecord } from '../trades/store.js';
+import type { LedgerCtx } from './common.js';
 import { type Leg, moveCardBalances, postEntry } from './journal.js';
 
 export interface TradeSpec {
@@ -58,7 +58,8 @@ const CARD_ACCOUNT = /^card:(.+):(available|held)$/;
  * anything is written), then the balanced journal entry, then the listed trades, all in the
  * caller's transaction.
  */
-export async function book(tx: Kysely<DB>, now: number, currency: string, legs: Leg[], trades: NewTrade[]): Promise<void> {
+export async function book(ctx: LedgerCtx, currency: string, legs: Leg[], trades: NewTrade[]): Promise<void> {
+  const { tx, now } = ctx;
   const deltas = new Map<string, { available: number; held: number }>();
   for (const leg of legs) {
     const m = CARD_ACCOUNT.exec(leg.account);
@@ -72,5 +73,26 @@ export async function book(tx: Kysely<DB>, now: number, currency: string, legs: 
     if (delta.available !== 0 || delta.held !== 0) await moveCardBalances(tx, cardId, delta, now);
   }
   await postEntry(tx, { tradeId: trades[0]?.id ?? null, currency, now, legs });
-  for (const t of trades) await insertTrade(tx, t);
+  for (const t of trades) {
+    await insertTrade(tx, t);
+    await tradeEvent(ctx, t);
+  }
+}
+
+/** A `trade` callback for a record that was written or changed, when the merchant has a notify URL. */
+export async function tradeEvent(ctx: LedgerCtx, trade: NewTrade): Promise<void> {
+  if (!ctx.notifyUrl) return;
+  const card = await ctx.tx
+    .selectFrom('cards')
+    .select(['pan_first6', 'pan_last4', 'pan_length'])
+    .where('id', '=', trade.card_id)
+    .executeTakeFirstOrThrow();
+  await emitEvent(ctx.tx, {
+    merchantId: trade.merchant_id,
+    type: 'trade',
+    subject: `card:${trade.card_id}`,
+    url: ctx.notifyUrl,
+    body: { cardId: trade.card_id, ...toTradeRecord(trade, maskedCardNo(card)) },
+    now: ctx.now,
+  });
 }

@@ -37,8 +37,8 @@ export async function reverse({
     },
     ctx.now,
   );
-  await updateTrade(ctx.tx, auth, { held, status: held === 0 ? TradeStatus.reversed : TradeStatus.success });
-  await book(ctx.tx, ctx.now, card.currency, release(card.id, amount, feeBack), [record]);
+  await updateTrade(ctx, auth, { held, status: held === 0 ? TradeStatus.reversed : TradeStatus.success });
+  await book(ctx, card.currency, release(card.id, amount, feeBack), [record]);
   return toTradeRecord(record, maskedCardNo(card));
 }
 
@@ -97,7 +97,7 @@ export async function voidTrade({
     },
     ctx.now,
   );
-  await updateTrade(ctx.tx, original, { status: TradeStatus.voided, held: 0 });
-  await book(ctx.tx, ctx.now, card.currency, legs, [record]);
+  await updateTrade(ctx, original, { status: TradeStatus.voided, held: 0 });
+  await book(ctx, card.currency, legs, [record]);
   return toTradeRecord(record, maskedCardNo(card));
 }

@@ -38,8 +38,7 @@ export async function topUp({
   );
   const c = card.id;
   await book(
-    ctx.tx,
-    ctx.now,
+    ctx,
     card.currency,
     [
       { account: Account.funding, amount: -amount },

@@ -45,8 +45,7 @@ export async function withdraw({
     ctx.now,
   );
   await book(
-    ctx.tx,
-    ctx.now,
+    ctx,
     card.currency,
     [
       { account: Account.available(card.id), amount: -amount - fee },
@@ -102,8 +101,7 @@ export async function transfer({ ctx, input }: { ctx: LedgerCtx; input: CardAmou
     ctx.now,
   );
   await book(
-    ctx.tx,
-    ctx.now,
+    ctx,
     from.currency,
     [
       { account: Account.available(from.id), amount: -amount - fee },
@@ -142,8 +140,7 @@ export async function adjust({
     ctx.now,
   );
   await book(
-    ctx.tx,
-    ctx.now,
+    ctx,
     card.currency,
     [
       { account: Account.settlement, amount: -signed },
@@ -175,7 +172,7 @@ export async function balanceInquiry({
     },
     ctx.now,
   );
-  await book(ctx.tx, ctx.now, card.currency, [], [trade]);
+  await book(ctx, card.currency, [], [trade]);
   return toTradeRecord(trade, maskedCardNo(card));
 }
 
@@ -196,8 +193,7 @@ export async function chargeFee({ ctx, input }: { ctx: LedgerCtx; input: CardAmo
     ctx.now,
   );
   await book(
-    ctx.tx,
-    ctx.now,
+    ctx,
     card.currency,
     [
       { account: Account.available(card.id), amount: -amount },

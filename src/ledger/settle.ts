@@ -35,10 +35,9 @@ export async function clear({
     },
     ctx.now,
   );
-  await updateTrade(ctx.tx, auth, { held: 0 });
+  await updateTrade(ctx, auth, { held: 0 });
   await book(
-    ctx.tx,
-    ctx.now,
+    ctx,
     card.currency,
     [
       { account: Account.held(card.id), amount: -auth.held },
@@ -83,10 +82,9 @@ export async function refund({
     },
     ctx.now,
   );
-  await updateTrade(ctx.tx, payment, { refunded: payment.refunded + amount });
+  await updateTrade(ctx, payment, { refunded: payment.refunded + amount });
   await book(
-    ctx.tx,
-    ctx.now,
+    ctx,
     card.currency,
     [
       { account: Account.settlement, amount: -amount },

@@ -8,6 +8,7 @@ export interface MerchantCredentials {
   secret: string | null;
   publicKey: string | null;
   loginFree: boolean;
+  notifyUrl: string | null;
   active: boolean;
 }
 
@@ -38,6 +39,7 @@ export class MerchantDirectory {
           secret: row.secret_enc ? this.box.open(row.secret_enc, `merchant-secret:${row.id}`) : null,
           publicKey: row.public_key,
           loginFree: row.login_free === 1,
+          notifyUrl: row.notify_url,
           active: row.status === 'active',
         }
       : null;

@@ -1,6 +1,8 @@
 import type { Insertable, Kysely, Selectable } from 'kysely';
 import type { DB, TradesTable } from '../db/schema.js';
 import { DomainError } from '../errors.js';
+import { tradeEvent } from '../ledger/book.js';
+import type { LedgerCtx } from '../ledger/common.js';
 import { toMajor } from '../money/currency.js';
 
 export type TradeRow = Selectable<TradesTable>;
@@ -59,10 +61,11 @@ export async function insertTrade(tx: Kysely<DB>, row: Insertable<TradesTable>):
  * a concurrent change to the same trade makes this one fail with 2730 rather than apply twice.
  */
 export async function updateTrade(
-  tx: Kysely<DB>,
+  ctx: LedgerCtx,
   trade: TradeRow,
   change: { status?: number; held?: number; refunded?: number },
 ): Promise<void> {
+  const { tx } = ctx;
   const res = await tx
     .updateTable('trades')
     .set({
@@ -79,6 +82,13 @@ export async function updateTrade(
   if (change.status !== undefined && change.status !== trade.trade_status) {
     await bumpDayCount(tx, trade.card_id, trade.business_date, trade.trade_status, -1);
     await bumpDayCount(tx, trade.card_id, trade.business_date, change.status, 1);
+    const { seq: _seq, ...row } = trade;
+    await tradeEvent(ctx, {
+      ...row,
+      trade_status: change.status,
+      held: change.held ?? trade.held,
+      refunded: change.refunded ?? trade.refunded,
+    });
   }
 }
 

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { TestContext } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.js';
-import { type Config, SANDBOX_BINS } from '../../src/config.js';
+import { type Config, DEFAULT_KYC_PLATFORMS, SANDBOX_BINS } from '../../src/config.js';
 import { hmacSign, signingString } from '../../src/http/signing.js';
 import { DEFAULT_FEES } from '../../src/ledger/fees.js';
 import { createMerchant } from '../../src/merchants/create.js';
@@ -46,6 +46,9 @@ export function testConfig(dataDir: string, overrides: Partial<Config> = {}): Co
     merchantCacheMs: 0,
     demoMerchant: false,
     program: { bins: SANDBOX_BINS, fees: DEFAULT_FEES, fxRates: DEFAULT_RATES },
+    kyc: { platforms: DEFAULT_KYC_PLATFORMS, autoDecisionMs: 0 },
+    // Tests run the worker themselves when they need it, on a fast schedule.
+    callbacks: { worker: false, retryScheduleMs: [50, 100, 200], maxAgeMs: 60_000, timeoutMs: 2000, pollMs: 20 },
     ...overrides,
   };
 }

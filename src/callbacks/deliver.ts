@@ -1,0 +1,120 @@
+import { lookup as dnsLookup } from 'node:dns';
+import http from 'node:http';
+import https from 'node:https';
+import { isIP, type LookupFunction } from 'node:net';
+import { isPublicAddress } from './url-guard.js';
+
+export interface Resolved {
+  address: string;
+  family: number;
+}
+
+/** Resolves a host name to every address it has (tests substitute their own). */
+export type Resolver = (hostname: string) => Promise<Resolved[]>;
+
+export const systemResolver: Resolver = (hostname) =>
+  new Promise((resolve, reject) =>
+    dnsLookup(hostname, { all: true }, (err, addresses) => (err ? reject(err) : resolve(addresses as Resolved[]))),
+  );
+
+export interface DeliveryResult {
+  status: number | null;
+  error: string | null;
+  excerpt: string;
+  durationMs: number;
+}
+
+/** Responses are read up to this many bytes: a receiver cannot make us buffer a large body. */
+export const RESPONSE_CAP = 2048;
+
+class BlockedAddress extends Error {}
+
+/**
+ * One delivery attempt. Redirects are not followed (a 3xx is a failed attempt). In production every
+ * address the host resolves to must be public, and the check happens inside the connection's own
+ * lookup, so the address checked is the address connected to: no gap for DNS rebinding.
+ */
+export function deliver(opts: {
+  url: string;
+  body: string;
+  headers: Record<string, string>;
+  timeoutMs: number;
+  requirePublic: boolean;
+  resolver?: Resolver;
+}): Promise<DeliveryResult> {
+  const started = performance.now();
+  const done = (status: number | null, error: string | null, excerpt = ''): DeliveryResult => ({
+    status,
+    error,
+    excerpt,
+    durationMs: Math.round(performance.now() - started),
+  });
+  let url: URL;
+  try {
+    url = new URL(opts.url);
+  } catch {
+    return Promise.resolve(done(null, 'invalid URL'));
+  }
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  if (opts.requirePublic && isIP(host) && !isPublicAddress(host)) {
+    return Promise.resolve(done(null, `blocked: ${host} is not a public address`));
+  }
+  const resolver = opts.resolver ?? systemResolver;
+  const lookup: LookupFunction = (hostname, options, callback) => {
+    resolver(hostname).then(
+      (addresses) => {
+        const family = typeof options === 'object' && options?.family ? options.family : 0;
+        const usable = addresses.filter((a) => family === 0 || a.family === family);
+        if (usable.length === 0) {
+          callback(Object.assign(new Error(`no address for ${hostname}`), { code: 'ENOTFOUND' }), '', 0);
+          return;
+        }
+        if (opts.requirePublic && usable.some((a) => !isPublicAddress(a.address))) {
+          callback(new BlockedAddress(`blocked: ${hostname} resolves to a non-public address`), '', 0);
+          return;
+        }
+        if (typeof options === 'object' && options?.all) (callback as unknown as (e: null, a: Resolved[]) => void)(null, usable);
+        else callback(null, usable[0]?.address ?? '', usable[0]?.family ?? 4);
+      },
+      (err: Error) => callback(err as NodeJS.ErrnoException, '', 0),
+    );
+  };
+  const client = url.protocol === 'https:' ? https : http;
+  return new Promise((resolve) => {
+    let settled = false;
+    const finish = (r: DeliveryResult) => {
+      if (!settled) {
+        settled = true;
+        clearTimeout(timer);
+        resolve(r);
+      }
+    };
+    const req = client.request(
+      url,
+      {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'user-agent': 'cardprogram-webhooks/1', ...opts.headers },
+        lookup,
+        agent: false,
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        let size = 0;
+        res.on('data', (chunk: Buffer) => {
+          if (size < RESPONSE_CAP) chunks.push(chunk.subarray(0, RESPONSE_CAP - size));
+          size += chunk.length;
+          if (size >= RESPONSE_CAP) res.destroy();
+        });
+        const end = () => finish(done(res.statusCode ?? null, null, Buffer.concat(chunks).toString('utf8').slice(0, RESPONSE_CAP)));
+        res.on('end', end);
+        res.on('close', end);
+        res.on('error', end);
+      },
+    );
+    const timer = setTimeout(() => {
+      req.destroy(new Error(`timed out after ${opts.timeoutMs} ms`));
+    }, opts.timeoutMs);
+    req.on('error', (err) => finish(done(null, err.message)));
+    req.end(opts.body);
+  });
+}

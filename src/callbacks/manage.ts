@@ -1,0 +1,87 @@
+import type { Services } from '../context.js';
+import { DomainError } from '../errors.js';
+import { kycAutomation } from '../kyc/automation.js';
+import type { Resolver } from './deliver.js';
+import { CallbackWorker } from './worker.js';
+
+/** Starts a delivery worker for this process, with the sandbox's automatic KYC reviewer when enabled. */
+export function startWorker(svc: Services, opts: { resolver?: Resolver } = {}): CallbackWorker {
+  const jobs = svc.config.env === 'sandbox' && svc.config.kyc.autoDecisionMs > 0 ? [kycAutomation(svc)] : [];
+  const worker = new CallbackWorker(svc, { jobs, ...opts });
+  svc.notifier.poke = () => worker.poke();
+  worker.start();
+  return worker;
+}
+
+export interface CallbackSummary {
+  eventId: string;
+  merchantId: string;
+  type: string;
+  sequence: number;
+  url: string;
+  status: string;
+  attempts: number;
+  nextAttemptAt: string | null;
+  lastError: string | null;
+  createdAt: string;
+  deliveredAt: string | null;
+}
+
+export async function listCallbacks({
+  svc,
+  filter,
+}: {
+  svc: Services;
+  filter: { status?: 'pending' | 'delivered' | 'failed' | undefined; merchantId?: string | undefined; limit?: number | undefined };
+}): Promise<CallbackSummary[]> {
+  let q = svc.database.db
+    .selectFrom('callback_events')
+    .selectAll()
+    .orderBy('created_at', 'desc')
+    .limit(filter.limit ?? 50);
+  if (filter.status) q = q.where('status', '=', filter.status);
+  if (filter.merchantId) q = q.where('merchant_id', '=', filter.merchantId);
+  const rows = await q.execute();
+  const iso = (ms: number | null) => (ms === null ? null : new Date(Number(ms)).toISOString());
+  return rows.map((r) => ({
+    eventId: r.id,
+    merchantId: r.merchant_id,
+    type: r.type,
+    sequence: Number(r.sequence),
+    url: r.url,
+    status: r.status,
+    attempts: r.attempts,
+    nextAttemptAt: r.status === 'pending' ? iso(r.next_attempt_at) : null,
+    lastError: r.last_error,
+    createdAt: iso(r.created_at) ?? '',
+    deliveredAt: iso(r.delivered_at),
+  }));
+}
+
+/**
+ * Sends events again now: named ones (whatever their status, e.g. to replay a delivered event to a
+ * receiver that lost it), or every failed one. Their eventId stays the same, so receivers that
+ * already have them drop the copy. An event past its 72 hours gets this one attempt. Returns how
+ * many were queued.
+ */
+export async function retryCallbacks({
+  svc,
+  input,
+}: {
+  svc: Services;
+  input: { eventIds?: string[]; allFailed?: boolean; merchantId?: string };
+}): Promise<number> {
+  if (!input.allFailed && !input.eventIds?.length) throw new DomainError('validation', 'eventIds: name events, or ask for all failed ones');
+  let q = svc.database.db
+    .updateTable('callback_events')
+    .set({ status: 'pending', next_attempt_at: svc.clock(), lease_owner: null, lease_until: null });
+  q = input.allFailed ? q.where('status', '=', 'failed') : q.where('id', 'in', input.eventIds ?? []);
+  if (input.merchantId) q = q.where('merchant_id', '=', input.merchantId);
+  const res = await q.executeTakeFirst();
+  const n = Number(res.numUpdatedRows);
+  if (!input.allFailed && n !== (input.eventIds?.length ?? 0)) {
+    throw new DomainError('validation', `eventIds: ${(input.eventIds?.length ?? 0) - n} of them do not exist`);
+  }
+  svc.notifier.poke();
+  return n;
+}

@@ -1,0 +1,51 @@
+import type { Kysely } from 'kysely';
+import { newId } from '../db/ids.js';
+import type { DB } from '../db/schema.js';
+
+export type EventType = 'kyc.result' | 'holder.audit' | 'trade';
+
+/**
+ * Writes a callback event into the outbox, in the caller's transaction: the event exists if and only
+ * if the state change it reports was committed. It gets an id (`eventId`, stable across every
+ * delivery attempt) and the next `sequence` of its subject.
+ */
+export async function emitEvent(
+  tx: Kysely<DB>,
+  event: { merchantId: string; type: EventType; subject: string; url: string; body: Record<string, unknown>; now: number },
+): Promise<string> {
+  const { last } = await tx
+    .insertInto('callback_sequences')
+    .values({ subject: event.subject, last: 1 })
+    .onConflict((oc) => oc.column('subject').doUpdateSet((eb) => ({ last: eb('callback_sequences.last', '+', 1) })))
+    .returning('last')
+    .executeTakeFirstOrThrow();
+  const id = newId('evt');
+  const payload = { type: event.type, ...event.body, eventId: id, sequence: Number(last), occurredAt: new Date(event.now).toISOString() };
+  await tx
+    .insertInto('callback_events')
+    .values({
+      id,
+      merchant_id: event.merchantId,
+      type: event.type,
+      subject: event.subject,
+      sequence: Number(last),
+      url: event.url,
+      payload: JSON.stringify(payload),
+      status: 'pending',
+      attempts: 0,
+      next_attempt_at: event.now,
+      lease_owner: null,
+      lease_until: null,
+      last_error: null,
+      delivered_at: null,
+      created_at: event.now,
+    })
+    .execute();
+  return id;
+}
+
+/** The merchant's notify URL, read in the transaction (events go nowhere without one). */
+export async function notifyUrlOf(tx: Kysely<DB>, merchantId: string): Promise<string | null> {
+  const row = await tx.selectFrom('merchants').select('notify_url').where('id', '=', merchantId).executeTakeFirst();
+  return row?.notify_url ?? null;
+}

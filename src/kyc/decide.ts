@@ -1,0 +1,136 @@
+import type { Kysely } from 'kysely';
+import { emitEvent } from '../callbacks/outbox.js';
+import type { TxCtx } from '../context.js';
+import type { SecretBox } from '../crypto/secretbox.js';
+import { newId } from '../db/ids.js';
+import type { DB, KycRequestsTable, KycStatus } from '../db/schema.js';
+import { DomainError } from '../errors.js';
+import { AuditStatus, canTransition } from '../holders/audit-status.js';
+import { reviewHolder } from '../holders/review.js';
+import { documentKey, type KycData } from './submit.js';
+
+export interface KycStatusModel {
+  requestNo: string;
+  email: string;
+  kycStatus: KycStatus;
+  reason: string;
+  holderId: string | null;
+}
+
+const NEXT: Record<KycStatus, readonly KycStatus[]> = {
+  init: ['reviewing', 'approved', 'rejected'],
+  reviewing: ['approved', 'rejected'],
+  approved: [],
+  rejected: [],
+};
+
+export function toKycModel(row: Pick<KycRequestsTable, 'request_no' | 'email' | 'status' | 'reason' | 'holder_id'>): KycStatusModel {
+  return { requestNo: row.request_no, email: row.email, kycStatus: row.status, reason: row.reason, holderId: row.holder_id };
+}
+
+export async function loadKyc(db: Kysely<DB>, merchantId: string | null, requestNo: string) {
+  let q = db.selectFrom('kyc_requests').selectAll().where('request_no', '=', requestNo);
+  if (merchantId !== null) q = q.where('merchant_id', '=', merchantId);
+  const rows = await q.limit(2).execute();
+  if (rows.length === 0) throw new DomainError('kycNotFound');
+  if (rows.length > 1) throw new DomainError('validation', `requestNo: ${requestNo} exists for several merchants; name the merchant`);
+  return rows[0] as NonNullable<(typeof rows)[0]>;
+}
+
+/**
+ * The approved person's cardholder: the merchant's live cardholder with this e-mail (or, failing
+ * that, with this document) is approved; when there is none, one is created from the KYC data,
+ * approved (interface 4.3 → cards and the login-free page).
+ */
+async function approveHolder(ctx: TxCtx, box: SecretBox, kyc: KycRequestsTable, actor: string): Promise<string> {
+  const data = JSON.parse(box.open(kyc.data_enc, `kyc:${kyc.id}`)) as KycData;
+  const live = (q: ReturnType<typeof ctx.tx.selectFrom<'cardholders'>>) =>
+    q
+      .select(['id', 'audit_status'])
+      .where('merchant_id', '=', kyc.merchant_id)
+      .where('audit_status', '<>', AuditStatus.rejected)
+      .orderBy('created_at', 'desc');
+  const holder =
+    (await live(ctx.tx.selectFrom('cardholders')).where('email', '=', kyc.email).executeTakeFirst()) ??
+    (await live(ctx.tx.selectFrom('cardholders'))
+      .where('idno_type', '=', data.idDocType)
+      .where('idno_key', '=', documentKey(data))
+      .executeTakeFirst());
+  if (holder) {
+    if (holder.audit_status !== AuditStatus.approved && canTransition(holder.audit_status, AuditStatus.approved)) {
+      await reviewHolder({ ctx, merchantId: kyc.merchant_id, input: { holderId: holder.id, auditStatus: AuditStatus.approved, actor } });
+    }
+    return holder.id;
+  }
+  const id = newId('hld');
+  await ctx.tx
+    .insertInto('cardholders')
+    .values({
+      id,
+      merchant_id: kyc.merchant_id,
+      email: kyc.email,
+      mobile: '',
+      first_name: data.firstName,
+      last_name: data.lastName,
+      date_of_birth: data.dob,
+      nationality: data.country,
+      sex: data.gender,
+      country_code: data.address.country,
+      town: data.address.city,
+      address: data.address.address,
+      post_code: data.address.zipCode,
+      idno_type: data.idDocType,
+      idno: data.number,
+      idno_key: documentKey(data),
+      audit_status: AuditStatus.pending,
+      err_msg: '',
+      created_at: ctx.now,
+      updated_at: ctx.now,
+    })
+    .execute();
+  await reviewHolder({ ctx, merchantId: kyc.merchant_id, input: { holderId: id, auditStatus: AuditStatus.approved, actor } });
+  return id;
+}
+
+/**
+ * Moves a KYC request init → reviewing → approved | rejected, in the caller's transaction, and
+ * writes the `kyc.result` callback to the request's callbackUrl with it. `merchantId` null is the
+ * operator's CLI.
+ */
+export async function decideKyc({
+  ctx,
+  box,
+  merchantId,
+  input,
+}: {
+  ctx: TxCtx;
+  box: SecretBox;
+  merchantId: string | null;
+  input: { requestNo: string; status: 'reviewing' | 'approved' | 'rejected'; reason?: string | undefined; actor: string };
+}): Promise<KycStatusModel> {
+  const kyc = await loadKyc(ctx.tx, merchantId, input.requestNo);
+  if (!NEXT[kyc.status].includes(input.status)) {
+    throw new DomainError(
+      'kycState',
+      `requestNo: the request is ${kyc.status}; it can become ${NEXT[kyc.status].join(' or ') || 'nothing else'}`,
+    );
+  }
+  const reason = (input.reason ?? '').trim().slice(0, 500);
+  const holderId = input.status === 'approved' ? await approveHolder(ctx, box, kyc, input.actor) : kyc.holder_id;
+  const res = await ctx.tx
+    .updateTable('kyc_requests')
+    .set({ status: input.status, reason, holder_id: holderId, auto_decide_at: null, updated_at: ctx.now })
+    .where('id', '=', kyc.id)
+    .where('status', '=', kyc.status)
+    .executeTakeFirst();
+  if (Number(res.numUpdatedRows) !== 1) throw new DomainError('kycState', 'requestNo: the request changed concurrently, try again');
+  await emitEvent(ctx.tx, {
+    merchantId: kyc.merchant_id,
+    type: 'kyc.result',
+    subject: `kyc:${kyc.id}`,
+    url: kyc.callback_url,
+    body: { requestNo: kyc.request_no, email: kyc.email, kycStatus: input.status, reason },
+    now: ctx.now,
+  });
+  return toKycModel({ ...kyc, status: input.status, reason, holder_id: holderId });
+}

@@ -1,0 +1,182 @@
+import { createHash } from 'node:crypto';
+import { isIP } from 'node:net';
+import { checkCallbackUrl } from '../callbacks/url-guard.js';
+import type { Services } from '../context.js';
+import { newId } from '../db/ids.js';
+import { isUniqueViolation } from '../db/index.js';
+import { DomainError, invalid } from '../errors.js';
+import { ISO_COUNTRIES } from '../holders/countries.js';
+import { checkName, idnoKey, parseDate } from '../holders/create.js';
+
+export interface KycAddressInput {
+  country: string;
+  state: string;
+  city: string;
+  address: string;
+  zipCode: string;
+  ssn?: string | undefined;
+}
+
+export interface KycShareInput {
+  requestNo: string;
+  email: string;
+  kycPlatform: string;
+  holderType: string | number;
+  callbackUrl: string;
+  individualInfo: {
+    firstName: string;
+    lastName: string;
+    dob: string;
+    country: string;
+    gender: number | string;
+    idDocType: number | string;
+    number: string;
+    validUntil: string;
+    ipAddress: string;
+    address?: KycAddressInput | undefined;
+  };
+  address?: KycAddressInput | undefined;
+}
+
+/** The personal data kept (sealed) with a KYC request, normalised. */
+export interface KycData {
+  firstName: string;
+  lastName: string;
+  dob: string;
+  country: string;
+  gender: 1 | 2;
+  idDocType: 1 | 2 | 3 | 4;
+  number: string;
+  validUntil: string;
+  ipAddress: string;
+  address: KycAddressInput;
+}
+
+/** 2099-01-01 means a document valid indefinitely (interface 4.3). */
+export const NO_EXPIRY = '2099-01-01';
+
+function checkAddress(prefix: string, a: KycAddressInput): KycAddressInput {
+  if (!ISO_COUNTRIES.has(a.country)) throw invalid(`${prefix}.country`, 'must be an ISO 3166-1 alpha-2 country code');
+  if (a.country === 'US' && !a.ssn) throw invalid(`${prefix}.ssn`, 'is required when the country is US');
+  // A social security number is collected only where it is needed.
+  if (a.country !== 'US' && a.ssn) throw invalid(`${prefix}.ssn`, 'must be sent only when the country is US');
+  return {
+    ...a,
+    state: a.state.trim(),
+    city: a.city.trim(),
+    address: a.address.trim(),
+    zipCode: a.zipCode.trim().toUpperCase(),
+    ...(a.ssn ? { ssn: a.ssn.replace(/-/g, '') } : {}),
+  };
+}
+
+/** Every rule of interface 4.3 beyond the schema's shapes; returns the normalised data. */
+export function validateKyc(input: KycShareInput, now: number, platforms: readonly string[]): KycData {
+  if (!platforms.includes(input.kycPlatform)) throw invalid('kycPlatform', `must be one of ${platforms.join(', ')}`);
+  const info = input.individualInfo;
+  if (info.address && input.address) throw invalid('address', 'send it once: inside individualInfo or beside it, not both');
+  const rawAddress = info.address ?? input.address;
+  if (!rawAddress) throw invalid('individualInfo.address', 'is required');
+  const address = checkAddress(info.address ? 'individualInfo.address' : 'address', rawAddress);
+  const today = new Date(now).toISOString().slice(0, 10);
+  if (!parseDate(info.dob)) throw invalid('individualInfo.dob', 'must be a real date written YYYY-MM-DD');
+  if (info.dob >= today) throw invalid('individualInfo.dob', 'must be in the past');
+  if (info.dob < '1900-01-01') throw invalid('individualInfo.dob', 'must not be before 1900-01-01');
+  if (!parseDate(info.validUntil)) throw invalid('individualInfo.validUntil', 'must be a real date written YYYY-MM-DD');
+  if (info.validUntil < today) throw invalid('individualInfo.validUntil', 'must not be in the past (the document has expired)');
+  if (!ISO_COUNTRIES.has(info.country)) throw invalid('individualInfo.country', 'must be an ISO 3166-1 alpha-2 country code');
+  if (isIP(info.ipAddress) === 0) throw invalid('individualInfo.ipAddress', 'must be an IPv4 or IPv6 address');
+  return {
+    firstName: checkName('individualInfo.firstName', info.firstName),
+    lastName: checkName('individualInfo.lastName', info.lastName),
+    dob: info.dob,
+    country: info.country,
+    gender: Number(info.gender) as 1 | 2,
+    idDocType: Number(info.idDocType) as 1 | 2 | 3 | 4,
+    number: info.number.trim(),
+    validUntil: info.validUntil,
+    ipAddress: info.ipAddress,
+    address,
+  };
+}
+
+export function kycFingerprint(canonical: string): string {
+  return createHash('sha256').update(`kycShare\n${canonical}`).digest('hex');
+}
+
+async function answerExisting(svc: Services, merchantId: string, input: KycShareInput, fingerprint: string): Promise<'replay' | null> {
+  const db = svc.database.db;
+  const same = await db
+    .selectFrom('kyc_requests')
+    .select('fingerprint')
+    .where('merchant_id', '=', merchantId)
+    .where('request_no', '=', input.requestNo)
+    .executeTakeFirst();
+  if (same) {
+    if (same.fingerprint === fingerprint) return 'replay';
+    throw new DomainError('duplicateRequest', 'requestNo: already used for a different request');
+  }
+  const email = await db
+    .selectFrom('kyc_requests')
+    .select('id')
+    .where('merchant_id', '=', merchantId)
+    .where('email', '=', input.email.toLowerCase())
+    .executeTakeFirst();
+  if (email) throw new DomainError('kycEmailUsed');
+  return null;
+}
+
+/**
+ * Accepts a KYC share request (interface 4.3). `requestNo` is its idempotency key for ever: the same
+ * request again answers as the first time, another request with it is 1008. An e-mail already used
+ * by another of the merchant's requests is 2610. Returns true when this call created the request.
+ */
+export async function submitKyc({
+  svc,
+  merchantId,
+  input,
+  canonical,
+}: {
+  svc: Services;
+  merchantId: string;
+  input: KycShareInput;
+  canonical: string;
+}): Promise<boolean> {
+  const fingerprint = kycFingerprint(canonical);
+  if ((await answerExisting(svc, merchantId, input, fingerprint)) === 'replay') return false;
+  const now = svc.clock();
+  const data = validateKyc(input, now, svc.config.kyc.platforms);
+  const callbackUrl = checkCallbackUrl('callbackUrl', input.callbackUrl, svc.config.env);
+  const id = newId('kyc');
+  try {
+    await svc.database.db
+      .insertInto('kyc_requests')
+      .values({
+        id,
+        merchant_id: merchantId,
+        request_no: input.requestNo,
+        email: input.email.toLowerCase(),
+        fingerprint,
+        platform: input.kycPlatform,
+        callback_url: callbackUrl,
+        data_enc: svc.box.seal(JSON.stringify(data), `kyc:${id}`),
+        status: 'init',
+        reason: '',
+        holder_id: null,
+        // The sandbox's automatic reviewer picks it up at once (decisions §2).
+        auto_decide_at: svc.config.kyc.autoDecisionMs > 0 ? now : null,
+        created_at: now,
+        updated_at: now,
+      })
+      .execute();
+  } catch (err) {
+    // A concurrent request with the same requestNo or e-mail won the race: answer as it decides.
+    if (isUniqueViolation(err) && (await answerExisting(svc, merchantId, input, fingerprint)) === 'replay') return false;
+    throw err;
+  }
+  return true;
+}
+
+export function documentKey(data: KycData): string {
+  return idnoKey(data.number);
+}
