@@ -13,11 +13,13 @@ export interface Running {
 export async function serve(config: Config, { handleSignals = true } = {}): Promise<Running> {
   const started = performance.now();
   const app = await buildApp(config);
-  const demo = await ensureDemoMerchant(app.svc);
   await app.listen({ port: config.port, host: config.host });
   const addr = app.server.address();
   const port = typeof addr === 'object' && addr ? addr.port : config.port;
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
+  // PORT=0 picks a free port: the default public URL then names the one actually taken.
+  if (config.port === 0 && config.publicUrl.endsWith(':0')) app.svc.config.publicUrl = url;
+  const demo = await ensureDemoMerchant(app.svc);
   app.log.info(
     { url, env: config.env, database: app.svc.database.dialect, readyMs: Math.round(performance.now() - started) },
     'cardprogram ready',

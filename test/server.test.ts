@@ -23,7 +23,10 @@ function start(env: Record<string, string>): Promise<Started> {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
-    const timer = setTimeout(() => reject(new Error(`service did not become ready:\n${out}`)), 20_000);
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`service did not become ready:\n${out}`));
+    }, 20_000);
     const onData = (d: Buffer) => {
       out += d;
       const m = /"url":"(http:\/\/[^"]+)".*"msg":"cardprogram ready"/.exec(out);

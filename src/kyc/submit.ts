@@ -105,24 +105,19 @@ export function kycFingerprint(canonical: string): string {
 }
 
 async function answerExisting(svc: Services, merchantId: string, input: KycShareInput, fingerprint: string): Promise<'replay' | null> {
-  const db = svc.database.db;
-  const same = await db
+  // One read for both rules, so a concurrent twin is seen the same way by each.
+  const rows = await svc.database.db
     .selectFrom('kyc_requests')
-    .select('fingerprint')
+    .select(['request_no', 'fingerprint'])
     .where('merchant_id', '=', merchantId)
-    .where('request_no', '=', input.requestNo)
-    .executeTakeFirst();
+    .where((eb) => eb.or([eb('request_no', '=', input.requestNo), eb('email', '=', input.email.toLowerCase())]))
+    .execute();
+  const same = rows.find((r) => r.request_no === input.requestNo);
   if (same) {
     if (same.fingerprint === fingerprint) return 'replay';
     throw new DomainError('duplicateRequest', 'requestNo: already used for a different request');
   }
-  const email = await db
-    .selectFrom('kyc_requests')
-    .select('id')
-    .where('merchant_id', '=', merchantId)
-    .where('email', '=', input.email.toLowerCase())
-    .executeTakeFirst();
-  if (email) throw new DomainError('kycEmailUsed');
+  if (rows.length > 0) throw new DomainError('kycEmailUsed');
   return null;
 }
 

@@ -1,0 +1,97 @@
+import assert from 'node:assert/strict';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { it } from 'node:test';
+import { hmacSign, signingString } from '../src/http/signing.js';
+import { randomStr } from './helpers/app.js';
+import { childDatabaseUrl, ROOT } from './helpers/cli.js';
+import { isolatedDatabase } from './helpers/db.js';
+import { eachDialect } from './helpers/dialects.js';
+import { eventually, receiver } from './helpers/receiver.js';
+
+function start(env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/index.ts', 'serve'], {
+      cwd: ROOT,
+      env: { ...process.env, PORT: '0', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`not ready:\n${out}`));
+    }, 20_000);
+    const onData = (d: Buffer) => {
+      out += d;
+      const m = /"url":"(http:\/\/[^"]+)".*"msg":"cardprogram ready"/.exec(out);
+      if (m?.[1]) {
+        clearTimeout(timer);
+        resolve({ child, url: m[1] });
+      }
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
+  });
+}
+
+eachDialect('callbacks survive a crash', (dialect) => {
+  it('SIGKILL between commit and delivery: the event is delivered after restart', async (t) => {
+    const db = await isolatedDatabase(dialect);
+    const dataDir = mkdtempSync(join(tmpdir(), 'cardprogram-crash-'));
+    t.after(async () => {
+      await db.cleanup();
+      rmSync(dataDir, { recursive: true, force: true });
+    });
+    const env = { DATABASE_URL: childDatabaseUrl(db), CARDPROGRAM_DATA_DIR: dataDir, CARDPROGRAM_WORKER_POLL_MS: '50' };
+    // First life: no worker, so the committed event cannot have been delivered when it dies.
+    const first = await start({ ...env, CARDPROGRAM_WORKER: 'off' });
+    const demo = JSON.parse(readFileSync(join(dataDir, 'demo-merchant.json'), 'utf8'));
+    const rx = await receiver(t, demo.webhookSecret);
+    const post = async (base: string, path: string, body: Record<string, unknown>) => {
+      const signed = { ...body, appId: demo.appId };
+      const res = await fetch(`${base}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ ...signed, sign: hmacSign(demo.secret, signingString(signed)) }),
+      });
+      return { status: res.status, body: (await res.json()) as Record<string, any> };
+    };
+    const requestNo = `REQ-${randomStr().slice(0, 8)}`;
+    const share = await post(first.url, '/open/api/kyc/share/information', {
+      requestNo,
+      email: 'crash@example.com',
+      kycPlatform: 'SUMSUB',
+      holderType: '1',
+      callbackUrl: rx.url,
+      individualInfo: {
+        firstName: 'Cara',
+        lastName: 'Sh',
+        dob: '1980-01-01',
+        country: 'FR',
+        gender: 2,
+        idDocType: '1',
+        number: 'FR1234567',
+        validUntil: '2099-01-01',
+        ipAddress: '198.51.100.1',
+        address: { country: 'FR', state: 'IDF', city: 'Paris', address: '1 Rue de Rivoli', zipCode: '75001' },
+      },
+    });
+    assert.equal(share.status, 200, JSON.stringify(share.body));
+    const decided = await post(first.url, '/sandbox/kyc/review', { requestNo, kycStatus: 'approved', randomStr: randomStr() });
+    assert.equal(decided.status, 200, JSON.stringify(decided.body));
+    first.child.kill('SIGKILL');
+    await new Promise((r) => first.child.once('exit', r));
+    assert.equal(rx.received.length, 0);
+
+    const second = await start(env);
+    t.after(() => {
+      second.child.kill('SIGKILL');
+    });
+    await eventually(() => rx.received.length >= 1, 15_000, 'the callback after restart');
+    const [got] = rx.received;
+    assert.equal(got?.verified, true);
+    assert.deepEqual([got?.body.type, got?.body.requestNo, got?.body.kycStatus], ['kyc.result', requestNo, 'approved']);
+  });
+});

@@ -1,0 +1,283 @@
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { it } from 'node:test';
+import { retryCallbacks } from '../src/callbacks/manage.js';
+import { emitEvent } from '../src/callbacks/outbox.js';
+import { CallbackWorker } from '../src/callbacks/worker.js';
+import { updateMerchant } from '../src/merchants/manage.js';
+import { build, type Harness, holderBody, randomStr } from './helpers/app.js';
+import { fundedCard, ok } from './helpers/cards.js';
+import { eachDialect } from './helpers/dialects.js';
+import { eventually, receiver } from './helpers/receiver.js';
+
+async function events(h: Harness) {
+  return h.db.database.db.selectFrom('callback_events').selectAll().orderBy('created_at').orderBy('sequence').execute();
+}
+
+async function attempts(h: Harness, eventId: string) {
+  return h.db.database.db.selectFrom('callback_attempts').selectAll().where('event_id', '=', eventId).orderBy('attempt').execute();
+}
+
+/** Runs worker passes until every event is settled (delivered or failed). */
+async function drain(h: Harness, worker: CallbackWorker, timeoutMs = 10_000) {
+  await eventually(
+    async () => {
+      await worker.pass();
+      return (await events(h)).every((e) => e.status !== 'pending');
+    },
+    timeoutMs,
+    'all callbacks settled',
+  );
+}
+
+const kyc = (callbackUrl: string, email = 'bob@example.com') => ({
+  requestNo: `REQ-${randomStr().slice(0, 10)}`,
+  email,
+  kycPlatform: 'SUMSUB',
+  holderType: '1',
+  callbackUrl,
+  individualInfo: {
+    firstName: 'Bob',
+    lastName: 'Müller',
+    dob: '1985-03-04',
+    country: 'DE',
+    gender: 1,
+    idDocType: '2',
+    number: `C0${randomStr().slice(0, 8)}`,
+    validUntil: '2099-01-01',
+    ipAddress: '203.0.113.7',
+    address: { country: 'DE', state: 'Berlin', city: 'Berlin', address: 'Invalidenstrasse 117', zipCode: '10115' },
+  },
+});
+
+eachDialect('signed callbacks, delivered at least once', (dialect) => {
+  it('kyc.result, holder.audit and trade events arrive signed per Standard Webhooks, in sequence per subject', async (t) => {
+    const h = await build(t, dialect);
+    const rx = await receiver(t, h.merchant.webhookSecret);
+    await updateMerchant({ ctx: h.app.svc, input: { appId: h.merchant.appId, notifyUrl: rx.url } });
+    const worker = new CallbackWorker(h.app.svc);
+    const body = kyc(rx.url);
+    await h.call('/open/api/kyc/share/information', body);
+    await h.call('/sandbox/kyc/review', { requestNo: body.requestNo, kycStatus: 'approved', reason: 'Looks good', randomStr: randomStr() });
+    const { cardId } = await fundedCard(h, { topUp: 50 });
+    const auth = await ok(h, '/sandbox/network/authorize', { cardId, amount: 5 });
+    await ok(h, '/sandbox/network/reverse', { tradeId: auth.tradeId });
+    await drain(h, worker);
+    assert.ok(
+      rx.received.every((r) => r.verified),
+      'every callback verifies with standardwebhooks',
+    );
+    for (const r of rx.received) {
+      assert.equal(r.headers['webhook-id'], r.body.eventId);
+      assert.match(String(r.headers['webhook-signature']), /^v1,[A-Za-z0-9+/]+=*$/);
+      assert.equal(r.headers['content-type'], 'application/json');
+    }
+    const kycEvents = rx.received.filter((r) => r.body.type === 'kyc.result').map((r) => r.body);
+    assert.equal(kycEvents.length, 1);
+    assert.deepEqual(
+      { ...kycEvents[0], eventId: 'x', occurredAt: 'x' },
+      {
+        type: 'kyc.result',
+        requestNo: body.requestNo,
+        email: 'bob@example.com',
+        kycStatus: 'approved',
+        reason: 'Looks good',
+        eventId: 'x',
+        sequence: 1,
+        occurredAt: 'x',
+      },
+    );
+    const audits = rx.received.filter((r) => r.body.type === 'holder.audit').map((r) => r.body);
+    assert.ok(
+      audits.some((a) => a.auditStatus === 2),
+      'approval of the KYC-created holder and of the test holder',
+    );
+    const trades = rx.received
+      .filter((r) => r.body.type === 'trade')
+      .map((r) => r.body)
+      .sort((x, y) => x.sequence - y.sequence);
+    // One card, one sequence: top-up, authorization, the original becoming 3 (Reversed), the reversal record.
+    assert.deepEqual(
+      trades.map((x) => [x.sequence, x.tradeType, x.tradeStatus]),
+      [
+        [1, 100, 1],
+        [2, 150, 1],
+        [3, 150, 3],
+        [4, 150, 2],
+      ],
+    );
+    assert.ok(trades.every((x) => x.cardId === cardId && /^\d{6}\*{6}\d{4}$/.test(x.cardNo)));
+  });
+
+  it('a receiver answering 500 then 200 gets the event on the second attempt, with the same eventId; every attempt is recorded', async (t) => {
+    const h = await build(t, dialect);
+    const rx = await receiver(t, h.merchant.webhookSecret);
+    rx.respond((res) => res.writeHead(500).end('boom'));
+    const body = kyc(rx.url);
+    await h.call('/open/api/kyc/share/information', body);
+    await h.call('/sandbox/kyc/review', { requestNo: body.requestNo, kycStatus: 'rejected', randomStr: randomStr() });
+    await drain(h, new CallbackWorker(h.app.svc));
+    assert.equal(rx.received.length, 2);
+    assert.equal(rx.received[0]?.body.eventId, rx.received[1]?.body.eventId, 'a duplicate carries the same eventId');
+    const [event] = await events(h);
+    assert.equal(event?.status, 'delivered');
+    const tries = await attempts(h, event?.id ?? '');
+    assert.deepEqual(
+      tries.map((a) => [a.attempt, a.http_status]),
+      [
+        [1, 500],
+        [2, 200],
+      ],
+    );
+    assert.equal(tries[0]?.response_excerpt, 'boom');
+  });
+
+  it('a receiver that is down for a while gets the event after it comes back', async (t) => {
+    const h = await build(t, dialect);
+    const rx = await receiver(t, h.merchant.webhookSecret);
+    const port = rx.port;
+    await new Promise<void>((r) => rx.server.close(() => r()));
+    const body = kyc(`http://127.0.0.1:${port}/hooks`);
+    await h.call('/open/api/kyc/share/information', body);
+    await h.call('/sandbox/kyc/review', { requestNo: body.requestNo, kycStatus: 'approved', randomStr: randomStr() });
+    const worker = new CallbackWorker(h.app.svc);
+    await eventually(
+      async () => {
+        await worker.pass();
+        return (await events(h))[0]?.attempts === 2;
+      },
+      5000,
+      'two failed attempts',
+    );
+    const [down] = await events(h);
+    assert.equal(down?.status, 'pending');
+    assert.match(down?.last_error ?? '', /ECONNREFUSED/);
+    await new Promise<void>((r) => rx.server.listen(port, '127.0.0.1', r));
+    await drain(h, worker);
+    assert.equal((await events(h))[0]?.status, 'delivered');
+    assert.equal(rx.received.length, 1);
+  });
+
+  it('redirects are not followed, responses are read up to a cap, slow receivers time out', async (t) => {
+    const h = await build(t, dialect, {
+      callbacks: { worker: false, retryScheduleMs: [10_000], maxAgeMs: 60_000, timeoutMs: 300, pollMs: 20 },
+    });
+    let internalHits = 0;
+    const internal = http.createServer((_q, s) => {
+      internalHits++;
+      s.end('secret');
+    });
+    await new Promise<void>((r) => internal.listen(0, '127.0.0.1', r));
+    t.after(() => internal.close());
+    const rx = await receiver(t, h.merchant.webhookSecret);
+    rx.respond(
+      (res) => res.writeHead(302, { location: `http://127.0.0.1:${(internal.address() as AddressInfo).port}/admin` }).end(),
+      (res) => res.writeHead(500).end('x'.repeat(1_000_000)),
+      () => undefined, // never answers
+    );
+    for (let i = 0; i < 3; i++) {
+      const body = kyc(rx.url, `p${i}@example.com`);
+      await h.call('/open/api/kyc/share/information', body);
+      await h.call('/sandbox/kyc/review', { requestNo: body.requestNo, kycStatus: 'approved', randomStr: randomStr() });
+      await new CallbackWorker(h.app.svc).pass();
+    }
+    const all = await events(h);
+    const first = await attempts(h, all[0]?.id ?? '');
+    assert.equal(first[0]?.http_status, 302);
+    assert.equal(internalHits, 0, 'the redirect target was never contacted');
+    const second = await attempts(h, all[1]?.id ?? '');
+    assert.equal(second[0]?.http_status, 500);
+    assert.ok((second[0]?.response_excerpt ?? '').length <= 500);
+    const third = await attempts(h, all[2]?.id ?? '');
+    assert.equal(third[0]?.http_status, null);
+    assert.match(third[0]?.error ?? '', /timed out after 300 ms/);
+    assert.ok(
+      all.every((e) => e.status === 'pending'),
+      'all three will be retried',
+    );
+  });
+
+  it('an event that keeps failing is given up after its time, and an operator can send it again', async (t) => {
+    const h = await build(t, dialect, { callbacks: { worker: false, retryScheduleMs: [30], maxAgeMs: 100, timeoutMs: 500, pollMs: 20 } });
+    const rx = await receiver(t, h.merchant.webhookSecret);
+    rx.respond(...Array.from({ length: 50 }, () => (res: http.ServerResponse) => res.writeHead(503).end()));
+    const body = kyc(rx.url);
+    await h.call('/open/api/kyc/share/information', body);
+    await h.call('/sandbox/kyc/review', { requestNo: body.requestNo, kycStatus: 'approved', randomStr: randomStr() });
+    const worker = new CallbackWorker(h.app.svc);
+    await drain(h, worker);
+    const [failed] = await events(h);
+    assert.equal(failed?.status, 'failed');
+    assert.ok((failed?.attempts ?? 0) >= 2);
+    rx.reset(); // the receiver is fixed: 200 from now on
+    const queued = await retryCallbacks({ svc: h.app.svc, input: { allFailed: true } });
+    assert.equal(queued, 1);
+    await eventually(async () => {
+      await worker.pass();
+      return rx.received.some((r) => r.body.eventId === failed?.id && r.verified);
+    }, 5000);
+  });
+
+  it('two workers at once deliver each event once per attempt', async (t) => {
+    const h = await build(t, dialect);
+    const rx = await receiver(t, h.merchant.webhookSecret);
+    await h.db.database.withTx(async (tx) => {
+      for (let i = 0; i < 40; i++) {
+        await emitEvent(tx, {
+          merchantId: h.merchant.appId,
+          type: 'holder.audit',
+          subject: `holder:h${i % 5}`,
+          url: rx.url,
+          body: { i },
+          now: Date.now(),
+        });
+      }
+    });
+    const a = new CallbackWorker(h.app.svc, { batch: 3 });
+    const b = new CallbackWorker(h.app.svc, { batch: 3 });
+    await Promise.all([a.pass(), b.pass(), a.pass(), b.pass()]);
+    await drain(h, a);
+    const ids = rx.received.map((r) => r.body.eventId);
+    assert.equal(ids.length, 40, 'no event sent twice');
+    assert.equal(new Set(ids).size, 40);
+    const bySubject = new Map<string, number[]>();
+    for (const r of rx.received) bySubject.set(String(r.body.i % 5), [...(bySubject.get(String(r.body.i % 5)) ?? []), r.body.sequence]);
+    for (const seqs of bySubject.values())
+      assert.deepEqual(
+        [...seqs].sort((x, y) => x - y),
+        [1, 2, 3, 4, 5, 6, 7, 8],
+      );
+  });
+
+  it('no notify URL, no holder.audit or trade events', async (t) => {
+    const h = await build(t, dialect);
+    const { holderId } = (await h.call('/api/network/holderCreate.html', holderBody())).body;
+    await h.call('/sandbox/holder/review', { holderId, auditStatus: 1, randomStr: randomStr() });
+    assert.deepEqual(await events(h), []);
+  });
+});
+
+eachDialect('callback SSRF guard at delivery (production)', (dialect) => {
+  it('a name resolving to a private address and a private literal are refused at connect time', async (t) => {
+    const h = await build(t, dialect, { env: 'production' });
+    const rx = await receiver(t, h.merchant.webhookSecret);
+    await h.db.database.withTx(async (tx) => {
+      // As if they passed the submission check and the DNS changed since (rebinding), or a row was edited.
+      for (const url of [
+        `https://rebind.example:${rx.port}/hooks`,
+        `https://127.0.0.1:${rx.port}/hooks`,
+        `https://[::ffff:127.0.0.1]:${rx.port}/hooks`,
+      ]) {
+        await emitEvent(tx, { merchantId: h.merchant.appId, type: 'kyc.result', subject: url, url, body: {}, now: Date.now() });
+      }
+    });
+    const worker = new CallbackWorker(h.app.svc, { resolver: async () => [{ address: '127.0.0.1', family: 4 }] });
+    await worker.pass();
+    for (const e of await events(h)) {
+      const [a] = await attempts(h, e.id);
+      assert.match(a?.error ?? '', /^blocked: /, e.url);
+    }
+    assert.equal(rx.received.length, 0);
+  });
+});
