@@ -1,59 +1,94 @@
 /**
- * Callback delivery latency, from commit to receipt, over N events (default 1000): top-ups through
- * the real HTTP app (in process) on a card whose merchant has a notify URL, 10 at a time; a loopback
- * receiver verifies each `trade` callback with `standardwebhooks` and records when it arrived. The
- * in-service worker is woken by each commit (and polls every second besides).
+ * Callback delivery latency, from commit to receipt. The service runs as its own process (as in
+ * production) on a fresh database; this process is the merchant: it creates a card through the
+ * API, then makes N top-ups (default 1000), each of which commits a `trade` callback to its notify
+ * URL, and a loopback receiver verifies every callback with `standardwebhooks`. Latency is the time
+ * from the top-up's acknowledgement (sent after its commit) to the callback's arrival.
+ * Two phases: paced (100 top-ups/s, the latency a merchant sees) and a burst (10 at a time, as
+ * fast as the service takes them: how the worker keeps up).
  *
  *   npm run bench:callbacks               both databases
- *   npm run bench:callbacks -- --quick    50 events (CI)
+ *   npm run bench:callbacks -- --quick    50 events per phase (CI)
  */
+import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
-import { buildApp } from '../src/app.js';
 import { hmacSign, signingString } from '../src/http/signing.js';
-import { createMerchant } from '../src/merchants/create.js';
-import { testConfig } from '../test/helpers/app.js';
+import { childDatabaseUrl, ROOT, runCli } from '../test/helpers/cli.js';
 import { isolatedDatabase, type TestDialect } from '../test/helpers/db.js';
 
 const quick = process.argv.includes('--quick');
 const EVENTS = quick ? 50 : Number(process.env.BENCH_EVENTS ?? 1000);
 
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function stats(samples: number[]) {
+  const s = [...samples].sort((a, b) => a - b);
+  const at = (p: number) => Math.round((s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? Number.NaN) * 10) / 10;
+  return { n: s.length, p50: at(50), p99: at(99), max: at(100) };
+}
+
+async function startService(env: Record<string, string>): Promise<{ child: ChildProcess; base: string }> {
+  const port = 20000 + Math.floor(Math.random() * 10000);
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/index.ts', 'serve'], {
+    cwd: ROOT,
+    env: { ...process.env, ...env, PORT: String(port), LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const base = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 200; i++) {
+    try {
+      if ((await fetch(`${base}/healthz`)).ok) return { child, base };
+    } catch {}
+    await sleep(50);
+  }
+  child.kill('SIGKILL');
+  throw new Error('service did not start');
+}
+
 async function run(dialect: TestDialect) {
   const db = await isolatedDatabase(dialect);
   const arrivals = new Map<string, number>();
   let wh: Webhook | null = null;
-  const server = http.createServer((req, res) => {
+  const receiver = http.createServer((req, res) => {
     let raw = '';
     req.on('data', (c) => {
       raw += c;
     });
     req.on('end', () => {
-      const at = Date.now();
-      const event = wh?.verify(raw, req.headers as Record<string, string>) as { type: string; tradeId: string; occurredAt: string };
-      if (event.type === 'trade') arrivals.set(event.tradeId, at - Date.parse(event.occurredAt));
+      const at = performance.now();
+      const event = wh?.verify(raw, req.headers as Record<string, string>) as { type: string; tradeId: string };
+      if (event.type === 'trade') arrivals.set(event.tradeId, at);
       res.end('ok');
     });
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`;
-  const config = testConfig(db.dataDir, {
-    callbacks: { worker: true, retryScheduleMs: [1000], maxAgeMs: 600_000, timeoutMs: 10_000, pollMs: 1000 },
-  });
-  const app = await buildApp(config, { database: db.database, logger: false });
+  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+  const hooks = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
+  const env = {
+    DATABASE_URL: childDatabaseUrl(db),
+    CARDPROGRAM_DATA_DIR: db.dataDir,
+    CARDPROGRAM_MASTER_KEY: randomBytes(32).toString('hex'),
+    CARDPROGRAM_DEMO_MERCHANT: 'off',
+  };
+  const created = await runCli(['merchant', 'create', '--name', 'Bench', '--notify-url', hooks, '--json'], env);
+  if (created.code !== 0) throw new Error(created.stderr);
+  const m = JSON.parse(created.stdout) as { appId: string; secret: string; webhookSecret: string };
+  wh = new Webhook(m.webhookSecret);
+  const service = await startService(env);
   try {
-    const m = await createMerchant({ ctx: app.svc, input: { name: 'Bench', signType: 'HMAC-SHA256', notifyUrl: url } });
-    wh = new Webhook(m.webhookSecret);
     const call = async (path: string, body: Record<string, unknown>) => {
       const signed = { ...body, appId: m.appId, randomStr: randomBytes(16).toString('hex') };
-      const res = await app.inject({
+      const res = await fetch(`${service.base}${path}`, {
         method: 'POST',
-        url: path,
-        payload: { ...signed, sign: hmacSign(m.secret ?? '', signingString(signed)) },
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ ...signed, sign: hmacSign(m.secret, signingString(signed)) }),
       });
-      if (res.statusCode !== 200) throw new Error(`${path}: ${res.body}`);
-      return res.json();
+      const json = (await res.json()) as Record<string, any>;
+      if (res.status !== 200) throw new Error(`${path}: ${JSON.stringify(json)}`);
+      return json;
     };
     const b64 = (s: string) => Buffer.from(s).toString('base64');
     const holder = await call('/api/network/holderCreate.html', {
@@ -72,31 +107,34 @@ async function run(dialect: TestDialect) {
     });
     await call('/sandbox/holder/review', { holderId: holder.holderId, auditStatus: 2 });
     const card = await call('/api/network/cardApply.html', { holderId: holder.holderId, currency: 'EUR' });
-    let next = 0;
-    const started = performance.now();
-    await Promise.all(
-      Array.from({ length: 10 }, async () => {
-        while (next < EVENTS) {
-          next++;
-          await call('/api/network/cardTopUp.html', { cardId: card.model.cardId, amount: 1 });
-        }
-      }),
-    );
-    const deadline = Date.now() + 60_000;
-    while (arrivals.size < EVENTS && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-    const seconds = (performance.now() - started) / 1000;
-    const lat = [...arrivals.values()].sort((a, b) => a - b);
-    const pct = (p: number) => lat[Math.min(lat.length - 1, Math.floor((p / 100) * lat.length))];
-    return {
-      dialect: dialect.name,
-      events: EVENTS,
-      received: arrivals.size,
-      seconds: Math.round(seconds * 10) / 10,
-      latencyMs: { p50: pct(50), p99: pct(99), max: lat.at(-1) },
+    const cardId = card.model.cardId as string;
+
+    const phase = async (concurrency: number, intervalMs: number) => {
+      const acked = new Map<string, number>();
+      let next = 0;
+      await Promise.all(
+        Array.from({ length: concurrency }, async () => {
+          while (next < EVENTS) {
+            next++;
+            const t0 = performance.now();
+            const r = await call('/api/network/cardTopUp.html', { cardId, amount: 1 });
+            acked.set(r.model.tradeId, performance.now());
+            if (intervalMs) await sleep(Math.max(0, intervalMs - (performance.now() - t0)));
+          }
+        }),
+      );
+      const deadline = Date.now() + 60_000;
+      while ([...acked.keys()].some((id) => !arrivals.has(id)) && Date.now() < deadline) await sleep(10);
+      const lat = [...acked].filter(([id]) => arrivals.has(id)).map(([id, t]) => Math.max(0, (arrivals.get(id) ?? t) - t));
+      return { ...stats(lat), lost: EVENTS - lat.length };
     };
+    const paced = await phase(1, 10);
+    const burst = await phase(10, 0);
+    return { dialect: dialect.name, events: EVENTS, pacedCommitToReceiptMs: paced, burstCommitToReceiptMs: burst };
   } finally {
-    await app.close();
-    server.close();
+    service.child.kill('SIGTERM');
+    await new Promise((r) => service.child.once('exit', r));
+    receiver.close();
     await db.cleanup();
   }
 }
@@ -106,5 +144,10 @@ const results = [];
 if (which.includes('sqlite')) results.push(await run({ name: 'sqlite', url: 'file:' }));
 if (which.includes('postgres'))
   results.push(await run({ name: 'postgres', url: process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test' }));
-console.log(JSON.stringify({ date: new Date().toISOString(), quick, results }, null, 2));
-for (const r of results) if (r.received !== r.events) process.exitCode = 1;
+const report = { date: new Date().toISOString(), quick, results };
+console.log(JSON.stringify(report, null, 2));
+if (!quick) {
+  mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
+  writeFileSync(new URL('./results/callbacks.json', import.meta.url), `${JSON.stringify(report, null, 2)}\n`);
+}
+if (results.some((r) => r.pacedCommitToReceiptMs.lost || r.burstCommitToReceiptMs.lost)) process.exitCode = 1;

@@ -23,7 +23,7 @@ eachDialect('authentication (decisions §3)', (dialect) => {
     const before = await rowCounts(h);
     const signed = sign(holderBody(), h.merchant);
     const cases: Record<string, unknown>[] = [
-      { ...signed, sign: `${String(signed.sign).slice(0, 63)}0` },
+      { ...signed, sign: `${String(signed.sign).slice(0, 63)}${String(signed.sign).endsWith('0') ? '1' : '0'}` },
       { ...signed, sign: undefined },
       { ...signed, sign: '' },
       { ...signed, sign: 'not-hex' },

@@ -51,7 +51,7 @@ export class CallbackWorker {
     private readonly svc: Services,
     private readonly opts: WorkerOptions = {},
   ) {
-    this.batch = opts.batch ?? 20;
+    this.batch = opts.batch ?? 100;
     this.leaseMs = opts.leaseMs ?? svc.config.callbacks.timeoutMs * 3;
   }
 
@@ -100,7 +100,8 @@ export class CallbackWorker {
       const claimed = await this.claim();
       if (claimed.length === 0) return total;
       total += claimed.length;
-      await Promise.all(claimed.map((e) => this.attempt(e)));
+      const outcomes = await Promise.all(claimed.map((e) => this.attempt(e)));
+      await this.record(outcomes);
     }
   }
 
@@ -109,73 +110,105 @@ export class CallbackWorker {
     const now = this.svc.clock();
     const leaseUntil = now + this.leaseMs;
     const lock = database.dialect === 'postgres' ? sql`for update skip locked` : sql``;
-    const { rows } = await sql<EventRow>`
+    // A lease lost in a crash only means the event is claimed again: no need to wait for the disk.
+    const { rows } = await database.withTx(
+      (tx) =>
+        sql<EventRow>`
       update callback_events set lease_owner = ${this.owner}, lease_until = ${leaseUntil}
       where id in (
         select id from callback_events
         where status = 'pending' and next_attempt_at <= ${now} and (lease_until is null or lease_until < ${now})
         order by next_attempt_at limit ${this.batch} ${lock}
       )
-      returning *`.execute(database.db);
+      returning *`.execute(tx),
+      { durable: false },
+    );
     return rows.map((r) => ({ ...r, attempts: Number(r.attempts), created_at: Number(r.created_at) }));
   }
 
-  private async attempt(event: EventRow): Promise<void> {
-    const { database, config, box } = this.svc;
-    const merchant = await database.db
+  private readonly secrets = new Map<string, string>();
+
+  private async secretOf(merchantId: string): Promise<string | null> {
+    const hit = this.secrets.get(merchantId);
+    if (hit) return hit;
+    const row = await this.svc.database.db
       .selectFrom('merchants')
       .select('webhook_secret_enc')
-      .where('id', '=', event.merchant_id)
+      .where('id', '=', merchantId)
       .executeTakeFirst();
+    if (!row) return null;
+    const secret = this.svc.box.open(row.webhook_secret_enc, `webhook-secret:${merchantId}`);
+    this.secrets.set(merchantId, secret);
+    return secret;
+  }
+
+  /** Sends one event once; the outcome is recorded with the rest of the batch. */
+  private async attempt(event: EventRow): Promise<{ event: EventRow; result: DeliveryResult; started: number }> {
+    const { config } = this.svc;
     const started = this.svc.clock();
-    let result: DeliveryResult;
-    if (!merchant) {
-      result = { status: null, error: 'merchant no longer exists', excerpt: '', durationMs: 0 };
-    } else {
-      const secret = box.open(merchant.webhook_secret_enc, `webhook-secret:${event.merchant_id}`);
-      result = await deliver({
-        url: event.url,
-        body: event.payload,
-        headers: webhookHeaders(secret, event.id, Math.floor(started / 1000), event.payload),
-        timeoutMs: config.callbacks.timeoutMs,
-        requirePublic: config.env === 'production',
-        ...(this.opts.resolver ? { resolver: this.opts.resolver } : {}),
-      });
-    }
-    const ok = result.status !== null && result.status >= 200 && result.status < 300;
-    const attempts = event.attempts + 1;
-    const now = this.svc.clock();
-    const next = ok ? null : nextAttemptAt(event.created_at, attempts, now, config.callbacks.retryScheduleMs, config.callbacks.maxAgeMs);
-    const error = ok ? null : (result.error ?? `HTTP ${result.status}`);
-    await database.withTx(async (tx) => {
-      await tx
-        .insertInto('callback_attempts')
-        .values({
-          id: newId('att'),
-          event_id: event.id,
-          attempt: attempts,
-          started_at: started,
-          duration_ms: result.durationMs,
-          http_status: result.status,
-          error,
-          response_excerpt: result.excerpt.slice(0, 500) || null,
-        })
-        .execute();
-      await tx
-        .updateTable('callback_events')
-        .set({
-          status: ok ? 'delivered' : next === null ? 'failed' : 'pending',
-          attempts,
-          next_attempt_at: next ?? now,
-          lease_owner: null,
-          lease_until: null,
-          last_error: error,
-          delivered_at: ok ? now : null,
-        })
-        .where('id', '=', event.id)
-        .where('lease_owner', '=', this.owner)
-        .execute();
+    const secret = await this.secretOf(event.merchant_id);
+    if (secret === null)
+      return { event, started, result: { status: null, error: 'merchant no longer exists', excerpt: '', durationMs: 0 } };
+    const result = await deliver({
+      url: event.url,
+      body: event.payload,
+      headers: webhookHeaders(secret, event.id, Math.floor(started / 1000), event.payload),
+      timeoutMs: config.callbacks.timeoutMs,
+      requirePublic: config.env === 'production',
+      ...(this.opts.resolver ? { resolver: this.opts.resolver } : {}),
     });
-    if (!ok) this.svc.log.info({ eventId: event.id, attempt: attempts, error, next }, 'callback attempt failed');
+    return { event, result, started };
+  }
+
+  /**
+   * Records a batch's attempts and the events' new state in one transaction. Not waiting for the
+   * disk is safe here: if a crash loses the record, the event is still pending and is sent again
+   * (at least once), with the same eventId.
+   */
+  private async record(outcomes: Array<{ event: EventRow; result: DeliveryResult; started: number }>): Promise<void> {
+    const { database, config } = this.svc;
+    const now = this.svc.clock();
+    await database.withTx(
+      async (tx) => {
+        for (const { event, result, started } of outcomes) {
+          const ok = result.status !== null && result.status >= 200 && result.status < 300;
+          const attempts = event.attempts + 1;
+          const next = ok
+            ? null
+            : nextAttemptAt(event.created_at, attempts, now, config.callbacks.retryScheduleMs, config.callbacks.maxAgeMs);
+          const error = ok ? null : (result.error ?? `HTTP ${result.status}`);
+          await tx
+            .insertInto('callback_attempts')
+            .values({
+              id: newId('att'),
+              event_id: event.id,
+              attempt: attempts,
+              started_at: started,
+              duration_ms: result.durationMs,
+              http_status: result.status,
+              error,
+              response_excerpt: result.excerpt.slice(0, 500) || null,
+            })
+            .execute();
+          // Only while the lease is still ours: past it, another worker owns the event.
+          await tx
+            .updateTable('callback_events')
+            .set({
+              status: ok ? 'delivered' : next === null ? 'failed' : 'pending',
+              attempts,
+              next_attempt_at: next ?? now,
+              lease_owner: null,
+              lease_until: null,
+              last_error: error,
+              delivered_at: ok ? now : null,
+            })
+            .where('id', '=', event.id)
+            .where('lease_owner', '=', this.owner)
+            .execute();
+          if (!ok) this.svc.log.info({ eventId: event.id, attempt: attempts, error, next }, 'callback attempt failed');
+        }
+      },
+      { durable: false },
+    );
   }
 }

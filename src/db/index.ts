@@ -10,8 +10,13 @@ export type Dialect = 'sqlite' | 'postgres';
 export interface Database {
   db: Kysely<DB>;
   dialect: Dialect;
-  /** Runs fn in one write transaction and commits durably before returning. */
-  withTx<T>(fn: (tx: Kysely<DB>) => Promise<T>): Promise<T>;
+  /**
+   * Runs fn in one write transaction and commits durably before returning. `durable: false` is for
+   * bookkeeping whose loss in a crash is harmless (callback leases and attempt records: the event is
+   * simply sent again): its commit does not wait for the disk, and the next durable commit makes it
+   * durable too.
+   */
+  withTx<T>(fn: (tx: Kysely<DB>) => Promise<T>, opts?: { durable?: boolean }): Promise<T>;
   close(): Promise<void>;
 }
 
@@ -65,16 +70,23 @@ function openSqlite(file: string): Database {
     dialect: 'sqlite',
     // BEGIN IMMEDIATE takes the write lock up front, so a second process (the CLI) waits on
     // busy_timeout instead of failing on a lock upgrade half-way through.
-    withTx: (fn) =>
+    withTx: (fn, opts) =>
       db.connection().execute(async (conn) => {
-        await sql`begin immediate`.execute(conn);
+        const relaxed = opts?.durable === false;
+        // The connection is ours for this whole callback, so the setting covers this transaction only.
+        if (relaxed) await sql`pragma synchronous = NORMAL`.execute(conn);
         try {
-          const result = await fn(conn);
-          await sql`commit`.execute(conn);
-          return result;
-        } catch (err) {
-          await sql`rollback`.execute(conn).catch(() => undefined);
-          throw err;
+          await sql`begin immediate`.execute(conn);
+          try {
+            const result = await fn(conn);
+            await sql`commit`.execute(conn);
+            return result;
+          } catch (err) {
+            await sql`rollback`.execute(conn).catch(() => undefined);
+            throw err;
+          }
+        } finally {
+          if (relaxed) await sql`pragma synchronous = FULL`.execute(conn);
         }
       }),
     close: () => db.destroy(),
@@ -95,7 +107,11 @@ function openPostgres(url: string, opts: OpenOptions): Database {
   return {
     db,
     dialect: 'postgres',
-    withTx: (fn) => db.transaction().execute(fn),
+    withTx: (fn, opts) =>
+      db.transaction().execute(async (tx) => {
+        if (opts?.durable === false) await sql`set local synchronous_commit = off`.execute(tx);
+        return fn(tx);
+      }),
     close: () => db.destroy(),
   };
 }
