@@ -250,6 +250,42 @@ eachDialect('signed callbacks, delivered at least once', (dialect) => {
       );
   });
 
+  it('retry names events all-or-nothing; the sandbox refuses link-local and private receivers at delivery too', async (t) => {
+    const h = await build(t, dialect);
+    const rx = await receiver(t, h.merchant.webhookSecret);
+    let id = '';
+    await h.db.database.withTx(async (tx) => {
+      id = await emitEvent(tx, { merchantId: h.merchant.appId, type: 'kyc.result', subject: 's', url: rx.url, body: {}, now: Date.now() });
+      await emitEvent(tx, {
+        merchantId: h.merchant.appId,
+        type: 'kyc.result',
+        subject: 'm',
+        url: 'http://169.254.169.254/latest/meta-data',
+        body: {},
+        now: Date.now(),
+      });
+      await emitEvent(tx, {
+        merchantId: h.merchant.appId,
+        type: 'kyc.result',
+        subject: 'p',
+        url: 'http://metadata.example/x',
+        body: {},
+        now: Date.now(),
+      });
+    });
+    const worker = new CallbackWorker(h.app.svc, { resolver: async () => [{ address: '10.1.2.3', family: 4 }] });
+    await worker.pass();
+    const byUrl = new Map((await events(h)).map((e) => [e.url, e]));
+    assert.equal(byUrl.get(rx.url)?.status, 'delivered');
+    for (const url of ['http://169.254.169.254/latest/meta-data', 'http://metadata.example/x']) {
+      const [a] = await attempts(h, byUrl.get(url)?.id ?? '');
+      assert.match(a?.error ?? '', /^blocked: /, url);
+    }
+    await assert.rejects(retryCallbacks({ svc: h.app.svc, input: { eventIds: [id, 'evt_nope'] } }), /no such event: evt_nope/);
+    assert.equal((await events(h)).find((e) => e.id === id)?.status, 'delivered', 'nothing was queued');
+    assert.equal(await retryCallbacks({ svc: h.app.svc, input: { eventIds: [id] } }), 1);
+  });
+
   it('no notify URL, no holder.audit or trade events', async (t) => {
     const h = await build(t, dialect);
     const { holderId } = (await h.call('/api/network/holderCreate.html', holderBody())).body;

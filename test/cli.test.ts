@@ -1,14 +1,17 @@
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { it } from 'node:test';
 import { buildApp } from '../src/app.js';
+import { emitEvent } from '../src/callbacks/outbox.js';
 import { MIGRATIONS } from '../src/db/migrate.js';
 import { build, holderBody, testConfig } from './helpers/app.js';
-import { childDatabaseUrl, runCli } from './helpers/cli.js';
+import { childDatabaseUrl, ROOT, runCli } from './helpers/cli.js';
 import { isolatedDatabase } from './helpers/db.js';
 import { eachDialect } from './helpers/dialects.js';
+import { eventually, receiver } from './helpers/receiver.js';
 
 eachDialect('cardprogram CLI', (dialect) => {
   it('merchant create (HMAC) prints credentials that sign requests the service accepts', async (t) => {
@@ -95,5 +98,40 @@ eachDialect('cardprogram CLI', (dialect) => {
     // The app starts on the migrated database without migrating again.
     const app = await buildApp(testConfig(fresh.dataDir), { database: fresh.database, logger: false });
     await app.close();
+  });
+
+  it('worker runs on its own: it stays up, delivers, and stops cleanly on SIGTERM', async (t) => {
+    const h = await build(t, dialect);
+    const rx = await receiver(t, h.merchant.webhookSecret);
+    await h.db.database.withTx((tx) =>
+      emitEvent(tx, {
+        merchantId: h.merchant.appId,
+        type: 'holder.audit',
+        subject: 'holder:x',
+        url: rx.url,
+        body: { holderId: 'x' },
+        now: Date.now(),
+      }),
+    );
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/index.ts', 'worker'], {
+      cwd: ROOT,
+      env: {
+        ...process.env,
+        DATABASE_URL: childDatabaseUrl(h.db),
+        CARDPROGRAM_MASTER_KEY: h.config.masterKey.toString('hex'),
+        CARDPROGRAM_WORKER_POLL_MS: '50',
+      },
+      stdio: 'ignore',
+    });
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    t.after(() => {
+      child.kill('SIGKILL');
+    });
+    await eventually(() => rx.received.length === 1, 15_000, 'delivery by the worker process');
+    assert.equal(rx.received[0]?.verified, true);
+    await new Promise((r) => setTimeout(r, 1500));
+    assert.equal(child.exitCode, null, 'still running');
+    child.kill('SIGTERM');
+    assert.equal(await exited, 0);
   });
 });

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { build, holderBody, randomStr, rowCounts } from './helpers/app.js';
+import { b64, build, holderBody, randomStr, rowCounts } from './helpers/app.js';
 import { eachDialect } from './helpers/dialects.js';
 
 const SHARE = '/open/api/kyc/share/information';
@@ -167,13 +167,31 @@ eachDialect('KYC sharing (interface 4.3)', (dialect) => {
     const card = await h.call('/api/network/cardApply.html', { holderId, currency: 'EUR', randomStr: randomStr() });
     assert.equal(card.status, 200);
     // An existing pending cardholder with the e-mail is approved, not duplicated.
-    const existing = (await h.call('/api/network/holderCreate.html', holderBody({ email: 'carol@example.com' }))).body;
+    const existing = (
+      await h.call(
+        '/api/network/holderCreate.html',
+        holderBody({ email: 'carol@example.com', firstName: b64('Bob'), lastName: b64('Müller'), dateOfBirth: '1985-03-04' }),
+      )
+    ).body;
     const b = kycBody({ email: 'carol@example.com' });
     await h.call(SHARE, b);
     const r = await h.call(REVIEW, { requestNo: b.requestNo, kycStatus: 'approved', randomStr: randomStr() });
     assert.equal(r.body.model.holderId, existing.holderId);
     const q = await h.call('/api/network/holderQuery.html', { holderId: existing.holderId, randomStr: randomStr() });
     assert.equal(q.body.model.auditStatus, 2);
+  });
+
+  it('approval never approves another person: a cardholder with the e-mail but another name or birth date is left alone', async (t) => {
+    const h = await build(t, dialect);
+    const alice = (await h.call('/api/network/holderCreate.html', holderBody({ email: 'alice@example.com' }))).body;
+    const mallory = kycBody({ email: 'alice@example.com' }, { firstName: 'Mallory', lastName: 'Evil' });
+    await h.call(SHARE, mallory);
+    const r = await h.call(REVIEW, { requestNo: mallory.requestNo, kycStatus: 'approved', randomStr: randomStr() });
+    assert.equal(r.body.model.kycStatus, 'approved');
+    assert.equal(r.body.model.holderId, null);
+    assert.equal(r.body.model.reason, `cardholder ${alice.holderId} was not approved: its name or date of birth differs from the KYC data`);
+    const q = await h.call('/api/network/holderQuery.html', { holderId: alice.holderId, randomStr: randomStr() });
+    assert.equal(q.body.model.auditStatus, 0);
   });
 
   it('rejection, query, decided requests and unknown ones', async (t) => {

@@ -173,6 +173,53 @@ eachDialect('transaction lifecycle and ledger', (dialect) => {
     assert.deepEqual(await journalSum(h), { EUR: 0 });
   });
 
+  it('a card holds at most 10^14 minor units; txnAmount must agree with amount in the card currency; errors name currencyTxn', async (t) => {
+    const h = await build(t, dialect);
+    const { cardId } = await fundedCard(h);
+    // Just below the cap (set directly: reaching it through top-ups would take a hundred of the largest).
+    await h.db.database.db
+      .updateTable('cards')
+      .set({ available_balance: 99_999_999_999_900, ledger_balance: 99_999_999_999_900 })
+      .where('id', '=', cardId)
+      .execute();
+    const over = await h.call('/api/network/cardTopUp.html', { cardId, amount: 1.01, randomStr: randomStr() });
+    assert.equal(over.body.code, '2723');
+    assert.match(over.body.msg, /would hold more than the program allows/);
+    assert.equal(
+      (await h.call('/api/network/cardTopUp.html', { cardId, amount: 1, randomStr: randomStr() })).status,
+      200,
+      'up to the cap is fine',
+    );
+    assert.deepEqual(await balances(h, cardId), { available: 1_000_000_000_000, ledger: 1_000_000_000_000, status: 'active' });
+    const mismatch = await h.call(`${N}/authorize`, { cardId, amount: 10, currencyTxn: 'EUR', txnAmount: 99, randomStr: randomStr() });
+    assert.equal(mismatch.body.code, '1002');
+    assert.equal(mismatch.body.msg, 'txnAmount: must equal amount when currencyTxn is the card’s currency');
+    const unknown = await h.call(`${N}/authorize`, { cardId, amount: 10, currencyTxn: 'XXX', randomStr: randomStr() });
+    assert.deepEqual([unknown.body.code, unknown.body.msg], ['2720', 'currencyTxn: XXX is not supported']);
+  });
+
+  it('withdrawing a cardholder’s approval freezes its cards; unfreezing needs an approved holder', async (t) => {
+    const h = await build(t, dialect);
+    const { cardId, holderId } = await fundedCard(h, { topUp: 50 });
+    await ok(h, '/sandbox/holder/review', { holderId, auditStatus: 3, errMsg: 'Fraud finding' });
+    assert.equal((await balances(h, cardId)).status, 'frozen');
+    assert.equal((await h.call(`${N}/authorize`, { cardId, amount: 5, randomStr: randomStr() })).body.code, '2724');
+    const { setCardFrozen } = await import('../src/cards/status.js');
+    await assert.rejects(
+      h.db.database.withTx((tx) => setCardFrozen({ ctx: { tx, now: Date.now() }, merchantId: null, input: { cardId, frozen: false } })),
+      /a card is unfrozen only for an approved cardholder/,
+    );
+    const other = await fundedCard(h, { topUp: 5 });
+    const frozen = await h.db.database.withTx((tx) =>
+      setCardFrozen({ ctx: { tx, now: Date.now() }, merchantId: null, input: { cardId: other.cardId, frozen: true } }),
+    );
+    assert.equal(frozen.status, 'frozen');
+    const thawed = await h.db.database.withTx((tx) =>
+      setCardFrozen({ ctx: { tx, now: Date.now() }, merchantId: null, input: { cardId: other.cardId, frozen: false } }),
+    );
+    assert.equal(thawed.status, 'active');
+  });
+
   it('simulations are idempotent by randomStr: a retried authorization holds once', async (t) => {
     const h = await build(t, dialect);
     const { cardId } = await fundedCard(h, { topUp: 100 });

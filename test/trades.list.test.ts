@@ -148,6 +148,8 @@ eachDialect('authorized-transaction list (interface 4.1)', (dialect) => {
     assert.equal(byNo.status, 200);
     assert.equal(byNo.body.total, 1);
     assert.equal((await list(h, { cardNo: pan, cardId })).body.total, 1);
+    assert.equal((await list(h, { cardNo: pan, cardId: '' })).body.total, 1, '"" is "not sent"');
+    assert.equal((await list(h, { cardId, tradeStatusList: [1, 1, 1, 1, 1, 1, 1, 10] })).body.total, 1, 'duplicates are harmless');
     assert.equal((await list(h, { cardId, currency: 'EUR' })).body.total, 1);
     assert.deepEqual((await list(h, { cardId, currency: 'USDT' })).body, { total: 0, tradeList: [] });
   });
@@ -177,7 +179,7 @@ eachDialect('authorized-transaction list (interface 4.1)', (dialect) => {
       [{ cardId, beginDate: undefined }, '1002', /^beginDate: is required$/],
       [{ cardId, currency: 'GBP' }, '2720', /^currency: must be EUR or USDT$/],
       [{ cardId, tradeStatusList: [4] }, '1002', /^tradeStatusList: must contain only 1, 2, 3, 6, 7, 10$/],
-      [{ cardId, tradeStatusList: [] }, '1002', /^tradeStatusList: /],
+      [{ cardId, tradeStatusList: [] }, '1002', /^tradeStatusList: must be a list of 1 to 20 trade statuses/],
       [{ cardId, cardNo: '4242' }, '1002', /^cardNo: must be the full card number/],
       [{ cardId: foreign.cardId }, '2648', /^Card not found$/],
       [{ cardNo: foreignPan }, '2648', /^Card not found$/],

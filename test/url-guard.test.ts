@@ -26,6 +26,10 @@ describe('callback URL guard (SSRF)', () => {
       '::ffff:10.0.0.1',
       '::ffff:a9fe:a9fe',
       'ff02::1',
+      '::a9fe:a9fe',
+      '::7f00:1',
+      '2002:7f00:1::',
+      '2001:0:4136::1',
       'not-an-ip',
     ];
     for (const ip of notPublic) assert.equal(isPublicAddress(ip), false, ip);
@@ -56,5 +60,16 @@ describe('callback URL guard (SSRF)', () => {
       );
     assert.equal(checkCallbackUrl('callbackUrl', 'https://merchant.example/hook', 'production'), 'https://merchant.example/hook');
     assert.equal(checkCallbackUrl('callbackUrl', 'http://127.0.0.1:9000/hook', 'sandbox'), 'http://127.0.0.1:9000/hook');
+    assert.equal(checkCallbackUrl('callbackUrl', 'http://[::1]:9000/hook', 'sandbox'), 'http://[::1]:9000/hook');
+    // The sandbox allows loopback, not the rest of the private world.
+    for (const url of [
+      'http://169.254.169.254/latest/meta-data',
+      'http://10.0.0.5/hook',
+      'http://192.168.1.1/',
+      'http://[::ffff:169.254.169.254]/',
+    ])
+      assert.throws(() => checkCallbackUrl('callbackUrl', url, 'sandbox'), /public or loopback host/, url);
+    for (const url of ['https://[::a9fe:a9fe]/', 'https://[2002:7f00:1::]/'])
+      assert.throws(() => checkCallbackUrl('notifyUrl', url, 'production'), /public host/, url);
   });
 });

@@ -2,7 +2,7 @@ import { lookup as dnsLookup } from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
-import { isPublicAddress } from './url-guard.js';
+import { isAllowedAddress } from './url-guard.js';
 
 export interface Resolved {
   address: string;
@@ -30,16 +30,18 @@ export const RESPONSE_CAP = 2048;
 class BlockedAddress extends Error {}
 
 /**
- * One delivery attempt. Redirects are not followed (a 3xx is a failed attempt). In production every
- * address the host resolves to must be public, and the check happens inside the connection's own
- * lookup, so the address checked is the address connected to: no gap for DNS rebinding.
+ * One delivery attempt. Redirects are not followed (a 3xx is a failed attempt). Every address the
+ * host resolves to must be allowed (public; in the sandbox also loopback), and the check happens
+ * inside the connection's own lookup, so the address checked is the address connected to: no gap
+ * for DNS rebinding.
  */
 export function deliver(opts: {
   url: string;
   body: string;
   headers: Record<string, string>;
   timeoutMs: number;
-  requirePublic: boolean;
+  /** Which addresses may be connected to (isAllowedAddress). */
+  env: 'sandbox' | 'production';
   resolver?: Resolver;
 }): Promise<DeliveryResult> {
   const started = performance.now();
@@ -56,8 +58,8 @@ export function deliver(opts: {
     return Promise.resolve(done(null, 'invalid URL'));
   }
   const host = url.hostname.replace(/^\[|\]$/g, '');
-  if (opts.requirePublic && isIP(host) && !isPublicAddress(host)) {
-    return Promise.resolve(done(null, `blocked: ${host} is not a public address`));
+  if (isIP(host) && !isAllowedAddress(host, opts.env)) {
+    return Promise.resolve(done(null, `blocked: ${host} is not an allowed address`));
   }
   const resolver = opts.resolver ?? systemResolver;
   const lookup: LookupFunction = (hostname, options, callback) => {
@@ -69,8 +71,8 @@ export function deliver(opts: {
           callback(Object.assign(new Error(`no address for ${hostname}`), { code: 'ENOTFOUND' }), '', 0);
           return;
         }
-        if (opts.requirePublic && usable.some((a) => !isPublicAddress(a.address))) {
-          callback(new BlockedAddress(`blocked: ${hostname} resolves to a non-public address`), '', 0);
+        if (usable.some((a) => !isAllowedAddress(a.address, opts.env))) {
+          callback(new BlockedAddress(`blocked: ${hostname} resolves to an address that is not allowed`), '', 0);
           return;
         }
         if (typeof options === 'object' && options?.all) (callback as unknown as (e: null, a: Resolved[]) => void)(null, usable);

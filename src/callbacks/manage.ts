@@ -72,16 +72,26 @@ export async function retryCallbacks({
   input: { eventIds?: string[]; allFailed?: boolean; merchantId?: string };
 }): Promise<number> {
   if (!input.allFailed && !input.eventIds?.length) throw new DomainError('validation', 'eventIds: name events, or ask for all failed ones');
-  let q = svc.database.db
-    .updateTable('callback_events')
-    .set({ status: 'pending', next_attempt_at: svc.clock(), lease_owner: null, lease_until: null });
-  q = input.allFailed ? q.where('status', '=', 'failed') : q.where('id', 'in', input.eventIds ?? []);
-  if (input.merchantId) q = q.where('merchant_id', '=', input.merchantId);
-  const res = await q.executeTakeFirst();
-  const n = Number(res.numUpdatedRows);
-  if (!input.allFailed && n !== (input.eventIds?.length ?? 0)) {
-    throw new DomainError('validation', `eventIds: ${(input.eventIds?.length ?? 0) - n} of them do not exist`);
-  }
+  const n = await svc.database.withTx(async (tx) => {
+    let q = tx
+      .updateTable('callback_events')
+      .set({ status: 'pending', next_attempt_at: svc.clock(), lease_owner: null, lease_until: null });
+    if (input.allFailed) q = q.where('status', '=', 'failed');
+    else {
+      // Every named event must exist (for this merchant), or nothing is queued.
+      let known = tx
+        .selectFrom('callback_events')
+        .select('id')
+        .where('id', 'in', input.eventIds ?? []);
+      if (input.merchantId) known = known.where('merchant_id', '=', input.merchantId);
+      const found = new Set((await known.execute()).map((r) => r.id));
+      const missing = (input.eventIds ?? []).filter((id) => !found.has(id));
+      if (missing.length) throw new DomainError('validation', `eventIds: no such event: ${missing.join(', ')}`);
+      q = q.where('id', 'in', input.eventIds ?? []);
+    }
+    if (input.merchantId) q = q.where('merchant_id', '=', input.merchantId);
+    return Number((await q.executeTakeFirst()).numUpdatedRows);
+  });
   svc.notifier.poke();
   return n;
 }

@@ -26,8 +26,9 @@ for (const [net, prefix] of [
   blocked.addSubnet(net, prefix, 'ipv4');
 }
 for (const [net, prefix] of [
-  ['::', 128],
-  ['::1', 128],
+  ['::', 96], // IPv4-compatible (deprecated) forms, ::1 included
+  ['2002::', 16], // 6to4: carries an IPv4 address
+  ['2001::', 32], // Teredo
   ['fc00::', 7],
   ['fe80::', 10],
   ['ff00::', 8],
@@ -50,6 +51,26 @@ function mappedIpv4(ip: string): string | null {
   return null;
 }
 
+const loopback = new BlockList();
+loopback.addSubnet('127.0.0.0', 8, 'ipv4');
+loopback.addAddress('::1', 'ipv6');
+
+export function isLoopbackAddress(ip: string): boolean {
+  const family = isIP(ip);
+  if (family === 4) return loopback.check(ip, 'ipv4');
+  const v4 = family === 6 ? mappedIpv4(ip) : null;
+  return v4 ? loopback.check(v4, 'ipv4') : family === 6 && loopback.check(ip, 'ipv6');
+}
+
+/**
+ * May a callback be sent to this address? Production: public addresses only. The sandbox adds
+ * loopback, so a merchant can receive on its own machine, and nothing else: a sandbox reachable
+ * from the internet must not become a way into the operator's private network or cloud metadata.
+ */
+export function isAllowedAddress(ip: string, env: 'sandbox' | 'production'): boolean {
+  return isPublicAddress(ip) || (env === 'sandbox' && isLoopbackAddress(ip));
+}
+
 export function isPublicAddress(ip: string): boolean {
   const family = isIP(ip);
   if (family === 4) return !blocked.check(ip, 'ipv4');
@@ -65,7 +86,7 @@ export function isPublicAddress(ip: string): boolean {
  * Checks a callback URL when it is registered. In production it must be https and must not name a
  * non-public address or a local name; the address a name resolves to is checked again at connect
  * time, when the callback is delivered. The sandbox also allows http and loopback receivers, so a
- * merchant can test on its own machine.
+ * merchant can test on its own machine, but no other non-public address.
  */
 export function checkCallbackUrl(field: string, url: string, env: 'sandbox' | 'production'): string {
   let parsed: URL;
@@ -77,12 +98,14 @@ export function checkCallbackUrl(field: string, url: string, env: 'sandbox' | 'p
   if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') throw invalid(field, 'must be an http(s) URL');
   if (parsed.username || parsed.password) throw invalid(field, 'must not carry credentials');
   if (url.length > 2048) throw invalid(field, 'must be at most 2048 characters');
+  const host = parsed.hostname.replace(/^\[|\]$/g, '');
   if (env === 'production') {
     if (parsed.protocol !== 'https:') throw invalid(field, 'must be https in production');
-    const host = parsed.hostname.replace(/^\[|\]$/g, '');
     if (isIP(host) ? !isPublicAddress(host) : /(^|\.)(localhost|local|internal|localdomain)$/i.test(host) || !host.includes('.')) {
       throw invalid(field, 'must name a public host in production');
     }
+  } else if (isIP(host) && !isAllowedAddress(host, 'sandbox')) {
+    throw invalid(field, 'must name a public or loopback host (the sandbox allows 127.0.0.1 and ::1 for local testing)');
   }
   return parsed.toString();
 }

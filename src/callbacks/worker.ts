@@ -154,7 +154,7 @@ export class CallbackWorker {
       body: event.payload,
       headers: webhookHeaders(secret, event.id, Math.floor(started / 1000), event.payload),
       timeoutMs: config.callbacks.timeoutMs,
-      requirePublic: config.env === 'production',
+      env: config.env,
       ...(this.opts.resolver ? { resolver: this.opts.resolver } : {}),
     });
     return { event, result, started };

@@ -87,8 +87,10 @@ export const cardRoutes: FastifyPluginAsyncTypebox<{ svc: Services }> = async (a
       config: { operation: 'tradeList' },
     },
     async (req) => {
-      const { randomStr, appId: _a, sign: _s, timestamp: _t, ...input } = req.body;
+      const { randomStr, appId: _a, sign: _s, timestamp: _t, cardId, cardNo, currency, ...rest } = req.body;
       await signedRead(svc, req, randomStr);
+      const orAbsent = (v: string | undefined) => (v === '' ? undefined : v);
+      const input = { ...rest, cardId: orAbsent(cardId), cardNo: orAbsent(cardNo), currency: orAbsent(currency) };
       return listTrades({ db: svc.database.db, vault: svc.vault, merchantId: req.merchant.appId, input });
     },
   );

@@ -52,9 +52,10 @@ const DateText = (what: string) =>
 export const TradeListBody = Type.Object(
   {
     ...SignedFields,
-    cardId: Type.Optional(CardId),
-    cardNo: Type.Optional(Type.String({ pattern: '^[0-9]{12,19}$', description: 'must be the full card number, 12 to 19 digits' })),
-    currency: Type.Optional(CurrencyCode),
+    // "" counts as not sent: empty values are not signed either.
+    cardId: Type.Optional(Type.String({ maxLength: 64, description: 'must be a cardId' })),
+    cardNo: Type.Optional(Type.String({ pattern: '^([0-9]{12,19})?$', description: 'must be the full card number, 12 to 19 digits' })),
+    currency: Type.Optional(Type.String({ maxLength: 8, description: 'must be EUR or USDT' })),
     beginDate: DateText('first day'),
     endDate: DateText('last day'),
     start: Type.Integer({ minimum: 0, description: 'must be a whole number ≥ 0: the index of the first record' }),
@@ -62,8 +63,8 @@ export const TradeListBody = Type.Object(
     tradeStatusList: Type.Optional(
       Type.Array(Type.Integer({ description: 'must contain only 1, 2, 3, 6, 7, 10' }), {
         minItems: 1,
-        maxItems: 6,
-        description: 'must be a list of 1 to 6 trade statuses',
+        maxItems: 20,
+        description: 'must be a list of 1 to 20 trade statuses (1, 2, 3, 6, 7, 10)',
       }),
     ),
     randomStr: RandomStr,

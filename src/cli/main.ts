@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { pino } from 'pino';
 import { listCallbacks, retryCallbacks, startWorker } from '../callbacks/manage.js';
+import { setCardFrozen } from '../cards/status.js';
 import { ConfigError, loadConfig } from '../config.js';
 import type { Services } from '../context.js';
 import { MasterKeyMismatch } from '../crypto/secretbox.js';
@@ -171,12 +172,35 @@ export function buildCli(): Command {
       await svc.vault.ensureKeys(database.db);
       const worker = startWorker(svc);
       svc.log.info({ owner: worker.owner }, 'callback worker running');
+      // The worker's own timers do not hold the process open (they must not keep a closing service
+      // alive); this command exists to run it, so it holds the process until told to stop.
+      const keepAlive = setInterval(() => undefined, 60_000);
       await new Promise<void>((resolve) => {
         for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => resolve());
       });
+      clearInterval(keepAlive);
       await worker.stop();
       await database.close();
     });
+
+  const card = program.command('card').description('cards');
+  for (const [name, frozen] of [
+    ['freeze', true],
+    ['unfreeze', false],
+  ] as const) {
+    card
+      .command(`${name} <cardId>`)
+      .description(
+        frozen ? 'freeze a card: authorizations decline (2724) until it is unfrozen' : 'unfreeze a card (its cardholder must be approved)',
+      )
+      .option('--json', 'print JSON')
+      .action(async (cardId: string, o: { json?: boolean }) => {
+        const model = await withServices((svc) =>
+          svc.database.withTx((tx) => setCardFrozen({ ctx: { tx, now: svc.clock() }, merchantId: null, input: { cardId, frozen } })),
+        );
+        print(!!o.json, model, () => `${model.cardId}: ${model.status}`);
+      });
+  }
 
   const kyc = program.command('kyc').description('KYC share requests');
   kyc

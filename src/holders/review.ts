@@ -2,7 +2,7 @@ import { emitEvent, notifyUrlOf } from '../callbacks/outbox.js';
 import type { TxCtx } from '../context.js';
 import { newId } from '../db/ids.js';
 import { DomainError, invalid } from '../errors.js';
-import { AUDIT_STATUS_NAMES, AUDIT_TRANSITIONS, type AuditStatusValue, canTransition } from './audit-status.js';
+import { AUDIT_STATUS_NAMES, AUDIT_TRANSITIONS, AuditStatus, type AuditStatusValue, canTransition } from './audit-status.js';
 import { type HolderRecord, toHolderRecord } from './record.js';
 
 export interface ReviewHolderInput {
@@ -62,6 +62,15 @@ export async function reviewHolder({
       created_at: ctx.now,
     })
     .execute();
+  // An approval withdrawn (2 → 3) stops spending at once: the holder's active cards are frozen.
+  if (holder.audit_status === AuditStatus.approved && to === AuditStatus.rejected) {
+    await ctx.tx
+      .updateTable('cards')
+      .set({ status: 'frozen', updated_at: ctx.now })
+      .where('holder_id', '=', holder.id)
+      .where('status', '=', 'active')
+      .execute();
+  }
   const url = await notifyUrlOf(ctx.tx, holder.merchant_id);
   if (url) {
     await emitEvent(ctx.tx, {

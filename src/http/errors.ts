@@ -38,6 +38,8 @@ export function describeValidation(errors: AjvError[]): string {
     case 'anyOf':
     case 'minimum':
     case 'maximum':
+    case 'minItems':
+    case 'maxItems':
     case 'multipleOf':
       if (e.parentSchema?.description) {
         return `${base}: ${e.parentSchema.description}${e.keyword === 'maxLength' ? ` (at most ${e.params.limit} characters)` : ''}`;

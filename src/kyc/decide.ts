@@ -37,30 +37,41 @@ export async function loadKyc(db: Kysely<DB>, merchantId: string | null, request
   return rows[0] as NonNullable<(typeof rows)[0]>;
 }
 
+const sameName = (a: string, b: string) =>
+  a.normalize('NFC').trim().replace(/\s+/g, ' ').toLowerCase() === b.normalize('NFC').trim().replace(/\s+/g, ' ').toLowerCase();
+
 /**
- * The approved person's cardholder: the merchant's live cardholder with this e-mail (or, failing
- * that, with this document) is approved; when there is none, one is created from the KYC data,
- * approved (interface 4.3 → cards and the login-free page).
+ * The approved person's cardholder. The merchant's live cardholder with this e-mail (or, failing
+ * that, with this document) is approved only if it is the same person: same first and last name
+ * and date of birth. A KYC pass for one person must never approve another person's record; a
+ * mismatch approves nobody and says so in the reason. When there is no such cardholder, one is
+ * created from the KYC data, approved (interface 4.3 → cards and the login-free page).
  */
-async function approveHolder(ctx: TxCtx, box: SecretBox, kyc: KycRequestsTable, actor: string): Promise<string> {
+async function approveHolder(
+  ctx: TxCtx,
+  box: SecretBox,
+  kyc: KycRequestsTable,
+  actor: string,
+): Promise<{ holderId: string | null; note: string }> {
   const data = JSON.parse(box.open(kyc.data_enc, `kyc:${kyc.id}`)) as KycData;
-  const live = (q: ReturnType<typeof ctx.tx.selectFrom<'cardholders'>>) =>
-    q
-      .select(['id', 'audit_status'])
+  const live = () =>
+    ctx.tx
+      .selectFrom('cardholders')
+      .select(['id', 'audit_status', 'first_name', 'last_name', 'date_of_birth'])
       .where('merchant_id', '=', kyc.merchant_id)
       .where('audit_status', '<>', AuditStatus.rejected)
       .orderBy('created_at', 'desc');
   const holder =
-    (await live(ctx.tx.selectFrom('cardholders')).where('email', '=', kyc.email).executeTakeFirst()) ??
-    (await live(ctx.tx.selectFrom('cardholders'))
-      .where('idno_type', '=', data.idDocType)
-      .where('idno_key', '=', documentKey(data))
-      .executeTakeFirst());
+    (await live().where('email', '=', kyc.email).executeTakeFirst()) ??
+    (await live().where('idno_type', '=', data.idDocType).where('idno_key', '=', documentKey(data)).executeTakeFirst());
   if (holder) {
+    if (!sameName(holder.first_name, data.firstName) || !sameName(holder.last_name, data.lastName) || holder.date_of_birth !== data.dob) {
+      return { holderId: null, note: `cardholder ${holder.id} was not approved: its name or date of birth differs from the KYC data` };
+    }
     if (holder.audit_status !== AuditStatus.approved && canTransition(holder.audit_status, AuditStatus.approved)) {
       await reviewHolder({ ctx, merchantId: kyc.merchant_id, input: { holderId: holder.id, auditStatus: AuditStatus.approved, actor } });
     }
-    return holder.id;
+    return { holderId: holder.id, note: '' };
   }
   const id = newId('hld');
   await ctx.tx
@@ -89,7 +100,7 @@ async function approveHolder(ctx: TxCtx, box: SecretBox, kyc: KycRequestsTable, 
     })
     .execute();
   await reviewHolder({ ctx, merchantId: kyc.merchant_id, input: { holderId: id, auditStatus: AuditStatus.approved, actor } });
-  return id;
+  return { holderId: id, note: '' };
 }
 
 /**
@@ -115,8 +126,13 @@ export async function decideKyc({
       `requestNo: the request is ${kyc.status}; it can become ${NEXT[kyc.status].join(' or ') || 'nothing else'}`,
     );
   }
-  const reason = (input.reason ?? '').trim().slice(0, 500);
-  const holderId = input.status === 'approved' ? await approveHolder(ctx, box, kyc, input.actor) : kyc.holder_id;
+  let reason = (input.reason ?? '').trim().slice(0, 500);
+  let holderId = kyc.holder_id;
+  if (input.status === 'approved') {
+    const linked = await approveHolder(ctx, box, kyc, input.actor);
+    holderId = linked.holderId;
+    if (linked.note) reason = reason ? `${reason}; ${linked.note}` : linked.note;
+  }
   const res = await ctx.tx
     .updateTable('kyc_requests')
     .set({ status: input.status, reason, holder_id: holderId, auto_decide_at: null, updated_at: ctx.now })

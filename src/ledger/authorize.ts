@@ -1,6 +1,6 @@
 import { assertActive, loadCard, maskedCardNo } from '../cards/model.js';
 import { newId } from '../db/ids.js';
-import { CommittedFailure, DomainError } from '../errors.js';
+import { CommittedFailure, DomainError, invalid } from '../errors.js';
 import { exponent, toMinor } from '../money/currency.js';
 import { convert } from '../money/fx.js';
 import { type TradeRecord, toTradeRecord } from '../trades/store.js';
@@ -30,7 +30,10 @@ export async function authorize({ ctx, input }: { ctx: LedgerCtx; input: Authori
   const card = await loadCard(ctx.tx, ctx.merchantId, input.cardId);
   const amount = toMinor(input.amount, card.currency);
   const currencyTxn = input.currencyTxn ?? card.currency;
-  exponent(currencyTxn);
+  exponent(currencyTxn, 'currencyTxn');
+  if (currencyTxn === card.currency && input.txnAmount !== undefined && toMinor(input.txnAmount, currencyTxn, 'txnAmount') !== amount) {
+    throw invalid('txnAmount', 'must equal amount when currencyTxn is the card’s currency');
+  }
   const txnAmount =
     input.txnAmount !== undefined
       ? toMinor(input.txnAmount, currencyTxn, 'txnAmount')

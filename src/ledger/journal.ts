@@ -57,12 +57,25 @@ export async function postEntry(
  * The available balance never goes below zero: the update only applies if it stays ≥ 0, which is
  * atomic under concurrency on both databases (2725 otherwise).
  */
+/**
+ * The most a card may hold, in minor units (10^14: a trillion in a 2-decimal currency). It keeps
+ * every balance far inside the integers a double represents exactly (2^53), which both databases'
+ * arithmetic on bound JavaScript numbers relies on.
+ */
+export const MAX_CARD_BALANCE = 100_000_000_000_000;
+
 export async function moveCardBalances(
   tx: Kysely<DB>,
   cardId: string,
   delta: { available: number; held: number },
   now: number,
 ): Promise<void> {
+  if (delta.available + delta.held > 0) {
+    const card = await tx.selectFrom('cards').select('ledger_balance').where('id', '=', cardId).executeTakeFirstOrThrow();
+    if (card.ledger_balance + delta.available + delta.held > MAX_CARD_BALANCE) {
+      throw new DomainError('incorrectAmount', 'amount: the card would hold more than the program allows');
+    }
+  }
   const res = await tx
     .updateTable('cards')
     .set((eb) => ({

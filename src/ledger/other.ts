@@ -28,7 +28,7 @@ export async function withdraw({
   assertActive(card);
   const amount = toMinor(input.amount, card.currency);
   const currencyTxn = input.currencyTxn ?? card.currency;
-  exponent(currencyTxn);
+  exponent(currencyTxn, 'currencyTxn');
   const fee = feeFor(ctx.program.fees, 'withdrawal', amount);
   const trade = tradeRow(
     {

@@ -36,9 +36,9 @@ export function isCardCurrency(c: string): c is CardCurrency {
   return (CARD_CURRENCIES as readonly string[]).includes(c);
 }
 
-export function exponent(currency: string): number {
+export function exponent(currency: string, field = 'currency'): number {
   const e = CURRENCY_EXPONENTS[currency];
-  if (e === undefined) throw new DomainError('unsupportedCurrency', `currency: ${currency} is not supported`);
+  if (e === undefined) throw new DomainError('unsupportedCurrency', `${field}: ${currency} is not supported`);
   return e;
 }
 

@@ -1,0 +1,37 @@
+import type { TxCtx } from '../context.js';
+import { DomainError } from '../errors.js';
+import { AuditStatus } from '../holders/audit-status.js';
+import { type CardModel, toCardModel } from './model.js';
+
+/**
+ * Freezes or unfreezes a card. A frozen card declines authorizations (2724) but can still be
+ * funded and still settles what it authorized before. Unfreezing needs an approved cardholder.
+ * `merchantId` null is the operator's CLI.
+ */
+export async function setCardFrozen({
+  ctx,
+  merchantId,
+  input,
+}: {
+  ctx: TxCtx;
+  merchantId: string | null;
+  input: { cardId: string; frozen: boolean };
+}): Promise<CardModel> {
+  let q = ctx.tx.selectFrom('cards').selectAll().where('id', '=', input.cardId);
+  if (merchantId !== null) q = q.where('merchant_id', '=', merchantId);
+  const card = await q.executeTakeFirst();
+  if (!card) throw new DomainError('cardNotFound');
+  if (card.status === 'closed') throw new DomainError('cardStatus', 'cardId: the card is closed');
+  if (!input.frozen) {
+    const holder = await ctx.tx.selectFrom('cardholders').select('audit_status').where('id', '=', card.holder_id).executeTakeFirstOrThrow();
+    if (holder.audit_status !== AuditStatus.approved) {
+      throw new DomainError(
+        'holderNotApproved',
+        `cardId: the cardholder's auditStatus is ${holder.audit_status}; a card is unfrozen only for an approved cardholder`,
+      );
+    }
+  }
+  const status = input.frozen ? 'frozen' : 'active';
+  await ctx.tx.updateTable('cards').set({ status, updated_at: ctx.now }).where('id', '=', card.id).execute();
+  return toCardModel({ ...card, status, updated_at: ctx.now });
+}
