@@ -23,6 +23,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     svc: Services;
     worker: CallbackWorker | null;
+    /** Every signed operation registered: path and operation name (for docs checks and tooling). */
+    operations: Array<{ url: string; operation: string }>;
   }
 }
 
@@ -87,6 +89,11 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   });
 
   registerErrorHandling(app);
+  const operations: Array<{ url: string; operation: string }> = [];
+  app.decorate('operations', operations);
+  app.addHook('onRoute', (route) => {
+    if (route.config?.operation) operations.push({ url: route.url, operation: route.config.operation });
+  });
   // The OpenAPI document is generated from the same TypeBox schemas that validate requests.
   await app.register(swagger, {
     openapi: {

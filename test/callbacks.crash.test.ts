@@ -1,40 +1,15 @@
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { it } from 'node:test';
 import { hmacSign, signingString } from '../src/http/signing.js';
 import { randomStr } from './helpers/app.js';
-import { childDatabaseUrl, ROOT } from './helpers/cli.js';
+import { childDatabaseUrl } from './helpers/cli.js';
 import { isolatedDatabase } from './helpers/db.js';
 import { eachDialect } from './helpers/dialects.js';
 import { eventually, receiver } from './helpers/receiver.js';
-
-function start(env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/index.ts', 'serve'], {
-      cwd: ROOT,
-      env: { ...process.env, PORT: '0', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`not ready:\n${out}`));
-    }, 20_000);
-    const onData = (d: Buffer) => {
-      out += d;
-      const m = /"url":"(http:\/\/[^"]+)".*"msg":"cardprogram ready"/.exec(out);
-      if (m?.[1]) {
-        clearTimeout(timer);
-        resolve({ child, url: m[1] });
-      }
-    };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', onData);
-  });
-}
+import { startService as start } from './helpers/service.js';
 
 eachDialect('callbacks survive a crash', (dialect) => {
   it('SIGKILL between commit and delivery: the event is delivered after restart', async (t) => {

@@ -1,50 +1,12 @@
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { it } from 'node:test';
-import { childDatabaseUrl, ROOT } from './helpers/cli.js';
+import { childDatabaseUrl } from './helpers/cli.js';
 import { isolatedDatabase } from './helpers/db.js';
 import { eachDialect } from './helpers/dialects.js';
-
-interface Started {
-  child: ChildProcess;
-  output: () => string;
-  url: string;
-}
-
-/** Starts `cardprogram serve` as its own process on a free port and waits until it is ready. */
-function start(env: Record<string, string>): Promise<Started> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/index.ts', 'serve'], {
-      cwd: ROOT,
-      env: { ...process.env, PORT: '0', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`service did not become ready:\n${out}`));
-    }, 20_000);
-    const onData = (d: Buffer) => {
-      out += d;
-      const m = /"url":"(http:\/\/[^"]+)".*"msg":"cardprogram ready"/.exec(out);
-      if (m?.[1]) {
-        clearTimeout(timer);
-        // Let the banner after the ready line arrive too.
-        setTimeout(() => resolve({ child, output: () => out, url: m[1] as string }), 100);
-      }
-    };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', onData);
-    child.on('exit', (code) => reject(new Error(`service exited with ${code}:\n${out}`)));
-  });
-}
-
-function stopped(child: ChildProcess): Promise<number | null> {
-  return new Promise((resolve) => child.once('exit', (code) => resolve(code)));
-}
+import { startService as start, stopped } from './helpers/service.js';
 
 eachDialect('the service process', (dialect) => {
   it('first start creates the demo merchant, prints a working signed request; SIGTERM stops it cleanly; a restart keeps the merchant', async (t) => {
