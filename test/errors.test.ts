@@ -35,6 +35,8 @@ eachDialect('error envelope (decisions §5)', (dialect) => {
       [`{"appId":"x","deep":${'['.repeat(5000)}${']'.repeat(5000)}}`, 'application/json', /^body: must not nest deeper than 32 levels/],
       ['{"appId":"x"}', 'application/json; charset=latin1', /^Content-Type: charset must be utf-8/],
       ['{"constructor":{"prototype":{"x":1}}}', 'application/json', /^body: must not contain __proto__ or constructor.prototype keys/],
+      ['{"appId":"x","appId":"y"}', 'application/json', /^body: must not repeat the key "appId"$/],
+      ['{"appId":"x","a":{"b":1,"c":[{"d":1}],"\\u0062":2}}', 'application/json', /^body: must not repeat the key "b"$/],
     ];
     for (const [payload, ct, msg] of cases) {
       const res = await post(h, payload, ct);

@@ -20,6 +20,38 @@ export function jsonShapeProblem(value: unknown): string | null {
   return null;
 }
 
+/**
+ * The first key that an object of this (already valid) JSON text repeats, or null. JSON.parse keeps
+ * the last value silently; a proxy, firewall or log that keeps the first would see another request
+ * than the one signed and executed, so such bodies are refused. One pass over the text; keys are
+ * compared decoded ("a" and "\u0061" are one key).
+ */
+export function duplicateKey(text: string): string | null {
+  const stack: Array<{ keys: Set<string> | null; expectKey: boolean }> = [];
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22 /* " */) {
+      let j = i + 1;
+      while (text.charCodeAt(j) !== 0x22) j += text.charCodeAt(j) === 0x5c /* \ */ ? 2 : 1;
+      const top = stack.at(-1);
+      if (top?.keys && top.expectKey) {
+        const key = JSON.parse(text.slice(i, j + 1)) as string;
+        if (top.keys.has(key)) return key;
+        top.keys.add(key);
+        top.expectKey = false;
+      }
+      i = j;
+    } else if (c === 0x7b /* { */) stack.push({ keys: new Set(), expectKey: true });
+    else if (c === 0x5b /* [ */) stack.push({ keys: null, expectKey: false });
+    else if (c === 0x7d /* } */ || c === 0x5d /* ] */) stack.pop();
+    else if (c === 0x2c /* , */) {
+      const top = stack.at(-1);
+      if (top?.keys) top.expectKey = true;
+    }
+  }
+  return null;
+}
+
 function charsetOf(contentType: string | undefined): string | null {
   const m = /;\s*charset\s*=\s*"?([^";\s]+)"?/i.exec(contentType ?? '');
   return m?.[1]?.toLowerCase() ?? null;
@@ -69,6 +101,11 @@ export function registerJsonBody(app: FastifyInstance): void {
     const problem = jsonShapeProblem(parsed);
     if (problem) {
       done(invalid('body', problem), undefined);
+      return;
+    }
+    const repeated = duplicateKey(text);
+    if (repeated !== null) {
+      done(invalid('body', `must not repeat the key "${repeated.slice(0, 64)}"`), undefined);
       return;
     }
     done(null, parsed);
