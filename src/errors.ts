@@ -44,6 +44,8 @@ export class DomainError extends Error {
   readonly kind: ErrorKind;
   readonly code: string;
   readonly status: number;
+  /** The stored answer of an earlier request with the same key (a recorded decline). */
+  replayed = false;
 
   constructor(kind: ErrorKind, msg?: string) {
     const def = ErrorCodes[kind];

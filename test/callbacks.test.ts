@@ -59,7 +59,14 @@ eachDialect('signed callbacks, delivered at least once', (dialect) => {
     const worker = new CallbackWorker(h.app.svc);
     const body = kyc(rx.url);
     await h.call('/open/api/kyc/share/information', body);
-    await h.call('/sandbox/kyc/review', { requestNo: body.requestNo, kycStatus: 'approved', reason: 'Looks good', randomStr: randomStr() });
+    const decided = await h.call('/sandbox/kyc/review', {
+      requestNo: body.requestNo,
+      kycStatus: 'approved',
+      reason: 'Looks good',
+      randomStr: randomStr(),
+    });
+    const kycHolder = decided.body.model.holderId;
+    assert.match(kycHolder, /^hld_/);
     const { cardId } = await fundedCard(h, { topUp: 50 });
     const auth = await ok(h, '/sandbox/network/authorize', { cardId, amount: 5 });
     await ok(h, '/sandbox/network/reverse', { tradeId: auth.tradeId });
@@ -83,6 +90,7 @@ eachDialect('signed callbacks, delivered at least once', (dialect) => {
         email: 'bob@example.com',
         kycStatus: 'approved',
         reason: 'Looks good',
+        holderId: kycHolder,
         eventId: 'x',
         sequence: 1,
         occurredAt: 'x',
@@ -284,6 +292,30 @@ eachDialect('signed callbacks, delivered at least once', (dialect) => {
     await assert.rejects(retryCallbacks({ svc: h.app.svc, input: { eventIds: [id, 'evt_nope'] } }), /no such event: evt_nope/);
     assert.equal((await events(h)).find((e) => e.id === id)?.status, 'delivered', 'nothing was queued');
     assert.equal(await retryCallbacks({ svc: h.app.svc, input: { eventIds: [id] } }), 1);
+  });
+
+  it('changing the notify URL re-targets the undelivered notify events; a KYC callbackUrl stays', async (t) => {
+    const h = await build(t, dialect);
+    const rx = await receiver(t, h.merchant.webhookSecret);
+    await updateMerchant({ ctx: h.app.svc, input: { appId: h.merchant.appId, notifyUrl: 'http://127.0.0.1:9/dead' } });
+    const { holderId } = (await h.call('/api/network/holderCreate.html', holderBody())).body;
+    await h.call('/sandbox/holder/review', { holderId, auditStatus: 1, randomStr: randomStr() });
+    const body = kyc('http://127.0.0.1:9/kyc-dead');
+    await h.call('/open/api/kyc/share/information', body);
+    await h.call('/sandbox/kyc/review', { requestNo: body.requestNo, kycStatus: 'rejected', randomStr: randomStr() });
+    await new CallbackWorker(h.app.svc).pass();
+    await updateMerchant({ ctx: h.app.svc, input: { appId: h.merchant.appId, notifyUrl: rx.url } });
+    const all = await events(h);
+    assert.deepEqual(all.map((e) => [e.type, e.url]).sort(), [
+      ['holder.audit', rx.url],
+      ['kyc.result', 'http://127.0.0.1:9/kyc-dead'],
+    ]);
+    await retryCallbacks({ svc: h.app.svc, input: { eventIds: all.map((e) => e.id) } });
+    await new CallbackWorker(h.app.svc).pass();
+    assert.deepEqual(
+      rx.received.map((r) => r.body.type),
+      ['holder.audit'],
+    );
   });
 
   it('no notify URL, no holder.audit or trade events', async (t) => {

@@ -118,6 +118,7 @@ eachDialect('transaction lifecycle and ledger', (dialect) => {
     assert.equal(Number(declines[0]?.amount), 1001);
     const again = await h.call(`${N}/authorize`, body, { raw: true });
     assert.equal(again.body.code, '2725');
+    assert.equal(again.headers['x-idempotent-replay'], 'true', 'the stored decline is replayed');
     assert.equal(
       (await h.db.database.db.selectFrom('auth_declines').selectAll().where('card_id', '=', cardId).execute()).length,
       1,
@@ -156,7 +157,7 @@ eachDialect('transaction lifecycle and ledger', (dialect) => {
     assert.deepEqual([tin.trade_type, Number(tin.amount), tin.original_id], [120, 3000, tr.tradeId]);
     const credit = await ok(h, `${N}/adjust`, { cardId: b.cardId, amount: 1.5, direction: 'credit' });
     const debit = await ok(h, `${N}/adjust`, { cardId: a.cardId, amount: 0.5, direction: 'debit' });
-    assert.deepEqual([credit.tradeType, credit.amount, debit.amount], [200, 1.5, -0.5]);
+    assert.deepEqual([credit.tradeType, credit.amount, debit.amount, debit.txnAmount], [200, 1.5, -0.5, -0.5]);
     const inq = await ok(h, `${N}/balanceInquiry`, { cardId: a.cardId });
     assert.deepEqual([inq.tradeType, inq.amount], [300, 0]);
     const fee = await ok(h, `${N}/fee`, { cardId: a.cardId, amount: 1, remark: 'Card fee' });

@@ -64,7 +64,10 @@ function send(req: FastifyRequest, reply: FastifyReply, status: number, code: st
 /** The one place where any failure becomes the envelope and HTTP status of decisions §5. */
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError, req, reply) => {
-    if (err instanceof DomainError) return send(req, reply, err.status, err.code, err.message);
+    if (err instanceof DomainError) {
+      if (err.replayed) reply.header('x-idempotent-replay', 'true');
+      return send(req, reply, err.status, err.code, err.message);
+    }
     if (err.validation) {
       return send(req, reply, 400, ErrorCodes.validation.code, describeValidation(err.validation as unknown as AjvError[]));
     }

@@ -46,7 +46,9 @@ async function replay<T>(db: Kysely<DB>, key: RequestKey, fp: string): Promise<W
   if (row.response_status !== 200) {
     // A stored failure (a recorded decline) replays as the same failure.
     const failure = JSON.parse(row.response_body) as { kind: ErrorKind; msg: string };
-    throw new DomainError(failure.kind, failure.msg);
+    const err = new DomainError(failure.kind, failure.msg);
+    err.replayed = true;
+    throw err;
   }
   return { body: JSON.parse(row.response_body) as T, replayed: true };
 }

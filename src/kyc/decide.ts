@@ -145,7 +145,7 @@ export async function decideKyc({
     type: 'kyc.result',
     subject: `kyc:${kyc.id}`,
     url: kyc.callback_url,
-    body: { requestNo: kyc.request_no, email: kyc.email, kycStatus: input.status, reason },
+    body: { requestNo: kyc.request_no, email: kyc.email, kycStatus: input.status, reason, holderId },
     now: ctx.now,
   });
   return toKycModel({ ...kyc, status: input.status, reason, holder_id: holderId });

@@ -134,6 +134,7 @@ export async function adjust({
       type: TradeType.settlementAdjustment,
       status: TradeStatus.success,
       amount: signed,
+      txnAmount: signed,
       businessDate: resolveBusinessDate(input.businessDate, ctx.now),
       remark: input.remark ?? 'Settlement adjustment',
     },

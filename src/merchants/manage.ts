@@ -41,8 +41,21 @@ export async function updateMerchant({ ctx, input }: { ctx: Services; input: Upd
   if (input.loginFree !== undefined) changes.login_free = input.loginFree ? 1 : 0;
   if (input.notifyUrl !== undefined)
     changes.notify_url = input.notifyUrl === null ? null : checkCallbackUrl('notifyUrl', input.notifyUrl, ctx.config.env);
-  const res = await ctx.database.db.updateTable('merchants').set(changes).where('id', '=', input.appId).executeTakeFirst();
-  if (Number(res.numUpdatedRows) === 0) throw new DomainError('merchantNotFound', `No merchant with appId ${input.appId}`);
+  await ctx.database.withTx(async (tx) => {
+    const res = await tx.updateTable('merchants').set(changes).where('id', '=', input.appId).executeTakeFirst();
+    if (Number(res.numUpdatedRows) === 0) throw new DomainError('merchantNotFound', `No merchant with appId ${input.appId}`);
+    // Notify events not yet delivered follow the new URL: an operator fixing a broken URL expects the
+    // queue to drain there. (A KYC request's own callbackUrl is the merchant's word for that request.)
+    if (typeof changes.notify_url === 'string') {
+      await tx
+        .updateTable('callback_events')
+        .set({ url: changes.notify_url })
+        .where('merchant_id', '=', input.appId)
+        .where('type', 'in', ['holder.audit', 'trade'])
+        .where('status', 'in', ['pending', 'failed'])
+        .execute();
+    }
+  });
   ctx.merchants.forget(input.appId);
   const all = await listMerchants({ ctx });
   const found = all.find((m) => m.appId === input.appId);
