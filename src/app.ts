@@ -17,6 +17,7 @@ import { errorEnvelope, registerErrorHandling } from './http/errors.js';
 import { reapKeys } from './idempotency/keys.js';
 import { kycRoutes, kycSandboxRoutes } from './kyc/routes.js';
 import { networkSandboxRoutes } from './network/routes.js';
+import { pageRoutes } from './page/routes.js';
 import { createServices } from './services.js';
 
 declare module 'fastify' {
@@ -123,6 +124,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   await app.register(holderRoutes, { svc });
   await app.register(cardRoutes, { svc });
   await app.register(kycRoutes, { svc });
+  await app.register(pageRoutes, { svc });
   if (config.env === 'sandbox') {
     await app.register(holderSandboxRoutes, { svc });
     await app.register(networkSandboxRoutes, { svc });

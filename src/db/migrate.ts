@@ -3,6 +3,7 @@ import type { Database } from './index.js';
 import * as m0001 from './migrations/2026_11_22_0001_initial.js';
 import * as m0002 from './migrations/2026_11_22_0002_cards_ledger.js';
 import * as m0003 from './migrations/2026_11_22_0003_kyc_callbacks.js';
+import * as m0004 from './migrations/2026_11_22_0004_page.js';
 
 interface Migration {
   up(db: Kysely<any>): Promise<void>;
@@ -16,6 +17,7 @@ export const MIGRATIONS: ReadonlyArray<[string, Migration]> = [
   ['2026_11_22_0001_initial', m0001],
   ['2026_11_22_0002_cards_ledger', m0002],
   ['2026_11_22_0003_kyc_callbacks', m0003],
+  ['2026_11_22_0004_page', m0004],
 ];
 
 /**

@@ -196,7 +196,26 @@ export interface CallbackAttemptsTable {
   response_excerpt: string | null;
 }
 
+export interface PageLinksTable {
+  token_hash: string;
+  merchant_id: string;
+  email: string | null;
+  expires_at: number;
+  used_at: number | null;
+  created_at: number;
+}
+
+export interface PageSessionsTable {
+  id_hash: string;
+  merchant_id: string;
+  email: string | null;
+  created_at: number;
+  last_seen_at: number;
+}
+
 export interface DB {
+  page_links: PageLinksTable;
+  page_sessions: PageSessionsTable;
   kyc_requests: KycRequestsTable;
   callback_sequences: CallbackSequencesTable;
   callback_events: CallbackEventsTable;

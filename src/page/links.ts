@@ -1,0 +1,82 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type { Services } from '../context.js';
+import { DomainError } from '../errors.js';
+
+/** A link opens the page once, within 10 minutes (decisions §8). */
+export const LINK_TTL_MS = 10 * 60 * 1000;
+/** A session ends after 15 minutes without a request, and after 12 hours whatever happens. */
+export const SESSION_IDLE_MS = 15 * 60 * 1000;
+export const SESSION_MAX_MS = 12 * 3_600_000;
+/** Links per merchant and e-mail per minute: a leaked signing key cannot mint them in bulk. */
+export const LINKS_PER_MINUTE = 10;
+
+export const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
+
+export class RateLimited extends DomainError {
+  constructor(readonly retryAfterSeconds: number) {
+    super('rateLimited', `email: at most ${LINKS_PER_MINUTE} page links a minute; try again in ${retryAfterSeconds} s`);
+  }
+}
+
+/**
+ * Issues a one-time page link for a merchant's user (interface 4.4). The token has 256 random bits
+ * and is stored only as its SHA-256: a copy of the database opens no page.
+ */
+export async function issueLink({ svc, merchantId, email }: { svc: Services; merchantId: string; email: string | null }): Promise<string> {
+  const now = svc.clock();
+  const recent = await svc.database.db
+    .selectFrom('page_links')
+    .select(['created_at'])
+    .where('merchant_id', '=', merchantId)
+    .where((eb) => (email === null ? eb('email', 'is', null) : eb('email', '=', email)))
+    .where('created_at', '>', now - 60_000)
+    .orderBy('created_at')
+    .execute();
+  if (recent.length >= LINKS_PER_MINUTE) {
+    const oldest = Number(recent[0]?.created_at ?? now);
+    throw new RateLimited(Math.max(1, Math.ceil((oldest + 60_000 - now) / 1000)));
+  }
+  const token = randomBytes(32).toString('base64url');
+  await svc.database.db
+    .insertInto('page_links')
+    .values({ token_hash: sha256(token), merchant_id: merchantId, email, expires_at: now + LINK_TTL_MS, used_at: null, created_at: now })
+    .execute();
+  return token;
+}
+
+/**
+ * Spends a link and starts a session. Spending is one conditional update, so of two concurrent
+ * opens exactly one wins; an unknown, expired or used token gets nothing. Returns the session id
+ * (for the cookie; only its hash is stored), or null.
+ */
+export async function openLink({ svc, token }: { svc: Services; token: string }): Promise<string | null> {
+  if (!/^[A-Za-z0-9_-]{43}$/.test(token)) return null;
+  const now = svc.clock();
+  return svc.database.withTx(async (tx) => {
+    const spent = await tx
+      .updateTable('page_links')
+      .set({ used_at: now })
+      .where('token_hash', '=', sha256(token))
+      .where('used_at', 'is', null)
+      .where('expires_at', '>', now)
+      .returning(['merchant_id', 'email'])
+      .executeTakeFirst();
+    if (!spent) return null;
+    const sessionId = randomBytes(32).toString('base64url');
+    await tx
+      .insertInto('page_sessions')
+      .values({ id_hash: sha256(sessionId), merchant_id: spent.merchant_id, email: spent.email, created_at: now, last_seen_at: now })
+      .execute();
+    return sessionId;
+  });
+}
+
+/** The live session for a cookie value (and it is touched), or null. */
+export async function loadSession({ svc, sessionId }: { svc: Services; sessionId: string | undefined }) {
+  if (!sessionId || !/^[A-Za-z0-9_-]{43}$/.test(sessionId)) return null;
+  const now = svc.clock();
+  const row = await svc.database.db.selectFrom('page_sessions').selectAll().where('id_hash', '=', sha256(sessionId)).executeTakeFirst();
+  if (!row || now - row.last_seen_at > SESSION_IDLE_MS || now - row.created_at > SESSION_MAX_MS) return null;
+  await svc.database.db.updateTable('page_sessions').set({ last_seen_at: now }).where('id_hash', '=', row.id_hash).execute();
+  return { merchantId: row.merchant_id, email: row.email };
+}
