@@ -21,19 +21,17 @@ import { cpus, hostname } from 'node:os';
 import { sql } from 'kysely';
 import { pino } from 'pino';
 import { applyCard } from '../src/cards/apply.js';
-import { type Config, DEFAULT_KYC_PLATFORMS, DEFAULT_RETRY_SCHEDULE_MS, SANDBOX_BINS } from '../src/config.js';
 import type { Services } from '../src/context.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import { createHolder } from '../src/holders/create.js';
 import { reviewHolder } from '../src/holders/review.js';
 import { runWrite } from '../src/idempotency/keys.js';
 import { authorize } from '../src/ledger/authorize.js';
-import { DEFAULT_FEES } from '../src/ledger/fees.js';
 import { topUp } from '../src/ledger/fund.js';
 import { createMerchant } from '../src/merchants/create.js';
-import { DEFAULT_RATES } from '../src/money/fx.js';
 import { createServices } from '../src/services.js';
 import { listTrades } from '../src/trades/list.js';
+import { testConfig } from '../test/helpers/app.js';
 import { isolatedDatabase, type TestDialect } from '../test/helpers/db.js';
 
 const quick = process.argv.includes('--quick');
@@ -68,22 +66,7 @@ function progress(label: string, done: number, total: number) {
 
 async function setup(dialect: TestDialect) {
   const db = await isolatedDatabase(dialect);
-  const config: Config = {
-    port: 0,
-    host: '127.0.0.1',
-    databaseUrl: db.url,
-    env: 'sandbox',
-    publicUrl: 'http://127.0.0.1',
-    dataDir: db.dataDir,
-    masterKey: randomBytes(32),
-    logLevel: 'silent',
-    idempotencyRetentionMs: 48 * 3_600_000,
-    merchantCacheMs: 5000,
-    demoMerchant: false,
-    program: { bins: SANDBOX_BINS, fees: DEFAULT_FEES, fxRates: DEFAULT_RATES },
-    kyc: { platforms: DEFAULT_KYC_PLATFORMS, autoDecisionMs: 0 },
-    callbacks: { worker: false, retryScheduleMs: DEFAULT_RETRY_SCHEDULE_MS, maxAgeMs: 72 * 3_600_000, timeoutMs: 10_000, pollMs: 1000 },
-  };
+  const config = testConfig(db.dataDir, { databaseUrl: db.url, merchantCacheMs: 5000 });
   await migrateToLatest(db.database);
   const svc = createServices(config, db.database, pino({ level: 'silent' }));
   await svc.vault.ensureKeys(db.database.db);

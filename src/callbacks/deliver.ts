@@ -113,8 +113,11 @@ export function deliver(opts: {
         res.on('error', end);
       },
     );
+    // The attempt ends at the timeout whatever the socket does next: settle first, then tear down.
     const timer = setTimeout(() => {
-      req.destroy(new Error(`timed out after ${opts.timeoutMs} ms`));
+      const message = `timed out after ${opts.timeoutMs} ms`;
+      finish(done(null, message));
+      req.destroy(new Error(message));
     }, opts.timeoutMs);
     req.on('error', (err) => finish(done(null, err.message)));
     req.end(opts.body);

@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Services } from '../context.js';
 import { DomainError } from '../errors.js';
+import type { MerchantCredentials } from '../merchants/directory.js';
 
 /** A link opens the page once, within 10 minutes (decisions §8). */
 export const LINK_TTL_MS = 10 * 60 * 1000;
@@ -22,7 +23,17 @@ export class RateLimited extends DomainError {
  * Issues a one-time page link for a merchant's user (interface 4.4). The token has 256 random bits
  * and is stored only as its SHA-256: a copy of the database opens no page.
  */
-export async function issueLink({ svc, merchantId, email }: { svc: Services; merchantId: string; email: string | null }): Promise<string> {
+export async function issueLink({
+  svc,
+  merchant,
+  email,
+}: {
+  svc: Services;
+  merchant: MerchantCredentials;
+  email: string | null;
+}): Promise<string> {
+  if (!merchant.loginFree) throw new DomainError('notEnabled', 'The login-free page is not enabled for this merchant');
+  const merchantId = merchant.appId;
   const now = svc.clock();
   const recent = await svc.database.db
     .selectFrom('page_links')

@@ -1,14 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { toCardModel } from '../cards/model.js';
 import type { Services } from '../context.js';
-import { DomainError } from '../errors.js';
-import { AuditStatus } from '../holders/audit-status.js';
 import { Envelope, errorResponses, ok, SignedFields } from '../http/schemas.js';
-import { listTrades } from '../trades/list.js';
+import { holderView } from './holder-view.js';
 import { issueLink, loadSession, openLink, RateLimited, SESSION_IDLE_MS } from './links.js';
-import { type HolderView, holderPage, messagePage, productPage, STYLE_HASH } from './view.js';
+import { holderPage, messagePage, productPage, STYLE_HASH } from './view.js';
 
 const LinkBody = Type.Object(
   {
@@ -51,40 +48,6 @@ function html(reply: FastifyReply, status: number, body: string) {
   return reply.status(status).headers(SECURITY_HEADERS).type('text/html; charset=utf-8').send(body);
 }
 
-async function holderView(svc: Services, merchantId: string, email: string): Promise<HolderView | null> {
-  const db = svc.database.db;
-  const holder = await db
-    .selectFrom('cardholders')
-    .selectAll()
-    .where('merchant_id', '=', merchantId)
-    .where('email', '=', email.toLowerCase())
-    .where('audit_status', '<>', AuditStatus.rejected)
-    .orderBy('created_at', 'desc')
-    .executeTakeFirst();
-  if (!holder) return null;
-  const cards = await db.selectFrom('cards').selectAll().where('holder_id', '=', holder.id).orderBy('created_at').execute();
-  const today = new Date(svc.clock()).toISOString().slice(0, 10);
-  const from = new Date(svc.clock() - 30 * 86_400_000).toISOString().slice(0, 10);
-  return {
-    name: `${holder.first_name} ${holder.last_name}`.trim(),
-    auditStatus: holder.audit_status,
-    cards: await Promise.all(
-      cards.map(async (c) => ({
-        card: toCardModel(c),
-        // The same ledger query as interface 4.1.
-        trades: (
-          await listTrades({
-            db,
-            vault: svc.vault,
-            merchantId,
-            input: { cardId: c.id, beginDate: from, endDate: today, start: 0, maxSize: 10 },
-          })
-        ).tradeList,
-      })),
-    ),
-  };
-}
-
 export const pageRoutes: FastifyPluginAsyncTypebox<{ svc: Services }> = async (app, { svc }) => {
   app.post(
     '/open/merchant/api/v2',
@@ -100,10 +63,9 @@ export const pageRoutes: FastifyPluginAsyncTypebox<{ svc: Services }> = async (a
       config: { operation: 'loginFreeLink' },
     },
     async (req, reply) => {
-      if (!req.merchant.loginFree) throw new DomainError('notEnabled', 'The login-free page is not enabled for this merchant');
       const email = req.body.email ? req.body.email.toLowerCase() : null;
       try {
-        const token = await issueLink({ svc, merchantId: req.merchant.appId, email });
+        const token = await issueLink({ svc, merchant: req.merchant, email });
         return ok({ webUrl: `${svc.config.publicUrl}/page/open?token=${token}` }, req.id);
       } catch (err) {
         if (err instanceof RateLimited) reply.header('retry-after', String(err.retryAfterSeconds));

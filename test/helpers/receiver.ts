@@ -38,7 +38,14 @@ export async function receiver(t: TestContext, webhookSecret: string) {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;
-  t.after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  t.after(
+    () =>
+      new Promise<void>((resolve) => {
+        // A test may leave a request unanswered on purpose: close its connection too, or close() waits for ever.
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  );
   return {
     url: `http://127.0.0.1:${port}/hooks`,
     port,
