@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import type { Services, TxCtx } from '../context.js';
-import { signedRead, signedWrite } from '../http/operation.js';
+import { ledgerCtx, signedRead, signedWrite } from '../http/operation.js';
 import { errorResponses, ok } from '../http/schemas.js';
 import type { LedgerCtx } from '../ledger/common.js';
 import { topUp } from '../ledger/fund.js';
@@ -9,10 +9,6 @@ import { listTrades } from '../trades/list.js';
 import { applyCard } from './apply.js';
 import { loadCard, toCardModel } from './model.js';
 import { CardApplyBody, CardEnvelope, CardQueryBody, CardTopUpBody, TradeEnvelope, TradeListBody, TradePageSchema } from './schemas.js';
-
-export function ledgerCtx(svc: Services, req: FastifyRequest, ctx: TxCtx): LedgerCtx {
-  return { ...ctx, merchantId: req.merchant.appId, program: svc.config.program, notifyUrl: req.merchant.notifyUrl };
-}
 
 export const cardRoutes: FastifyPluginAsyncTypebox<{ svc: Services }> = async (app, { svc }) => {
   app.post(

@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Services, TxCtx } from '../context.js';
 import { invalid } from '../errors.js';
 import { consumeNonce, runWrite } from '../idempotency/keys.js';
+import type { LedgerCtx } from '../ledger/common.js';
 
 /**
  * Runs a signed write once per randomStr (decisions §4) and marks a replayed answer with the
@@ -50,4 +51,9 @@ export function decodeBase64Field(field: string, value: string): string {
   // Control characters have no place in a name or an address and would corrupt logs and exports.
   if (/\p{Cc}/u.test(text)) throw invalid(field, 'must not contain control characters');
   return text;
+}
+
+/** The context of a ledger verb called for a signed request: its merchant, the program, the notify URL. */
+export function ledgerCtx(svc: Services, req: FastifyRequest, ctx: TxCtx): LedgerCtx {
+  return { ...ctx, merchantId: req.merchant.appId, program: svc.config.program, notifyUrl: req.merchant.notifyUrl };
 }

@@ -52,9 +52,6 @@ export interface KycData {
   address: KycAddressInput;
 }
 
-/** 2099-01-01 means a document valid indefinitely (interface 4.3). */
-export const NO_EXPIRY = '2099-01-01';
-
 function checkAddress(prefix: string, a: KycAddressInput): KycAddressInput {
   if (!ISO_COUNTRIES.has(a.country)) throw invalid(`${prefix}.country`, 'must be an ISO 3166-1 alpha-2 country code');
   if (a.country === 'US' && !a.ssn) throw invalid(`${prefix}.ssn`, 'is required when the country is US');

@@ -27,7 +27,6 @@ export interface TradePage {
 }
 
 export const MAX_RANGE_DAYS = 30;
-export const MAX_PAGE = 30;
 export const DEFAULT_PAGE = 10;
 
 async function resolveCard(db: Kysely<DB>, vault: PanVault, merchantId: string, input: ListTradesInput): Promise<CardRow> {
