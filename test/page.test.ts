@@ -69,7 +69,11 @@ eachDialect('login-free page (interface 4.4)', (dialect) => {
     // An empty e-mail is no e-mail (empty values are not signed either).
     const empty = await h.call(LINK, { email: '' });
     const p0 = await open(h, empty.body.model.webUrl);
-    const v0 = await h.app.inject({ method: 'GET', url: '/page', headers: { cookie: String(p0.headers['set-cookie']).split(';')[0] ?? '' } });
+    const v0 = await h.app.inject({
+      method: 'GET',
+      url: '/page',
+      headers: { cookie: String(p0.headers['set-cookie']).split(';')[0] ?? '' },
+    });
     assert.match(v0.body, /Open this page from your account/);
     const unknown = await h.call(LINK, { email: 'nobody@example.com' });
     const p2 = await open(h, unknown.body.model.webUrl);
