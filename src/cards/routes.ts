@@ -1,9 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FastifyRequest } from 'fastify';
-import type { Services, TxCtx } from '../context.js';
+import type { Services } from '../context.js';
 import { ledgerCtx, signedRead, signedWrite } from '../http/operation.js';
 import { errorResponses, ok } from '../http/schemas.js';
-import type { LedgerCtx } from '../ledger/common.js';
 import { topUp } from '../ledger/fund.js';
 import { listTrades } from '../trades/list.js';
 import { applyCard } from './apply.js';
