@@ -14,6 +14,8 @@ export interface Config {
   databaseUrl: string;
   env: Environment;
   publicUrl: string;
+  /** HTTPS port for merchants' mapped hosts (certificate chosen by SNI); null: no HTTPS listener. */
+  httpsPort: number | null;
   dataDir: string;
   /** 32 bytes; encrypts stored secrets (and, later, PAN data keys). */
   masterKey: Buffer;
@@ -177,6 +179,7 @@ export function loadConfig(env: Env = process.env): Config {
     databaseUrl,
     env: envName,
     publicUrl,
+    httpsPort: env.HTTPS_PORT ? intVar(env, 'HTTPS_PORT', 0, 0, 65535) : null,
     dataDir,
     masterKey,
     logLevel: logLevel(env.LOG_LEVEL),

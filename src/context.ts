@@ -5,6 +5,7 @@ import type { Config } from './config.js';
 import type { SecretBox } from './crypto/secretbox.js';
 import type { Database } from './db/index.js';
 import type { DB } from './db/schema.js';
+import type { DomainDirectory } from './domains/directory.js';
 import type { MerchantDirectory } from './merchants/directory.js';
 
 /** What every verb may use: the service's long-lived parts. Built once in src/app.ts or the CLI. */
@@ -13,6 +14,8 @@ export interface Services {
   database: Database;
   box: SecretBox;
   merchants: MerchantDirectory;
+  /** Merchants' own host names for the card page, with their TLS contexts. */
+  domains: DomainDirectory;
   vault: PanVault;
   log: FastifyBaseLogger;
   clock: () => number;

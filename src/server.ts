@@ -1,3 +1,4 @@
+import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
 import type { Config } from './config.js';
@@ -6,7 +7,38 @@ import { ensureDemoMerchant, exampleCurl } from './merchants/demo.js';
 export interface Running {
   app: FastifyInstance;
   url: string;
+  /** The HTTPS port of merchants' mapped hosts, when HTTPS_PORT is set. */
+  httpsPort: number | null;
   stop(): Promise<void>;
+}
+
+/**
+ * The HTTPS listener of merchants' mapped hosts: each TLS handshake picks the certificate of the
+ * host the client names (SNI); a name with no certificate, or none, ends the handshake. Requests go
+ * to the same app as plain HTTP.
+ */
+async function listenHttps(app: FastifyInstance, host: string, port: number): Promise<HttpsServer> {
+  const server = createHttpsServer(
+    {
+      SNICallback: (servername, cb) => {
+        app.svc.domains.lookup(servername).then(
+          (entry) => (entry?.context ? cb(null, entry.context) : cb(new Error(`no certificate for ${servername}`))),
+          (err: Error) => cb(err),
+        );
+      },
+      minVersion: 'TLSv1.2',
+    },
+    (req, res) => app.routing(req, res),
+  );
+  server.on('tlsClientError', () => undefined); // a failed handshake is the client's problem, not a crash
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  return server;
 }
 
 /** Builds the app, creates the sandbox demo merchant if needed, listens, and stops on SIGTERM/SIGINT. */
@@ -19,9 +51,27 @@ export async function serve(config: Config, { handleSignals = true } = {}): Prom
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
   // PORT=0 picks a free port: the default public URL then names the one actually taken.
   if (config.port === 0 && config.publicUrl.endsWith(':0')) app.svc.config.publicUrl = url;
+  let https: HttpsServer | null = null;
+  if (config.httpsPort !== null) {
+    try {
+      https = await listenHttps(app, config.host, config.httpsPort);
+    } catch (err) {
+      await app.close();
+      throw err;
+    }
+    const httpsAddr = https.address();
+    // Page links name the port actually taken (HTTPS_PORT=0 picks a free one).
+    if (typeof httpsAddr === 'object' && httpsAddr) app.svc.config.httpsPort = httpsAddr.port;
+  }
   const demo = await ensureDemoMerchant(app.svc);
   app.log.info(
-    { url, env: config.env, database: app.svc.database.dialect, readyMs: Math.round(performance.now() - started) },
+    {
+      url,
+      httpsPort: app.svc.config.httpsPort,
+      env: config.env,
+      database: app.svc.database.dialect,
+      readyMs: Math.round(performance.now() - started),
+    },
     'cardprogram ready',
   );
   if (demo) {
@@ -40,7 +90,14 @@ export async function serve(config: Config, { handleSignals = true } = {}): Prom
   let stopping: Promise<void> | undefined;
   const stop = () => {
     // Graceful: stop accepting, let in-flight requests finish, close the database.
-    stopping ??= app.close();
+    stopping ??= (async () => {
+      if (https) {
+        const closed = new Promise<void>((resolve) => https?.close(() => resolve()));
+        https.closeIdleConnections();
+        await closed;
+      }
+      await app.close();
+    })();
     return stopping;
   };
   if (handleSignals) {
@@ -54,5 +111,5 @@ export async function serve(config: Config, { handleSignals = true } = {}): Prom
       });
     }
   }
-  return { app, url, stop };
+  return { app, url, httpsPort: app.svc.config.httpsPort, stop };
 }

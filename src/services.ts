@@ -4,6 +4,7 @@ import type { Config } from './config.js';
 import type { Services } from './context.js';
 import { SecretBox } from './crypto/secretbox.js';
 import type { Database } from './db/index.js';
+import { DomainDirectory } from './domains/directory.js';
 import { MerchantDirectory } from './merchants/directory.js';
 
 /** The long-lived parts every verb uses, for the HTTP app and the CLI alike. */
@@ -14,6 +15,7 @@ export function createServices(config: Config, database: Database, log: FastifyB
     database,
     box,
     merchants: new MerchantDirectory(database, box, config.merchantCacheMs, clock),
+    domains: new DomainDirectory(database, box, config.merchantCacheMs, clock),
     vault: new PanVault(box, clock),
     log,
     clock,

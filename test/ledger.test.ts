@@ -201,24 +201,48 @@ eachDialect('transaction lifecycle and ledger', (dialect) => {
 
   it('withdrawing a cardholder’s approval freezes its cards; unfreezing needs an approved holder', async (t) => {
     const h = await build(t, dialect);
+    await h.db.database.db.updateTable('merchants').set({ notify_url: 'http://127.0.0.1:9/hooks' }).execute();
     const { cardId, holderId } = await fundedCard(h, { topUp: 50 });
     await ok(h, '/sandbox/holder/review', { holderId, auditStatus: 3, errMsg: 'Fraud finding' });
     assert.equal((await balances(h, cardId)).status, 'frozen');
+    const statusEvents = async () =>
+      (
+        await h.db.database.db
+          .selectFrom('callback_events')
+          .select('payload')
+          .where('type', '=', 'card.status')
+          .orderBy('created_at')
+          .orderBy('sequence')
+          .execute()
+      ).map((e) => JSON.parse(e.payload));
+    assert.deepEqual(
+      (await statusEvents()).map((e) => [e.cardId, e.status, e.actor]),
+      [[cardId, 'frozen', 'review']],
+    );
     assert.equal((await h.call(`${N}/authorize`, { cardId, amount: 5, randomStr: randomStr() })).body.code, '2724');
     const { setCardFrozen } = await import('../src/cards/status.js');
     await assert.rejects(
-      h.db.database.withTx((tx) => setCardFrozen({ ctx: { tx, now: Date.now() }, merchantId: null, input: { cardId, frozen: false } })),
+      h.db.database.withTx((tx) =>
+        setCardFrozen({ ctx: { tx, now: Date.now() }, merchantId: null, input: { cardId, frozen: false, actor: 'operator' } }),
+      ),
       /a card is unfrozen only for an approved cardholder/,
     );
     const other = await fundedCard(h, { topUp: 5 });
     const frozen = await h.db.database.withTx((tx) =>
-      setCardFrozen({ ctx: { tx, now: Date.now() }, merchantId: null, input: { cardId: other.cardId, frozen: true } }),
+      setCardFrozen({ ctx: { tx, now: Date.now() }, merchantId: null, input: { cardId: other.cardId, frozen: true, actor: 'operator' } }),
     );
     assert.equal(frozen.status, 'frozen');
     const thawed = await h.db.database.withTx((tx) =>
-      setCardFrozen({ ctx: { tx, now: Date.now() }, merchantId: null, input: { cardId: other.cardId, frozen: false } }),
+      setCardFrozen({ ctx: { tx, now: Date.now() }, merchantId: null, input: { cardId: other.cardId, frozen: false, actor: 'operator' } }),
     );
     assert.equal(thawed.status, 'active');
+    assert.deepEqual(
+      (await statusEvents()).slice(1).map((e) => [e.cardId, e.status, e.actor]),
+      [
+        [other.cardId, 'frozen', 'operator'],
+        [other.cardId, 'active', 'operator'],
+      ],
+    );
   });
 
   it('simulations are idempotent by randomStr: a retried authorization holds once', async (t) => {

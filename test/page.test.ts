@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
+import { addDomain } from '../src/domains/store.js';
 import { sha256 } from '../src/page/links.js';
-import { build, type Harness, holderBody, randomStr, rowCounts } from './helpers/app.js';
-import { fundedCard, ok } from './helpers/cards.js';
+import { build, type Harness, holderBody, randomStr, rowCounts, type TestMerchant } from './helpers/app.js';
+import { balances, fundedCard, ok } from './helpers/cards.js';
 import { eachDialect } from './helpers/dialects.js';
 
 const LINK = '/open/merchant/api/v2';
@@ -10,6 +11,26 @@ const LINK = '/open/merchant/api/v2';
 async function open(h: Harness, webUrl: string) {
   const url = new URL(webUrl);
   return h.app.inject({ method: 'GET', url: `${url.pathname}${url.search}` });
+}
+
+/** Opens a fresh link for the e-mail and returns the session cookie and the page's form token. */
+async function signIn(h: Harness, email = 'alice@example.com', merchant?: TestMerchant) {
+  const res = await h.call(LINK, { email }, merchant ? { merchant } : {});
+  assert.equal(res.status, 200, JSON.stringify(res.body));
+  const opened = await open(h, res.body.model.webUrl);
+  const cookie = String(opened.headers['set-cookie']).split(';')[0] ?? '';
+  const page = await h.app.inject({ method: 'GET', url: '/page', headers: { cookie } });
+  const form = /name="form" value="([^"]+)"/.exec(page.body)?.[1] ?? '';
+  return { cookie, form, page };
+}
+
+function post(h: Harness, url: string, cookie: string, payload: string, headers: Record<string, string> = {}) {
+  return h.app.inject({
+    method: 'POST',
+    url,
+    payload,
+    headers: { cookie, 'content-type': 'application/x-www-form-urlencoded', ...headers },
+  });
 }
 
 eachDialect('login-free page (interface 4.4)', (dialect) => {
@@ -129,5 +150,142 @@ eachDialect('login-free page (interface 4.4)', (dialect) => {
     assert.deepEqual([limited.status, limited.body.code], [429, '1009']);
     assert.match(String(limited.headers['retry-after']), /^\d+$/);
     assert.equal((await h.call(LINK, { email: 'bob@example.com' })).status, 200, 'another e-mail is not limited');
+  });
+
+  it('show card details: the full number, expiry and CVV for 30 seconds, each reveal recorded; never without the form token, cross-site or for another card', async (t) => {
+    const h = await build(t, dialect);
+    const { cardId } = await fundedCard(h, { topUp: 10 });
+    const details = (await h.call('/sandbox/network/cardDetails', { cardId, randomStr: randomStr() })).body.model;
+    const { cookie, form, page } = await signIn(h);
+    assert.match(form, /^[A-Za-z0-9_-]{43}$/);
+    assert.ok(!page.body.includes(details.cardNo));
+    const url = `/page/cards/${cardId}/reveal`;
+    const reveals = async () => (await h.db.database.db.selectFrom('card_reveals').selectAll().execute()).length;
+
+    // Refused: no form token, a wrong one, a cross-site post, a JSON body, no session.
+    const refused = [
+      await post(h, url, cookie, ''),
+      await post(h, url, cookie, `form=${'A'.repeat(43)}`),
+      await post(h, url, cookie, `form=${form}`, { origin: 'https://evil.example' }),
+      await post(h, url, cookie, `form=${form}`, { 'sec-fetch-site': 'cross-site' }),
+      await post(h, url, cookie, `form=${form}`, { origin: 'null' }),
+      await post(h, url, cookie, `form=${form}`, { origin: 'null', 'sec-fetch-site': 'same-site' }),
+      await h.app.inject({ method: 'POST', url, payload: { form }, headers: { cookie } }),
+    ];
+    for (const r of refused) {
+      assert.equal(r.statusCode, 403);
+      assert.ok(!r.body.includes(details.cardNo));
+    }
+    assert.equal((await post(h, url, '', `form=${form}`)).statusCode, 401);
+    assert.equal(await reveals(), 0);
+
+    // What Chromium sends under Referrer-Policy: no-referrer: a null origin, same-origin metadata.
+    const shown = await post(h, url, cookie, `form=${form}`, { origin: 'null', 'sec-fetch-site': 'same-origin' });
+    assert.equal(shown.statusCode, 200, shown.body);
+    assert.equal(shown.headers['cache-control'], 'no-store');
+    assert.ok(shown.body.includes(details.cardNo.replace(/(.{4})/g, '$1 ').trim()), 'the full number');
+    assert.ok(shown.body.includes(details.expiry) && shown.body.includes(`aria-label="CVV">${details.cvv}<`));
+    assert.match(shown.body, /<meta http-equiv="refresh" content="30;url=\/page">/);
+    const [record] = await h.db.database.db.selectFrom('card_reveals').selectAll().execute();
+    assert.equal(record?.card_id, cardId);
+    assert.equal(record?.session_hash, sha256(cookie.split('=')[1] ?? ''));
+    assert.equal((await post(h, url, cookie, `form=${form}`, { origin: 'http://localhost:80' })).statusCode, 200);
+    assert.equal(await reveals(), 2, 'every reveal is recorded');
+    // The page after the refresh is masked again.
+    const after = await h.app.inject({ method: 'GET', url: '/page', headers: { cookie } });
+    assert.ok(!after.body.includes(details.cardNo));
+
+    // Another merchant's card, or one that does not exist: not found, nothing shown.
+    const other = await h.newMerchant({ loginFree: true });
+    const foreign = await fundedCard(h, { merchant: other });
+    for (const id of [foreign.cardId, 'card_nope']) {
+      const r = await post(h, `/page/cards/${id}/reveal`, cookie, `form=${form}`);
+      assert.equal(r.statusCode, 404);
+    }
+    assert.equal(await reveals(), 2);
+  });
+
+  it('freeze and unfreeze from the page: the card declines while frozen and the merchant gets card.status callbacks', async (t) => {
+    const h = await build(t, dialect);
+    await h.db.database.db.updateTable('merchants').set({ notify_url: 'http://127.0.0.1:9/hooks' }).execute();
+    const { cardId, cardNo } = await fundedCard(h, { topUp: 20 });
+    const { cookie, form } = await signIn(h);
+
+    const frozen = await post(h, `/page/cards/${cardId}/freeze`, cookie, `form=${form}`);
+    assert.equal(frozen.statusCode, 303);
+    assert.equal(frozen.headers.location, '/page?done=frozen');
+    assert.equal((await balances(h, cardId)).status, 'frozen');
+    const declined = await h.call('/sandbox/network/authorize', { cardId, amount: 1, randomStr: randomStr() });
+    assert.equal(declined.body.code, '2724');
+    const page = await h.app.inject({ method: 'GET', url: '/page?done=frozen', headers: { cookie } });
+    assert.match(page.body, /Your card is frozen/);
+    assert.match(page.body, />Unfreeze card</);
+    assert.doesNotMatch(page.body, />Show card details</);
+    assert.equal((await post(h, `/page/cards/${cardId}/reveal`, cookie, `form=${form}`)).statusCode, 409);
+    // Freezing twice changes nothing and sends nothing more.
+    assert.equal((await post(h, `/page/cards/${cardId}/freeze`, cookie, `form=${form}`)).statusCode, 303);
+    assert.equal((await post(h, `/page/cards/${cardId}/freeze`, cookie, 'form=x')).statusCode, 403);
+
+    assert.equal((await post(h, `/page/cards/${cardId}/unfreeze`, cookie, `form=${form}`)).headers.location, '/page?done=unfrozen');
+    assert.equal((await balances(h, cardId)).status, 'active');
+    await ok(h, '/sandbox/network/authorize', { cardId, amount: 1 });
+
+    const events = await h.db.database.db
+      .selectFrom('callback_events')
+      .select(['payload', 'sequence'])
+      .where('type', '=', 'card.status')
+      .orderBy('sequence')
+      .execute();
+    const bodies = events.map((e) => JSON.parse(e.payload));
+    assert.deepEqual(
+      bodies.map((b) => [b.type, b.cardId, b.cardNo, b.status, b.actor]),
+      [
+        ['card.status', cardId, cardNo, 'frozen', 'cardholder'],
+        ['card.status', cardId, cardNo, 'active', 'cardholder'],
+      ],
+    );
+    assert.ok(Number(events[1]?.sequence) > Number(events[0]?.sequence), 'ordered with the card’s trade events');
+  });
+
+  it('transactions are paged through the 4.1 query, ten at a time', async (t) => {
+    const h = await build(t, dialect);
+    const { cardId } = await fundedCard(h, { topUp: 1 });
+    for (let i = 0; i < 11; i++) await ok(h, '/api/network/cardTopUp.html', { cardId, amount: i + 2 });
+    const { cookie, page } = await signIn(h);
+    assert.match(page.body, /1–10 of 12/);
+    assert.equal((page.body.match(/<tr><td>/g) ?? []).length, 10);
+    const older = new RegExp(`href="/page\\?card=${cardId}&amp;start=10#tx-${cardId}">Older`);
+    assert.match(page.body, older);
+    const second = await h.app.inject({ method: 'GET', url: `/page?card=${cardId}&start=10`, headers: { cookie } });
+    assert.match(second.body, /11–12 of 12/);
+    assert.equal((second.body.match(/<tr><td>/g) ?? []).length, 2);
+    assert.match(second.body, /← Newer/);
+    // The oldest two are the first top-ups, +1.00 and +2.00.
+    assert.match(second.body, /\+2\.00 EUR/);
+    assert.match(second.body, /\+1\.00 EUR/);
+    for (const q of ['?card=x&start=-1', '?start=abc', `?card=${cardId}&start=99999999`]) {
+      assert.equal((await h.app.inject({ method: 'GET', url: `/page${q}`, headers: { cookie } })).statusCode, 200, q);
+    }
+  });
+
+  it('a mapped host: links use https://HOST; another merchant’s token or session there is refused, and the token stays unspent', async (t) => {
+    const h = await build(t, dialect);
+    const other = await h.newMerchant({ loginFree: true });
+    await addDomain({ svc: h.app.svc, input: { appId: h.merchant.appId, host: 'cards.alpha.test' } });
+    await addDomain({ svc: h.app.svc, input: { appId: other.appId, host: 'pay.beta.test' } });
+    const mine = (await h.call(LINK, { email: 'alice@example.com' })).body.model.webUrl as string;
+    assert.match(mine, /^https:\/\/cards\.alpha\.test\/page\/open\?token=/, 'TLS ended in front: no port');
+    const theirs = new URL((await h.call(LINK, { email: 'alice@example.com' }, { merchant: other })).body.model.webUrl);
+    const at = (host: string, url: string, cookie?: string) =>
+      h.app.inject({ method: 'GET', url, headers: { host, ...(cookie ? { cookie } : {}) } });
+    const path = `${theirs.pathname}${theirs.search}`;
+    assert.equal((await at('cards.alpha.test', path)).statusCode, 403);
+    const opened = await at('pay.beta.test', path);
+    assert.equal(opened.statusCode, 303, 'still unspent after the refusal');
+    const cookie = String(opened.headers['set-cookie']).split(';')[0] ?? '';
+    assert.equal((await at('pay.beta.test', '/page', cookie)).statusCode, 200);
+    assert.equal((await at('cards.alpha.test', '/page', cookie)).statusCode, 403);
+    // An unmapped host (the public address) takes any merchant's session.
+    assert.equal((await at('127.0.0.1:8080', '/page', cookie)).statusCode, 200);
   });
 });

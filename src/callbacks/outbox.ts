@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import { newId } from '../db/ids.js';
 import type { DB } from '../db/schema.js';
 
-export type EventType = 'kyc.result' | 'holder.audit' | 'trade';
+export type EventType = 'kyc.result' | 'holder.audit' | 'trade' | 'card.status';
 
 /**
  * Writes a callback event into the outbox, in the caller's transaction: the event exists if and only

@@ -23,7 +23,10 @@ function base32(bytes: Buffer): string {
  * Prefixed random identifiers (`hld_…`, `mch_…`). Random, not sequential: an id reveals nothing
  * about volume and cannot be guessed from a neighbour's.
  */
-export function newId(prefix: 'mch' | 'hld' | 'card' | 'trd' | 'kyc' | 'evt' | 'rev' | 'ent' | 'dcl' | 'dk' | 'att', bytes = 15): string {
+export function newId(
+  prefix: 'mch' | 'hld' | 'card' | 'trd' | 'kyc' | 'evt' | 'rev' | 'ent' | 'dcl' | 'dk' | 'att' | 'rvl',
+  bytes = 15,
+): string {
   return `${prefix}_${base32(randomBytes(bytes))}`;
 }
 

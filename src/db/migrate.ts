@@ -4,6 +4,7 @@ import * as m0001 from './migrations/2026_11_22_0001_initial.js';
 import * as m0002 from './migrations/2026_11_22_0002_cards_ledger.js';
 import * as m0003 from './migrations/2026_11_22_0003_kyc_callbacks.js';
 import * as m0004 from './migrations/2026_11_22_0004_page.js';
+import * as m0005 from './migrations/2026_11_22_0005_page_domains.js';
 
 interface Migration {
   up(db: Kysely<any>): Promise<void>;
@@ -18,6 +19,7 @@ export const MIGRATIONS: ReadonlyArray<[string, Migration]> = [
   ['2026_11_22_0002_cards_ledger', m0002],
   ['2026_11_22_0003_kyc_callbacks', m0003],
   ['2026_11_22_0004_page', m0004],
+  ['2026_11_22_0005_page_domains', m0005],
 ];
 
 /**

@@ -213,7 +213,27 @@ export interface PageSessionsTable {
   last_seen_at: number;
 }
 
+export interface MerchantDomainsTable {
+  host: string;
+  merchant_id: string;
+  cert_pem: string | null;
+  key_enc: string | null;
+  cert_not_after: number | null;
+  created_at: number;
+}
+
+export interface CardRevealsTable {
+  id: string;
+  merchant_id: string;
+  card_id: string;
+  session_hash: string;
+  host: string;
+  created_at: number;
+}
+
 export interface DB {
+  merchant_domains: MerchantDomainsTable;
+  card_reveals: CardRevealsTable;
   page_links: PageLinksTable;
   page_sessions: PageSessionsTable;
   kyc_requests: KycRequestsTable;

@@ -1,4 +1,5 @@
 import { emitEvent, notifyUrlOf } from '../callbacks/outbox.js';
+import { setCardFrozen } from '../cards/status.js';
 import type { TxCtx } from '../context.js';
 import { newId } from '../db/ids.js';
 import { DomainError, invalid } from '../errors.js';
@@ -64,12 +65,15 @@ export async function reviewHolder({
     .execute();
   // An approval withdrawn (2 → 3) stops spending at once: the holder's active cards are frozen.
   if (holder.audit_status === AuditStatus.approved && to === AuditStatus.rejected) {
-    await ctx.tx
-      .updateTable('cards')
-      .set({ status: 'frozen', updated_at: ctx.now })
+    const active = await ctx.tx
+      .selectFrom('cards')
+      .select('id')
       .where('holder_id', '=', holder.id)
       .where('status', '=', 'active')
       .execute();
+    for (const card of active) {
+      await setCardFrozen({ ctx, merchantId: null, input: { cardId: card.id, frozen: true, actor: 'review' } });
+    }
   }
   const url = await notifyUrlOf(ctx.tx, holder.merchant_id);
   if (url) {

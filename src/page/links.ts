@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Services } from '../context.js';
 import { DomainError } from '../errors.js';
 import type { MerchantCredentials } from '../merchants/directory.js';
@@ -57,13 +57,27 @@ export async function issueLink({
 
 /**
  * Spends a link and starts a session. Spending is one conditional update, so of two concurrent
- * opens exactly one wins; an unknown, expired or used token gets nothing. Returns the session id
- * (for the cookie; only its hash is stored), or null.
+ * opens exactly one wins; an unknown, expired or used token gets nothing (`gone`). On a host mapped
+ * to a merchant, another merchant's link is refused and stays unspent (`wrongHost`). Returns the
+ * session id (for the cookie; only its hash is stored).
  */
-export async function openLink({ svc, token }: { svc: Services; token: string }): Promise<string | null> {
-  if (!/^[A-Za-z0-9_-]{43}$/.test(token)) return null;
+export async function openLink({
+  svc,
+  token,
+  hostMerchantId,
+}: {
+  svc: Services;
+  token: string;
+  /** The merchant the request's host is mapped to, or null on the unmapped public address. */
+  hostMerchantId: string | null;
+}): Promise<{ sessionId: string } | 'gone' | 'wrongHost'> {
+  if (!/^[A-Za-z0-9_-]{43}$/.test(token)) return 'gone';
   const now = svc.clock();
   return svc.database.withTx(async (tx) => {
+    if (hostMerchantId !== null) {
+      const link = await tx.selectFrom('page_links').select('merchant_id').where('token_hash', '=', sha256(token)).executeTakeFirst();
+      if (link && link.merchant_id !== hostMerchantId) return 'wrongHost' as const;
+    }
     const spent = await tx
       .updateTable('page_links')
       .set({ used_at: now })
@@ -72,13 +86,13 @@ export async function openLink({ svc, token }: { svc: Services; token: string })
       .where('expires_at', '>', now)
       .returning(['merchant_id', 'email'])
       .executeTakeFirst();
-    if (!spent) return null;
+    if (!spent) return 'gone' as const;
     const sessionId = randomBytes(32).toString('base64url');
     await tx
       .insertInto('page_sessions')
       .values({ id_hash: sha256(sessionId), merchant_id: spent.merchant_id, email: spent.email, created_at: now, last_seen_at: now })
       .execute();
-    return sessionId;
+    return { sessionId };
   });
 }
 
@@ -89,5 +103,22 @@ export async function loadSession({ svc, sessionId }: { svc: Services; sessionId
   const row = await svc.database.db.selectFrom('page_sessions').selectAll().where('id_hash', '=', sha256(sessionId)).executeTakeFirst();
   if (!row || now - row.last_seen_at > SESSION_IDLE_MS || now - row.created_at > SESSION_MAX_MS) return null;
   await svc.database.db.updateTable('page_sessions').set({ last_seen_at: now }).where('id_hash', '=', row.id_hash).execute();
-  return { merchantId: row.merchant_id, email: row.email };
+  return { idHash: row.id_hash, merchantId: row.merchant_id, email: row.email };
+}
+
+export type PageSession = NonNullable<Awaited<ReturnType<typeof loadSession>>>;
+
+/**
+ * The form token of a session: an HMAC of a fixed label under the session id, which only the
+ * cookie's holder knows. Forms carry it; a cross-site form cannot.
+ */
+export function formToken(sessionId: string): string {
+  return createHmac('sha256', sessionId).update('cardprogram page form').digest('base64url');
+}
+
+export function formTokenMatches(sessionId: string, sent: unknown): boolean {
+  if (typeof sent !== 'string') return false;
+  const a = Buffer.from(formToken(sessionId));
+  const b = Buffer.from(sent);
+  return a.length === b.length && timingSafeEqual(a, b);
 }

@@ -1,10 +1,14 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
+import { revealCard } from '../cards/details.js';
+import { setCardFrozen } from '../cards/status.js';
 import type { Services } from '../context.js';
+import { newId } from '../db/ids.js';
+import { DomainError } from '../errors.js';
 import { Envelope, errorResponses, ok, SignedFields } from '../http/schemas.js';
-import { holderView } from './holder-view.js';
-import { issueLink, loadSession, openLink, RateLimited, SESSION_IDLE_MS } from './links.js';
+import { holderView, PAGE_SIZE, sessionCard } from './holder-view.js';
+import { formToken, formTokenMatches, issueLink, loadSession, openLink, type PageSession, RateLimited, SESSION_IDLE_MS } from './links.js';
 import { holderPage, messagePage, productPage, STYLE_HASH } from './view.js';
 
 const LinkBody = Type.Object(
@@ -23,12 +27,14 @@ const LinkBody = Type.Object(
 );
 
 const SECURITY_HEADERS = {
-  // No script at all; only our own stylesheet (by hash); nothing may frame the page.
+  // No script at all; only our own stylesheet (by hash); forms post only back here; nothing may frame the page.
   'content-security-policy': `default-src 'none'; style-src ${STYLE_HASH}; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`,
   'referrer-policy': 'no-referrer',
   'cache-control': 'no-store',
   'x-content-type-options': 'nosniff',
   'x-frame-options': 'DENY',
+  'cross-origin-opener-policy': 'same-origin',
+  'cross-origin-resource-policy': 'same-origin',
 };
 
 function cookieName(req: FastifyRequest): string {
@@ -48,6 +54,22 @@ function html(reply: FastifyReply, status: number, body: string) {
   return reply.status(status).headers(SECURITY_HEADERS).type('text/html; charset=utf-8').send(body);
 }
 
+/**
+ * Where a merchant's page links point: its first mapped host over HTTPS (with the HTTPS port when
+ * the service serves that host's certificate itself on a port other than 443), else the public URL.
+ */
+export async function pageBaseUrl(svc: Services, merchantId: string): Promise<string> {
+  const mapped = await svc.domains.primaryHost(merchantId);
+  if (!mapped) return svc.config.publicUrl;
+  const port = svc.config.httpsPort;
+  return `https://${mapped.host}${mapped.tls && port !== null && port !== 443 ? `:${port}` : ''}`;
+}
+
+const NOTICES: Record<string, string> = {
+  frozen: 'Your card is frozen: payments with it are declined until you unfreeze it.',
+  unfrozen: 'Your card is active again.',
+};
+
 export const pageRoutes: FastifyPluginAsyncTypebox<{ svc: Services }> = async (app, { svc }) => {
   app.post(
     '/open/merchant/api/v2',
@@ -56,7 +78,7 @@ export const pageRoutes: FastifyPluginAsyncTypebox<{ svc: Services }> = async (a
         tags: ['Login-free page'],
         summary: 'A one-time address of the login-free card page (interface 4.4)',
         description:
-          'email (optional, ≤ 64), appId (≤ 32), sign (≤ 512). The webUrl opens the page once, within 10 minutes. Needs the login-free permission (2605 otherwise); at most 10 links a minute per e-mail (1009).',
+          'email (optional, ≤ 64), appId (≤ 32), sign (≤ 512). The webUrl opens the page once, within 10 minutes, on the merchant’s mapped host when it has one. Needs the login-free permission (2605 otherwise); at most 10 links a minute per merchant and e-mail (1009).',
         body: LinkBody,
         response: { 200: Envelope(Type.Object({ webUrl: Type.String() })), ...errorResponses },
       },
@@ -66,7 +88,7 @@ export const pageRoutes: FastifyPluginAsyncTypebox<{ svc: Services }> = async (a
       const email = req.body.email ? req.body.email.toLowerCase() : null;
       try {
         const token = await issueLink({ svc, merchant: req.merchant, email });
-        return ok({ webUrl: `${svc.config.publicUrl}/page/open?token=${token}` }, req.id);
+        return ok({ webUrl: `${await pageBaseUrl(svc, req.merchant.appId)}/page/open?token=${token}` }, req.id);
       } catch (err) {
         if (err instanceof RateLimited) reply.header('retry-after', String(err.retryAfterSeconds));
         throw err;
@@ -74,10 +96,77 @@ export const pageRoutes: FastifyPluginAsyncTypebox<{ svc: Services }> = async (a
     },
   );
 
+  await app.register(browserRoutes, { svc });
+};
+
+/**
+ * The pages a cardholder's browser opens. They answer in HTML, errors included, and read HTML
+ * forms (in this scope only; the API reads JSON alone).
+ */
+const browserRoutes: FastifyPluginAsync<{ svc: Services }> = async (app, { svc }) => {
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 4096 }, (_req, body, done) => {
+    done(null, new URLSearchParams(body as string));
+  });
+  app.setErrorHandler((err, req, reply) => {
+    const status = err instanceof DomainError ? err.status : ((err as { statusCode?: number }).statusCode ?? 500);
+    if (status >= 500) req.log.error({ err }, 'page request failed');
+    return html(
+      reply,
+      status >= 400 && status < 600 ? status : 500,
+      status >= 500
+        ? messagePage('Something went wrong', 'Please try again in a moment.')
+        : messagePage('This request could not be handled', 'Go back to your card page and try again.'),
+    );
+  });
+
+  /** The merchant the request's host is mapped to, or null on an unmapped host. */
+  const hostMerchant = async (req: FastifyRequest) => (await svc.domains.lookup(req.hostname))?.merchantId ?? null;
+
+  /** The request's session, when it has a live one valid on this host; otherwise the answer is sent. */
+  async function gate(req: FastifyRequest, reply: FastifyReply): Promise<{ session: PageSession; sessionId: string } | null> {
+    const sessionId = readCookie(req, cookieName(req));
+    const session = await loadSession({ svc, sessionId });
+    if (!session || sessionId === undefined) {
+      await html(reply, 401, messagePage('Your session has ended', 'Open the card page again from the app.'));
+      return null;
+    }
+    const mapped = await hostMerchant(req);
+    if (mapped !== null && mapped !== session.merchantId) {
+      await html(reply, 403, messagePage('This page belongs to another site', 'Open the card page again from the app.'));
+      return null;
+    }
+    return { session, sessionId };
+  }
+
+  /** A form post: same origin, carrying the session's form token. Otherwise the answer is sent. */
+  async function formGate(req: FastifyRequest, reply: FastifyReply) {
+    // Fetch metadata first; the Origin is "null" under Referrer-Policy: no-referrer, so a null
+    // origin passes only when the browser says the post came from this same origin.
+    const site = req.headers['sec-fetch-site'];
+    const origin = req.headers.origin;
+    const crossSite =
+      (site !== undefined && site !== 'same-origin' && site !== 'none') ||
+      (origin === 'null' ? site !== 'same-origin' : origin !== undefined && origin !== `${req.protocol}://${req.host}`);
+    const gated = await gate(req, reply);
+    if (!gated) return null;
+    const form = req.body instanceof URLSearchParams ? req.body : null;
+    if (crossSite || !form || !formTokenMatches(gated.sessionId, form.get('form'))) {
+      await html(reply, 403, messagePage('This form has expired', 'Go back to your card page and try again.'));
+      return null;
+    }
+    return gated;
+  }
+
+  const brandOf = async (merchantId: string) =>
+    (await svc.database.db.selectFrom('merchants').select('name').where('id', '=', merchantId).executeTakeFirst())?.name ?? 'Virtual card';
+
   app.get('/page/open', { schema: { hide: true } }, async (req, reply) => {
     const token = (req.query as { token?: unknown }).token;
-    const sessionId = typeof token === 'string' ? await openLink({ svc, token }) : null;
-    if (!sessionId) {
+    const opened = typeof token === 'string' ? await openLink({ svc, token, hostMerchantId: await hostMerchant(req) }) : 'gone';
+    if (opened === 'wrongHost') {
+      return html(reply, 403, messagePage('This link belongs to another site', 'Open the card page again from the app.'));
+    }
+    if (opened === 'gone') {
       return html(
         reply,
         410,
@@ -88,15 +177,85 @@ export const pageRoutes: FastifyPluginAsyncTypebox<{ svc: Services }> = async (a
       );
     }
     const secure = req.protocol === 'https';
-    const cookie = `${cookieName(req)}=${sessionId}; Path=/; HttpOnly; SameSite=Lax; Max-Age=${SESSION_IDLE_MS / 1000}${secure ? '; Secure' : ''}`;
+    const cookie = `${cookieName(req)}=${opened.sessionId}; Path=/; HttpOnly; SameSite=Lax; Max-Age=${SESSION_IDLE_MS / 1000}${secure ? '; Secure' : ''}`;
     // The token leaves the address bar (and history) at once.
     return reply.status(303).headers(SECURITY_HEADERS).header('set-cookie', cookie).header('location', '/page').send();
   });
 
   app.get('/page', { schema: { hide: true } }, async (req, reply) => {
-    const session = await loadSession({ svc, sessionId: readCookie(req, cookieName(req)) });
-    if (!session) return html(reply, 401, messagePage('Your session has ended', 'Open the card page again from the app.'));
-    if (session.email === null) return html(reply, 200, productPage());
-    return html(reply, 200, holderPage(await holderView(svc, session.merchantId, session.email), session.email));
+    const gated = await gate(req, reply);
+    if (!gated) return reply;
+    const { session, sessionId } = gated;
+    const brand = await brandOf(session.merchantId);
+    if (session.email === null) return html(reply, 200, productPage(brand));
+    const q = req.query as { card?: unknown; start?: unknown; done?: unknown };
+    const start = typeof q.start === 'string' && /^\d{1,6}$/.test(q.start) ? Number(q.start) : 0;
+    const paging = typeof q.card === 'string' && q.card.length <= 64 ? { cardId: q.card, start: start - (start % PAGE_SIZE) } : null;
+    const view = await holderView(svc, session, paging);
+    const notice = typeof q.done === 'string' ? NOTICES[q.done] : undefined;
+    return html(reply, 200, holderPage(view, { brand, email: session.email, formToken: formToken(sessionId), notice }));
   });
+
+  app.post<{ Params: { cardId: string } }>('/page/cards/:cardId/reveal', { schema: { hide: true } }, async (req, reply) => {
+    const gated = await formGate(req, reply);
+    if (!gated) return reply;
+    const { session, sessionId } = gated;
+    const card = await sessionCard(svc, session, req.params.cardId);
+    if (!card) return html(reply, 404, messagePage('Card not found', 'Go back to your card page.'));
+    if (card.status !== 'active') {
+      return html(reply, 409, messagePage('Card details are not available', 'Unfreeze the card first to see its details.'));
+    }
+    // Recorded before anything is decrypted: no reveal without its record.
+    await svc.database.db
+      .insertInto('card_reveals')
+      .values({
+        id: newId('rvl'),
+        merchant_id: session.merchantId,
+        card_id: card.id,
+        session_hash: session.idHash,
+        host: req.hostname.toLowerCase(),
+        created_at: svc.clock(),
+      })
+      .execute();
+    req.log.info({ cardId: card.id }, 'card details revealed on the page');
+    const revealed = await revealCard({ db: svc.database.db, vault: svc.vault, merchantId: session.merchantId, cardId: card.id });
+    const view = await holderView(svc, session, null);
+    const brand = await brandOf(session.merchantId);
+    return html(reply, 200, holderPage(view, { brand, email: session.email ?? '', formToken: formToken(sessionId), revealed }));
+  });
+
+  for (const [action, frozen] of [
+    ['freeze', true],
+    ['unfreeze', false],
+  ] as const) {
+    app.post<{ Params: { cardId: string } }>(`/page/cards/:cardId/${action}`, { schema: { hide: true } }, async (req, reply) => {
+      const gated = await formGate(req, reply);
+      if (!gated) return reply;
+      const card = await sessionCard(svc, gated.session, req.params.cardId);
+      if (!card) return html(reply, 404, messagePage('Card not found', 'Go back to your card page.'));
+      try {
+        await svc.database.withTx((tx) =>
+          setCardFrozen({
+            ctx: { tx, now: svc.clock() },
+            merchantId: gated.session.merchantId,
+            input: { cardId: card.id, frozen, actor: 'cardholder' },
+          }),
+        );
+      } catch (err) {
+        if (!(err instanceof DomainError) || err.status >= 500) throw err;
+        const text =
+          err.kind === 'holderNotApproved'
+            ? 'Your card can be unfrozen once your identity check is approved.'
+            : 'This card cannot be changed now.';
+        return html(reply, 409, messagePage('The card was not changed', text));
+      }
+      svc.notifier.poke();
+      // Post, redirect, get: a reload does not post again.
+      return reply
+        .status(303)
+        .headers(SECURITY_HEADERS)
+        .header('location', `/page?done=${frozen ? 'frozen' : 'unfrozen'}`)
+        .send();
+    });
+  }
 };

@@ -39,6 +39,7 @@ export function testConfig(dataDir: string, overrides: Partial<Config> = {}): Co
     databaseUrl: 'file::memory:',
     env: 'sandbox',
     publicUrl: 'http://127.0.0.1:8080',
+    httpsPort: null,
     dataDir,
     masterKey: randomBytes(32),
     logLevel: 'silent',
