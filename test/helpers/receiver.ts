@@ -5,6 +5,8 @@ import { Webhook } from 'standardwebhooks';
 
 export interface Received {
   headers: http.IncomingHttpHeaders;
+  /** The body exactly as sent (what a signature covers). */
+  raw: string;
   body: Record<string, any>;
   verified: boolean;
 }
@@ -30,7 +32,7 @@ export async function receiver(t: TestContext, webhookSecret: string) {
       } catch {
         verified = false;
       }
-      received.push({ headers: req.headers, body: JSON.parse(raw), verified });
+      received.push({ headers: req.headers, raw, body: JSON.parse(raw), verified });
       const next = script.shift();
       if (next) next(res);
       else res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');

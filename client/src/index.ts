@@ -1,0 +1,8 @@
+export { CardProgram, type ClientOptions, newRandomStr, type RequestKind, type RetryInfo, retryDelay, VERSION } from './client.js';
+export * from './errors.js';
+export type { CreateHolderParams } from './resources/holders.js';
+export type { KycShareParams } from './resources/kyc.js';
+export type { SandboxTrade } from './resources/sandbox.js';
+export { MAX_WINDOW_DAYS, type TradeListParams, type TradePageParams } from './resources/trades.js';
+export { type Credentials, canonicalJson, signature, signingString } from './signing.js';
+export * from './types.js';

@@ -1,0 +1,104 @@
+import type { CardProgram } from '../client.js';
+import type { AuditStatusValue, CardDetails, Cardholder, KycStatus, TradeRecord } from '../types.js';
+
+type Dated = { businessDate?: string; randomStr?: string };
+export type SandboxTrade = TradeRecord & { cardId?: string };
+
+/**
+ * The sandbox's simulation of the card network and of the reviewers (404 in production): what a
+ * card scheme or a compliance team would do, on demand, for tests and demos.
+ */
+export class Sandbox {
+  constructor(private readonly client: CardProgram) {}
+
+  private write<T>(name: string, body: object): Promise<T> {
+    return this.client.request<T>(name, { ...body }, 'write');
+  }
+
+  /**
+   * Sets a cardholder's audit status as a reviewer would.
+   *
+   * @example
+   * await client.sandbox.reviewHolder({ holderId, auditStatus: 2 });
+   */
+  reviewHolder(p: { holderId: string; auditStatus: AuditStatusValue; errMsg?: string } & Dated): Promise<Cardholder> {
+    return this.write('/sandbox/holder/review', p);
+  }
+
+  /**
+   * Decides a KYC request as a reviewer would.
+   *
+   * @example
+   * await client.sandbox.reviewKyc({ requestNo: 'REQ-1', kycStatus: 'approved' });
+   */
+  reviewKyc(p: { requestNo: string; kycStatus: 'approved' | 'rejected'; reason?: string } & Dated): Promise<KycStatus> {
+    return this.write('/sandbox/kyc/review', p);
+  }
+
+  /**
+   * A card payment's authorization (150): holds the amount.
+   *
+   * @example
+   * const { tradeId } = await client.sandbox.authorize({ cardId, amount: 12.5, remark: 'Coffee' });
+   */
+  authorize(
+    p: { cardId: string; amount: number; currencyTxn?: string; txnAmount?: number; remark?: string } & Dated,
+  ): Promise<SandboxTrade> {
+    return this.write('/sandbox/network/authorize', p);
+  }
+
+  /** @example await client.sandbox.clear({ tradeId }); // the payment (151) takes the held amount */
+  clear(p: { tradeId: string; amount?: number } & Dated): Promise<SandboxTrade> {
+    return this.write('/sandbox/network/clear', p);
+  }
+
+  /** @example await client.sandbox.reverse({ tradeId }); // releases the hold */
+  reverse(p: { tradeId: string; amount?: number } & Dated): Promise<SandboxTrade> {
+    return this.write('/sandbox/network/reverse', p);
+  }
+
+  /** @example await client.sandbox.void({ tradeId }); */
+  void(p: { tradeId: string } & Dated): Promise<SandboxTrade> {
+    return this.write('/sandbox/network/void', p);
+  }
+
+  /** @example await client.sandbox.refund({ tradeId, amount: 5 }); */
+  refund(p: { tradeId: string; amount: number } & Dated): Promise<SandboxTrade> {
+    return this.write('/sandbox/network/refund', p);
+  }
+
+  /** @example await client.sandbox.withdraw({ cardId, amount: 20 }); */
+  withdraw(p: { cardId: string; amount: number; currencyTxn?: string; remark?: string } & Dated): Promise<SandboxTrade> {
+    return this.write('/sandbox/network/withdraw', p);
+  }
+
+  /** @example await client.sandbox.transfer({ cardId, toCardId, amount: 10 }); */
+  transfer(p: { cardId: string; toCardId: string; amount: number; remark?: string } & Dated): Promise<SandboxTrade> {
+    return this.write('/sandbox/network/transfer', p);
+  }
+
+  /** @example await client.sandbox.adjust({ cardId, amount: 1, direction: 'credit' }); */
+  adjust(p: { cardId: string; amount: number; direction: 'credit' | 'debit'; remark?: string } & Dated): Promise<SandboxTrade> {
+    return this.write('/sandbox/network/adjust', p);
+  }
+
+  /** @example await client.sandbox.balanceInquiry({ cardId }); */
+  balanceInquiry(p: { cardId: string } & Dated): Promise<SandboxTrade> {
+    return this.write('/sandbox/network/balanceInquiry', p);
+  }
+
+  /** @example await client.sandbox.fee({ cardId, amount: 1.5, remark: 'Card fee' }); */
+  fee(p: { cardId: string; amount: number; remark?: string } & Dated): Promise<SandboxTrade> {
+    return this.write('/sandbox/network/fee', p);
+  }
+
+  /**
+   * The full number, expiry and CVV (sandbox only; in production only the cardholder sees them, on the card page).
+   *
+   * @example
+   * const { cardNo, expiry, cvv } = await client.sandbox.cardDetails(cardId);
+   */
+  cardDetails(cardId: string): Promise<CardDetails> {
+    return this.client.request<CardDetails>('/sandbox/network/cardDetails', { cardId }, 'read');
+  }
+}
