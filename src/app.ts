@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
 import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions, LogController } from 'fastify';
 import { startWorker } from './callbacks/manage.js';
@@ -93,7 +94,11 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   const operations: Array<{ url: string; operation: string }> = [];
   app.decorate('operations', operations);
   app.addHook('onRoute', (route) => {
-    if (route.config?.operation) operations.push({ url: route.url, operation: route.config.operation });
+    if (route.config?.operation) {
+      operations.push({ url: route.url, operation: route.config.operation });
+      // The operation's name is its OpenAPI operationId: SDKs, `cardprogram call` and docs use it.
+      if (route.schema && !route.schema.operationId) route.schema.operationId = route.config.operation;
+    }
   });
   // The OpenAPI document is generated from the same TypeBox schemas that validate requests.
   await app.register(swagger, {
@@ -104,14 +109,23 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
         version: SERVICE_VERSION,
         description:
           'Card-program service for merchants. Every operation is POST with a JSON body signed as described in docs/signing.md; failures return the error envelope of docs/errors.md.',
+        license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
       },
       servers: [{ url: config.publicUrl }],
     },
   });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  // The API reference, rendered by Swagger UI from the same document; its assets are served from
+  // the package (no CDN). "Try it out" is off: a request needs a signature the browser cannot make.
+  await app.register(swaggerUi, {
+    routePrefix: '/docs',
+    staticCSP: true,
+    uiConfig: { supportedSubmitMethods: [], docExpansion: 'list', defaultModelsExpandDepth: 0, tryItOutEnabled: false },
+  });
   await app.register(authPlugin, { merchants: svc.merchants, clock });
 
-  app.get('/healthz', { schema: { tags: ['Service'], summary: 'Liveness and database check', hide: false } }, async (_req, reply) => {
+  // For load balancers and operators (docs/operations.md), not part of the merchant API document.
+  app.get('/healthz', { schema: { hide: true } }, async (_req, reply) => {
     try {
       await database.db.selectFrom('merchants').select('id').limit(1).execute();
       return { status: 'ok', database: database.dialect };

@@ -27,6 +27,21 @@ eachDialect('OpenAPI document', (dialect) => {
       .map(([p]) => p)
       .sort();
     assert.deepEqual(documentedPosts, [...expected].sort(), 'no undocumented and no stale operations');
-    assert.ok(paths['/healthz']?.get);
+    assert.equal(paths['/healthz'], undefined, 'operators’ health check, not a merchant operation');
+    for (const [path, ops] of Object.entries(paths))
+      assert.equal(ops.post?.operationId, h.app.operations.find((o) => o.url === path)?.operation);
+  });
+
+  it('/docs serves the API reference (Swagger UI) from local assets, under a CSP', async (t) => {
+    const h = await build(t, dialect);
+    const page = await h.app.inject({ method: 'GET', url: '/docs/' });
+    const html = page.statusCode === 302 ? await h.app.inject({ method: 'GET', url: String(page.headers.location) }) : page;
+    assert.equal(html.statusCode, 200);
+    assert.match(html.body, /swagger-ui/);
+    assert.doesNotMatch(html.body, /https?:\/\/(?!127\.0\.0\.1)[a-z]/i, 'no asset from another host');
+    assert.ok(html.headers['content-security-policy'], 'static CSP');
+    const doc = await h.app.inject({ method: 'GET', url: '/docs/json' });
+    assert.equal(doc.statusCode, 200);
+    assert.deepEqual(doc.json().paths, (await h.app.inject({ method: 'GET', url: '/openapi.json' })).json().paths);
   });
 });

@@ -124,5 +124,14 @@ eachDialect('the card page in a real browser (Chromium)', (dialect) => {
     assert.equal(second?.status(), 410);
     assert.match((await stranger.textContent('h1')) ?? '', /Link expired or already used/);
     assert.doesNotMatch(await stranger.content(), /Alice|Schmidt|424242/);
+
+    // The API reference renders in the browser from the service's own assets and document.
+    const docs = await (await browser.newContext()).newPage();
+    const docsErrors: string[] = [];
+    docs.on('pageerror', (e) => docsErrors.push(e.message));
+    await docs.goto(`${base}/docs/`);
+    await docs.getByText('Create a cardholder (interface 4.2)').first().waitFor({ timeout: 15_000 });
+    assert.ok(await docs.getByText('/api/network/networkAuthTradeList.html').first().isVisible());
+    assert.deepEqual(docsErrors, []);
   });
 });
