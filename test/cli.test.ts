@@ -7,7 +7,7 @@ import { it } from 'node:test';
 import { buildApp } from '../src/app.js';
 import { emitEvent } from '../src/callbacks/outbox.js';
 import { MIGRATIONS } from '../src/db/migrate.js';
-import { build, holderBody, testConfig } from './helpers/app.js';
+import { build, holderBody, randomStr, testConfig } from './helpers/app.js';
 import { childDatabaseUrl, ROOT, runCli } from './helpers/cli.js';
 import { isolatedDatabase } from './helpers/db.js';
 import { eachDialect } from './helpers/dialects.js';
@@ -134,4 +134,124 @@ eachDialect('cardprogram CLI', (dialect) => {
     child.kill('SIGTERM');
     assert.equal(await exited, 0);
   });
+
+  it('call signs and sends any operation to the running service; its errors are one line and exit 1', async (t) => {
+    const h = await build(t, dialect);
+    await h.app.listen({ port: 0, host: '127.0.0.1' });
+    const url = `http://127.0.0.1:${(h.app.server.address() as { port: number }).port}`;
+    const env = {
+      DATABASE_URL: childDatabaseUrl(h.db),
+      CARDPROGRAM_MASTER_KEY: h.config.masterKey.toString('hex'),
+      CARDPROGRAM_DATA_DIR: h.db.dataDir,
+      CARDPROGRAM_PUBLIC_URL: url,
+    };
+    const created = await runCli(['call', 'holderCreate', '--merchant', h.merchant.appId, '--data', JSON.stringify(holderBody())], env);
+    assert.equal(created.code, 0, created.stderr);
+    const holderId = JSON.parse(created.stdout).holderId;
+    assert.match(holderId, /^hld_/);
+    const byPath = await runCli(
+      ['call', '/api/network/holderQuery.html', '--merchant', h.merchant.appId, '--data', `{"holderId":"${holderId}"}`],
+      env,
+    );
+    assert.equal(byPath.code, 0, byPath.stderr);
+    assert.equal(JSON.parse(byPath.stdout).model.holderId, holderId);
+    // An error reply is printed and exits 1.
+    const missing = await runCli(['call', 'cardQuery', '--merchant', h.merchant.appId, '--data', '{"cardId":"card_nope"}'], env);
+    assert.equal(missing.code, 1);
+    assert.equal(JSON.parse(missing.stdout).code, '2648');
+    const refusals: Array<[string[], RegExp]> = [
+      [['call', 'nothing', '--merchant', h.merchant.appId], /^cardprogram: no operation "nothing"; one of: holderCreate, /],
+      [['call', 'cardQuery', '--merchant', h.merchant.appId, '--data', '{nope'], /^cardprogram: --data must be a JSON object$/],
+      [['call', 'cardQuery', '--merchant', 'mch_nobody'], /^cardprogram: no merchant mch_nobody$/],
+      [
+        ['call', 'cardQuery', '--merchant', h.merchant.appId, '--url', 'http://127.0.0.1:9'],
+        /^cardprogram: cannot read http:\/\/127\.0\.0\.1:9\/openapi\.json/,
+      ],
+    ];
+    for (const [args, message] of refusals) {
+      const r = await runCli(args, env);
+      assert.equal(r.code, 1, args.join(' '));
+      assert.match(r.stderr.trim(), message);
+      assert.equal(r.stderr.trim().split('\n').length, 1);
+    }
+  });
+
+  it('demo fills the sandbox through the API: approved cardholders, cards, and transactions the 4.1 list returns', async (t) => {
+    const h = await build(t, dialect);
+    const env = {
+      DATABASE_URL: childDatabaseUrl(h.db),
+      CARDPROGRAM_MASTER_KEY: h.config.masterKey.toString('hex'),
+      CARDPROGRAM_DATA_DIR: h.db.dataDir,
+    };
+    const res = await runCli(['demo', '--merchant', h.merchant.appId, '--holders', '3', '--days', '10', '--seed', '42', '--json'], env);
+    assert.equal(res.code, 0, res.stderr);
+    const filled = JSON.parse(res.stdout);
+    assert.equal(filled.holders.length, 3);
+    const db = h.db.database.db;
+    const holders = await db.selectFrom('cardholders').select(['id', 'audit_status']).execute();
+    assert.deepEqual(
+      holders.map((x) => x.audit_status),
+      [2, 2, 2],
+    );
+    const trades = await db.selectFrom('trades').select('id').execute();
+    assert.equal(trades.length, filled.trades, 'every transaction it reports is in the ledger');
+    const cardId = filled.holders[0].cards[0].cardId;
+    const today = new Date().toISOString().slice(0, 10);
+    const list = await h.call('/api/network/networkAuthTradeList.html', {
+      cardId,
+      beginDate: new Date(Date.now() - 12 * 86_400_000).toISOString().slice(0, 10),
+      endDate: today,
+      start: 0,
+      randomStr: randomStr(),
+    });
+    assert.ok(list.body.total >= 1, JSON.stringify(list.body));
+    // Production has no simulation: the demo refuses to run.
+    const prod = await runCli(['demo'], { ...env, CARDPROGRAM_ENV: 'production' });
+    assert.equal(prod.code, 1);
+    assert.match(prod.stderr, /runs in the sandbox only/);
+    const bad = await runCli(['demo', '--holders', '0'], env);
+    assert.match(bad.stderr, /--holders must be 1 to 10000/);
+  });
+});
+
+it('every subcommand has --help, and says what it does', async () => {
+  const { buildCli } = await import('../src/cli/main.js');
+  const walk = (cmd: import('commander').Command, path: string[]): string[][] =>
+    cmd.commands.flatMap((c) => (c.commands.length ? walk(c, [...path, c.name()]) : [[...path, c.name()]]));
+  const all = walk(buildCli(), []);
+  const names = all.map((p) => p.join(' '));
+  for (const expected of [
+    'serve',
+    'migrate',
+    'worker',
+    'merchant create',
+    'merchant list',
+    'merchant update',
+    'holder review',
+    'card freeze',
+    'card unfreeze',
+    'kyc review',
+    'callbacks list',
+    'callbacks retry',
+    'domain add',
+    'domain list',
+    'domain remove',
+    'call',
+    'demo',
+  ]) {
+    assert.ok(names.includes(expected), `${expected} exists`);
+  }
+  for (const path of all) {
+    let out = '';
+    const cli = buildCli();
+    const configure = (c: import('commander').Command) => {
+      c.exitOverride().configureOutput({ writeOut: (s) => (out += s), writeErr: (s) => (out += s) });
+      for (const sub of c.commands) configure(sub);
+    };
+    configure(cli);
+    await assert.rejects(cli.parseAsync(['node', 'cardprogram', ...path, '--help']), { code: 'commander.helpDisplayed' });
+    assert.match(out, new RegExp(`^Usage: cardprogram ${path.join(' ')}`), path.join(' '));
+    const description = out.split('\n').find((l, i) => i > 0 && l.trim() !== '');
+    assert.ok(description && description.length > 10, `${path.join(' ')} has a description`);
+  }
 });

@@ -188,6 +188,7 @@ export async function runDemo(config: Config, opts: DemoOptions): Promise<DemoRe
           const fate = r.next();
           if (fate < 0.08) {
             await must('/sandbox/network/reverse', { tradeId, businessDate: day(d), randomStr: randomStr() });
+            result.trades++; // the reversal record (2)
           } else if (d > 0 || fate < 0.7) {
             const payment = await must('/sandbox/network/clear', {
               tradeId,

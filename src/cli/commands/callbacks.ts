@@ -1,0 +1,72 @@
+import { type Command, Option } from 'commander';
+import { pino } from 'pino';
+import { listCallbacks, retryCallbacks, startWorker } from '../../callbacks/manage.js';
+import { loadConfig } from '../../config.js';
+import { openDatabase } from '../../db/index.js';
+import { migrateToLatest } from '../../db/migrate.js';
+import { createServices } from '../../services.js';
+import { intArg, print, withServices } from '../util.js';
+
+/** `worker` and `callbacks list|retry`. */
+export function callbackCommands(program: Command): void {
+  program
+    .command('worker')
+    .description('deliver callbacks (and, in the sandbox, run the automatic KYC reviewer) without serving HTTP')
+    .action(async () => {
+      const config = loadConfig();
+      const database = openDatabase(config.databaseUrl);
+      await migrateToLatest(database);
+      const svc = createServices(config, database, pino({ level: config.logLevel }));
+      await svc.vault.ensureKeys(database.db);
+      const worker = startWorker(svc);
+      svc.log.info({ owner: worker.owner }, 'callback worker running');
+      // The worker's own timers do not hold the process open (they must not keep a closing service
+      // alive); this command exists to run it, so it holds the process until told to stop.
+      const keepAlive = setInterval(() => undefined, 60_000);
+      await new Promise<void>((resolve) => {
+        for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => resolve());
+      });
+      clearInterval(keepAlive);
+      await worker.stop();
+      await database.close();
+    });
+
+  const callbacks = program.command('callbacks').description('callback deliveries');
+  callbacks
+    .command('list')
+    .description('recent callback events and their delivery state')
+    .addOption(new Option('--status <status>', 'only these').choices(['pending', 'delivered', 'failed']))
+    .option('--merchant <appId>', 'only this merchant’s')
+    .option('--limit <n>', 'how many (default 50)', intArg)
+    .option('--json', 'print JSON')
+    .action(async (o: { status?: 'pending' | 'delivered' | 'failed'; merchant?: string; limit?: number; json?: boolean }) => {
+      const rows = await withServices((svc) =>
+        listCallbacks({ svc, filter: { status: o.status, merchantId: o.merchant, limit: o.limit } }),
+      );
+      print(!!o.json, rows, () =>
+        rows.length
+          ? rows
+              .map(
+                (r) =>
+                  `${r.eventId}  ${r.status.padEnd(9)} ${r.type.padEnd(12)} attempts:${r.attempts}  ${r.url}${r.lastError ? `  last error: ${r.lastError}` : ''}`,
+              )
+              .join('\n')
+          : 'no callback events',
+      );
+    });
+  callbacks
+    .command('retry [eventIds...]')
+    .description('send events again now (same eventId), or every failed one with --failed')
+    .option('--failed', 'every failed event')
+    .option('--merchant <appId>', 'only this merchant’s')
+    .option('--json', 'print JSON')
+    .action(async (eventIds: string[], o: { failed?: boolean; merchant?: string; json?: boolean }) => {
+      const queued = await withServices((svc) =>
+        retryCallbacks({
+          svc,
+          input: { eventIds, ...(o.failed ? { allFailed: true } : {}), ...(o.merchant ? { merchantId: o.merchant } : {}) },
+        }),
+      );
+      print(!!o.json, { queued }, () => `${queued} event(s) queued for delivery`);
+    });
+}

@@ -1,0 +1,130 @@
+import assert from 'node:assert/strict';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { it } from 'node:test';
+import { childDatabaseUrl, ROOT } from './helpers/cli.js';
+import { isolatedDatabase } from './helpers/db.js';
+import { eachDialect } from './helpers/dialects.js';
+import { eventually } from './helpers/receiver.js';
+import { startService } from './helpers/service.js';
+
+/** The code block after `<!-- test: NAME -->` in docs/getting-started.md: what a reader copies. */
+function snippet(name: string): string {
+  const doc = readFileSync(join(ROOT, 'docs', 'getting-started.md'), 'utf8');
+  const m = new RegExp(`<!-- test: ${name} -->\\n\`\`\`\\w*\\n([\\s\\S]*?)\\n\`\`\``).exec(doc);
+  assert.ok(m?.[1], `docs/getting-started.md has the ${name} snippet`);
+  return m[1];
+}
+
+function run(
+  cmd: string,
+  args: string[],
+  cwd: string,
+  env: Record<string, string>,
+): Promise<{ code: number | null; out: string; err: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d) => {
+      out += d;
+    });
+    child.stderr.on('data', (d) => {
+      err += d;
+    });
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, out, err }));
+  });
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as { port: number }).port;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+eachDialect('getting started (docs/getting-started.md), as a new user runs it', (dialect) => {
+  it('start the service, cardprogram demo, list a card’s transactions with curl, Node and the SDK, receive a verified callback', async (t) => {
+    const db = await isolatedDatabase(dialect);
+    // The reader's directory: inside the repository, so `npx cardprogram` and `@cardprogram/client` resolve as there.
+    const work = join(ROOT, 'test-artifacts', `getting-started-${randomBytes(4).toString('hex')}`);
+    mkdirSync(join(work, 'data'), { recursive: true });
+    const children: ChildProcess[] = [];
+    t.after(async () => {
+      for (const c of children) c.kill('SIGKILL');
+      await db.cleanup();
+      rmSync(work, { recursive: true, force: true });
+    });
+    const base = { DATABASE_URL: childDatabaseUrl(db), CARDPROGRAM_DATA_DIR: join(work, 'data'), CARDPROGRAM_WORKER_POLL_MS: '50' };
+
+    // 1. The service, as `npm start` runs it.
+    const service = await startService(base);
+    children.push(service.child);
+    const demoFile = JSON.parse(readFileSync(join(work, 'data', 'demo-merchant.json'), 'utf8'));
+    assert.equal(demoFile.baseUrl, service.url);
+    const env = { ...base, CARDPROGRAM_PUBLIC_URL: service.url, CARDPROGRAM_DATA_DIR: 'data' };
+    const sh = (script: string, extra: Record<string, string> = {}) =>
+      run('bash', ['-euo', 'pipefail', '-c', script], work, { ...env, ...extra });
+
+    // 2. The demo, with the command the guide gives.
+    const demo = await sh('npx cardprogram demo --holders 2 --days 20 --seed 11 --json');
+    assert.equal(demo.code, 0, demo.err);
+    const filled = JSON.parse(demo.out);
+    assert.equal(filled.holders.length, 2);
+    const cardId: string = filled.holders[0].cards[0].cardId;
+    assert.ok(filled.trades > 2);
+    const listed = await sh(
+      `npx cardprogram call tradeList --data '{"cardId":"${cardId}","beginDate":"${new Date(Date.now() - 30 * 86_400_000).toISOString().slice(0, 10)}","endDate":"${new Date().toISOString().slice(0, 10)}","start":0}'`,
+    );
+    assert.equal(listed.code, 0, listed.err);
+    const total = JSON.parse(listed.out).total as number;
+    assert.ok(total > 1, 'the demo card has a history');
+
+    // 3. curl and openssl.
+    const curl = await sh(snippet('curl-trade-list'), { CARD_ID: cardId });
+    assert.equal(curl.code, 0, curl.err);
+    const page = JSON.parse(curl.out);
+    assert.equal(page.total, total);
+    assert.equal(page.tradeList.length, Math.min(10, total));
+
+    // 4. Node without a library, 5. the SDK: the guide's scripts, saved and run as a reader would.
+    writeFileSync(join(work, 'list-node.mjs'), snippet('node-trade-list'));
+    const node = await run(process.execPath, ['list-node.mjs'], work, { ...env, CARD_ID: cardId });
+    assert.equal(node.code, 0, node.err);
+    assert.match(node.out, new RegExp(`^${total} transactions; the newest: \\{"cardNo"`));
+    writeFileSync(join(work, 'list-sdk.mjs'), snippet('sdk-trade-list'));
+    const sdk = await run(process.execPath, ['list-sdk.mjs'], work, { ...env, CARD_ID: cardId });
+    assert.equal(sdk.code, 0, sdk.err);
+    assert.match(sdk.out, new RegExp(`\\n${total} transactions\\n$`));
+
+    // 6. A verified callback.
+    const hooksPort = String(await freePort());
+    writeFileSync(join(work, 'hooks.mjs'), snippet('sdk-webhook-receiver'));
+    const hooks = spawn(process.execPath, ['hooks.mjs'], { cwd: work, env: { ...process.env, ...env, HOOKS_PORT: hooksPort } });
+    children.push(hooks);
+    let hooksOut = '';
+    hooks.stdout.on('data', (d) => {
+      hooksOut += d;
+    });
+    hooks.stderr.on('data', (d) => {
+      hooksOut += d;
+    });
+    await eventually(() => hooksOut.includes('listening'), 10_000, 'the receiver listening');
+    const notify = await sh(snippet('notify-and-top-up'), { CARD_ID: cardId, HOOKS_PORT: hooksPort });
+    assert.equal(notify.code, 0, notify.err);
+    await eventually(() => /verified trade evt_\w+ 25 EUR/.test(hooksOut), 15_000, 'a verified trade callback');
+    assert.doesNotMatch(hooksOut, /rejected/);
+    // A forged one is refused by the same receiver.
+    const forged = await fetch(`http://127.0.0.1:${hooksPort}/hooks`, {
+      method: 'POST',
+      headers: { 'webhook-id': 'evt_x', 'webhook-timestamp': String(Math.floor(Date.now() / 1000)), 'webhook-signature': 'v1,AAAA' },
+      body: '{"type":"trade"}',
+    });
+    assert.equal(forged.status, 400);
+  });
+});
