@@ -17,8 +17,10 @@ export interface Config {
   /** HTTPS port for merchants' mapped hosts (certificate chosen by SNI); null: no HTTPS listener. */
   httpsPort: number | null;
   dataDir: string;
-  /** 32 bytes; encrypts stored secrets (and, later, PAN data keys). */
+  /** 32 bytes; encrypts stored secrets, PAN data keys, KYC documents and domain keys. */
   masterKey: Buffer;
+  /** Earlier master keys during a rotation (CARDPROGRAM_MASTER_KEY_PREVIOUS): they open, never seal. */
+  masterKeyPrevious: Buffer[];
   logLevel: string;
   /** How long a randomStr is remembered (decisions §4 says at least 24 h). */
   idempotencyRetentionMs: number;
@@ -182,6 +184,17 @@ export function loadConfig(env: Env = process.env): Config {
     httpsPort: env.HTTPS_PORT ? intVar(env, 'HTTPS_PORT', 0, 0, 65535) : null,
     dataDir,
     masterKey,
+    masterKeyPrevious: (env.CARDPROGRAM_MASTER_KEY_PREVIOUS ?? '')
+      .split(',')
+      .map((k) => k.trim())
+      .filter((k) => k !== '')
+      .map((k) => {
+        try {
+          return parseMasterKey(k);
+        } catch {
+          throw new ConfigError('CARDPROGRAM_MASTER_KEY_PREVIOUS must be master keys (64 hex characters or Base64), separated by commas');
+        }
+      }),
     logLevel: logLevel(env.LOG_LEVEL),
     idempotencyRetentionMs: intVar(env, 'CARDPROGRAM_IDEMPOTENCY_RETENTION_HOURS', 48, 24, 24 * 365) * 3_600_000,
     merchantCacheMs: intVar(env, 'CARDPROGRAM_MERCHANT_CACHE_MS', 5000, 0, 600_000),

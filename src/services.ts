@@ -9,7 +9,7 @@ import { MerchantDirectory } from './merchants/directory.js';
 
 /** The long-lived parts every verb uses, for the HTTP app and the CLI alike. */
 export function createServices(config: Config, database: Database, log: FastifyBaseLogger, clock: () => number = Date.now): Services {
-  const box = new SecretBox(config.masterKey);
+  const box = new SecretBox(config.masterKey, config.masterKeyPrevious);
   return {
     config,
     database,

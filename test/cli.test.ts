@@ -238,6 +238,9 @@ it('every subcommand has --help, and says what it does', async () => {
     'domain remove',
     'call',
     'demo',
+    'keys list',
+    'keys rotate',
+    'keys reseal',
   ]) {
     assert.ok(names.includes(expected), `${expected} exists`);
   }

@@ -6,6 +6,7 @@ import { migrateToLatest } from '../db/migrate.js';
 import { DomainError } from '../errors.js';
 import { serve } from '../server.js';
 import { callbackCommands } from './commands/callbacks.js';
+import { keyCommands } from './commands/keys.js';
 import { merchantCommands } from './commands/merchants.js';
 import { reviewCommands } from './commands/review.js';
 import { toolCommands } from './commands/tools.js';
@@ -43,6 +44,7 @@ export function buildCli(): Command {
   reviewCommands(program);
   callbackCommands(program);
   toolCommands(program);
+  keyCommands(program);
   return program;
 }
 

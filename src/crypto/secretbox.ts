@@ -13,10 +13,28 @@ export class MasterKeyMismatch extends Error {
  */
 export class SecretBox {
   readonly keyId: string;
+  /** Every key that may open a value: the current one and the previous ones of a rotation. */
+  private readonly keys = new Map<string, Buffer>();
 
-  constructor(private readonly key: Buffer) {
+  /**
+   * `previous` are earlier master keys, kept only while a rotation is under way: values sealed
+   * under them still open, and `cardprogram keys reseal` moves them under the current key.
+   */
+  constructor(
+    private readonly key: Buffer,
+    previous: readonly Buffer[] = [],
+  ) {
     if (key.length !== 32) throw new Error('master key must be 32 bytes');
-    this.keyId = createHash('sha256').update(key).digest('base64url').slice(0, 8);
+    this.keyId = SecretBox.idOf(key);
+    for (const k of previous) {
+      if (k.length !== 32) throw new Error('master key must be 32 bytes');
+      this.keys.set(SecretBox.idOf(k), k);
+    }
+    this.keys.set(this.keyId, key);
+  }
+
+  static idOf(key: Buffer): string {
+    return createHash('sha256').update(key).digest('base64url').slice(0, 8);
   }
 
   seal(plaintext: string, context: string): string {
@@ -29,15 +47,23 @@ export class SecretBox {
     return ['v1', this.keyId, iv.toString('base64url'), ct.toString('base64url'), cipher.getAuthTag().toString('base64url')].join('.');
   }
 
+  /** Whether a value is sealed under the current key (else a reseal moves it). */
+  isCurrent(sealed: string): boolean {
+    return sealed.startsWith(`v1.${this.keyId}.`);
+  }
+
   open(sealed: string, context: string): string {
     const [version, keyId, iv, ct, tag] = sealed.split('.');
-    if (version !== 'v1' || iv === undefined || ct === undefined || tag === undefined) {
+    if (version !== 'v1' || keyId === undefined || iv === undefined || ct === undefined || tag === undefined) {
       throw new Error('malformed sealed value');
     }
-    if (keyId !== this.keyId) {
-      throw new MasterKeyMismatch(`stored secrets are sealed under master key ${keyId}, but CARDPROGRAM_MASTER_KEY is ${this.keyId}`);
+    const key = this.keys.get(keyId);
+    if (!key) {
+      throw new MasterKeyMismatch(
+        `stored secrets are sealed under master key ${keyId}, but CARDPROGRAM_MASTER_KEY is ${this.keyId}${this.keys.size > 1 ? ' (and CARDPROGRAM_MASTER_KEY_PREVIOUS does not hold it)' : ''}`,
+      );
     }
-    const decipher = createDecipheriv('aes-256-gcm', this.key, Buffer.from(iv, 'base64url'));
+    const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'));
     decipher.setAAD(Buffer.from(context, 'utf8'));
     decipher.setAuthTag(Buffer.from(tag, 'base64url'));
     return Buffer.concat([decipher.update(Buffer.from(ct, 'base64url')), decipher.final()]).toString('utf8');

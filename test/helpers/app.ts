@@ -42,6 +42,7 @@ export function testConfig(dataDir: string, overrides: Partial<Config> = {}): Co
     httpsPort: null,
     dataDir,
     masterKey: randomBytes(32),
+    masterKeyPrevious: [],
     logLevel: 'silent',
     idempotencyRetentionMs: 48 * 3_600_000,
     merchantCacheMs: 0,

@@ -1,0 +1,47 @@
+import type { Kysely } from 'kysely';
+import type { Services } from '../context.js';
+import type { DB } from '../db/schema.js';
+
+/**
+ * Every sealed column, with the associated data its values are bound to. A new sealed column must
+ * be listed here, or a master-key rotation leaves it behind (the reseal test checks every `_enc` column).
+ */
+const SEALED: Array<{ table: keyof DB; key: string; column: string; context: (row: Record<string, any>) => string }> = [
+  { table: 'merchants', key: 'id', column: 'secret_enc', context: (r) => `merchant-secret:${r.id}` },
+  { table: 'merchants', key: 'id', column: 'webhook_secret_enc', context: (r) => `webhook-secret:${r.id}` },
+  { table: 'data_keys', key: 'id', column: 'key_enc', context: (r) => `data-key:${r.id}` },
+  { table: 'kyc_requests', key: 'id', column: 'data_enc', context: (r) => `kyc:${r.id}` },
+  { table: 'merchant_domains', key: 'host', column: 'key_enc', context: (r) => `domain-key:${r.host}` },
+];
+
+export const SEALED_COLUMNS = SEALED.map((s) => `${s.table}.${s.column}`);
+
+/**
+ * Moves every sealed value under the current master key (the last step of a rotation: see
+ * docs/operations.md). One transaction: either every value moves or none does. Values already
+ * under the current key are left alone, so running it twice is harmless.
+ */
+export async function resealAll(svc: Services): Promise<Record<string, number>> {
+  const moved: Record<string, number> = {};
+  await svc.database.withTx(async (tx) => {
+    const db = tx as unknown as Kysely<any>;
+    for (const s of SEALED) {
+      const rows = await db.selectFrom(s.table).select([s.key, s.column]).where(s.column, 'is not', null).execute();
+      let n = 0;
+      for (const row of rows) {
+        const sealed = row[s.column] as string;
+        if (svc.box.isCurrent(sealed)) continue;
+        const context = s.context(row);
+        const value = svc.box.seal(svc.box.open(sealed, context), context);
+        await db
+          .updateTable(s.table)
+          .set({ [s.column]: value })
+          .where(s.key, '=', row[s.key])
+          .execute();
+        n++;
+      }
+      moved[`${s.table}.${s.column}`] = n;
+    }
+  });
+  return moved;
+}

@@ -1,0 +1,136 @@
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { it } from 'node:test';
+import { buildApp } from '../src/app.js';
+import { SEALED_COLUMNS } from '../src/crypto/reseal.js';
+import { SecretBox } from '../src/crypto/secretbox.js';
+import { addDomain } from '../src/domains/store.js';
+import { build, randomStr, sign } from './helpers/app.js';
+import { fundedCard } from './helpers/cards.js';
+import { selfSigned } from './helpers/certs.js';
+import { childDatabaseUrl, runCli } from './helpers/cli.js';
+import { eachDialect } from './helpers/dialects.js';
+
+eachDialect('keys at rest: master key rotation and PAN data keys', (dialect) => {
+  it('reseal moves every sealed value under the new master key; the old key alone no longer starts the service', async (t) => {
+    const h = await build(t, dialect);
+    const db = h.db.database.db;
+    const oldKey = h.config.masterKey;
+    const newKey = randomBytes(32);
+    const { cardId } = await fundedCard(h, { topUp: 5 });
+    const dir = mkdtempSync(join(tmpdir(), 'cardprogram-keys-'));
+    t.after(() => rmSync(dir, { recursive: true, force: true }));
+    const cert = selfSigned(dir, 'cards.rotate.test');
+    await addDomain({
+      svc: h.app.svc,
+      input: { appId: h.merchant.appId, host: 'cards.rotate.test', certPem: cert.cert, keyPem: cert.key },
+    });
+    const share = await h.call('/open/api/kyc/share/information', {
+      requestNo: 'REQ-ROTATE',
+      email: 'rot@example.com',
+      kycPlatform: 'SUMSUB',
+      holderType: '1',
+      callbackUrl: 'http://127.0.0.1:9/hooks',
+      individualInfo: {
+        firstName: 'Rota',
+        lastName: 'Tion',
+        dob: '1980-01-01',
+        country: 'FR',
+        gender: 2,
+        idDocType: '2',
+        number: 'FR1234567',
+        validUntil: '2099-01-01',
+        ipAddress: '198.51.100.1',
+        address: { country: 'FR', state: 'IDF', city: 'Paris', address: '1 Rue de Rivoli', zipCode: '75001' },
+      },
+    });
+    assert.equal(share.status, 200, JSON.stringify(share.body));
+
+    // Every column whose name ends in _enc is one the reseal knows about.
+    const tables = await db.introspection.getTables();
+    const encColumns = tables
+      .filter((tb) => !h.db.pgSchema || tb.schema === h.db.pgSchema)
+      .flatMap((tb) => tb.columns.filter((c) => c.name.endsWith('_enc')).map((c) => `${tb.name}.${c.name}`))
+      .filter((c) => c !== 'cards.pan_enc') // under a data key, not the master key
+      .sort();
+    assert.deepEqual(encColumns, [...SEALED_COLUMNS].sort());
+
+    const env = {
+      DATABASE_URL: childDatabaseUrl(h.db),
+      CARDPROGRAM_DATA_DIR: h.db.dataDir,
+      CARDPROGRAM_MASTER_KEY: newKey.toString('hex'),
+      CARDPROGRAM_MASTER_KEY_PREVIOUS: oldKey.toString('hex'),
+    };
+    const resealed = await runCli(['keys', 'reseal', '--json'], env);
+    assert.equal(resealed.code, 0, resealed.stderr);
+    const { moved } = JSON.parse(resealed.stdout);
+    for (const column of SEALED_COLUMNS) assert.ok(moved[column] >= 1, `${column} moved (${moved[column]})`);
+    const again = await runCli(['keys', 'reseal', '--json'], env);
+    assert.ok(
+      Object.values(JSON.parse(again.stdout).moved).every((n) => n === 0),
+      'a second reseal has nothing to do',
+    );
+    const newId = SecretBox.idOf(newKey);
+    const merchant = await db.selectFrom('merchants').selectAll().where('id', '=', h.merchant.appId).executeTakeFirstOrThrow();
+    assert.ok(merchant.secret_enc?.startsWith(`v1.${newId}.`));
+
+    // With the new key alone, everything still opens: signatures, card numbers, KYC data, TLS keys.
+    const app = await buildApp({ ...h.config, masterKey: newKey, masterKeyPrevious: [] }, { database: h.db.database, logger: false });
+    t.after(() => app.close());
+    const post = (url: string, body: Record<string, unknown>) =>
+      app.inject({ method: 'POST', url, payload: sign(body, h.merchant), headers: { 'content-type': 'application/json' } });
+    const details = await post('/sandbox/network/cardDetails', { cardId, randomStr: randomStr() });
+    assert.equal(details.statusCode, 200, details.body);
+    assert.match(details.json().model.cardNo, /^424242\d{10}$/);
+    const decided = await post('/sandbox/kyc/review', { requestNo: 'REQ-ROTATE', kycStatus: 'approved', randomStr: randomStr() });
+    assert.equal(decided.statusCode, 200, decided.body);
+    assert.ok((await app.svc.domains.lookup('cards.rotate.test'))?.context, 'the TLS key opens');
+
+    // The old key alone is refused at start, with the reason.
+    await assert.rejects(
+      buildApp({ ...h.config, masterKey: oldKey, masterKeyPrevious: [] }, { database: h.db.database, logger: false }),
+      /sealed under master key/,
+    );
+  });
+
+  it('keys rotate adds a PAN data key: new cards use it, existing cards still decrypt', async (t) => {
+    const h = await build(t, dialect);
+    const first = await fundedCard(h);
+    const env = {
+      DATABASE_URL: childDatabaseUrl(h.db),
+      CARDPROGRAM_DATA_DIR: h.db.dataDir,
+      CARDPROGRAM_MASTER_KEY: h.config.masterKey.toString('hex'),
+    };
+    const rotated = await runCli(['keys', 'rotate', '--json'], env);
+    assert.equal(rotated.code, 0, rotated.stderr);
+    assert.equal(JSON.parse(rotated.stdout).id, 'dk_pan_v2');
+    const listed = await runCli(['keys', 'list', '--json'], env);
+    assert.deepEqual(
+      JSON.parse(listed.stdout)
+        .dataKeys.map((k: { id: string }) => k.id)
+        .filter((id: string) => id.startsWith('dk_pan_v')),
+      ['dk_pan_v1', 'dk_pan_v2'],
+    );
+    assert.doesNotMatch(listed.stdout, /key_enc|v1\.[A-Za-z0-9_-]{8}\./, 'no key material');
+    // A service started now encrypts new cards under v2.
+    const app = await buildApp(h.config, { database: h.db.database, logger: false });
+    t.after(() => app.close());
+    const holder = await h.db.database.db.selectFrom('cards').select('holder_id').where('id', '=', first.cardId).executeTakeFirstOrThrow();
+    const post = (url: string, body: Record<string, unknown>) =>
+      app.inject({ method: 'POST', url, payload: sign(body, h.merchant), headers: { 'content-type': 'application/json' } });
+    const applied = await post('/api/network/cardApply.html', { holderId: holder.holder_id, currency: 'EUR', randomStr: randomStr() });
+    assert.equal(applied.statusCode, 200, applied.body);
+    const cards = await h.db.database.db.selectFrom('cards').select(['id', 'pan_key_id']).orderBy('created_at').execute();
+    assert.deepEqual(
+      cards.map((c) => c.pan_key_id),
+      ['dk_pan_v1', 'dk_pan_v2'],
+    );
+    for (const c of cards) {
+      const d = await post('/sandbox/network/cardDetails', { cardId: c.id, randomStr: randomStr() });
+      assert.equal(d.statusCode, 200, d.body);
+    }
+  });
+});
