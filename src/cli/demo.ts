@@ -8,6 +8,8 @@ import { demoMerchantFile, ensureDemoMerchant } from '../merchants/demo.js';
 export interface DemoOptions {
   merchant?: string;
   holders: number;
+  /** Keep adding cardholders until at least this many transactions exist (a benchmark's fill). */
+  trades?: number;
   days: number;
   seed: number;
   /** Progress, e.g. a bar on a terminal. */
@@ -131,9 +133,11 @@ export async function runDemo(config: Config, opts: DemoOptions): Promise<DemoRe
     };
     const day = (offset: number) => new Date(svc.clock() - offset * 86_400_000).toISOString().slice(0, 10);
     const result: DemoResult = { appId, holders: [], trades: 0, declined: 0 };
-    const total = opts.holders;
-    opts.onProgress?.(0, total);
-    for (let i = 0; i < total; i++) {
+    const target = opts.trades ?? 0;
+    const progress = () =>
+      target ? opts.onProgress?.(Math.min(result.trades, target), target) : opts.onProgress?.(result.holders.length, opts.holders);
+    progress();
+    for (let i = 0; i < opts.holders || result.trades < target; i++) {
       const first = r.pick(FIRST);
       const last = r.pick(LAST);
       const [country, town, address, postCode] = r.pick(CITIES);
@@ -210,7 +214,7 @@ export async function runDemo(config: Config, opts: DemoOptions): Promise<DemoRe
         }
       }
       result.holders.push({ holderId: holder.holderId, email, name: `${first} ${last}`, cards });
-      opts.onProgress?.(i + 1, total);
+      progress();
     }
     return result;
   } finally {
@@ -219,11 +223,11 @@ export async function runDemo(config: Config, opts: DemoOptions): Promise<DemoRe
 }
 
 /** A one-line progress bar for a terminal: `[#######.............] 7/20 cardholders`. */
-export function progressBar(stream: NodeJS.WriteStream): (done: number, total: number) => void {
+export function progressBar(stream: NodeJS.WriteStream, unit: string): (done: number, total: number) => void {
   if (!stream.isTTY) return () => undefined;
   return (done, total) => {
     const width = 24;
     const filled = total === 0 ? width : Math.round((done / total) * width);
-    stream.write(`\r[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${done}/${total} cardholders${done === total ? '\n' : ''}`);
+    stream.write(`\r[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${done}/${total} ${unit}${done === total ? '\n' : ''}`);
   };
 }

@@ -48,10 +48,11 @@ export function toolCommands(program: Command): void {
     .description('fill the sandbox with cardholders, cards and weeks of transactions, to see a living system')
     .option('--holders <n>', 'how many cardholders (default 8)', intArg, 8)
     .option('--days <n>', 'how many days of history (default 30)', intArg, 30)
+    .option('--trades <n>', 'keep adding cardholders until there are at least this many transactions (for benchmarks)', intArg)
     .option('--seed <n>', 'the same seed makes the same demo (default: a new one each run)', intArg)
     .option('--merchant <appId>', 'the merchant to fill (default: the sandbox demo merchant)')
     .option('--json', 'print JSON')
-    .action(async (o: { holders: number; days: number; seed?: number; merchant?: string; json?: boolean }) => {
+    .action(async (o: { holders: number; days: number; trades?: number; seed?: number; merchant?: string; json?: boolean }) => {
       if (o.holders < 1 || o.holders > 10_000) throw new ConfigError('--holders must be 1 to 10000');
       if (o.days > 365) throw new ConfigError('--days must be at most 365');
       const config = loadConfig();
@@ -60,7 +61,8 @@ export function toolCommands(program: Command): void {
         days: o.days,
         seed: o.seed ?? Math.floor(Math.random() * 1_000_000),
         ...(o.merchant === undefined ? {} : { merchant: o.merchant }),
-        onProgress: o.json ? () => undefined : progressBar(process.stderr),
+        ...(o.trades === undefined ? {} : { trades: o.trades }),
+        onProgress: progressBar(process.stderr, o.trades === undefined ? 'cardholders' : 'transactions'),
       });
       const first = result.holders[0];
       print(!!o.json, result, () =>

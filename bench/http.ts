@@ -1,0 +1,316 @@
+/**
+ * The interface's operations over loopback, side by side with the ceiling of this machine.
+ *
+ * For each database the service runs as its own process (the built `bin/cardprogram.js`, as in
+ * production) on a fresh database, filled through its own verbs (`cardprogram demo --trades N`).
+ * autocannon then drives each operation with 50 connections, every request freshly signed with its
+ * own `randomStr` (and its own `idno`, `requestNo` or e-mail where the operation needs one), and
+ * drives a bare `node:http` server (bench/ceiling.mjs: parse a JSON body, answer a JSON body of the
+ * same size) with the very same requests. Reported: requests/s, p50/p99 latency, the ratio to the
+ * ceiling, the service's peak RSS, and how long it takes to be ready on an existing database.
+ *
+ *   npm run bench:http                 both databases, 10 s per operation, 10,000 trades
+ *   npm run bench:http -- --quick      tiny sizes, a few seconds (CI: checks that it works)
+ *   BENCH_DB=sqlite npm run bench:http
+ */
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import autocannon from 'autocannon';
+import { hmacSign, signingString } from '../src/http/signing.js';
+import { childDatabaseUrl, ROOT } from '../test/helpers/cli.js';
+import { isolatedDatabase, type TestDialect } from '../test/helpers/db.js';
+
+const quick = process.argv.includes('--quick');
+const DURATION_S = quick ? 1 : Number(process.env.BENCH_SECONDS ?? 10);
+const CONNECTIONS = 50;
+const FILL_TRADES = quick ? 100 : Number(process.env.BENCH_TRADES ?? 10_000);
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64');
+
+/** Peak resident memory of a process, from /proc (Linux), in MB. */
+function peakRssMb(pid: number | undefined): number | null {
+  try {
+    const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Math.round(Number(m[1]) / 1024) : null;
+  } catch {
+    return null;
+  }
+}
+
+async function waitReady(base: string, child: ChildProcess, started: number): Promise<number> {
+  for (let i = 0; i < 400; i++) {
+    if (child.exitCode !== null) throw new Error(`service exited with ${child.exitCode}`);
+    try {
+      if ((await fetch(`${base}/healthz`)).ok) return Math.round(performance.now() - started);
+    } catch {}
+    await sleep(5);
+  }
+  throw new Error('service did not become ready');
+}
+
+async function startService(env: Record<string, string>) {
+  const port = 20000 + Math.floor(Math.random() * 10000);
+  const started = performance.now();
+  const child = spawn(process.execPath, [join(ROOT, 'bin', 'cardprogram.js'), 'serve'], {
+    cwd: ROOT,
+    env: { ...process.env, ...env, PORT: String(port), LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const base = `http://127.0.0.1:${port}`;
+  const readyMs = await waitReady(base, child, started);
+  return { child, base, readyMs };
+}
+
+async function startCeiling(): Promise<{ child: ChildProcess; base: string }> {
+  const child = spawn(process.execPath, [join(ROOT, 'bench', 'ceiling.mjs')], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const port = await new Promise<number>((resolve, reject) => {
+    child.stdout?.once('data', (d) => resolve(JSON.parse(String(d)).port));
+    child.once('exit', () => reject(new Error('ceiling server exited')));
+  });
+  return { child, base: `http://127.0.0.1:${port}` };
+}
+
+const stop = (child: ChildProcess) =>
+  new Promise<void>((resolve) => {
+    if (child.exitCode !== null) return resolve();
+    child.once('exit', () => resolve());
+    child.kill('SIGTERM');
+  });
+
+interface Operation {
+  name: string;
+  path: string;
+  /** Whether the operation takes a randomStr (KYC submission is keyed by its requestNo instead). */
+  randomStr: boolean;
+  body: (n: number) => Record<string, unknown>;
+}
+
+function operations(cards: string[]): Operation[] {
+  const today = new Date().toISOString().slice(0, 10);
+  const from = new Date(Date.now() - 30 * 86_400_000).toISOString().slice(0, 10);
+  const run = randomBytes(3).toString('hex');
+  return [
+    {
+      name: 'transaction list (4.1)',
+      path: '/api/network/networkAuthTradeList.html',
+      randomStr: true,
+      body: (n) => ({ cardId: cards[n % cards.length], beginDate: from, endDate: today, start: 0, maxSize: 10 }),
+    },
+    {
+      name: 'create cardholder (4.2)',
+      path: '/api/network/holderCreate.html',
+      randomStr: true,
+      body: (n) => ({
+        mobile: '+4915112345678',
+        firstName: b64('Alice'),
+        lastName: b64('Schmidt'),
+        email: `bench.${run}.${n}@example.com`,
+        dateOfBirth: '1990-04-12',
+        nationality: 'DE',
+        sex: 2,
+        countryCode: 'DE',
+        town: b64('Berlin'),
+        address: b64('Invalidenstrasse 117'),
+        postCode: '10115',
+        idnoType: 2,
+        idno: `B${run}${n}`.toUpperCase(),
+      }),
+    },
+    {
+      name: 'KYC submission (4.3)',
+      path: '/open/api/kyc/share/information',
+      randomStr: false,
+      body: (n) => ({
+        requestNo: `BENCH-${run}-${n}`,
+        email: `kyc.${run}.${n}@example.com`,
+        kycPlatform: 'SUMSUB',
+        holderType: '1',
+        callbackUrl: 'https://merchant.example/hooks',
+        individualInfo: {
+          firstName: 'Bob',
+          lastName: 'Marsh',
+          dob: '1985-02-03',
+          country: 'FR',
+          gender: 1,
+          idDocType: '2',
+          number: `FR${run}${n}`,
+          validUntil: '2099-01-01',
+          ipAddress: '198.51.100.7',
+          address: { country: 'FR', state: 'IDF', city: 'Paris', address: '2 Rue de Rivoli', zipCode: '75001' },
+        },
+      }),
+    },
+    {
+      name: 'login-free link (4.4)',
+      path: '/open/merchant/api/v2',
+      randomStr: false,
+      body: (n) => ({ email: `page.${run}.${n}@example.com` }),
+    },
+  ];
+}
+
+interface Measured {
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  non2xx: number;
+}
+
+type Signer = (body: Record<string, unknown>, withRandomStr: boolean) => string;
+
+async function drive(base: string, op: Operation, sign: Signer, query = '', seconds = DURATION_S): Promise<Measured> {
+  let n = Math.floor(Math.random() * 1e9);
+  const result = await autocannon({
+    url: base,
+    connections: CONNECTIONS,
+    duration: seconds,
+    requests: [
+      {
+        method: 'POST',
+        path: `${op.path}${query}`,
+        headers: { 'content-type': 'application/json' },
+        setupRequest: (req) => ({ ...req, body: sign(op.body(n++), op.randomStr) }),
+      },
+    ],
+  });
+  return {
+    rps: Math.round(result.requests.average),
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    errors: result.errors + result.timeouts,
+    non2xx: result.non2xx,
+  };
+}
+
+async function run(dialect: TestDialect) {
+  const db = await isolatedDatabase(dialect);
+  const dataDir = join(tmpdir(), `cardprogram-bench-${randomBytes(4).toString('hex')}`);
+  mkdirSync(dataDir, { recursive: true });
+  const env = {
+    DATABASE_URL: childDatabaseUrl(db),
+    CARDPROGRAM_DATA_DIR: dataDir,
+    // API throughput alone: callbacks have their own benchmark (bench/callbacks.ts).
+    CARDPROGRAM_WORKER: 'off',
+    CARDPROGRAM_KYC_AUTO_DECISION_MS: '0',
+  };
+  const children: ChildProcess[] = [];
+  try {
+    const first = await startService(env);
+    await stop(first.child);
+    process.stderr.write(`[${dialect.name}] filling with ${FILL_TRADES} trades (cardprogram demo --trades)\n`);
+    const filled = JSON.parse(
+      execFileSync(
+        process.execPath,
+        [join(ROOT, 'bin', 'cardprogram.js'), 'demo', '--trades', String(FILL_TRADES), '--days', '30', '--seed', '1', '--json'],
+        {
+          cwd: ROOT,
+          env: { ...process.env, ...env },
+          stdio: ['ignore', 'pipe', 'inherit'],
+          maxBuffer: 1 << 28,
+        },
+      ).toString(),
+    );
+    const cards: string[] = filled.holders.flatMap((h: { cards: Array<{ cardId: string }> }) => h.cards.map((c) => c.cardId));
+    const demo = JSON.parse(readFileSync(join(dataDir, 'demo-merchant.json'), 'utf8'));
+    // Start again on the existing database: how long until it serves?
+    const service = await startService(env);
+    const ceiling = await startCeiling();
+    children.push(service.child, ceiling.child);
+    const sign: Signer = (body, withRandomStr) => {
+      const signed: Record<string, unknown> = { ...body, appId: demo.appId };
+      if (withRandomStr) signed.randomStr = randomBytes(16).toString('hex');
+      signed.sign = hmacSign(demo.secret, signingString(signed));
+      return JSON.stringify(signed);
+    };
+    const rows = [];
+    for (const op of operations(cards)) {
+      // The service's answer size for this operation sets the ceiling's answer size.
+      const sample = await fetch(`${service.base}${op.path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: sign(op.body(0), op.randomStr),
+      });
+      const size = (await sample.text()).length;
+      if (!sample.ok) throw new Error(`${op.name}: the sample request failed with ${sample.status}`);
+      await drive(service.base, op, sign, '', 1); // warm-up
+      const svc = await drive(service.base, op, sign);
+      const top = await drive(ceiling.base, op, sign, `?size=${size}`);
+      rows.push({
+        operation: op.name,
+        service: svc,
+        ceiling: top,
+        ratio: Math.round((svc.rps / top.rps) * 100) / 100,
+        replyBytes: size,
+      });
+      process.stderr.write(
+        `[${dialect.name}] ${op.name}: ${svc.rps} req/s (p50 ${svc.p50} ms, p99 ${svc.p99} ms, ${svc.non2xx} non-2xx, ${svc.errors} errors) vs ceiling ${top.rps} req/s → ${rows.at(-1)?.ratio}\n`,
+      );
+    }
+    const rssMb = peakRssMb(service.child.pid);
+    await stop(service.child);
+    await stop(ceiling.child);
+    return { database: dialect.name, trades: filled.trades, readyMs: service.readyMs, peakRssMb: rssMb, operations: rows };
+  } finally {
+    for (const c of children) await stop(c);
+    await db.cleanup();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+function markdown(report: { date: string; machine: string; results: Awaited<ReturnType<typeof run>>[] }): string {
+  const lines = [
+    `Measured ${report.date.slice(0, 10)} on ${report.machine}; ${CONNECTIONS} connections, ${DURATION_S} s per operation, client and server on the same machine.`,
+    '',
+    '| database | operation | req/s | p50 ms | p99 ms | ceiling req/s | ratio |',
+    '|---|---|---:|---:|---:|---:|---:|',
+  ];
+  for (const r of report.results) {
+    for (const o of r.operations) {
+      lines.push(
+        `| ${r.database} | ${o.operation} | ${o.service.rps} | ${o.service.p50} | ${o.service.p99} | ${o.ceiling.rps} | ${o.ratio} |`,
+      );
+    }
+  }
+  lines.push('');
+  lines.push(
+    report.results
+      .map((r) => `${r.database}: ${r.trades} trades stored, ready ${r.readyMs} ms after start, peak RSS ${r.peakRssMb} MB`)
+      .join('; '),
+  );
+  return `${lines.join('\n')}\n`;
+}
+
+// The built program is what runs in production: build it first (npm run build).
+execFileSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'inherit' });
+const which = (process.env.BENCH_DB ?? 'sqlite,postgres').split(',');
+const results = [];
+if (which.includes('sqlite')) results.push(await run({ name: 'sqlite', url: 'file:' }));
+if (which.includes('postgres')) {
+  results.push(await run({ name: 'postgres', url: process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test' }));
+}
+const cpus = (await import('node:os')).cpus();
+const report = {
+  date: new Date().toISOString(),
+  machine: `${cpus.length} × ${cpus[0]?.model.trim()}, Node ${process.version}`,
+  quick,
+  results,
+};
+const table = markdown(report);
+process.stdout.write(table);
+if (!quick) {
+  mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
+  writeFileSync(new URL('./results/http.json', import.meta.url), `${JSON.stringify(report, null, 2)}\n`);
+  writeFileSync(new URL('./results/http.md', import.meta.url), table);
+}
+const failed = results.flatMap((r) => r.operations).filter((o) => o.service.errors > 0 || o.service.non2xx > 0);
+if (failed.length) {
+  process.stderr.write(
+    `requests failed: ${failed.map((o) => `${o.operation} (${o.service.errors} errors, ${o.service.non2xx} non-2xx)`).join(', ')}\n`,
+  );
+  process.exitCode = 1;
+}
