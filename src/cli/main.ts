@@ -1,4 +1,5 @@
 import { Command } from 'commander';
+import { serveCluster } from '../cluster.js';
 import { ConfigError, loadConfig } from '../config.js';
 import { MasterKeyMismatch } from '../crypto/secretbox.js';
 import { openDatabase } from '../db/index.js';
@@ -10,7 +11,7 @@ import { keyCommands } from './commands/keys.js';
 import { merchantCommands } from './commands/merchants.js';
 import { reviewCommands } from './commands/review.js';
 import { toolCommands } from './commands/tools.js';
-import { print } from './util.js';
+import { intArg, print } from './util.js';
 
 /** The `cardprogram` command: each group of subcommands lives in ./commands, calling the same verbs as the API. */
 export function buildCli(): Command {
@@ -21,8 +22,12 @@ export function buildCli(): Command {
   program
     .command('serve', { isDefault: true })
     .description('run the HTTP service')
-    .action(async () => {
-      await serve(loadConfig());
+    .option('--processes <n>', 'run N copies sharing the port, one per core (node:cluster); default 1', intArg, 1)
+    .action(async (o: { processes: number }) => {
+      if (o.processes < 1 || o.processes > 64) throw new ConfigError('--processes must be 1 to 64');
+      const config = loadConfig();
+      if (o.processes === 1) await serve(config);
+      else await serveCluster(config, o.processes);
     });
 
   program

@@ -13,10 +13,15 @@ export interface Database {
   /**
    * Runs fn in one write transaction and commits durably before returning. `durable: false` is for
    * bookkeeping whose loss in a crash is harmless (callback leases and attempt records: the event is
-   * simply sent again): its commit does not wait for the disk, and the next durable commit makes it
-   * durable too.
+   * simply sent again): on PostgreSQL its commit does not wait for the disk. On SQLite every commit
+   * is durable, and concurrent transactions share one commit (group commit, below).
    */
   withTx<T>(fn: (tx: Kysely<DB>) => Promise<T>, opts?: { durable?: boolean }): Promise<T>;
+  /**
+   * One durable write statement. On SQLite it joins the group commit like any transaction; on
+   * PostgreSQL it runs on its own (autocommit), sparing the BEGIN and COMMIT round trips.
+   */
+  write<T>(fn: (db: Kysely<DB>) => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
 
@@ -65,32 +70,100 @@ function openSqlite(file: string): Database {
     },
   };
   const db = new Kysely<DB>({ dialect: new SqliteDialect({ database }) });
+  const committer = new GroupCommitter(db);
   return {
     db,
     dialect: 'sqlite',
-    // BEGIN IMMEDIATE takes the write lock up front, so a second process (the CLI) waits on
-    // busy_timeout instead of failing on a lock upgrade half-way through.
-    withTx: (fn, opts) =>
-      db.connection().execute(async (conn) => {
-        const relaxed = opts?.durable === false;
-        // The connection is ours for this whole callback, so the setting covers this transaction only.
-        if (relaxed) await sql`pragma synchronous = NORMAL`.execute(conn);
-        try {
-          await sql`begin immediate`.execute(conn);
-          try {
-            const result = await fn(conn);
-            await sql`commit`.execute(conn);
-            return result;
-          } catch (err) {
-            await sql`rollback`.execute(conn).catch(() => undefined);
-            throw err;
-          }
-        } finally {
-          if (relaxed) await sql`pragma synchronous = FULL`.execute(conn);
-        }
-      }),
+    withTx: (fn) => committer.run(fn),
+    write: (fn) => committer.run(fn),
     close: () => db.destroy(),
   };
+}
+
+interface Pending {
+  fn: (tx: Kysely<DB>) => Promise<unknown>;
+  resolve: (value: unknown) => void;
+  reject: (err: unknown) => void;
+}
+
+/** Most transactions committed together. */
+const MAX_GROUP = 256;
+
+/**
+ * Group commit for SQLite. A durable commit waits for the disk (fsync), and better-sqlite3 waits on
+ * the main thread; one commit per request would cap writes at the disk's fsync rate. Instead, the
+ * transactions of requests that arrive together run one after the other inside one database
+ * transaction, each in its own savepoint (a failure rolls back its own writes only), and one
+ * COMMIT makes them all durable. Each caller is answered only after that commit: no write is
+ * acknowledged before it is on disk, and a failed commit fails every transaction of the group.
+ * Nothing changes for the callers: `withTx` runs fn in a transaction and returns after commit.
+ *
+ * BEGIN IMMEDIATE takes the write lock up front, so a second process (the CLI) waits on
+ * busy_timeout instead of failing on a lock upgrade half-way through. Every commit is durable
+ * (synchronous = FULL), including the bookkeeping that asked for `durable: false`: in a group it
+ * costs nothing more.
+ */
+class GroupCommitter {
+  private readonly queue: Pending[] = [];
+  private draining = false;
+
+  constructor(private readonly db: Kysely<DB>) {}
+
+  run<T>(fn: (tx: Kysely<DB>) => Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.queue.push({ fn, resolve: resolve as (v: unknown) => void, reject });
+      if (!this.draining) void this.drain();
+    });
+  }
+
+  private async drain(): Promise<void> {
+    this.draining = true;
+    try {
+      while (this.queue.length > 0) {
+        // Let the requests that arrived meanwhile (during the last fsync) reach their withTx, so
+        // they join this group; the connection is free for their reads until the group begins.
+        await new Promise((resolve) => setImmediate(resolve));
+        const group = this.queue.splice(0, MAX_GROUP);
+        const outcomes = await this.db
+          .connection()
+          .execute((conn) => this.commitGroup(conn, group))
+          .catch((err: unknown) => group.map(() => ({ ok: false as const, err })));
+        outcomes.forEach((o, i) => {
+          const p = group[i] as Pending;
+          if (o.ok) p.resolve(o.value);
+          else p.reject(o.err);
+        });
+      }
+    } finally {
+      this.draining = false;
+    }
+  }
+
+  private async commitGroup(conn: Kysely<DB>, group: Pending[]) {
+    const outcomes: Array<{ ok: true; value: unknown } | { ok: false; err: unknown }> = [];
+    await sql`begin immediate`.execute(conn);
+    try {
+      for (const p of group) {
+        await sql`savepoint grp`.execute(conn);
+        try {
+          const value = await p.fn(conn);
+          await sql`release grp`.execute(conn);
+          outcomes.push({ ok: true, value });
+        } catch (err) {
+          // Its own writes are undone; the others' stay.
+          await sql`rollback to grp`.execute(conn);
+          await sql`release grp`.execute(conn);
+          outcomes.push({ ok: false, err });
+        }
+      }
+      await sql`commit`.execute(conn);
+    } catch (err) {
+      await sql`rollback`.execute(conn).catch(() => undefined);
+      // Nothing of this group was committed: every caller fails (and none was answered yet).
+      return group.map(() => ({ ok: false as const, err }));
+    }
+    return outcomes;
+  }
 }
 
 function openPostgres(url: string, opts: OpenOptions): Database {
@@ -112,6 +185,7 @@ function openPostgres(url: string, opts: OpenOptions): Database {
         if (opts?.durable === false) await sql`set local synchronous_commit = off`.execute(tx);
         return fn(tx);
       }),
+    write: (fn) => fn(db),
     close: () => db.destroy(),
   };
 }

@@ -124,22 +124,25 @@ export async function runWrite<T>(
 
 /** A read's randomStr is a nonce: used once, then any reuse is 1008 (decisions §4). */
 export async function consumeNonce(database: Database, key: RequestKey, now: number): Promise<void> {
-  const inserted = await database.db
-    .insertInto('idempotency_keys')
-    .values({
-      merchant_id: key.merchantId,
-      random_str: key.randomStr,
-      kind: 'read',
-      operation: key.operation,
-      // No fingerprint for a read: any reuse is refused anyway, and a hash of a body that carries a
-      // full card number (4.1 by cardNo) could be brute-forced back to the number.
-      fingerprint: '-',
-      response_status: null,
-      response_body: null,
-      created_at: now,
-    })
-    .onConflict((oc) => oc.columns(['merchant_id', 'random_str']).doNothing())
-    .executeTakeFirst();
+  // A write of its own: on SQLite it joins the group commit of concurrent requests.
+  const inserted = await database.write((tx) =>
+    tx
+      .insertInto('idempotency_keys')
+      .values({
+        merchant_id: key.merchantId,
+        random_str: key.randomStr,
+        kind: 'read',
+        operation: key.operation,
+        // No fingerprint for a read: any reuse is refused anyway, and a hash of a body that carries a
+        // full card number (4.1 by cardNo) could be brute-forced back to the number.
+        fingerprint: '-',
+        response_status: null,
+        response_body: null,
+        created_at: now,
+      })
+      .onConflict((oc) => oc.columns(['merchant_id', 'random_str']).doNothing())
+      .executeTakeFirst(),
+  );
   if (Number(inserted.numInsertedOrUpdatedRows ?? 0n) === 0) {
     throw new DomainError('duplicateRequest', 'randomStr: already used');
   }

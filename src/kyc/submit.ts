@@ -141,26 +141,29 @@ export async function submitKyc({
   const callbackUrl = checkCallbackUrl('callbackUrl', input.callbackUrl, svc.config.env);
   const id = newId('kyc');
   try {
-    await svc.database.db
-      .insertInto('kyc_requests')
-      .values({
-        id,
-        merchant_id: merchantId,
-        request_no: input.requestNo,
-        email: input.email.toLowerCase(),
-        fingerprint,
-        platform: input.kycPlatform,
-        callback_url: callbackUrl,
-        data_enc: svc.box.seal(JSON.stringify(data), `kyc:${id}`),
-        status: 'init',
-        reason: '',
-        holder_id: null,
-        // The sandbox's automatic reviewer picks it up at once (decisions §2).
-        auto_decide_at: svc.config.kyc.autoDecisionMs > 0 ? now : null,
-        created_at: now,
-        updated_at: now,
-      })
-      .execute();
+    // A write of its own: on SQLite it joins the group commit of concurrent requests.
+    await svc.database.write((tx) =>
+      tx
+        .insertInto('kyc_requests')
+        .values({
+          id,
+          merchant_id: merchantId,
+          request_no: input.requestNo,
+          email: input.email.toLowerCase(),
+          fingerprint,
+          platform: input.kycPlatform,
+          callback_url: callbackUrl,
+          data_enc: svc.box.seal(JSON.stringify(data), `kyc:${id}`),
+          status: 'init',
+          reason: '',
+          holder_id: null,
+          // The sandbox's automatic reviewer picks it up at once (decisions §2).
+          auto_decide_at: svc.config.kyc.autoDecisionMs > 0 ? now : null,
+          created_at: now,
+          updated_at: now,
+        })
+        .execute(),
+    );
   } catch (err) {
     // A concurrent request with the same requestNo or e-mail won the race: answer as it decides.
     if (isUniqueViolation(err) && (await answerExisting(svc, merchantId, input, fingerprint)) === 'replay') return false;

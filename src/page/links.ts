@@ -1,4 +1,5 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { sql } from 'kysely';
 import type { Services } from '../context.js';
 import { DomainError } from '../errors.js';
 import type { MerchantCredentials } from '../merchants/directory.js';
@@ -35,23 +36,31 @@ export async function issueLink({
   if (!merchant.loginFree) throw new DomainError('notEnabled', 'The login-free page is not enabled for this merchant');
   const merchantId = merchant.appId;
   const now = svc.clock();
-  const recent = await svc.database.db
-    .selectFrom('page_links')
-    .select(['created_at'])
-    .where('merchant_id', '=', merchantId)
-    .where((eb) => (email === null ? eb('email', 'is', null) : eb('email', '=', email)))
-    .where('created_at', '>', now - 60_000)
-    .orderBy('created_at')
-    .execute();
-  if (recent.length >= LINKS_PER_MINUTE) {
-    const oldest = Number(recent[0]?.created_at ?? now);
-    throw new RateLimited(Math.max(1, Math.ceil((oldest + 60_000 - now) / 1000)));
-  }
   const token = randomBytes(32).toString('base64url');
-  await svc.database.db
-    .insertInto('page_links')
-    .values({ token_hash: sha256(token), merchant_id: merchantId, email, expires_at: now + LINK_TTL_MS, used_at: null, created_at: now })
-    .execute();
+  // The window's count and the insert in one transaction, serialised per merchant and e-mail (SQLite
+  // serialises every write transaction; PostgreSQL takes an advisory lock): concurrent requests,
+  // on one instance or several, cannot both take the last slot.
+  await svc.database.withTx(async (tx) => {
+    if (svc.database.dialect === 'postgres') {
+      await sql`select pg_advisory_xact_lock(hashtext(${`page-link:${merchantId}:${email ?? ''}`}))`.execute(tx);
+    }
+    const recent = await tx
+      .selectFrom('page_links')
+      .select(['created_at'])
+      .where('merchant_id', '=', merchantId)
+      .where((eb) => (email === null ? eb('email', 'is', null) : eb('email', '=', email)))
+      .where('created_at', '>', now - 60_000)
+      .orderBy('created_at')
+      .execute();
+    if (recent.length >= LINKS_PER_MINUTE) {
+      const oldest = Number(recent[0]?.created_at ?? now);
+      throw new RateLimited(Math.max(1, Math.ceil((oldest + 60_000 - now) / 1000)));
+    }
+    await tx
+      .insertInto('page_links')
+      .values({ token_hash: sha256(token), merchant_id: merchantId, email, expires_at: now + LINK_TTL_MS, used_at: null, created_at: now })
+      .execute();
+  });
   return token;
 }
 
@@ -102,7 +111,13 @@ export async function loadSession({ svc, sessionId }: { svc: Services; sessionId
   const now = svc.clock();
   const row = await svc.database.db.selectFrom('page_sessions').selectAll().where('id_hash', '=', sha256(sessionId)).executeTakeFirst();
   if (!row || now - row.last_seen_at > SESSION_IDLE_MS || now - row.created_at > SESSION_MAX_MS) return null;
-  await svc.database.db.updateTable('page_sessions').set({ last_seen_at: now }).where('id_hash', '=', row.id_hash).execute();
+  // Bookkeeping: losing it in a crash only shortens a session's idle time.
+  await svc.database.withTx(
+    (tx) => tx.updateTable('page_sessions').set({ last_seen_at: now }).where('id_hash', '=', row.id_hash).execute(),
+    {
+      durable: false,
+    },
+  );
   return { idHash: row.id_hash, merchantId: row.merchant_id, email: row.email };
 }
 

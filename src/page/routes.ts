@@ -206,17 +206,19 @@ const browserRoutes: FastifyPluginAsync<{ svc: Services }> = async (app, { svc }
       return html(reply, 409, messagePage('Card details are not available', 'Unfreeze the card first to see its details.'));
     }
     // Recorded before anything is decrypted: no reveal without its record.
-    await svc.database.db
-      .insertInto('card_reveals')
-      .values({
-        id: newId('rvl'),
-        merchant_id: session.merchantId,
-        card_id: card.id,
-        session_hash: session.idHash,
-        host: req.hostname.toLowerCase(),
-        created_at: svc.clock(),
-      })
-      .execute();
+    await svc.database.write((tx) =>
+      tx
+        .insertInto('card_reveals')
+        .values({
+          id: newId('rvl'),
+          merchant_id: session.merchantId,
+          card_id: card.id,
+          session_hash: session.idHash,
+          host: req.hostname.toLowerCase(),
+          created_at: svc.clock(),
+        })
+        .execute(),
+    );
     req.log.info({ cardId: card.id }, 'card details revealed on the page');
     const revealed = await revealCard({ db: svc.database.db, vault: svc.vault, merchantId: session.merchantId, cardId: card.id });
     const view = await holderView(svc, session, null);

@@ -1,0 +1,58 @@
+import cluster from 'node:cluster';
+import { pino } from 'pino';
+import type { Config } from './config.js';
+import { openDatabase } from './db/index.js';
+import { migrateToLatest } from './db/migrate.js';
+import { ensureDemoMerchant, exampleCurl } from './merchants/demo.js';
+import { serve } from './server.js';
+import { createServices } from './services.js';
+
+/**
+ * `cardprogram serve --processes N`: N copies of the service sharing the port (node:cluster), for
+ * the cores of one machine. The primary prepares the database once (migrations, keys, the sandbox
+ * demo merchant) so the copies do not race to do it, then forks them and restarts one that dies.
+ * The copies share nothing in memory: as several instances on one database, they agree through it
+ * (idempotency keys, rate-limit windows, callback leases).
+ */
+export async function serveCluster(config: Config, processes: number): Promise<void> {
+  if (!cluster.isPrimary) {
+    await serve({ ...config, demoMerchant: false });
+    return;
+  }
+  const log = pino({ level: config.logLevel });
+  const database = openDatabase(config.databaseUrl);
+  try {
+    await migrateToLatest(database);
+    const svc = createServices(config, database, log);
+    await svc.vault.ensureKeys(database.db);
+    const demo = await ensureDemoMerchant(svc);
+    if (demo)
+      process.stdout.write(
+        `Demo merchant created: appId ${demo.appId} (credentials in ${config.dataDir}/demo-merchant.json)\n  ${exampleCurl(demo)}\n`,
+      );
+  } finally {
+    await database.close();
+  }
+  let stopping = false;
+  const fork = () => cluster.fork();
+  for (let i = 0; i < processes; i++) fork();
+  cluster.on('exit', (worker, code, signal) => {
+    if (stopping) return;
+    log.error({ pid: worker.process.pid, code, signal }, 'a service process died; starting another');
+    setTimeout(fork, 1000).unref();
+  });
+  log.info({ processes, port: config.port }, 'cardprogram cluster started');
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    process.once(signal, () => {
+      stopping = true;
+      log.info({ signal }, 'stopping every process');
+      for (const w of Object.values(cluster.workers ?? {})) w?.process.kill('SIGTERM');
+      const check = setInterval(() => {
+        if (Object.keys(cluster.workers ?? {}).length === 0) {
+          clearInterval(check);
+          process.exit(0);
+        }
+      }, 50);
+    });
+  }
+}
