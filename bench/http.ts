@@ -19,9 +19,11 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
+import { sql } from 'kysely';
 import { hmacSign, signingString } from '../src/http/signing.js';
 import { childDatabaseUrl, ROOT } from '../test/helpers/cli.js';
 import { isolatedDatabase, type TestDialect } from '../test/helpers/db.js';
+import { dayBefore, seedTrades } from './seed.js';
 
 const quick = process.argv.includes('--quick');
 const DURATION_S = quick ? 1 : Number(process.env.BENCH_SECONDS ?? 10);
@@ -187,6 +189,92 @@ async function drive(base: string, op: Operation, sign: Signer, query = '', seco
   };
 }
 
+const FLAT_SIZES = quick ? [1_000, 3_000] : [10_000, 100_000, 1_000_000];
+const FLAT_SECONDS = quick ? 1 : 5;
+
+/**
+ * The list over HTTP as the table grows: at each size (stored trades in all), a hot card holding
+ * 20 % of them in the 30-day window and an ordinary card with its demo history, both listed at
+ * random pages. Trades are seeded straight into the tables (the same rows and per-day counts the
+ * verbs keep), as the ledger benchmark does.
+ */
+async function flatCost(
+  database: Awaited<ReturnType<typeof isolatedDatabase>>['database'],
+  dialectName: string,
+  base: string,
+  sign: Signer,
+  merchantId: string,
+  hotCard: string,
+  ordinaryCard: string,
+  startTotal: number,
+) {
+  const call = async (path: string, body: Record<string, unknown>, withRandomStr = true) => {
+    const res = await fetch(`${base}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: sign(body, withRandomStr),
+    });
+    const json = (await res.json()) as Record<string, any>;
+    if (!res.ok) throw new Error(`${path}: ${json.code} ${json.msg}`);
+    return json.model ?? json;
+  };
+  const holder = await call('/api/network/holderCreate.html', {
+    mobile: '+4915112345678',
+    firstName: b64('Filler'),
+    email: 'filler@example.com',
+    dateOfBirth: '1990-01-01',
+    nationality: 'DE',
+    sex: 1,
+    countryCode: 'DE',
+    town: b64('Berlin'),
+    address: b64('Street 1'),
+    postCode: '10115',
+    idnoType: 2,
+    idno: `F${randomBytes(4).toString('hex')}`.toUpperCase(),
+  });
+  await call('/sandbox/holder/review', { holderId: holder.holderId, auditStatus: 2 });
+  const today = new Date(`${new Date().toISOString().slice(0, 10)}T00:00:00Z`);
+  const window = { beginDate: dayBefore(today, 29), endDate: dayBefore(today, 0), tradeStatusList: [1, 2, 3, 6, 7, 10] };
+  const listTotal = async (cardId: string) =>
+    (await call('/api/network/networkAuthTradeList.html', { cardId, ...window, start: 0, maxSize: 1 })).total as number;
+  let stored = startTotal;
+  let hot = 0;
+  let round = 0;
+  const rows = [];
+  for (const size of FLAT_SIZES) {
+    const hotAdd = Math.max(0, Math.round(size * 0.2) - hot);
+    await seedTrades(database, merchantId, hotCard, hotAdd, 30, `hot${round}`, today);
+    hot += hotAdd;
+    stored += hotAdd;
+    for (let c = 0; stored < size; c++) {
+      const n = Math.min(50_000, size - stored);
+      const card = await call('/api/network/cardApply.html', { holderId: holder.holderId, currency: 'EUR' });
+      await seedTrades(database, merchantId, card.cardId, n, 365, `fill${round}_${c}`, today);
+      stored += n;
+    }
+    round++;
+    if (dialectName === 'postgres') await sql`vacuum analyze`.execute(database.db);
+    const measure = async (cardId: string) => {
+      const total = await listTotal(cardId);
+      const op: Operation = {
+        name: 'list',
+        path: '/api/network/networkAuthTradeList.html',
+        randomStr: true,
+        body: () => ({ cardId, ...window, start: Math.floor(Math.random() * total), maxSize: 30 }),
+      };
+      await drive(base, op, sign, '', 1); // warm-up
+      return { total, ...(await drive(base, op, sign, '', FLAT_SECONDS)) };
+    };
+    const hotM = await measure(hotCard);
+    const ordM = await measure(ordinaryCard);
+    rows.push({ storedTrades: stored, hotCard: hotM, ordinaryCard: ordM });
+    process.stderr.write(
+      `[${dialectName}] list at ${stored} stored trades: hot card (${hotM.total} in 30 days) p50 ${hotM.p50} ms p99 ${hotM.p99} ms ${hotM.rps} req/s; ordinary (${ordM.total}) p50 ${ordM.p50} ms p99 ${ordM.p99} ms ${ordM.rps} req/s\n`,
+    );
+  }
+  return rows;
+}
+
 async function run(dialect: TestDialect) {
   const db = await isolatedDatabase(dialect);
   const dataDir = join(tmpdir(), `cardprogram-bench-${randomBytes(4).toString('hex')}`);
@@ -252,9 +340,19 @@ async function run(dialect: TestDialect) {
       );
     }
     const rssMb = peakRssMb(service.child.pid);
-    await stop(service.child);
     await stop(ceiling.child);
-    return { database: dialect.name, trades: filled.trades, readyMs: service.readyMs, peakRssMb: rssMb, operations: rows };
+    const flat = await flatCost(
+      db.database,
+      dialect.name,
+      service.base,
+      sign,
+      demo.appId,
+      cards[0] as string,
+      cards[1] as string,
+      filled.trades,
+    );
+    await stop(service.child);
+    return { database: dialect.name, trades: filled.trades, readyMs: service.readyMs, peakRssMb: rssMb, operations: rows, flat };
   } finally {
     for (const c of children) await stop(c);
     await db.cleanup();
@@ -282,6 +380,22 @@ function markdown(report: { date: string; machine: string; results: Awaited<Retu
       .map((r) => `${r.database}: ${r.trades} trades stored, ready ${r.readyMs} ms after start, peak RSS ${r.peakRssMb} MB`)
       .join('; '),
   );
+  lines.push(
+    '',
+    'The list as the table grows (random pages of 30, all statuses; the hot card holds 20 % of all trades in its 30-day window):',
+    '',
+  );
+  lines.push(
+    '| database | stored trades | hot card: trades in window | p50 ms | p99 ms | req/s | ordinary card: p50 ms | p99 ms | req/s |',
+  );
+  lines.push('|---|---:|---:|---:|---:|---:|---:|---:|---:|');
+  for (const r of report.results) {
+    for (const f of r.flat) {
+      lines.push(
+        `| ${r.database} | ${f.storedTrades} | ${f.hotCard.total} | ${f.hotCard.p50} | ${f.hotCard.p99} | ${f.hotCard.rps} | ${f.ordinaryCard.p50} | ${f.ordinaryCard.p99} | ${f.ordinaryCard.rps} |`,
+      );
+    }
+  }
   return `${lines.join('\n')}\n`;
 }
 
@@ -307,7 +421,15 @@ if (!quick) {
   writeFileSync(new URL('./results/http.json', import.meta.url), `${JSON.stringify(report, null, 2)}\n`);
   writeFileSync(new URL('./results/http.md', import.meta.url), table);
 }
-const failed = results.flatMap((r) => r.operations).filter((o) => o.service.errors > 0 || o.service.non2xx > 0);
+const failed = [
+  ...results.flatMap((r) => r.operations.map((o) => ({ operation: o.operation, service: o.service }))),
+  ...results.flatMap((r) =>
+    r.flat.flatMap((f) => [
+      { operation: `list at ${f.storedTrades}`, service: f.hotCard },
+      { operation: `list at ${f.storedTrades} (ordinary)`, service: f.ordinaryCard },
+    ]),
+  ),
+].filter((o) => o.service.errors > 0 || o.service.non2xx > 0);
 if (failed.length) {
   process.stderr.write(
     `requests failed: ${failed.map((o) => `${o.operation} (${o.service.errors} errors, ${o.service.non2xx} non-2xx)`).join(', ')}\n`,

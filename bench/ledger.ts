@@ -33,6 +33,7 @@ import { createServices } from '../src/services.js';
 import { listTrades } from '../src/trades/list.js';
 import { testConfig } from '../test/helpers/app.js';
 import { isolatedDatabase, type TestDialect } from '../test/helpers/db.js';
+import { dayBefore, seedTrades } from './seed.js';
 
 const quick = process.argv.includes('--quick');
 const TOTAL = Number(process.env.BENCH_TRADES ?? (quick ? 3000 : 1_000_000));
@@ -52,9 +53,8 @@ function stats(samples: number[]) {
 
 const round = (ms: number) => Math.round(ms * 1000) / 1000;
 
-function day(offset: number): string {
-  return new Date(Date.UTC(2026, 10, 22) - offset * 86_400_000).toISOString().slice(0, 10);
-}
+const TODAY = new Date(Date.UTC(2026, 10, 22));
+const day = (offset: number) => dayBefore(TODAY, offset);
 
 function progress(label: string, done: number, total: number) {
   if (!process.stderr.isTTY) return;
@@ -110,50 +110,6 @@ async function newCard(svc: Services, merchantId: string, i: number): Promise<st
     }),
   );
   return card.cardId;
-}
-
-/** Writes `count` trades for a card over `days` days directly, then the matching per-day counts. */
-async function seedTrades(svc: Services, merchantId: string, cardId: string, count: number, days: number, tag: string): Promise<void> {
-  const { database } = svc;
-  const batch = 5000;
-  for (let from = 0; from < count; from += batch) {
-    const n = Math.min(batch, count - from);
-    const rows = Array.from({ length: n }, (_, k) => {
-      const i = from + k;
-      return {
-        id: `trd_${tag}_${i}`,
-        merchant_id: merchantId,
-        card_id: cardId,
-        trade_type: 150,
-        trade_status: i % 10 === 9 ? 10 : i % 13 === 0 ? 3 : 1,
-        currency: 'EUR',
-        amount: 100 + (i % 900),
-        fee: 0,
-        currency_txn: 'EUR',
-        txn_amount: 100 + (i % 900),
-        business_date: day(i % days),
-        auth_code: String(i % 1_000_000).padStart(6, '0'),
-        remark: 'Bench merchant',
-        original_id: null,
-        held: 0,
-        refunded: 0,
-        created_at: Date.now(),
-      };
-    });
-    await database.withTx(async (tx) => {
-      // 17 columns × 5000 rows exceeds the host-parameter limits (SQLite 32766): 1000 rows a statement.
-      for (let c = 0; c < rows.length; c += 1000)
-        await tx
-          .insertInto('trades')
-          .values(rows.slice(c, c + 1000))
-          .execute();
-    });
-  }
-  await database.withTx((tx) =>
-    sql`insert into trade_day_counts (card_id, business_date, trade_status, n)
-        select card_id, business_date, trade_status, count(*) from trades where card_id = ${cardId}
-        group by card_id, business_date, trade_status`.execute(tx),
-  );
 }
 
 /**
@@ -245,15 +201,15 @@ async function run(dialect: TestDialect) {
     const hot = await newCard(svc, merchantId, 1);
     const ordinary = await newCard(svc, merchantId, 2);
     const t0 = performance.now();
-    await seedTrades(svc, merchantId, hot, HOT, 30, 'hot');
+    await seedTrades(svc.database, merchantId, hot, HOT, 30, 'hot', TODAY);
     progress('  seeding', HOT, TOTAL);
-    await seedTrades(svc, merchantId, ordinary, ORDINARY, 30, 'ord');
+    await seedTrades(svc.database, merchantId, ordinary, ORDINARY, 30, 'ord', TODAY);
     const others = TOTAL - HOT - ORDINARY;
     const perCard = 10_000;
     let seeded = HOT + ORDINARY;
     for (let c = 0; seeded < TOTAL; c++) {
       const n = Math.min(perCard, others - (seeded - HOT - ORDINARY));
-      await seedTrades(svc, merchantId, await newCard(svc, merchantId, 10 + c), n, 365, `o${c}`);
+      await seedTrades(svc.database, merchantId, await newCard(svc, merchantId, 10 + c), n, 365, `o${c}`, TODAY);
       seeded += n;
       progress('  seeding', seeded, TOTAL);
     }
