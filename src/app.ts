@@ -93,7 +93,30 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   registerErrorHandling(app);
   const operations: Array<{ url: string; operation: string }> = [];
   app.decorate('operations', operations);
+  // Requests still being handled when the service closes: the database stays open until they are
+  // answered (a request counts from its arrival; one whose client went away, until its handler ends).
+  const inflight = { count: 0, idle: null as (() => void) | null };
+  const tracked = new WeakSet<object>();
+  const release = (req: object) => {
+    if (!tracked.delete(req)) return;
+    inflight.count--;
+    if (inflight.count === 0) inflight.idle?.();
+  };
+  app.addHook('onRequest', async (req) => {
+    tracked.add(req);
+    inflight.count++;
+  });
+  app.addHook('onResponse', async (req) => release(req));
   app.addHook('onRoute', (route) => {
+    const handler = route.handler;
+    route.handler = async function (this: unknown, req, reply) {
+      try {
+        return await handler.call(this as never, req, reply);
+      } finally {
+        // No response will be sent to a client that has gone: the handler's end is the request's end.
+        if (req.raw.destroyed) release(req);
+      }
+    };
     if (route.config?.operation) {
       operations.push({ url: route.url, operation: route.config.operation });
       // The operation's name is its OpenAPI operationId: SDKs, `cardprogram call` and docs use it.
@@ -161,6 +184,13 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   app.addHook('onClose', async () => {
     clearInterval(reaper);
     await worker?.stop();
+    if (inflight.count > 0) {
+      await new Promise<void>((resolve) => {
+        inflight.idle = resolve;
+        // A handler that never ends must not hold the shutdown for ever.
+        setTimeout(resolve, 10_000).unref();
+      });
+    }
     if (ownsDatabase) await database.close();
   });
   return app;
