@@ -1,6 +1,11 @@
 #!/usr/bin/env node
 // The compiled CLI (npm ci builds it through the prepare script; `npm run build` rebuilds it).
 import { existsSync } from 'node:fs';
+import module from 'node:module';
+
+// Node 22.1+ keeps compiled modules on disk between starts (start-up is mostly module loading);
+// Node 20 has no such cache and goes on without it.
+module.enableCompileCache?.();
 
 const entry = new URL('../dist/cli/index.js', import.meta.url);
 if (!existsSync(entry)) {
