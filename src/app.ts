@@ -109,14 +109,23 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   app.addHook('onResponse', async (req) => release(req));
   app.addHook('onRoute', (route) => {
     const handler = route.handler;
-    route.handler = async function (this: unknown, req, reply) {
-      try {
-        return await handler.call(this as never, req, reply);
-      } finally {
-        // No response will be sent to a client that has gone: the handler's end is the request's end.
+    // The handler's own shape is kept: a synchronous one (a static file) stays synchronous.
+    route.handler = function (this: unknown, req, reply) {
+      // No response will be sent to a client that has gone: the handler's end is the request's end.
+      const settled = () => {
         if (req.raw.destroyed) release(req);
+      };
+      let result: unknown;
+      try {
+        result = handler.call(this as never, req, reply);
+      } catch (err) {
+        settled();
+        throw err;
       }
-    };
+      if (result instanceof Promise) return result.finally(settled);
+      settled();
+      return result;
+    } as typeof handler;
     if (route.config?.operation) {
       operations.push({ url: route.url, operation: route.config.operation });
       // The operation's name is its OpenAPI operationId: SDKs, `cardprogram call` and docs use it.
@@ -143,7 +152,10 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   await app.register(swaggerUi, {
     routePrefix: '/docs',
     staticCSP: true,
-    uiConfig: { supportedSubmitMethods: [], docExpansion: 'list', defaultModelsExpandDepth: 0, tryItOutEnabled: false },
+    // Served over plain http too (the sandbox, a LAN address): the upgrade would blank the page there.
+    transformStaticCSP: (header) => header.replace(/\s*upgrade-insecure-requests;?/, ''),
+    // No call-out to the public validator either.
+    uiConfig: { supportedSubmitMethods: [], docExpansion: 'list', defaultModelsExpandDepth: 0, tryItOutEnabled: false, validatorUrl: null },
   });
   await app.register(authPlugin, { merchants: svc.merchants, clock });
 

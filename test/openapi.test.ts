@@ -40,6 +40,13 @@ eachDialect('OpenAPI document', (dialect) => {
     assert.match(html.body, /swagger-ui/);
     assert.doesNotMatch(html.body, /https?:\/\/(?!127\.0\.0\.1)[a-z]/i, 'no asset from another host');
     assert.ok(html.headers['content-security-policy'], 'static CSP');
+    assert.doesNotMatch(String(html.headers['content-security-policy']), /upgrade-insecure-requests/, 'works over plain http');
+    // Its script and stylesheet are served from here.
+    for (const asset of ['/docs/static/swagger-ui-bundle.js', '/docs/static/swagger-ui.css']) {
+      const res = await h.app.inject({ method: 'GET', url: asset });
+      assert.equal(res.statusCode, 200, asset);
+      assert.ok(res.body.length > 10_000, `${asset} has its content`);
+    }
     const doc = await h.app.inject({ method: 'GET', url: '/docs/json' });
     assert.equal(doc.statusCode, 200);
     assert.deepEqual(doc.json().paths, (await h.app.inject({ method: 'GET', url: '/openapi.json' })).json().paths);

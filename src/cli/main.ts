@@ -22,7 +22,7 @@ export function buildCli(): Command {
   program
     .command('serve', { isDefault: true })
     .description('run the HTTP service')
-    .option('--processes <n>', 'run N copies sharing the port, one per core (node:cluster); default 1', intArg, 1)
+    .option('--processes <n>', 'run N copies sharing the port, one per core (node:cluster)', intArg, 1)
     .action(async (o: { processes: number }) => {
       if (o.processes < 1 || o.processes > 64) throw new ConfigError('--processes must be 1 to 64');
       const config = loadConfig();

@@ -72,7 +72,7 @@ export function merchantCommands(program: Command): void {
     .command('update <appId>')
     .description("change a merchant's settings")
     .option('--login-free <on|off>', 'enable or disable the login-free page', onOff)
-    .option('--notify-url <url>', 'callback URL for holder.audit and trade events ("none" removes it)')
+    .option('--notify-url <url>', 'callback URL for holder.audit, trade and card.status events ("none" removes it)')
     .addOption(new Option('--status <status>', 'enable or disable the merchant').choices(['active', 'disabled']))
     .option('--json', 'print JSON')
     .action(async (appId: string, o: { loginFree?: boolean; notifyUrl?: string; status?: 'active' | 'disabled'; json?: boolean }) => {

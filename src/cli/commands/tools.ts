@@ -46,8 +46,8 @@ export function toolCommands(program: Command): void {
   program
     .command('demo')
     .description('fill the sandbox with cardholders, cards and weeks of transactions, to see a living system')
-    .option('--holders <n>', 'how many cardholders (default 8)', intArg, 8)
-    .option('--days <n>', 'how many days of history (default 30)', intArg, 30)
+    .option('--holders <n>', 'how many cardholders', intArg, 8)
+    .option('--days <n>', 'how many days of history', intArg, 30)
     .option('--trades <n>', 'keep adding cardholders until there are at least this many transactions (for benchmarks)', intArg)
     .option('--seed <n>', 'the same seed makes the same demo (default: a new one each run)', intArg)
     .option('--merchant <appId>', 'the merchant to fill (default: the sandbox demo merchant)')
@@ -70,8 +70,9 @@ export function toolCommands(program: Command): void {
           `Filled merchant ${result.appId}: ${result.holders.length} cardholders, ${result.holders.reduce((n, h) => n + h.cards.length, 0)} cards, ${result.trades} transactions (${result.declined} authorizations declined, not listed).`,
           ...(first
             ? [
-                `For example ${first.name} <${first.email}>, card ${first.cards[0]?.cardId}:`,
-                `  npx cardprogram call tradeList --data '{"cardId":"${first.cards[0]?.cardId}","beginDate":"${new Date(Date.now() - 30 * 86_400_000).toISOString().slice(0, 10)}","endDate":"${new Date().toISOString().slice(0, 10)}","start":0}'`,
+                `For example ${first.name} <${first.email}>, card ${first.cards[0]?.cardId}. Try:`,
+                `  export CARD_ID=${first.cards[0]?.cardId}`,
+                `  npx cardprogram call tradeList --data '{"cardId":"'$CARD_ID'","beginDate":"${new Date(Date.now() - 30 * 86_400_000).toISOString().slice(0, 10)}","endDate":"${new Date().toISOString().slice(0, 10)}","start":0}'`,
                 `  npx cardprogram call loginFreeLink --data '{"email":"${first.email}"}'     # then open the webUrl in a browser`,
               ]
             : []),
