@@ -54,6 +54,16 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
       // Bodies are never logged (they carry PII and, for some operations, card data); headers that
       // carry credentials are redacted.
       redact: { paths: ['req.headers.cookie', 'req.headers.authorization', 'res.headers["set-cookie"]'], censor: '[redacted]' },
+      serializers: {
+        // A page link's token is a credential until it is spent: the logged URL never carries it.
+        req: (req) => ({
+          method: req.method,
+          url: String(req.url).replace(/([?&]token=)[^&#]*/gi, '$1[redacted]'),
+          host: req.host,
+          remoteAddress: req.ip,
+          remotePort: req.socket?.remotePort ?? 0,
+        }),
+      },
     },
     genReqId: () => randomBytes(16).toString('hex'),
     logController: new LogController({ requestIdLogLabel: 'traceId' }),
