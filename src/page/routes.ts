@@ -1,13 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { revealCard } from '../cards/details.js';
-import { setCardFrozen } from '../cards/status.js';
 import type { Services } from '../context.js';
-import { newId } from '../db/ids.js';
 import { DomainError } from '../errors.js';
 import { Envelope, errorResponses, ok, SignedFields } from '../http/schemas.js';
-import { holderView, PAGE_SIZE, sessionCard } from './holder-view.js';
+import { merchantName, revealOnPage, setFrozenOnPage } from './card-actions.js';
+import { holderView, PAGE_SIZE } from './holder-view.js';
 import { formToken, formTokenMatches, issueLink, loadSession, openLink, type PageSession, RateLimited, SESSION_IDLE_MS } from './links.js';
 import { holderPage, messagePage, productPage, STYLE_HASH } from './view.js';
 
@@ -157,9 +155,6 @@ const browserRoutes: FastifyPluginAsync<{ svc: Services }> = async (app, { svc }
     return gated;
   }
 
-  const brandOf = async (merchantId: string) =>
-    (await svc.database.db.selectFrom('merchants').select('name').where('id', '=', merchantId).executeTakeFirst())?.name ?? 'Virtual card';
-
   app.get('/page/open', { schema: { hide: true } }, async (req, reply) => {
     const token = (req.query as { token?: unknown }).token;
     const opened = typeof token === 'string' ? await openLink({ svc, token, hostMerchantId: await hostMerchant(req) }) : 'gone';
@@ -186,7 +181,7 @@ const browserRoutes: FastifyPluginAsync<{ svc: Services }> = async (app, { svc }
     const gated = await gate(req, reply);
     if (!gated) return reply;
     const { session, sessionId } = gated;
-    const brand = await brandOf(session.merchantId);
+    const brand = await merchantName(svc, session.merchantId);
     if (session.email === null) return html(reply, 200, productPage(brand));
     const q = req.query as { card?: unknown; start?: unknown; done?: unknown };
     const start = typeof q.start === 'string' && /^\d{1,6}$/.test(q.start) ? Number(q.start) : 0;
@@ -200,29 +195,13 @@ const browserRoutes: FastifyPluginAsync<{ svc: Services }> = async (app, { svc }
     const gated = await formGate(req, reply);
     if (!gated) return reply;
     const { session, sessionId } = gated;
-    const card = await sessionCard(svc, session, req.params.cardId);
-    if (!card) return html(reply, 404, messagePage('Card not found', 'Go back to your card page.'));
-    if (card.status !== 'active') {
+    const revealed = await revealOnPage({ svc, session, cardId: req.params.cardId, host: req.hostname });
+    if (revealed === null) return html(reply, 404, messagePage('Card not found', 'Go back to your card page.'));
+    if (revealed === 'notActive') {
       return html(reply, 409, messagePage('Card details are not available', 'Unfreeze the card first to see its details.'));
     }
-    // Recorded before anything is decrypted: no reveal without its record.
-    await svc.database.write((tx) =>
-      tx
-        .insertInto('card_reveals')
-        .values({
-          id: newId('rvl'),
-          merchant_id: session.merchantId,
-          card_id: card.id,
-          session_hash: session.idHash,
-          host: req.hostname.toLowerCase(),
-          created_at: svc.clock(),
-        })
-        .execute(),
-    );
-    req.log.info({ cardId: card.id }, 'card details revealed on the page');
-    const revealed = await revealCard({ db: svc.database.db, vault: svc.vault, merchantId: session.merchantId, cardId: card.id });
     const view = await holderView(svc, session, null);
-    const brand = await brandOf(session.merchantId);
+    const brand = await merchantName(svc, session.merchantId);
     return html(reply, 200, holderPage(view, { brand, email: session.email ?? '', formToken: formToken(sessionId), revealed }));
   });
 
@@ -233,16 +212,9 @@ const browserRoutes: FastifyPluginAsync<{ svc: Services }> = async (app, { svc }
     app.post<{ Params: { cardId: string } }>(`/page/cards/:cardId/${action}`, { schema: { hide: true } }, async (req, reply) => {
       const gated = await formGate(req, reply);
       if (!gated) return reply;
-      const card = await sessionCard(svc, gated.session, req.params.cardId);
-      if (!card) return html(reply, 404, messagePage('Card not found', 'Go back to your card page.'));
+      let changed: Awaited<ReturnType<typeof setFrozenOnPage>>;
       try {
-        await svc.database.withTx((tx) =>
-          setCardFrozen({
-            ctx: { tx, now: svc.clock() },
-            merchantId: gated.session.merchantId,
-            input: { cardId: card.id, frozen, actor: 'cardholder' },
-          }),
-        );
+        changed = await setFrozenOnPage({ svc, session: gated.session, cardId: req.params.cardId, frozen });
       } catch (err) {
         if (!(err instanceof DomainError) || err.status >= 500) throw err;
         const text =
@@ -251,7 +223,7 @@ const browserRoutes: FastifyPluginAsync<{ svc: Services }> = async (app, { svc }
             : 'This card cannot be changed now.';
         return html(reply, 409, messagePage('The card was not changed', text));
       }
-      svc.notifier.poke();
+      if (!changed) return html(reply, 404, messagePage('Card not found', 'Go back to your card page.'));
       // Post, redirect, get: a reload does not post again.
       return reply
         .status(303)
