@@ -17,6 +17,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { hmacSign, signingString } from '../src/http/signing.js';
+import { holderBody } from '../test/helpers/app.js';
 import { childDatabaseUrl, ROOT, runCli } from '../test/helpers/cli.js';
 import { isolatedDatabase, type TestDialect } from '../test/helpers/db.js';
 
@@ -90,21 +91,7 @@ async function run(dialect: TestDialect) {
       if (res.status !== 200) throw new Error(`${path}: ${JSON.stringify(json)}`);
       return json;
     };
-    const b64 = (s: string) => Buffer.from(s).toString('base64');
-    const holder = await call('/api/network/holderCreate.html', {
-      mobile: '+4915112345678',
-      firstName: b64('Bench'),
-      email: 'bench@example.com',
-      dateOfBirth: '1990-01-01',
-      nationality: 'DE',
-      sex: 1,
-      countryCode: 'DE',
-      town: b64('Berlin'),
-      address: b64('Street 1'),
-      postCode: '10115',
-      idnoType: 2,
-      idno: 'P1234567',
-    });
+    const holder = await call('/api/network/holderCreate.html', holderBody({ idnoType: 2, idno: 'P1234567' }));
     await call('/sandbox/holder/review', { holderId: holder.holderId, auditStatus: 2 });
     const card = await call('/api/network/cardApply.html', { holderId: holder.holderId, currency: 'EUR' });
     const cardId = card.model.cardId as string;

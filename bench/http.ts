@@ -21,6 +21,7 @@ import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { sql } from 'kysely';
 import { hmacSign, signingString } from '../src/http/signing.js';
+import { holderBody, kycBody } from '../test/helpers/app.js';
 import { childDatabaseUrl, ROOT } from '../test/helpers/cli.js';
 import { isolatedDatabase, type TestDialect } from '../test/helpers/db.js';
 import { dayBefore, seedTrades } from './seed.js';
@@ -31,7 +32,6 @@ const CONNECTIONS = 50;
 const FILL_TRADES = quick ? 100 : Number(process.env.BENCH_TRADES ?? 10_000);
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64');
 
 /** Peak resident memory of a process, from /proc (Linux), in MB. */
 function peakRssMb(pid: number | undefined): number | null {
@@ -106,45 +106,17 @@ function operations(cards: string[]): Operation[] {
       name: 'create cardholder (4.2)',
       path: '/api/network/holderCreate.html',
       randomStr: true,
-      body: (n) => ({
-        mobile: '+4915112345678',
-        firstName: b64('Alice'),
-        lastName: b64('Schmidt'),
-        email: `bench.${run}.${n}@example.com`,
-        dateOfBirth: '1990-04-12',
-        nationality: 'DE',
-        sex: 2,
-        countryCode: 'DE',
-        town: b64('Berlin'),
-        address: b64('Invalidenstrasse 117'),
-        postCode: '10115',
-        idnoType: 2,
-        idno: `B${run}${n}`.toUpperCase(),
-      }),
+      body: (n) => holderBody({ email: `bench.${run}.${n}@example.com`, idnoType: 2, idno: `B${run}${n}`.toUpperCase() }),
     },
     {
       name: 'KYC submission (4.3)',
       path: '/open/api/kyc/share/information',
       randomStr: false,
-      body: (n) => ({
-        requestNo: `BENCH-${run}-${n}`,
-        email: `kyc.${run}.${n}@example.com`,
-        kycPlatform: 'SUMSUB',
-        holderType: '1',
-        callbackUrl: 'https://merchant.example/hooks',
-        individualInfo: {
-          firstName: 'Bob',
-          lastName: 'Marsh',
-          dob: '1985-02-03',
-          country: 'FR',
-          gender: 1,
-          idDocType: '2',
-          number: `FR${run}${n}`,
-          validUntil: '2099-01-01',
-          ipAddress: '198.51.100.7',
-          address: { country: 'FR', state: 'IDF', city: 'Paris', address: '2 Rue de Rivoli', zipCode: '75001' },
-        },
-      }),
+      body: (n) =>
+        kycBody(
+          { requestNo: `BENCH-${run}-${n}`, email: `kyc.${run}.${n}@example.com`, callbackUrl: 'https://merchant.example/hooks' },
+          { number: `FR${run}${n}` },
+        ),
     },
     {
       name: 'login-free link (4.4)',
@@ -218,20 +190,10 @@ async function flatCost(
     if (!res.ok) throw new Error(`${path}: ${json.code} ${json.msg}`);
     return json.model ?? json;
   };
-  const holder = await call('/api/network/holderCreate.html', {
-    mobile: '+4915112345678',
-    firstName: b64('Filler'),
-    email: 'filler@example.com',
-    dateOfBirth: '1990-01-01',
-    nationality: 'DE',
-    sex: 1,
-    countryCode: 'DE',
-    town: b64('Berlin'),
-    address: b64('Street 1'),
-    postCode: '10115',
-    idnoType: 2,
-    idno: `F${randomBytes(4).toString('hex')}`.toUpperCase(),
-  });
+  const holder = await call(
+    '/api/network/holderCreate.html',
+    holderBody({ email: 'filler@example.com', idnoType: 2, idno: `F${randomBytes(4).toString('hex')}`.toUpperCase() }),
+  );
   await call('/sandbox/holder/review', { holderId: holder.holderId, auditStatus: 2 });
   const today = new Date(`${new Date().toISOString().slice(0, 10)}T00:00:00Z`);
   const window = { beginDate: dayBefore(today, 29), endDate: dayBefore(today, 0), tradeStatusList: [1, 2, 3, 6, 7, 10] };

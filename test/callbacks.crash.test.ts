@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { it } from 'node:test';
 import { hmacSign, signingString } from '../src/http/signing.js';
-import { randomStr } from './helpers/app.js';
+import { kycBody, randomStr } from './helpers/app.js';
 import { childDatabaseUrl } from './helpers/cli.js';
 import { isolatedDatabase } from './helpers/db.js';
 import { eachDialect } from './helpers/dialects.js';
@@ -34,25 +34,11 @@ eachDialect('callbacks survive a crash', (dialect) => {
       return { status: res.status, body: (await res.json()) as Record<string, any> };
     };
     const requestNo = `REQ-${randomStr().slice(0, 8)}`;
-    const share = await post(first.url, '/open/api/kyc/share/information', {
-      requestNo,
-      email: 'crash@example.com',
-      kycPlatform: 'SUMSUB',
-      holderType: '1',
-      callbackUrl: rx.url,
-      individualInfo: {
-        firstName: 'Cara',
-        lastName: 'Sh',
-        dob: '1980-01-01',
-        country: 'FR',
-        gender: 2,
-        idDocType: '1',
-        number: 'FR1234567',
-        validUntil: '2099-01-01',
-        ipAddress: '198.51.100.1',
-        address: { country: 'FR', state: 'IDF', city: 'Paris', address: '1 Rue de Rivoli', zipCode: '75001' },
-      },
-    });
+    const share = await post(
+      first.url,
+      '/open/api/kyc/share/information',
+      kycBody({ requestNo, email: 'crash@example.com', callbackUrl: rx.url }),
+    );
     assert.equal(share.status, 200, JSON.stringify(share.body));
     const decided = await post(first.url, '/sandbox/kyc/review', { requestNo, kycStatus: 'approved', randomStr: randomStr() });
     assert.equal(decided.status, 200, JSON.stringify(decided.body));

@@ -6,7 +6,7 @@ import { retryCallbacks } from '../src/callbacks/manage.js';
 import { emitEvent } from '../src/callbacks/outbox.js';
 import { CallbackWorker } from '../src/callbacks/worker.js';
 import { updateMerchant } from '../src/merchants/manage.js';
-import { build, type Harness, holderBody, randomStr } from './helpers/app.js';
+import { build, type Harness, holderBody, kycBody, randomStr } from './helpers/app.js';
 import { fundedCard, ok } from './helpers/cards.js';
 import { eachDialect } from './helpers/dialects.js';
 import { eventually, receiver } from './helpers/receiver.js';
@@ -31,25 +31,7 @@ async function drain(h: Harness, worker: CallbackWorker, timeoutMs = 10_000) {
   );
 }
 
-const kyc = (callbackUrl: string, email = 'bob@example.com') => ({
-  requestNo: `REQ-${randomStr().slice(0, 10)}`,
-  email,
-  kycPlatform: 'SUMSUB',
-  holderType: '1',
-  callbackUrl,
-  individualInfo: {
-    firstName: 'Bob',
-    lastName: 'Müller',
-    dob: '1985-03-04',
-    country: 'DE',
-    gender: 1,
-    idDocType: '2',
-    number: `C0${randomStr().slice(0, 8)}`,
-    validUntil: '2099-01-01',
-    ipAddress: '203.0.113.7',
-    address: { country: 'DE', state: 'Berlin', city: 'Berlin', address: 'Invalidenstrasse 117', zipCode: '10115' },
-  },
-});
+const kyc = (callbackUrl: string, email = 'bob@example.com') => kycBody({ callbackUrl, email });
 
 eachDialect('signed callbacks, delivered at least once', (dialect) => {
   it('kyc.result, holder.audit and trade events arrive signed per Standard Webhooks, in sequence per subject', async (t) => {

@@ -14,6 +14,7 @@ import {
   ConflictError,
   signingString as clientSigningString,
   InternalServerError,
+  type KycShareParams,
   NotFoundError,
   PermissionDeniedError,
   RateLimitError,
@@ -24,7 +25,7 @@ import {
 import { CallbackWorker } from '../src/callbacks/worker.js';
 import { signingString as serverSigningString } from '../src/http/signing.js';
 import { createMerchant } from '../src/merchants/create.js';
-import { build, type TestMerchant } from './helpers/app.js';
+import { build, kycBody, type TestMerchant } from './helpers/app.js';
 import { eachDialect } from './helpers/dialects.js';
 import { eventually, receiver } from './helpers/receiver.js';
 
@@ -152,25 +153,8 @@ eachDialect('merchant SDK (client/) against the real service', (dialect) => {
     const { webUrl } = await sdk.page.link({ email: 'alice@example.com' });
     assert.match(webUrl, /\/page\/open\?token=/);
     const requestNo = `REQ-SDK-${Date.now()}`;
-    await sdk.kyc.share({
-      requestNo,
-      email: 'bob@example.com',
-      kycPlatform: 'SUMSUB',
-      holderType: '1',
-      callbackUrl: 'http://127.0.0.1:9/hooks',
-      individualInfo: {
-        firstName: 'Bob',
-        lastName: 'Marsh',
-        dob: '1985-02-03',
-        country: 'FR',
-        gender: 1,
-        idDocType: '2',
-        number: 'FR99887766',
-        validUntil: '2099-01-01',
-        ipAddress: '198.51.100.7',
-        address: { country: 'FR', state: 'IDF', city: 'Paris', address: '2 Rue de Rivoli', zipCode: '75001' },
-      },
-    });
+    // Typed SDK parameters: gender as the number the SDK's type asks for.
+    await sdk.kyc.share(kycBody({ requestNo }, { gender: 1 }) as unknown as KycShareParams);
     assert.equal((await sdk.kyc.get(requestNo)).kycStatus, 'init');
     assert.equal((await sdk.sandbox.reviewKyc({ requestNo, kycStatus: 'approved' })).kycStatus, 'approved');
 

@@ -2,14 +2,13 @@ import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { it } from 'node:test';
-import { childDatabaseUrl, ROOT } from './helpers/cli.js';
+import { childDatabaseUrl, ROOT, run } from './helpers/cli.js';
 import { isolatedDatabase } from './helpers/db.js';
 import { eachDialect } from './helpers/dialects.js';
 import { eventually } from './helpers/receiver.js';
-import { startService } from './helpers/service.js';
+import { freePort, startService } from './helpers/service.js';
 
 /** The code block after `<!-- test: NAME -->` in docs/getting-started.md: what a reader copies. */
 function snippet(name: string): string {
@@ -17,35 +16,6 @@ function snippet(name: string): string {
   const m = new RegExp(`<!-- test: ${name} -->\\n\`\`\`\\w*\\n([\\s\\S]*?)\\n\`\`\``).exec(doc);
   assert.ok(m?.[1], `docs/getting-started.md has the ${name} snippet`);
   return m[1];
-}
-
-function run(
-  cmd: string,
-  args: string[],
-  cwd: string,
-  env: Record<string, string>,
-): Promise<{ code: number | null; out: string; err: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d) => {
-      out += d;
-    });
-    child.stderr.on('data', (d) => {
-      err += d;
-    });
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, out, err }));
-  });
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as { port: number }).port;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 eachDialect('getting started (docs/getting-started.md), as a new user runs it', (dialect) => {
@@ -73,34 +43,34 @@ eachDialect('getting started (docs/getting-started.md), as a new user runs it', 
 
     // 2. The demo, with the command the guide gives.
     const demo = await sh('npx cardprogram demo --holders 2 --days 20 --seed 11 --json');
-    assert.equal(demo.code, 0, demo.err);
-    const filled = JSON.parse(demo.out);
+    assert.equal(demo.code, 0, demo.stderr);
+    const filled = JSON.parse(demo.stdout);
     assert.equal(filled.holders.length, 2);
     const cardId: string = filled.holders[0].cards[0].cardId;
     assert.ok(filled.trades > 2);
     const listed = await sh(
       `npx cardprogram call tradeList --data '{"cardId":"${cardId}","beginDate":"${new Date(Date.now() - 30 * 86_400_000).toISOString().slice(0, 10)}","endDate":"${new Date().toISOString().slice(0, 10)}","start":0}'`,
     );
-    assert.equal(listed.code, 0, listed.err);
-    const total = JSON.parse(listed.out).total as number;
+    assert.equal(listed.code, 0, listed.stderr);
+    const total = JSON.parse(listed.stdout).total as number;
     assert.ok(total > 1, 'the demo card has a history');
 
     // 3. curl and openssl.
     const curl = await sh(snippet('curl-trade-list'), { CARD_ID: cardId });
-    assert.equal(curl.code, 0, curl.err);
-    const page = JSON.parse(curl.out);
+    assert.equal(curl.code, 0, curl.stderr);
+    const page = JSON.parse(curl.stdout);
     assert.equal(page.total, total);
     assert.equal(page.tradeList.length, Math.min(10, total));
 
     // 4. Node without a library, 5. the SDK: the guide's scripts, saved and run as a reader would.
     writeFileSync(join(work, 'list-node.mjs'), snippet('node-trade-list'));
     const node = await run(process.execPath, ['list-node.mjs'], work, { ...env, CARD_ID: cardId });
-    assert.equal(node.code, 0, node.err);
-    assert.match(node.out, new RegExp(`^${total} transactions; the newest: \\{"cardNo"`));
+    assert.equal(node.code, 0, node.stderr);
+    assert.match(node.stdout, new RegExp(`^${total} transactions; the newest: \\{"cardNo"`));
     writeFileSync(join(work, 'list-sdk.mjs'), snippet('sdk-trade-list'));
     const sdk = await run(process.execPath, ['list-sdk.mjs'], work, { ...env, CARD_ID: cardId });
-    assert.equal(sdk.code, 0, sdk.err);
-    assert.match(sdk.out, new RegExp(`\\n${total} transactions\\n$`));
+    assert.equal(sdk.code, 0, sdk.stderr);
+    assert.match(sdk.stdout, new RegExp(`\\n${total} transactions\\n$`));
 
     // 6. A verified callback.
     const hooksPort = String(await freePort());
@@ -116,7 +86,7 @@ eachDialect('getting started (docs/getting-started.md), as a new user runs it', 
     });
     await eventually(() => hooksOut.includes('listening'), 10_000, 'the receiver listening');
     const notify = await sh(snippet('notify-and-top-up'), { CARD_ID: cardId, HOOKS_PORT: hooksPort });
-    assert.equal(notify.code, 0, notify.err);
+    assert.equal(notify.code, 0, notify.stderr);
     await eventually(() => /verified trade evt_\w+ 25 EUR/.test(hooksOut), 15_000, 'a verified trade callback');
     assert.doesNotMatch(hooksOut, /rejected/);
     // A forged one is refused by the same receiver.

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { it } from 'node:test';
@@ -10,19 +9,11 @@ import { holderBody, randomStr } from './helpers/app.js';
 import { childDatabaseUrl, ROOT } from './helpers/cli.js';
 import { isolatedDatabase, testDialects } from './helpers/db.js';
 import { eventually, receiver } from './helpers/receiver.js';
-import { startService, stopped } from './helpers/service.js';
+import { freePort, startService, stopped } from './helpers/service.js';
 
 // Several instances on one PostgreSQL (SQLite serves one host; its several processes are tested by
 // `serve --processes` below on the same database).
 const pgDialect = testDialects().find((d) => d.name === 'postgres');
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as { port: number }).port;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 function client(base: string, demo: { appId: string; secret: string }) {
   return async (path: string, body: Record<string, unknown>) => {

@@ -8,7 +8,7 @@ import { buildApp } from '../src/app.js';
 import { SEALED_COLUMNS } from '../src/crypto/reseal.js';
 import { SecretBox } from '../src/crypto/secretbox.js';
 import { addDomain } from '../src/domains/store.js';
-import { build, randomStr, sign } from './helpers/app.js';
+import { build, kycBody, randomStr, sign } from './helpers/app.js';
 import { fundedCard } from './helpers/cards.js';
 import { selfSigned } from './helpers/certs.js';
 import { childDatabaseUrl, runCli } from './helpers/cli.js';
@@ -28,25 +28,7 @@ eachDialect('keys at rest: master key rotation and PAN data keys', (dialect) => 
       svc: h.app.svc,
       input: { appId: h.merchant.appId, host: 'cards.rotate.test', certPem: cert.cert, keyPem: cert.key },
     });
-    const share = await h.call('/open/api/kyc/share/information', {
-      requestNo: 'REQ-ROTATE',
-      email: 'rot@example.com',
-      kycPlatform: 'SUMSUB',
-      holderType: '1',
-      callbackUrl: 'http://127.0.0.1:9/hooks',
-      individualInfo: {
-        firstName: 'Rota',
-        lastName: 'Tion',
-        dob: '1980-01-01',
-        country: 'FR',
-        gender: 2,
-        idDocType: '2',
-        number: 'FR1234567',
-        validUntil: '2099-01-01',
-        ipAddress: '198.51.100.1',
-        address: { country: 'FR', state: 'IDF', city: 'Paris', address: '1 Rue de Rivoli', zipCode: '75001' },
-      },
-    });
+    const share = await h.call('/open/api/kyc/share/information', kycBody({ requestNo: 'REQ-ROTATE' }));
     assert.equal(share.status, 200, JSON.stringify(share.body));
 
     // Every column whose name ends in _enc is one the reseal knows about.

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { b64, build, holderBody, randomStr, rowCounts } from './helpers/app.js';
+import { b64, build, holderBody, kycBody, randomStr, rowCounts } from './helpers/app.js';
 import { eachDialect } from './helpers/dialects.js';
 
 const SHARE = '/open/api/kyc/share/information';
@@ -8,30 +8,6 @@ const QUERY = '/open/api/kyc/share/query';
 const REVIEW = '/sandbox/kyc/review';
 
 const address = { country: 'DE', state: 'Berlin', city: 'Berlin', address: 'Invalidenstrasse 117', zipCode: '10115' };
-function kycBody(overrides: Record<string, unknown> = {}, info: Record<string, unknown> = {}): Record<string, unknown> {
-  return {
-    requestNo: `REQ-${randomStr().slice(0, 12)}`,
-    email: `${randomStr().slice(0, 10).toLowerCase()}@example.com`,
-    kycPlatform: 'SUMSUB',
-    holderType: '1',
-    callbackUrl: 'http://127.0.0.1:9/kyc',
-    individualInfo: {
-      firstName: 'Bob',
-      lastName: 'Müller',
-      dob: '1985-03-04',
-      country: 'DE',
-      gender: '1',
-      idDocType: '2',
-      number: `C0${randomStr().slice(0, 8).toUpperCase()}`,
-      validUntil: '2099-01-01',
-      ipAddress: '203.0.113.7',
-      address,
-      ...info,
-    },
-    ...overrides,
-  };
-}
-
 const future = new Date(Date.now() + 86_400_000 * 400).toISOString().slice(0, 10);
 const yesterday = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
 const tomorrow = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);

@@ -128,3 +128,34 @@ export async function rowCounts(h: Harness): Promise<Record<string, number>> {
   }
   return out;
 }
+
+const kycAddress = { country: 'DE', state: 'Berlin', city: 'Berlin', address: 'Invalidenstrasse 117', zipCode: '10115' };
+
+/**
+ * A valid KYC share body (interface 4.3, without appId/sign), each call with its own requestNo,
+ * e-mail and document number; `overrides` replace top-level fields, `info` fields of individualInfo.
+ */
+export function kycBody(overrides: Record<string, unknown> = {}, info: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    requestNo: `REQ-${randomStr().slice(0, 12)}`,
+    email: `${randomStr().slice(0, 10).toLowerCase()}@example.com`,
+    kycPlatform: 'SUMSUB',
+    holderType: '1',
+    callbackUrl: 'http://127.0.0.1:9/kyc',
+    individualInfo: {
+      firstName: 'Bob',
+      lastName: 'Müller',
+      dob: '1985-03-04',
+      country: 'DE',
+      // A string, as the interface's sample sends it.
+      gender: '1',
+      idDocType: '2',
+      number: `C0${randomStr().slice(0, 8).toUpperCase()}`,
+      validUntil: '2099-01-01',
+      ipAddress: '203.0.113.7',
+      address: kycAddress,
+      ...info,
+    },
+    ...overrides,
+  };
+}

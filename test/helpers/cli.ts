@@ -15,14 +15,10 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Runs the `cardprogram` CLI from source, as a separate process. */
-export function runCli(args: string[], env: Record<string, string>): Promise<CliResult> {
+/** Runs a command as a separate process, collecting what it prints. */
+export function run(cmd: string, args: string[], cwd: string, env: Record<string, string>): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/index.ts', ...args], {
-      cwd: ROOT,
-      env: { ...process.env, LOG_LEVEL: 'warn', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(cmd, args, { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => {
@@ -34,4 +30,9 @@ export function runCli(args: string[], env: Record<string, string>): Promise<Cli
     child.on('error', reject);
     child.on('close', (code) => resolve({ code, stdout, stderr }));
   });
+}
+
+/** Runs the `cardprogram` CLI from source, as a separate process. */
+export function runCli(args: string[], env: Record<string, string>): Promise<CliResult> {
+  return run(process.execPath, ['--import', 'tsx', 'src/cli/index.ts', ...args], ROOT, { LOG_LEVEL: 'warn', ...env });
 }
