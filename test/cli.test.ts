@@ -211,6 +211,12 @@ eachDialect('cardprogram CLI', (dialect) => {
     assert.match(prod.stderr, /runs in the sandbox only/);
     const bad = await runCli(['demo', '--holders', '0'], env);
     assert.match(bad.stderr, /--holders must be 1 to 10000/);
+    const longAgo = await runCli(['demo', '--days', '400'], env);
+    assert.equal(longAgo.code, 1);
+    assert.match(longAgo.stderr, /--days must be at most 365/);
+    const processes = await runCli(['serve', '--processes', '0'], env);
+    assert.equal(processes.code, 1);
+    assert.match(processes.stderr, /--processes must be 1 to 64/);
   });
 });
 

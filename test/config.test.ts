@@ -60,6 +60,10 @@ describe('configuration from the environment (decisions §1)', () => {
       [{ CARDPROGRAM_FEES: '[1]' }, /^CARDPROGRAM_FEES must be a JSON object/],
       [{ CARDPROGRAM_BINS: '{"EUR":"12"}' }, /^CARDPROGRAM_BINS: BIN for EUR must be 6 to 8 digits/],
       [{ CARDPROGRAM_FX_RATES: '{"EUR":"1","USD":"-1"}' }, /^CARDPROGRAM_FX_RATES: rate for USD/],
+      [{ HTTPS_PORT: 'https' }, /^HTTPS_PORT must be a whole number/],
+      [{ HTTPS_PORT: '70000' }, /^HTTPS_PORT must be between/],
+      [{ CARDPROGRAM_MASTER_KEY_PREVIOUS: 'short' }, /^CARDPROGRAM_MASTER_KEY_PREVIOUS must be master keys/],
+      [{ CARDPROGRAM_MASTER_KEY_PREVIOUS: `${'b'.repeat(64)},nope` }, /^CARDPROGRAM_MASTER_KEY_PREVIOUS must be master keys/],
     ];
     for (const [env, msg] of cases) {
       assert.throws(

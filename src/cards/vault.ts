@@ -83,6 +83,17 @@ export class PanVault {
       .execute();
   }
 
+  /** Every data key's id, purpose, version and age: never the key. */
+  async listKeys(db: Kysely<DB>): Promise<Array<{ id: string; purpose: string; version: number; createdAt: string }>> {
+    const rows = await db
+      .selectFrom('data_keys')
+      .select(['id', 'purpose', 'version', 'created_at'])
+      .orderBy('purpose')
+      .orderBy('version')
+      .execute();
+    return rows.map((k) => ({ id: k.id, purpose: k.purpose, version: k.version, createdAt: new Date(Number(k.created_at)).toISOString() }));
+  }
+
   /** Adds a new version of the PAN encryption key: new cards use it, old ones keep theirs. */
   async rotate(db: Kysely<DB>, purpose: 'pan' = 'pan'): Promise<string> {
     const current = await db

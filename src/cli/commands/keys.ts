@@ -12,14 +12,7 @@ export function keyCommands(program: Command): void {
     .action(async (o: { json?: boolean }) => {
       const out = await withServices(async (svc) => ({
         masterKeyId: svc.box.keyId,
-        dataKeys: (
-          await svc.database.db
-            .selectFrom('data_keys')
-            .select(['id', 'purpose', 'version', 'created_at'])
-            .orderBy('purpose')
-            .orderBy('version')
-            .execute()
-        ).map((k) => ({ id: k.id, purpose: k.purpose, version: k.version, createdAt: new Date(Number(k.created_at)).toISOString() })),
+        dataKeys: await svc.vault.listKeys(svc.database.db),
       }));
       print(!!o.json, out, () => [`master key ${out.masterKeyId}`, ...out.dataKeys.map((k) => `${k.id}  ${k.createdAt}`)].join('\n'));
     });
