@@ -34,7 +34,7 @@ function stats(samples: number[]) {
 
 async function startService(env: Record<string, string>): Promise<{ child: ChildProcess; base: string }> {
   const port = 20000 + Math.floor(Math.random() * 10000);
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/index.ts', 'serve'], {
+  const child = spawn(process.execPath, ['bin/cardprogram.js', 'serve'], {
     cwd: ROOT,
     env: { ...process.env, ...env, PORT: String(port), LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'ignore', 'inherit'],

@@ -13,6 +13,6 @@ function find(dir) {
 const only = process.argv.slice(2);
 const files = only.length ? only : find('test').sort();
 // A per-test timeout: a test that hangs fails instead of holding CI until its own limit.
-const args = ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-timeout=180000', ...files];
+const args = ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-timeout=420000', ...files];
 const res = spawnSync(process.execPath, args, { stdio: 'inherit', env: process.env });
 process.exit(res.status ?? 1);

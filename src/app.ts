@@ -15,6 +15,7 @@ import { holderRoutes, holderSandboxRoutes } from './holders/routes.js';
 import { authPlugin } from './http/auth.js';
 import { registerJsonBody } from './http/body.js';
 import { errorEnvelope, registerErrorHandling } from './http/errors.js';
+import { RateLimiter } from './http/rate-limit.js';
 import { reapKeys } from './idempotency/keys.js';
 import { kycRoutes, kycSandboxRoutes } from './kyc/routes.js';
 import { networkSandboxRoutes } from './network/routes.js';
@@ -167,7 +168,12 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     // No call-out to the public validator either.
     uiConfig: { supportedSubmitMethods: [], docExpansion: 'list', defaultModelsExpandDepth: 0, tryItOutEnabled: false, validatorUrl: null },
   });
-  await app.register(authPlugin, { merchants: svc.merchants, clock });
+  await app.register(authPlugin, {
+    merchants: svc.merchants,
+    clock,
+    limiter: new RateLimiter(database, clock),
+    rateLimit: config.rateLimit,
+  });
 
   // For load balancers and operators (docs/operations.md), not part of the merchant API document.
   app.get('/healthz', { schema: { hide: true } }, async (_req, reply) => {

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import type { RateLimit } from './http/rate-limit.js';
 import { DEFAULT_FEES, type FeeSchedule, validateFees } from './ledger/fees.js';
 import type { CardCurrency } from './money/currency.js';
 import { DEFAULT_RATES, type RateTable, validateRates } from './money/fx.js';
@@ -26,6 +27,11 @@ export interface Config {
   idempotencyRetentionMs: number;
   /** How long a merchant's credentials are cached in memory before being read again. */
   merchantCacheMs: number;
+  /**
+   * Each merchant's default request budget over all signed operations (null: no limit); a
+   * merchant's own `rate_limit` overrides `perSecond`, with a burst of twice that.
+   */
+  rateLimit: RateLimit | null;
   /** Create the demo merchant on first start (sandbox only). */
   demoMerchant: boolean;
   program: ProgramConfig;
@@ -109,6 +115,15 @@ function intVar(env: Env, name: string, fallback: number, min: number, max: numb
   const n = Number(raw);
   if (n < min || n > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${n}`);
   return n;
+}
+
+/** Requests a second per merchant by default, and the burst above it (twice the rate). */
+export const DEFAULT_RATE_LIMIT = 100;
+
+function rateLimitVar(env: Env): RateLimit | null {
+  const perSecond = intVar(env, 'CARDPROGRAM_RATE_LIMIT', DEFAULT_RATE_LIMIT, 0, 1_000_000);
+  if (perSecond === 0) return null;
+  return { perSecond, burst: intVar(env, 'CARDPROGRAM_RATE_BURST', 2 * perSecond, 1, 10_000_000) };
 }
 
 /**
@@ -198,6 +213,7 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel: logLevel(env.LOG_LEVEL),
     idempotencyRetentionMs: intVar(env, 'CARDPROGRAM_IDEMPOTENCY_RETENTION_HOURS', 48, 24, 24 * 365) * 3_600_000,
     merchantCacheMs: intVar(env, 'CARDPROGRAM_MERCHANT_CACHE_MS', 5000, 0, 600_000),
+    rateLimit: rateLimitVar(env),
     demoMerchant: envName === 'sandbox' && env.CARDPROGRAM_DEMO_MERCHANT !== 'off',
     kyc: {
       platforms: platformList(env.CARDPROGRAM_KYC_PLATFORMS),

@@ -46,6 +46,8 @@ export class DomainError extends Error {
   readonly status: number;
   /** The stored answer of an earlier request with the same key (a recorded decline). */
   replayed = false;
+  /** Sent as the Retry-After header (rate limits, a database that is not reachable). */
+  retryAfterSeconds: number | undefined;
 
   constructor(kind: ErrorKind, msg?: string) {
     const def = ErrorCodes[kind];

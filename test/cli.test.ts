@@ -8,6 +8,7 @@ import { buildApp } from '../src/app.js';
 import { emitEvent } from '../src/callbacks/outbox.js';
 import { MIGRATIONS } from '../src/db/migrate.js';
 import { build, holderBody, randomStr, testConfig } from './helpers/app.js';
+import { fundedCard } from './helpers/cards.js';
 import { childDatabaseUrl, ROOT, runCli } from './helpers/cli.js';
 import { isolatedDatabase } from './helpers/db.js';
 import { eachDialect } from './helpers/dialects.js';
@@ -40,6 +41,18 @@ eachDialect('cardprogram CLI', (dialect) => {
     assert.equal(upd.code, 0, upd.stderr);
     assert.equal(JSON.parse(upd.stdout).loginFree, false);
     assert.equal(JSON.parse(upd.stdout).notifyUrl, 'https://acme.example/hooks');
+    assert.equal(JSON.parse(upd.stdout).rateLimit, null);
+
+    const limited = await runCli(['merchant', 'update', created.appId, '--rate-limit', '25'], env);
+    assert.equal(limited.code, 0, limited.stderr);
+    assert.match(limited.stdout, /rate limit 25\/s$/m);
+    const back = await runCli(['merchant', 'update', created.appId, '--rate-limit', 'default', '--json'], env);
+    assert.equal(JSON.parse(back.stdout).rateLimit, null);
+    const zero = await runCli(['merchant', 'update', created.appId, '--rate-limit', '0'], env);
+    assert.deepEqual([zero.code, zero.stderr], [1, 'cardprogram: rateLimit: must be a whole number of requests a second, 1 to 1000000\n']);
+    const word = await runCli(['merchant', 'update', created.appId, '--rate-limit', 'fast'], env);
+    assert.equal(word.code, 1);
+    assert.match(word.stderr, /option '--rate-limit <n\|default>' argument 'fast' is invalid/);
   });
 
   it('merchant create with RSA-SHA256 and a public key prints no secret', async (t) => {
@@ -85,6 +98,24 @@ eachDialect('cardprogram CLI', (dialect) => {
     assert.match(usage.stderr, /expected a whole number/);
   });
 
+  it('ledger check passes on sound books and names each broken invariant with exit 1', async (t) => {
+    const h = await build(t, dialect);
+    const { cardId } = await fundedCard(h, { topUp: 125 });
+    await h.call('/sandbox/network/authorize', { cardId, amount: 20, randomStr: randomStr() });
+    const env = { DATABASE_URL: childDatabaseUrl(h.db), CARDPROGRAM_MASTER_KEY: h.config.masterKey.toString('hex') };
+    const sound = await runCli(['ledger', 'check', '--json'], env);
+    assert.equal(sound.code, 0, sound.stderr);
+    assert.deepEqual(JSON.parse(sound.stdout), { entries: 2, postings: 4, cards: 1, trades: 2, problems: [] });
+
+    // A cached balance that no longer replays from the journal, as a bad restore or a bug would leave it.
+    await h.db.database.db.updateTable('cards').set({ available_balance: 1 }).where('id', '=', cardId).execute();
+    const broken = await runCli(['ledger', 'check'], env);
+    assert.equal(broken.code, 1);
+    assert.match(broken.stdout, new RegExp(`card ${cardId}: available balance 1, its journal replays to 10500\n`));
+    assert.match(broken.stdout, /1 problems$/m);
+    assert.equal(broken.stderr, 'cardprogram: ledger check found 1 problems\n');
+  });
+
   it('migrate applies the migrations to a new database, then has nothing to do', async (t) => {
     const fresh = await isolatedDatabase(dialect);
     t.after(() => fresh.cleanup());
@@ -113,7 +144,7 @@ eachDialect('cardprogram CLI', (dialect) => {
         now: Date.now(),
       }),
     );
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/index.ts', 'worker'], {
+    const child = spawn(process.execPath, ['bin/cardprogram.js', 'worker'], {
       cwd: ROOT,
       env: {
         ...process.env,

@@ -21,6 +21,12 @@ describe('configuration from the environment (decisions §1)', () => {
     assert.equal(c.masterKey.length, 32);
     assert.equal(readFileSync(join(d, 'master.key'), 'utf8').trim(), c.masterKey.toString('hex'));
     assert.deepEqual(loadConfig({ CARDPROGRAM_DATA_DIR: d }).masterKey, c.masterKey);
+    assert.deepEqual(c.rateLimit, { perSecond: 100, burst: 200 });
+    assert.equal(loadConfig({ CARDPROGRAM_DATA_DIR: d, CARDPROGRAM_RATE_LIMIT: '0' }).rateLimit, null);
+    assert.deepEqual(loadConfig({ CARDPROGRAM_DATA_DIR: d, CARDPROGRAM_RATE_LIMIT: '5', CARDPROGRAM_RATE_BURST: '7' }).rateLimit, {
+      perSecond: 5,
+      burst: 7,
+    });
   });
 
   it('reads every variable', () => {
@@ -61,6 +67,8 @@ describe('configuration from the environment (decisions §1)', () => {
       [{ CARDPROGRAM_BINS: '{"EUR":"12"}' }, /^CARDPROGRAM_BINS: BIN for EUR must be 6 to 8 digits/],
       [{ CARDPROGRAM_FX_RATES: '{"EUR":"1","USD":"-1"}' }, /^CARDPROGRAM_FX_RATES: rate for USD/],
       [{ HTTPS_PORT: 'https' }, /^HTTPS_PORT must be a whole number/],
+      [{ CARDPROGRAM_RATE_LIMIT: '10/s' }, /^CARDPROGRAM_RATE_LIMIT must be a whole number/],
+      [{ CARDPROGRAM_RATE_BURST: '0' }, /^CARDPROGRAM_RATE_BURST must be between 1/],
       [{ HTTPS_PORT: '70000' }, /^HTTPS_PORT must be between/],
       [{ CARDPROGRAM_MASTER_KEY_PREVIOUS: 'short' }, /^CARDPROGRAM_MASTER_KEY_PREVIOUS must be master keys/],
       [{ CARDPROGRAM_MASTER_KEY_PREVIOUS: `${'b'.repeat(64)},nope` }, /^CARDPROGRAM_MASTER_KEY_PREVIOUS must be master keys/],

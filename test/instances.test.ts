@@ -80,7 +80,7 @@ it('two instances on one PostgreSQL behave as one service', { skip: pgDialect ? 
 
   // Callbacks: both instances run a worker; every event is delivered once per attempt.
   const rx = await receiver(t, demo.webhookSecret);
-  const cli = spawn(process.execPath, ['--import', 'tsx', 'src/cli/index.ts', 'merchant', 'update', demo.appId, '--notify-url', rx.url], {
+  const cli = spawn(process.execPath, ['bin/cardprogram.js', 'merchant', 'update', demo.appId, '--notify-url', rx.url], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: 'ignore',
@@ -112,7 +112,7 @@ it('serve --processes 2: two processes share the port, serve requests, and stop 
     rmSync(dataDir, { recursive: true, force: true });
   });
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/index.ts', 'serve', '--processes', '2'], {
+  const child = spawn(process.execPath, ['bin/cardprogram.js', 'serve', '--processes', '2'], {
     cwd: ROOT,
     env: { ...process.env, DATABASE_URL: childDatabaseUrl(db), CARDPROGRAM_DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'info' },
     stdio: ['ignore', 'pipe', 'pipe'],

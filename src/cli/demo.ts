@@ -103,8 +103,9 @@ const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64');
  */
 export async function runDemo(config: Config, opts: DemoOptions): Promise<DemoResult> {
   if (config.env !== 'sandbox') throw new ConfigError('cardprogram demo runs in the sandbox only (CARDPROGRAM_ENV=sandbox)');
-  // No worker here: callbacks written by the demo are delivered by the running service's worker.
-  const app = await buildApp({ ...config, callbacks: { ...config.callbacks, worker: false } }, { logger: false });
+  // No worker here: callbacks written by the demo are delivered by the running service's worker. No
+  // rate limit either: the demo is the operator filling the sandbox, not a merchant.
+  const app = await buildApp({ ...config, rateLimit: null, callbacks: { ...config.callbacks, worker: false } }, { logger: false });
   try {
     const svc = app.svc;
     await ensureDemoMerchant(svc);

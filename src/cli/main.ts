@@ -2,12 +2,14 @@ import { Command } from 'commander';
 import { serveCluster } from '../cluster.js';
 import { ConfigError, loadConfig } from '../config.js';
 import { MasterKeyMismatch } from '../crypto/secretbox.js';
+import { databaseFault } from '../db/faults.js';
 import { openDatabase } from '../db/index.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { DomainError } from '../errors.js';
 import { serve } from '../server.js';
 import { callbackCommands } from './commands/callbacks.js';
 import { keyCommands } from './commands/keys.js';
+import { ledgerCommands } from './commands/ledger.js';
 import { merchantCommands } from './commands/merchants.js';
 import { reviewCommands } from './commands/review.js';
 import { toolCommands } from './commands/tools.js';
@@ -50,6 +52,7 @@ export function buildCli(): Command {
   callbackCommands(program);
   toolCommands(program);
   keyCommands(program);
+  ledgerCommands(program);
   return program;
 }
 
@@ -61,6 +64,8 @@ function describe(err: unknown): string {
   if (e?.code === 'ECONNREFUSED')
     return `cannot reach the database at ${e.address ?? ''}:${e.port ?? ''} (is PostgreSQL running? check DATABASE_URL)`;
   if (e?.code === 'EADDRINUSE') return `port ${e.port ?? ''} is already in use (set PORT)`;
+  const fault = databaseFault(err);
+  if (fault) return `database unavailable: ${fault.reason}`;
   return err instanceof Error ? err.message : String(err);
 }
 

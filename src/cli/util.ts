@@ -30,6 +30,9 @@ export const onOff = (v: string): boolean => {
   throw new InvalidArgumentError('expected on or off');
 };
 
+/** A merchant's rate limit: requests a second, or "default" for the service's. */
+export const rateLimitArg = (v: string): number | 'default' => (v === 'default' ? 'default' : intArg(v));
+
 export function intArg(v: string): number {
   if (!/^\d+$/.test(v)) throw new InvalidArgumentError('expected a whole number');
   return Number(v);

@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
@@ -45,7 +45,18 @@ export function openDatabase(url: string, opts: OpenOptions = {}): Database {
 }
 
 function openSqlite(file: string): Database {
-  if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+  if (file !== ':memory:') {
+    mkdirSync(dirname(file), { recursive: true });
+    // SQLite's own error here ("unable to open database file") names neither the file nor why.
+    for (const path of [dirname(file), file]) {
+      try {
+        if (existsSync(path)) accessSync(path, constants.R_OK | constants.W_OK);
+      } catch (err) {
+        const why = (err as NodeJS.ErrnoException).code === 'EROFS' ? 'is on a read-only file system' : 'is not writable';
+        throw new Error(`the SQLite database ${file} ${why}: the service must write the file and its directory (DATABASE_URL)`);
+      }
+    }
+  }
   const raw = new SQLite(file);
   raw.pragma('journal_mode = WAL');
   // FULL, not NORMAL: in WAL mode NORMAL may lose the last commits on power loss, and a write is
@@ -174,8 +185,12 @@ function openPostgres(url: string, opts: OpenOptions): Database {
     connectionTimeoutMillis: 5000,
     ...(opts.pgSchema ? { options: `-c search_path=${opts.pgSchema}` } : {}),
   });
-  // An idle client losing its connection (a restart of PostgreSQL) must not crash the process.
+  // A client losing its connection (PostgreSQL restarting, the network cut) must not crash the
+  // process. The pool reports idle clients' errors on itself; a client in use (a transaction, the
+  // worker's pass) emits on its own 'error' with no listener of the pool's, which would throw. Its
+  // queries fail (the request is answered 503, src/db/faults.ts) and the pool drops it on release.
   pool.on('error', () => undefined);
+  pool.on('connect', (client) => client.on('error', () => undefined));
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
   return {
     db,

@@ -5,6 +5,7 @@ import * as m0002 from './migrations/2026_11_22_0002_cards_ledger.js';
 import * as m0003 from './migrations/2026_11_22_0003_kyc_callbacks.js';
 import * as m0004 from './migrations/2026_11_22_0004_page.js';
 import * as m0005 from './migrations/2026_11_22_0005_page_domains.js';
+import * as m0006 from './migrations/2026_11_22_0006_rate_limits.js';
 
 interface Migration {
   up(db: Kysely<any>): Promise<void>;
@@ -20,6 +21,7 @@ export const MIGRATIONS: ReadonlyArray<[string, Migration]> = [
   ['2026_11_22_0003_kyc_callbacks', m0003],
   ['2026_11_22_0004_page', m0004],
   ['2026_11_22_0005_page_domains', m0005],
+  ['2026_11_22_0006_rate_limits', m0006],
 ];
 
 /**

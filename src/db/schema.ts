@@ -1,4 +1,4 @@
-import type { Generated } from 'kysely';
+import type { ColumnType, Generated } from 'kysely';
 
 /** Timestamps are integer Unix milliseconds; booleans are 0/1: one representation on both dialects. */
 export interface MerchantsTable {
@@ -11,6 +11,8 @@ export interface MerchantsTable {
   login_free: number;
   notify_url: string | null;
   status: 'active' | 'disabled';
+  /** Requests per second; null: the service's default (CARDPROGRAM_RATE_LIMIT). */
+  rate_limit: ColumnType<number | null, number | null | undefined, number | null>;
   created_at: number;
   updated_at: number;
 }
@@ -231,7 +233,15 @@ export interface CardRevealsTable {
   created_at: number;
 }
 
+export interface RateBucketsTable {
+  merchant_id: string;
+  tokens: number;
+  capacity: number;
+  refilled_at: number;
+}
+
 export interface DB {
+  rate_buckets: RateBucketsTable;
   merchant_domains: MerchantDomainsTable;
   card_reveals: CardRevealsTable;
   page_links: PageLinksTable;

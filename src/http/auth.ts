@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { DomainError, invalid } from '../errors.js';
 import type { MerchantCredentials, MerchantDirectory } from '../merchants/directory.js';
+import type { RateLimit, RateLimiter } from './rate-limit.js';
 import { canonicalJson, signingString, verifyHmac, verifyRsa } from './signing.js';
 
 declare module 'fastify' {
@@ -27,6 +28,15 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
 export interface AuthOptions {
   merchants: MerchantDirectory;
   clock: () => number;
+  limiter: RateLimiter;
+  /** The service's default budget per merchant; null: no limit (a merchant's own still applies). */
+  rateLimit: RateLimit | null;
+}
+
+/** The budget that applies to a merchant: its own rate (burst twice that) or the default. */
+export function merchantLimit(merchant: MerchantCredentials, fallback: RateLimit | null): RateLimit | null {
+  if (merchant.rateLimit !== null) return { perSecond: merchant.rateLimit, burst: 2 * merchant.rateLimit };
+  return fallback;
 }
 
 /**
@@ -67,7 +77,11 @@ export const authPlugin = fp(
     app.decorateRequest('merchant', null as unknown as MerchantCredentials);
     app.decorateRequest('canonical', '');
     app.addHook('preValidation', async (req) => {
-      if (req.routeOptions.config?.operation) await authenticate(req, opts);
+      if (!req.routeOptions.config?.operation) return;
+      await authenticate(req, opts);
+      // Counted after the signature: only the merchant itself can spend its budget.
+      const limit = merchantLimit(req.merchant, opts.rateLimit);
+      if (limit) await opts.limiter.take(req.merchant.appId, limit);
     });
   },
   { name: 'cardprogram-auth' },

@@ -1,4 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { databaseFault } from '../db/faults.js';
 import { DomainError, ErrorCodes } from '../errors.js';
 
 interface AjvError {
@@ -66,6 +67,7 @@ export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError, req, reply) => {
     if (err instanceof DomainError) {
       if (err.replayed) reply.header('x-idempotent-replay', 'true');
+      if (err.retryAfterSeconds !== undefined) reply.header('retry-after', String(err.retryAfterSeconds));
       return send(req, reply, err.status, err.code, err.message);
     }
     if (err.validation) {
@@ -83,6 +85,13 @@ export function registerErrorHandling(app: FastifyInstance): void {
     if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) {
       // Malformed JSON, a forbidden __proto__ key and other client faults of the parser.
       return send(req, reply, 400, ErrorCodes.validation.code, 'body: must be well-formed JSON');
+    }
+    const fault = databaseFault(err);
+    if (fault) {
+      // The database, not the request: the client may retry the same request (same randomStr) later.
+      req.log.error({ err, reason: fault.reason }, `database unavailable: ${fault.reason}`);
+      reply.header('retry-after', String(fault.retryAfterSeconds));
+      return send(req, reply, 503, ErrorCodes.unavailable.code, `${ErrorCodes.unavailable.msg}; retry in ${fault.retryAfterSeconds} s`);
     }
     // Never a stack trace or an internal message in a response: log it, answer generically.
     req.log.error({ err }, 'unhandled error');

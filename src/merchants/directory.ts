@@ -10,6 +10,8 @@ export interface MerchantCredentials {
   loginFree: boolean;
   notifyUrl: string | null;
   active: boolean;
+  /** The merchant's own limit in requests per second; null: the service's default. */
+  rateLimit: number | null;
 }
 
 /**
@@ -41,6 +43,7 @@ export class MerchantDirectory {
           loginFree: row.login_free === 1,
           notifyUrl: row.notify_url,
           active: row.status === 'active',
+          rateLimit: row.rate_limit,
         }
       : null;
     // Unknown ids are cached too (briefly), so a flood of made-up appIds costs one read each per ttl;

@@ -1,6 +1,6 @@
 import { checkCallbackUrl } from '../callbacks/url-guard.js';
 import type { Services } from '../context.js';
-import { DomainError } from '../errors.js';
+import { DomainError, invalid } from '../errors.js';
 
 export interface MerchantSummary {
   appId: string;
@@ -9,6 +9,8 @@ export interface MerchantSummary {
   status: string;
   loginFree: boolean;
   notifyUrl: string | null;
+  /** Requests per second; null: the service's default. */
+  rateLimit: number | null;
   createdAt: string;
 }
 
@@ -21,6 +23,7 @@ export async function listMerchants({ ctx }: { ctx: Services }): Promise<Merchan
     status: m.status,
     loginFree: m.login_free === 1,
     notifyUrl: m.notify_url,
+    rateLimit: m.rate_limit,
     createdAt: new Date(m.created_at).toISOString(),
   }));
 }
@@ -31,14 +34,28 @@ export interface UpdateMerchantInput {
   loginFree?: boolean | undefined;
   /** null removes the notify URL. */
   notifyUrl?: string | null | undefined;
+  /** Requests per second; null goes back to the service's default. */
+  rateLimit?: number | null | undefined;
 }
 
 export async function updateMerchant({ ctx, input }: { ctx: Services; input: UpdateMerchantInput }): Promise<MerchantSummary> {
-  const changes: { status?: 'active' | 'disabled'; login_free?: number; notify_url?: string | null; updated_at: number } = {
+  const changes: {
+    status?: 'active' | 'disabled';
+    login_free?: number;
+    notify_url?: string | null;
+    rate_limit?: number | null;
+    updated_at: number;
+  } = {
     updated_at: ctx.clock(),
   };
   if (input.status !== undefined) changes.status = input.status;
   if (input.loginFree !== undefined) changes.login_free = input.loginFree ? 1 : 0;
+  if (input.rateLimit !== undefined) {
+    if (input.rateLimit !== null && (!Number.isSafeInteger(input.rateLimit) || input.rateLimit < 1 || input.rateLimit > 1_000_000)) {
+      throw invalid('rateLimit', 'must be a whole number of requests a second, 1 to 1000000');
+    }
+    changes.rate_limit = input.rateLimit;
+  }
   if (input.notifyUrl !== undefined)
     changes.notify_url = input.notifyUrl === null ? null : checkCallbackUrl('notifyUrl', input.notifyUrl, ctx.config.env);
   await ctx.database.withTx(async (tx) => {

@@ -14,10 +14,10 @@ export const LINKS_PER_MINUTE = 10;
 
 export const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 
-export class RateLimited extends DomainError {
-  constructor(readonly retryAfterSeconds: number) {
-    super('rateLimited', `email: at most ${LINKS_PER_MINUTE} page links a minute; try again in ${retryAfterSeconds} s`);
-  }
+function linkLimitReached(retryAfterSeconds: number): DomainError {
+  const err = new DomainError('rateLimited', `email: at most ${LINKS_PER_MINUTE} page links a minute; try again in ${retryAfterSeconds} s`);
+  err.retryAfterSeconds = retryAfterSeconds;
+  return err;
 }
 
 /**
@@ -54,7 +54,7 @@ export async function issueLink({
       .execute();
     if (recent.length >= LINKS_PER_MINUTE) {
       const oldest = Number(recent[0]?.created_at ?? now);
-      throw new RateLimited(Math.max(1, Math.ceil((oldest + 60_000 - now) / 1000)));
+      throw linkLimitReached(Math.max(1, Math.ceil((oldest + 60_000 - now) / 1000)));
     }
     await tx
       .insertInto('page_links')

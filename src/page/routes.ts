@@ -6,7 +6,7 @@ import { DomainError } from '../errors.js';
 import { Envelope, errorResponses, ok, SignedFields } from '../http/schemas.js';
 import { merchantName, revealOnPage, setFrozenOnPage } from './card-actions.js';
 import { holderView, PAGE_SIZE } from './holder-view.js';
-import { formToken, formTokenMatches, issueLink, loadSession, openLink, type PageSession, RateLimited, SESSION_IDLE_MS } from './links.js';
+import { formToken, formTokenMatches, issueLink, loadSession, openLink, type PageSession, SESSION_IDLE_MS } from './links.js';
 import { holderPage, messagePage, productPage, STYLE_HASH } from './view.js';
 
 const LinkBody = Type.Object(
@@ -82,15 +82,10 @@ export const pageRoutes: FastifyPluginAsyncTypebox<{ svc: Services }> = async (a
       },
       config: { operation: 'loginFreeLink' },
     },
-    async (req, reply) => {
+    async (req) => {
       const email = req.body.email ? req.body.email.toLowerCase() : null;
-      try {
-        const token = await issueLink({ svc, merchant: req.merchant, email });
-        return ok({ webUrl: `${await pageBaseUrl(svc, req.merchant.appId)}/page/open?token=${token}` }, req.id);
-      } catch (err) {
-        if (err instanceof RateLimited) reply.header('retry-after', String(err.retryAfterSeconds));
-        throw err;
-      }
+      const token = await issueLink({ svc, merchant: req.merchant, email });
+      return ok({ webUrl: `${await pageBaseUrl(svc, req.merchant.appId)}/page/open?token=${token}` }, req.id);
     },
   );
 

@@ -46,6 +46,8 @@ export function testConfig(dataDir: string, overrides: Partial<Config> = {}): Co
     logLevel: 'silent',
     idempotencyRetentionMs: 48 * 3_600_000,
     merchantCacheMs: 0,
+    // test/rate-limit.test.ts sets its own; other tests send faster than any real merchant.
+    rateLimit: null,
     demoMerchant: false,
     program: { bins: SANDBOX_BINS, fees: DEFAULT_FEES, fxRates: DEFAULT_RATES },
     kyc: { platforms: DEFAULT_KYC_PLATFORMS, autoDecisionMs: 0 },

@@ -1,6 +1,5 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { TestContext } from 'node:test';
 import { Webhook } from 'standardwebhooks';
 
 export interface Received {
@@ -15,7 +14,7 @@ export interface Received {
  * A merchant's callback receiver on loopback: verifies every request with the public
  * `standardwebhooks` package and answers what the test scripts (200 by default).
  */
-export async function receiver(t: TestContext, webhookSecret: string) {
+export async function receiver(t: { after(fn: () => unknown): void }, webhookSecret: string) {
   const wh = new Webhook(webhookSecret);
   const received: Received[] = [];
   const script: Array<(res: http.ServerResponse) => void> = [];

@@ -8,10 +8,10 @@ export interface Started {
   url: string;
 }
 
-/** Starts `cardprogram serve` as its own process on a free port and waits until it is ready. */
+/** Starts the built `cardprogram serve` as its own process on a free port and waits until it is ready. */
 export function startService(env: Record<string, string>): Promise<Started> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/index.ts', 'serve'], {
+    const child = spawn(process.execPath, ['bin/cardprogram.js', 'serve'], {
       cwd: ROOT,
       env: { ...process.env, PORT: '0', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],

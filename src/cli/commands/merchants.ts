@@ -3,7 +3,7 @@ import { type Command, Option } from 'commander';
 import { addDomain, listDomains, normalizeHost, removeDomain } from '../../domains/store.js';
 import { createMerchant, SIGN_TYPES, type SignType } from '../../merchants/create.js';
 import { listMerchants, updateMerchant } from '../../merchants/manage.js';
-import { onOff, print, withServices } from '../util.js';
+import { onOff, print, rateLimitArg, withServices } from '../util.js';
 
 /** `merchant create|list|update` and `domain add|list|remove`. */
 export function merchantCommands(program: Command): void {
@@ -74,26 +74,37 @@ export function merchantCommands(program: Command): void {
     .option('--login-free <on|off>', 'enable or disable the login-free page', onOff)
     .option('--notify-url <url>', 'callback URL for holder.audit, trade and card.status events ("none" removes it)')
     .addOption(new Option('--status <status>', 'enable or disable the merchant').choices(['active', 'disabled']))
+    .option(
+      '--rate-limit <n|default>',
+      'requests a second this merchant may send, bursts of twice that ("default": CARDPROGRAM_RATE_LIMIT)',
+      rateLimitArg,
+    )
     .option('--json', 'print JSON')
-    .action(async (appId: string, o: { loginFree?: boolean; notifyUrl?: string; status?: 'active' | 'disabled'; json?: boolean }) => {
-      const updated = await withServices((svc) =>
-        updateMerchant({
-          ctx: svc,
-          input: {
-            appId,
-            loginFree: o.loginFree,
-            status: o.status,
-            notifyUrl: o.notifyUrl === undefined ? undefined : o.notifyUrl === 'none' ? null : o.notifyUrl,
-          },
-        }),
-      );
-      print(
-        !!o.json,
-        updated,
-        () =>
-          `${updated.appId} updated: status ${updated.status}, login-free ${updated.loginFree ? 'on' : 'off'}, notify URL ${updated.notifyUrl ?? 'none'}`,
-      );
-    });
+    .action(
+      async (
+        appId: string,
+        o: { loginFree?: boolean; notifyUrl?: string; status?: 'active' | 'disabled'; rateLimit?: number | 'default'; json?: boolean },
+      ) => {
+        const updated = await withServices((svc) =>
+          updateMerchant({
+            ctx: svc,
+            input: {
+              appId,
+              loginFree: o.loginFree,
+              status: o.status,
+              notifyUrl: o.notifyUrl === undefined ? undefined : o.notifyUrl === 'none' ? null : o.notifyUrl,
+              rateLimit: o.rateLimit === 'default' ? null : o.rateLimit,
+            },
+          }),
+        );
+        print(
+          !!o.json,
+          updated,
+          () =>
+            `${updated.appId} updated: status ${updated.status}, login-free ${updated.loginFree ? 'on' : 'off'}, notify URL ${updated.notifyUrl ?? 'none'}, rate limit ${updated.rateLimit === null ? 'default' : `${updated.rateLimit}/s`}`,
+        );
+      },
+    );
 
   const domain = program.command('domain').description("merchants' own host names for the card page, and their certificates");
   domain

@@ -1,0 +1,44 @@
+/**
+ * Failures of the database itself rather than of a request: PostgreSQL unreachable or restarting,
+ * an SQLite disk that is full or read-only. A request meeting one is answered 503 with
+ * `Retry-After` (code 1, "Service temporarily unavailable", docs/errors.md), never a bare 500, and
+ * the operator's log says what is wrong in words. Nothing of the request was committed: each
+ * operation is one transaction, and its idempotency record is written in it.
+ */
+export interface DatabaseFault {
+  /** What an operator reads in the log. */
+  reason: string;
+  /** Seconds a client should wait before retrying. */
+  retryAfterSeconds: number;
+}
+
+// Connection-level failures of node-postgres and PostgreSQL's class 08 (connection exception) and
+// 57P (operator intervention: shutdown, restart, crash recovery), 53300 (too many connections).
+const PG_NETWORK = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
+const PG_MESSAGES = [
+  'Connection terminated',
+  'timeout exceeded when trying to connect',
+  'Client has encountered a connection error',
+  'Client was closed and is not queryable',
+];
+
+export function databaseFault(err: unknown): DatabaseFault | null {
+  if (!(err instanceof Error)) return null;
+  const code = String((err as { code?: unknown }).code ?? '');
+  if (code.startsWith('SQLITE_')) {
+    if (code === 'SQLITE_FULL') return { reason: 'the database disk is full: free space on it', retryAfterSeconds: 30 };
+    if (code.startsWith('SQLITE_READONLY'))
+      return { reason: 'the database file or its directory is read-only: the service must be able to write it', retryAfterSeconds: 30 };
+    if (code.startsWith('SQLITE_IOERR'))
+      return { reason: `the database file could not be read or written (${code})`, retryAfterSeconds: 5 };
+    if (code === 'SQLITE_CANTOPEN') return { reason: 'the database file cannot be opened', retryAfterSeconds: 30 };
+    if (code === 'SQLITE_BUSY') return { reason: 'the database is locked by another process for too long', retryAfterSeconds: 1 };
+    return null;
+  }
+  if (PG_NETWORK.has(code) || code.startsWith('08') || code.startsWith('57P') || code === '53300') {
+    return { reason: `PostgreSQL is not reachable (${code})`, retryAfterSeconds: 1 };
+  }
+  if (PG_MESSAGES.some((m) => err.message.includes(m)))
+    return { reason: `PostgreSQL is not reachable (${err.message})`, retryAfterSeconds: 1 };
+  return null;
+}

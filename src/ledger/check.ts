@@ -1,0 +1,106 @@
+import { sql } from 'kysely';
+import type { Database } from '../db/index.js';
+
+export interface LedgerReport {
+  entries: number;
+  postings: number;
+  cards: number;
+  trades: number;
+  /** Each broken invariant, in words; empty when the books are right. */
+  problems: string[];
+}
+
+/**
+ * Checks the books against their invariants (docs/transactions.md), for an operator
+ * (`cardprogram ledger check`) and for the tests that crash the service on purpose:
+ *
+ * 1. every journal entry sums to zero in its currency;
+ * 2. each card's cached balances are the replay of its journal accounts (available, and
+ *    available + held for the ledger balance);
+ * 3. no balance is negative, and no card's held account is;
+ * 4. what a card's transactions say they hold is what its held account holds;
+ * 5. the per-day counts that serve the transaction list equal the transactions.
+ *
+ * Read-only; on a live service run it in a quiet moment (it reads several tables one after another).
+ */
+export async function checkLedger(database: Database): Promise<LedgerReport> {
+  const db = database.db;
+  const problems: string[] = [];
+  const count = async (table: 'ledger_postings' | 'cards' | 'trades') =>
+    Number(
+      (
+        await db
+          .selectFrom(table)
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
+  const entries = Number(
+    (await db.selectFrom('ledger_postings').select(sql<number>`count(distinct entry_id)`.as('n')).executeTakeFirstOrThrow()).n,
+  );
+
+  const unbalanced = await db
+    .selectFrom('ledger_postings')
+    .select(['entry_id', 'currency', sql<number>`sum(amount)`.as('s')])
+    .groupBy(['entry_id', 'currency'])
+    .having(sql`sum(amount)`, '<>', 0)
+    .execute();
+  for (const u of unbalanced) problems.push(`journal entry ${u.entry_id} sums to ${Number(u.s)} ${u.currency}, not 0`);
+
+  const accounts = new Map<string, number>();
+  for (const r of await db
+    .selectFrom('ledger_postings')
+    .select(['account', sql<number>`sum(amount)`.as('s')])
+    .where('account', 'like', 'card:%')
+    .groupBy('account')
+    .execute()) {
+    accounts.set(r.account, Number(r.s));
+  }
+  const heldByTrades = new Map<string, number>();
+  for (const r of await db
+    .selectFrom('trades')
+    .select(['card_id', sql<number>`sum(held)`.as('h')])
+    .groupBy('card_id')
+    .execute()) {
+    heldByTrades.set(r.card_id, Number(r.h));
+  }
+  const cards = await db.selectFrom('cards').select(['id', 'available_balance', 'ledger_balance']).execute();
+  for (const card of cards) {
+    const available = accounts.get(`card:${card.id}:available`) ?? 0;
+    const held = accounts.get(`card:${card.id}:held`) ?? 0;
+    if (card.available_balance !== available)
+      problems.push(`card ${card.id}: available balance ${card.available_balance}, its journal replays to ${available}`);
+    if (card.ledger_balance !== available + held)
+      problems.push(`card ${card.id}: ledger balance ${card.ledger_balance}, its journal replays to ${available + held}`);
+    if (card.available_balance < 0) problems.push(`card ${card.id}: available balance ${card.available_balance} is negative`);
+    if (held < 0) problems.push(`card ${card.id}: held account ${held} is negative`);
+    const claimed = heldByTrades.get(card.id) ?? 0;
+    if (claimed !== held) problems.push(`card ${card.id}: its authorizations hold ${claimed}, its held account ${held}`);
+  }
+  const known = new Set(cards.map((c) => c.id));
+  for (const account of accounts.keys()) {
+    const cardId = account.split(':')[1] ?? '';
+    if (!known.has(cardId)) problems.push(`journal account ${account} belongs to no card`);
+  }
+
+  const counted = await db
+    .selectFrom('trade_day_counts')
+    .select(['card_id', 'business_date', 'trade_status', 'n'])
+    .where('n', '<>', 0)
+    .execute();
+  const actual = await db
+    .selectFrom('trades')
+    .select(['card_id', 'business_date', 'trade_status', sql<number>`count(*)`.as('n')])
+    .groupBy(['card_id', 'business_date', 'trade_status'])
+    .execute();
+  const key = (r: { card_id: string; business_date: string; trade_status: number }) =>
+    `${r.card_id} ${r.business_date} status ${r.trade_status}`;
+  const want = new Map(actual.map((r) => [key(r), Number(r.n)]));
+  const have = new Map(counted.map((r) => [key(r), Number(r.n)]));
+  for (const k of new Set([...want.keys(), ...have.keys()])) {
+    if ((want.get(k) ?? 0) !== (have.get(k) ?? 0))
+      problems.push(`day count for ${k} is ${have.get(k) ?? 0}, there are ${want.get(k) ?? 0} transactions`);
+  }
+
+  return { entries, postings: await count('ledger_postings'), cards: cards.length, trades: await count('trades'), problems };
+}

@@ -1,0 +1,385 @@
+/**
+ * The crash harness (issue 8): the real service as a child process, concurrent writers that retry
+ * every request with the same randomStr / requestNo until they get an answer, and SIGKILL at random
+ * moments, restarting the service each time. Afterwards the database must hold every acknowledged
+ * write exactly once and nothing else, the ledger's invariants must hold, every card's balance
+ * must be what the acknowledged operations add up to, and every callback event must have reached
+ * the receiver at least once.
+ *
+ * `npm run crashtest` runs it in full (test/crash/main.ts); test/crash.test.ts runs a short version
+ * in `npm test`.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomInt } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { openDatabase } from '../../src/db/index.js';
+import { hmacSign, signingString } from '../../src/http/signing.js';
+import { checkLedger, type LedgerReport } from '../../src/ledger/check.js';
+import { holderBody, kycBody, randomStr } from '../helpers/app.js';
+import { childDatabaseUrl, ROOT, runCli } from '../helpers/cli.js';
+import { isolatedDatabase, type TestDialect } from '../helpers/db.js';
+import { eventually, receiver } from '../helpers/receiver.js';
+import { freePort } from '../helpers/service.js';
+
+export interface CrashOptions {
+  dialect: TestDialect;
+  /** How many times the service is killed (and restarted). */
+  kills: number;
+  /** Concurrent writers. */
+  writers: number;
+  /** The service runs between ~min and ~max ms under load before each kill. */
+  upMs: [number, number];
+  log?: (line: string) => void;
+}
+
+export interface CrashReport {
+  database: string;
+  kills: number;
+  /** Acknowledged writes by operation. */
+  acknowledged: Record<string, number>;
+  /** Attempts that met a dead service (refused, reset) or a 503 and were sent again. */
+  retries: number;
+  /** Answers marked x-idempotent-replay: the service had done it before the client heard. */
+  replays: number;
+  callbacks: { events: number; received: number; redelivered: number };
+  ledger: LedgerReport;
+  /** Acknowledged writes missing from the database (must be 0). */
+  lost: number;
+  /** Writes in the database that no client was told about, or present twice (must be 0). */
+  extra: number;
+  problems: string[];
+  seconds: number;
+}
+
+interface Demo {
+  appId: string;
+  secret: string;
+  webhookSecret: string;
+}
+
+interface Reply {
+  status: number;
+  body: Record<string, any>;
+  replayed: boolean;
+}
+
+const cents = (minor: number) => minor / 100;
+
+export async function runCrashTest(opts: CrashOptions): Promise<CrashReport> {
+  const log = opts.log ?? (() => undefined);
+  const started = Date.now();
+  const cleanups: Array<() => unknown> = [];
+  const db = await isolatedDatabase(opts.dialect);
+  cleanups.push(() => db.cleanup());
+  try {
+    const port = await freePort();
+    const base = `http://127.0.0.1:${port}`;
+    const env: Record<string, string> = {
+      DATABASE_URL: childDatabaseUrl(db),
+      CARDPROGRAM_DATA_DIR: db.dataDir,
+      PORT: String(port),
+      LOG_LEVEL: 'warn',
+      CARDPROGRAM_RATE_LIMIT: '0',
+      CARDPROGRAM_WORKER_POLL_MS: '50',
+      CARDPROGRAM_KYC_AUTO_DECISION_MS: '200',
+      CARDPROGRAM_MERCHANT_CACHE_MS: '0',
+    };
+
+    // ---- The service, killed and started again ----
+    let child: ChildProcess | null = null;
+    const selfExits: string[] = [];
+    const start = () =>
+      new Promise<void>((resolve, reject) => {
+        const c = spawn(process.execPath, ['bin/cardprogram.js', 'serve'], {
+          cwd: ROOT,
+          env: { ...process.env, ...env, LOG_LEVEL: 'info' },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
+        child = c;
+        let out = '';
+        const timer = setTimeout(() => reject(new Error(`the service did not start:\n${out}`)), 30_000);
+        c.stdout?.on('data', (d: Buffer) => {
+          if (out.length < 100_000) out += d;
+          if (out.includes('"msg":"cardprogram ready"')) {
+            clearTimeout(timer);
+            resolve();
+          }
+        });
+        c.stderr?.on('data', (d: Buffer) => {
+          out += d;
+        });
+        c.once('exit', (code, signal) => {
+          clearTimeout(timer);
+          if (signal !== 'SIGKILL') {
+            // Only the harness kills it: any other end is a crash of the service.
+            selfExits.push(`the service exited by itself (${code ?? signal}):\n${out.slice(-4000)}`);
+            reject(new Error(selfExits.at(-1)));
+          }
+        });
+      });
+    const kill = async () => {
+      const c = child as ChildProcess | null;
+      if (!c || c.exitCode !== null || c.signalCode !== null) return;
+      const exited = new Promise((resolve) => c.once('exit', resolve));
+      c.kill('SIGKILL');
+      await exited;
+    };
+    cleanups.push(kill);
+
+    await start();
+    const demo = JSON.parse(readFileSync(join(db.dataDir, 'demo-merchant.json'), 'utf8')) as Demo;
+    const rx = await receiver({ after: (fn) => cleanups.push(fn) }, demo.webhookSecret);
+    const notify = await runCli(['merchant', 'update', demo.appId, '--notify-url', rx.url], env);
+    if (notify.code !== 0) throw new Error(`merchant update failed: ${notify.stderr}`);
+
+    // ---- Clients that never give up on a request ----
+    let retries = 0;
+    let replays = 0;
+    let stopping = false;
+    /** Sends the same body until the service answers it (anything but a dead connection or a 503). */
+    const send = async (path: string, body: Record<string, unknown>): Promise<Reply> => {
+      const signed = { ...body, appId: demo.appId };
+      const payload = JSON.stringify({ ...signed, sign: hmacSign(demo.secret, signingString(signed)) });
+      for (let attempt = 0; ; attempt++) {
+        if (attempt > 0) {
+          retries++;
+          await new Promise((r) => setTimeout(r, 20 + randomInt(100)));
+        }
+        if (attempt > 2000) throw new Error(`no answer for ${path} after 2000 attempts`);
+        let res: Response;
+        try {
+          res = await fetch(`${base}${path}`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: payload,
+            signal: AbortSignal.timeout(15_000),
+          });
+        } catch {
+          continue; // refused, reset, or the answer lost with the process
+        }
+        let parsed: Record<string, any>;
+        try {
+          parsed = (await res.json()) as Record<string, any>;
+        } catch {
+          continue; // the connection died in the middle of the answer
+        }
+        if (res.status === 503 || res.status >= 500) continue;
+        const replayed = res.headers.get('x-idempotent-replay') === 'true';
+        if (replayed) replays++;
+        return { status: res.status, body: parsed, replayed };
+      }
+    };
+    const ok = (what: string, r: Reply) => {
+      if (r.status !== 200) throw new Error(`${what}: ${r.status} ${JSON.stringify(r.body)}`);
+      return r.body;
+    };
+
+    // What the clients were told, to hold the database to.
+    const acked = {
+      holders: new Map<string, string>(), // idno -> holderId
+      cards: new Map<string, string>(), // cardId -> holderId
+      kyc: new Set<string>(), // requestNo
+      trades: new Map<string, { cardId: string; kind: string }>(), // tradeId -> ...
+    };
+    const expectedAvailable = new Map<string, number>();
+    const counts: Record<string, number> = {};
+    const count = (k: string) => {
+      counts[k] = (counts[k] ?? 0) + 1;
+    };
+
+    const writer = async (w: number) => {
+      while (!stopping) {
+        const holder = holderBody();
+        const created = ok('holderCreate', await send('/api/network/holderCreate.html', holder));
+        acked.holders.set(String(holder.idno), created.holderId);
+        count('holderCreate');
+        ok('holder review', await send('/sandbox/holder/review', { holderId: created.holderId, auditStatus: 2, randomStr: randomStr() }));
+        count('holderReview');
+        const card = ok(
+          'cardApply',
+          await send('/api/network/cardApply.html', { holderId: created.holderId, currency: 'EUR', randomStr: randomStr() }),
+        );
+        const cardId = card.model.cardId as string;
+        acked.cards.set(cardId, created.holderId);
+        expectedAvailable.set(cardId, 0);
+        count('cardApply');
+        for (let i = 0; i < 8 && !stopping; i++) {
+          const topUp = 1000 + randomInt(100_000);
+          const t = ok('cardTopUp', await send('/api/network/cardTopUp.html', { cardId, amount: cents(topUp), randomStr: randomStr() }));
+          acked.trades.set(t.model.tradeId, { cardId, kind: 'topUp' });
+          expectedAvailable.set(cardId, (expectedAvailable.get(cardId) ?? 0) + topUp);
+          count('cardTopUp');
+
+          const amount = 100 + randomInt(Math.max(1, Math.floor(topUp / 2)));
+          const auth = await send('/sandbox/network/authorize', { cardId, amount: cents(amount), randomStr: randomStr() });
+          const authBody = ok('authorize', auth);
+          acked.trades.set(authBody.model.tradeId, { cardId, kind: 'authorize' });
+          expectedAvailable.set(cardId, (expectedAvailable.get(cardId) ?? 0) - amount);
+          count('authorize');
+
+          if (randomInt(2) === 0) {
+            const part = randomInt(2) === 0 ? amount : 1 + randomInt(amount);
+            const rev = ok(
+              'reverse',
+              await send('/sandbox/network/reverse', { tradeId: authBody.model.tradeId, amount: cents(part), randomStr: randomStr() }),
+            );
+            acked.trades.set(rev.model.tradeId, { cardId, kind: 'reverse' });
+            expectedAvailable.set(cardId, (expectedAvailable.get(cardId) ?? 0) + part);
+            count('reverse');
+          }
+        }
+        if (w % 2 === 0) {
+          const kyc = kycBody({ callbackUrl: rx.url });
+          ok('kyc share', await send('/open/api/kyc/share/information', kyc));
+          acked.kyc.add(String(kyc.requestNo));
+          count('kycShare');
+        }
+      }
+    };
+
+    const writers = Array.from({ length: opts.writers }, (_, w) => writer(w));
+    const failures: unknown[] = [];
+    const running = Promise.all(writers.map((p) => p.catch((err) => failures.push(err))));
+
+    // ---- The killer ----
+    for (let k = 1; k <= opts.kills && failures.length === 0; k++) {
+      await new Promise((r) => setTimeout(r, opts.upMs[0] + randomInt(Math.max(1, opts.upMs[1] - opts.upMs[0]))));
+      await kill();
+      log(`kill ${k}/${opts.kills}: ${Object.values(counts).reduce((a, b) => a + b, 0)} writes acknowledged so far`);
+      await start();
+    }
+    stopping = true;
+    await running;
+    if (failures.length) throw failures[0];
+
+    // ---- Everything is answered; let the callbacks drain (a dead worker's lease runs 30 s) ----
+    const check = openDatabase(db.url, db.pgSchema ? { pgSchema: db.pgSchema } : {});
+    cleanups.push(() => check.close());
+    const undelivered = async () =>
+      Number(
+        (
+          await check.db
+            .selectFrom('callback_events')
+            .select((eb) => eb.fn.countAll<number>().as('n'))
+            .where('status', '<>', 'delivered')
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
+    const kycUndecided = async () =>
+      Number(
+        (
+          await check.db
+            .selectFrom('kyc_requests')
+            .select((eb) => eb.fn.countAll<number>().as('n'))
+            .where('status', 'in', ['init', 'reviewing'])
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
+    await eventually(
+      async () => (await kycUndecided()) === 0 && (await undelivered()) === 0,
+      90_000,
+      'every KYC decided and every callback delivered',
+    );
+    await kill();
+
+    // ---- The database against what the clients were told ----
+    const problems: string[] = [...selfExits];
+    let lost = 0;
+    let extra = 0;
+    // An approved KYC request makes a cardholder too: those are checked with the KYC requests below.
+    const fromKyc = new Set(
+      (await check.db.selectFrom('kyc_requests').select('holder_id').where('holder_id', 'is not', null).execute()).map((k) => k.holder_id),
+    );
+    const holders = (await check.db.selectFrom('cardholders').select(['id', 'idno']).execute()).filter((h) => !fromKyc.has(h.id));
+    const holderIds = new Map<string, string[]>();
+    for (const h of holders) holderIds.set(h.idno, [...(holderIds.get(h.idno) ?? []), h.id]);
+    for (const [idno, id] of acked.holders) {
+      const found = holderIds.get(idno) ?? [];
+      if (found.length === 0) {
+        lost++;
+        problems.push(`cardholder ${id} (idno ${idno}) was acknowledged but is not stored`);
+      } else if (found.length > 1 || found[0] !== id) {
+        extra++;
+        problems.push(`cardholder idno ${idno}: stored as ${found.join(', ')}, acknowledged as ${id}`);
+      }
+    }
+    if (holders.length > acked.holders.size) {
+      extra += holders.length - acked.holders.size;
+      problems.push(`${holders.length} cardholders stored, ${acked.holders.size} acknowledged`);
+    }
+
+    const cards = await check.db.selectFrom('cards').select(['id', 'holder_id', 'available_balance', 'status']).execute();
+    for (const c of cards) {
+      if (acked.cards.get(c.id) !== c.holder_id) {
+        extra++;
+        problems.push(`card ${c.id} of ${c.holder_id} is stored but was not acknowledged`);
+      }
+      const want = expectedAvailable.get(c.id);
+      if (want !== undefined && c.available_balance !== want)
+        problems.push(`card ${c.id}: available ${c.available_balance}, the acknowledged operations add up to ${want}`);
+    }
+    for (const id of acked.cards.keys()) {
+      if (!cards.some((c) => c.id === id)) {
+        lost++;
+        problems.push(`card ${id} was acknowledged but is not stored`);
+      }
+    }
+
+    const trades = await check.db.selectFrom('trades').select(['id', 'card_id']).execute();
+    const stored = new Set(trades.map((t) => t.id));
+    for (const [id, t] of acked.trades) {
+      if (!stored.has(id)) {
+        lost++;
+        problems.push(`${t.kind} ${id} on card ${t.cardId} was acknowledged but is not stored`);
+      }
+    }
+    // A reversal stores two records (the original marked, a reversal record): the rest must all be known.
+    for (const t of trades) {
+      if (!acked.trades.has(t.id)) {
+        extra++;
+        problems.push(`transaction ${t.id} on card ${t.card_id} is stored but no client was told of it`);
+      }
+    }
+
+    const kycStored = await check.db.selectFrom('kyc_requests').select(['request_no']).execute();
+    for (const no of acked.kyc) {
+      if (!kycStored.some((k) => k.request_no === no)) {
+        lost++;
+        problems.push(`KYC request ${no} was acknowledged but is not stored`);
+      }
+    }
+    if (kycStored.length !== acked.kyc.size) {
+      extra += Math.max(0, kycStored.length - acked.kyc.size);
+      problems.push(`${kycStored.length} KYC requests stored, ${acked.kyc.size} acknowledged`);
+    }
+
+    const ledger = await checkLedger(check);
+    problems.push(...ledger.problems);
+
+    const events = await check.db.selectFrom('callback_events').select(['id', 'type']).execute();
+    const receivedIds = rx.received.map((r) => String(r.headers['webhook-id']));
+    const seen = new Set(receivedIds);
+    for (const e of events) if (!seen.has(e.id)) problems.push(`callback ${e.type} ${e.id} is marked delivered but never arrived`);
+    if (rx.received.some((r) => !r.verified)) problems.push('a callback arrived with a signature that does not verify');
+    // Every acknowledged KYC request and cardholder review produced its event.
+    const kycEvents = events.filter((e) => e.type === 'kyc.result').length;
+    if (kycEvents < acked.kyc.size) problems.push(`${kycEvents} kyc.result events for ${acked.kyc.size} decided KYC requests`);
+
+    return {
+      database: opts.dialect.name,
+      kills: opts.kills,
+      acknowledged: counts,
+      retries,
+      replays,
+      callbacks: { events: events.length, received: receivedIds.length, redelivered: receivedIds.length - seen.size },
+      ledger,
+      lost,
+      extra,
+      problems,
+      seconds: Math.round((Date.now() - started) / 1000),
+    };
+  } finally {
+    for (const fn of cleanups.reverse()) await fn();
+  }
+}

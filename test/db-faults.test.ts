@@ -1,0 +1,253 @@
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
+import { connect, createServer, type Server, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it, type TestContext } from 'node:test';
+import pg from 'pg';
+import { openDatabase } from '../src/db/index.js';
+import { hmacSign, signingString } from '../src/http/signing.js';
+import { holderBody, randomStr } from './helpers/app.js';
+import { childDatabaseUrl, runCli } from './helpers/cli.js';
+import { isolatedDatabase, testDialects } from './helpers/db.js';
+
+import { eventually } from './helpers/receiver.js';
+import { type Started, startService } from './helpers/service.js';
+
+interface Demo {
+  appId: string;
+  secret: string;
+}
+
+async function post(service: Started, demo: Demo, path: string, body: Record<string, unknown>) {
+  const signed = { ...body, appId: demo.appId };
+  const started = Date.now();
+  const res = await fetch(`${service.url}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ ...signed, sign: hmacSign(demo.secret, signingString(signed)) }),
+    signal: AbortSignal.timeout(15_000),
+  });
+  return {
+    status: res.status,
+    body: (await res.json()) as Record<string, any>,
+    retryAfter: res.headers.get('retry-after'),
+    ms: Date.now() - started,
+  };
+}
+
+function alive(service: Started): boolean {
+  return service.child.exitCode === null && service.child.signalCode === null;
+}
+
+function assertUnavailable(reply: Awaited<ReturnType<typeof post>>, retryAfter: string): void {
+  assert.equal(reply.status, 503, JSON.stringify(reply.body));
+  assert.deepEqual(
+    { code: reply.body.code, success: reply.body.success, error: reply.body.error, model: reply.body.model, retryAfter: reply.retryAfter },
+    { code: '1', success: false, error: true, model: null, retryAfter },
+  );
+  assert.equal(reply.body.msg, `Service temporarily unavailable; retry in ${retryAfter} s`);
+  assert.ok(!/at |\.ts|\.js|SQLITE|ECONN|postgres/i.test(JSON.stringify(reply.body)), 'no internal detail in the reply');
+}
+
+/**
+ * A TCP proxy in front of PostgreSQL that can go down like a restarting server: every open
+ * connection is cut and new ones are refused, until it comes back on the same port. The real
+ * PostgreSQL keeps serving the other tests meanwhile.
+ */
+async function pgProxy(t: TestContext, target: { host: string; port: number }) {
+  const sockets = new Set<Socket>();
+  const upstreamPorts = new Set<number>();
+  let server: Server | null = null;
+  let port = 0;
+  const up = async () => {
+    const listening = createServer((client) => {
+      const upstream = connect(target.port, target.host);
+      upstream.on('connect', () => upstream.localPort && upstreamPorts.add(upstream.localPort));
+      for (const s of [client, upstream]) {
+        sockets.add(s);
+        s.on('close', () => sockets.delete(s));
+        s.on('error', () => undefined);
+      }
+      client.pipe(upstream).pipe(client);
+    });
+    await new Promise<void>((resolve) => listening.listen(port, '127.0.0.1', resolve));
+    port = (listening.address() as { port: number }).port;
+    server = listening;
+  };
+  const down = async () => {
+    const s = server;
+    server = null;
+    for (const socket of sockets) socket.destroy();
+    await new Promise((resolve) => s?.close(resolve));
+  };
+  await up();
+  t.after(down);
+  return { port: () => port, up, down, upstreamPorts };
+}
+
+const PG = testDialects().find((d) => d.name === 'postgres');
+const SQLITE = testDialects().find((d) => d.name === 'sqlite');
+
+describe('faults around the database', () => {
+  it('PostgreSQL goes away and comes back: 503 with Retry-After at once (no hang, no crash), then it recovers by itself', {
+    skip: !PG,
+  }, async (t) => {
+    const db = await isolatedDatabase(PG as NonNullable<typeof PG>);
+    t.after(() => db.cleanup());
+    const target = new URL(db.url);
+    const proxy = await pgProxy(t, { host: target.hostname, port: Number(target.port || 5432) });
+    const viaProxy = new URL(childDatabaseUrl(db));
+    viaProxy.host = `127.0.0.1:${proxy.port()}`;
+    const service = await startService({ DATABASE_URL: viaProxy.toString(), CARDPROGRAM_DATA_DIR: db.dataDir });
+    t.after(() => service.child.kill('SIGKILL'));
+    const demo = JSON.parse(readFileSync(join(db.dataDir, 'demo-merchant.json'), 'utf8')) as Demo;
+
+    const before = await post(service, demo, '/api/network/holderCreate.html', holderBody());
+    assert.equal(before.status, 200, JSON.stringify(before.body));
+
+    // Down: every pooled connection is cut and new ones are refused.
+    await proxy.down();
+    const write = holderBody();
+    for (let i = 0; i < 5; i++) {
+      const reply = await post(service, demo, '/api/network/holderCreate.html', write);
+      assertUnavailable(reply, '1');
+      assert.ok(reply.ms < 6000, `answered in ${reply.ms} ms, not held until a client timeout`);
+    }
+    const read = await post(service, demo, '/api/network/holderQuery.html', { holderId: before.body.holderId, randomStr: randomStr() });
+    assertUnavailable(read, '1');
+    const health = await fetch(`${service.url}/healthz`);
+    assert.equal(health.status, 503);
+    assert.ok(alive(service), 'the service is still running');
+    await eventually(() => /database unavailable: PostgreSQL is not reachable/.test(service.output()), 5000, 'the log line');
+
+    // Back: the same request (same randomStr) now succeeds, once; nothing was half-written meanwhile.
+    await proxy.up();
+    let after: Awaited<ReturnType<typeof post>> | undefined;
+    await eventually(
+      async () => {
+        after = await post(service, demo, '/api/network/holderCreate.html', write);
+        return after.status === 200;
+      },
+      15_000,
+      'the service recovers once PostgreSQL is back',
+    );
+    const again = await post(service, demo, '/api/network/holderCreate.html', write);
+    assert.equal(again.body.holderId, after?.body.holderId);
+    assert.equal((await fetch(`${service.url}/healthz`)).status, 200);
+
+    // A restart as PostgreSQL does it: the server ends every session of the service (57P01).
+    const admin = new pg.Client({ connectionString: PG?.url });
+    await admin.connect();
+    t.after(() => admin.end());
+    const ended = await admin.query('select pg_terminate_backend(pid) from pg_stat_activity where client_port = any($1::int[])', [
+      [...proxy.upstreamPorts],
+    ]);
+    assert.ok(ended.rowCount && ended.rowCount > 0, 'the service had sessions to end');
+    const statuses: number[] = [];
+    for (let i = 0; i < 20; i++) {
+      const reply = await post(service, demo, '/api/network/holderCreate.html', holderBody());
+      if (reply.status !== 200) assertUnavailable(reply, '1');
+      statuses.push(reply.status);
+    }
+    assert.equal(statuses.at(-1), 200, `recovered after the sessions ended: ${statuses.join(' ')}`);
+    assert.ok(alive(service));
+
+    const rows = await db.database.db
+      .selectFrom('cardholders')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
+    assert.equal(Number(rows.n), 2 + statuses.filter((s) => s === 200).length, 'exactly the acknowledged cardholders');
+  });
+
+  describe('SQLite on a disk of its own (a tmpfs mounted for the test)', { skip: !SQLITE }, () => {
+    /** A small file system of its own, so that it can be filled or made read-only (needs root). */
+    function smallDisk(t: TestContext, megabytes: number): string | null {
+      const dir = mkdtempSync(join(tmpdir(), 'cardprogram-disk-'));
+      try {
+        execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${megabytes}m`, 'tmpfs', dir], { stdio: 'pipe' });
+      } catch (err) {
+        rmSync(dir, { recursive: true, force: true });
+        // CI runs as root on its own machine: there the test must run, not skip.
+        if (process.env.CI === 'true') throw err;
+        t.skip(`cannot mount a tmpfs here (${(err as Error).message.split('\n')[0]}); run as root`);
+        return null;
+      }
+      t.after(() => {
+        execFileSync('umount', ['-l', dir]);
+        rmSync(dir, { recursive: true, force: true });
+      });
+      return dir;
+    }
+
+    it('a full disk: writes are 503 with Retry-After and a clear log line, reads go on, and writes resume when space is freed', async (t) => {
+      const disk = smallDisk(t, 16);
+      if (!disk) return;
+      const dataDir = join(disk, 'data');
+      mkdirSync(dataDir);
+      const service = await startService({ DATABASE_URL: `file:${join(dataDir, 'db.sqlite')}`, CARDPROGRAM_DATA_DIR: dataDir });
+      t.after(() => service.child.kill('SIGKILL'));
+      const demo = JSON.parse(readFileSync(join(dataDir, 'demo-merchant.json'), 'utf8')) as Demo;
+      const first = await post(service, demo, '/api/network/holderCreate.html', holderBody());
+      assert.equal(first.status, 200);
+
+      // Leave 256 KiB free, then write until the disk is full.
+      const free = () => {
+        const s = statfsSync(disk);
+        return s.bavail * s.bsize;
+      };
+      writeFileSync(join(disk, 'filler'), Buffer.alloc(Math.max(0, free() - 256 * 1024)));
+      const acknowledged = new Set<string>([first.body.holderId]);
+      let refused: { reply: Awaited<ReturnType<typeof post>>; body: Record<string, unknown> } | null = null;
+      for (let i = 0; i < 5000 && !refused; i++) {
+        const body = holderBody({ address: Buffer.from('x'.repeat(200)).toString('base64') });
+        const reply = await post(service, demo, '/api/network/holderCreate.html', body);
+        if (reply.status === 200) acknowledged.add(reply.body.holderId);
+        else refused = { reply, body };
+      }
+      assert.ok(refused, 'the disk filled up');
+      assertUnavailable(refused.reply, '30');
+      assert.equal(refused.reply.body.errMsg, refused.reply.body.msg);
+      await eventually(
+        () => /database unavailable: the database disk is full: free space on it/.test(service.output()),
+        5000,
+        'the log line',
+      );
+      // Reads that write nothing still work (the health check), and the service is up.
+      assert.equal((await fetch(`${service.url}/healthz`)).status, 200);
+      assert.ok(alive(service));
+
+      rmSync(join(disk, 'filler'));
+      const retried = await post(service, demo, '/api/network/holderCreate.html', refused.body);
+      assert.equal(retried.status, 200, JSON.stringify(retried.body));
+      acknowledged.add(retried.body.holderId);
+      for (let i = 0; i < 5; i++) {
+        const more = await post(service, demo, '/api/network/holderCreate.html', holderBody());
+        assert.equal(more.status, 200);
+        acknowledged.add(more.body.holderId);
+      }
+      // Every acknowledged cardholder is there, and nothing else.
+      service.child.kill('SIGKILL');
+      await new Promise((resolve) => service.child.once('exit', resolve));
+      const check = openDatabase(`file:${join(dataDir, 'db.sqlite')}`);
+      t.after(() => check.close());
+      const ids = (await check.db.selectFrom('cardholders').select('id').execute()).map((r) => r.id);
+      assert.deepEqual(new Set(ids), acknowledged);
+    });
+
+    it('a read-only file system: the service refuses to start, saying so in one line', async (t) => {
+      const disk = smallDisk(t, 16);
+      if (!disk) return;
+      const env = { DATABASE_URL: `file:${join(disk, 'db.sqlite')}`, CARDPROGRAM_DATA_DIR: disk };
+      assert.equal((await runCli(['migrate'], env)).code, 0);
+      execFileSync('mount', ['-o', 'remount,ro', disk]);
+      const res = await runCli(['serve'], { ...env, PORT: '0' });
+      assert.equal(res.code, 1);
+      assert.equal(
+        res.stderr,
+        `cardprogram: the SQLite database ${join(disk, 'db.sqlite')} is on a read-only file system: the service must write the file and its directory (DATABASE_URL)\n`,
+      );
+    });
+  });
+});

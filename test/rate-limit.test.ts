@@ -1,0 +1,118 @@
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { it, type TestContext } from 'node:test';
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from '../src/app.js';
+import { openDatabase } from '../src/db/index.js';
+import type { RateLimit } from '../src/http/rate-limit.js';
+import { createMerchant } from '../src/merchants/create.js';
+import { updateMerchant } from '../src/merchants/manage.js';
+import { holderBody, randomStr, sign, type TestMerchant, testConfig } from './helpers/app.js';
+import { type IsolatedDatabase, isolatedDatabase } from './helpers/db.js';
+import { eachDialect } from './helpers/dialects.js';
+
+const masterKey = randomBytes(32);
+
+/** One service instance over `db`, with its own connection and its own clock. */
+async function instance(t: TestContext, db: IsolatedDatabase, rateLimit: RateLimit, clock: () => number): Promise<FastifyInstance> {
+  const database = openDatabase(db.url, db.pgSchema ? { pgSchema: db.pgSchema } : {});
+  const app = await buildApp(testConfig(db.dataDir, { rateLimit, masterKey }), { database, logger: false, clock });
+  t.after(async () => {
+    await app.close();
+    await database.close();
+  });
+  return app;
+}
+
+async function merchant(app: FastifyInstance): Promise<TestMerchant> {
+  const m = await createMerchant({ ctx: app.svc, input: { name: 'Rate test', signType: 'HMAC-SHA256' } });
+  return { appId: m.appId, secret: m.secret ?? '', webhookSecret: m.webhookSecret };
+}
+
+async function createHolder(app: FastifyInstance, m: TestMerchant, opts: { badSign?: boolean } = {}) {
+  const body = sign(holderBody({ randomStr: randomStr() }), m);
+  if (opts.badSign) body.sign = sign(holderBody(), { ...m, secret: 'sk_test_wrong' }).sign;
+  const res = await app.inject({ method: 'POST', url: '/api/network/holderCreate.html', payload: body });
+  return { status: res.statusCode, body: res.json(), retryAfter: res.headers['retry-after'] };
+}
+
+async function holders(db: IsolatedDatabase): Promise<number> {
+  const r = await db.database.db
+    .selectFrom('cardholders')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow();
+  return Number(r.n);
+}
+
+eachDialect('per-merchant rate limit (1009, decisions §5)', (dialect) => {
+  it('past the burst: 429 with 1009, Retry-After and nothing written; tokens come back with time; each merchant has its own', async (t) => {
+    const db = await isolatedDatabase(dialect);
+    t.after(() => db.cleanup());
+    let now = Date.UTC(2026, 10, 22, 12);
+    const app = await instance(t, db, { perSecond: 2, burst: 4 }, () => now);
+    const [a, b] = [await merchant(app), await merchant(app)];
+
+    for (let i = 0; i < 4; i++) assert.equal((await createHolder(app, a)).status, 200);
+    const refused = await createHolder(app, a);
+    assert.equal(refused.status, 429);
+    assert.equal(refused.retryAfter, '1');
+    assert.deepEqual(
+      { code: refused.body.code, success: refused.body.success, error: refused.body.error, model: refused.body.model },
+      { code: '1009', success: false, error: true, model: null },
+    );
+    assert.match(refused.body.msg, /at most 2 requests a second \(bursts of 4\); retry after 1 s/);
+    assert.equal(refused.body.errMsg, refused.body.msg);
+    assert.equal(await holders(db), 4, 'the refused request wrote nothing');
+
+    // Another merchant is not affected, and requests failing the signature do not spend its budget.
+    for (let i = 0; i < 10; i++) assert.equal((await createHolder(app, b, { badSign: true })).status, 401);
+    for (let i = 0; i < 4; i++) assert.equal((await createHolder(app, b)).status, 200, `merchant b, request ${i + 1}`);
+    assert.equal((await createHolder(app, b)).status, 429);
+
+    // Half a second later one token is back (2 a second), a whole second later two.
+    now += 500;
+    assert.equal((await createHolder(app, a)).status, 200);
+    assert.equal((await createHolder(app, a)).status, 429);
+    now += 1000;
+    assert.equal((await createHolder(app, a)).status, 200);
+    assert.equal((await createHolder(app, a)).status, 200);
+    assert.equal((await createHolder(app, a)).status, 429);
+    assert.equal(await holders(db), 4 + 4 + 3);
+  });
+
+  it("a merchant's own limit overrides the default, and back", async (t) => {
+    const db = await isolatedDatabase(dialect);
+    t.after(() => db.cleanup());
+    const now = Date.UTC(2026, 10, 22, 12);
+    const app = await instance(t, db, { perSecond: 1000, burst: 1000 }, () => now);
+    const a = await merchant(app);
+    await updateMerchant({ ctx: app.svc, input: { appId: a.appId, rateLimit: 1 } });
+    // Its own rate of 1 a second allows bursts of 2.
+    assert.equal((await createHolder(app, a)).status, 200);
+    assert.equal((await createHolder(app, a)).status, 200);
+    const refused = await createHolder(app, a);
+    assert.equal(refused.status, 429);
+    assert.match(refused.body.msg, /at most 1 requests a second \(bursts of 2\)/);
+    await updateMerchant({ ctx: app.svc, input: { appId: a.appId, rateLimit: null } });
+    assert.equal((await createHolder(app, a)).status, 200);
+    await assert.rejects(updateMerchant({ ctx: app.svc, input: { appId: a.appId, rateLimit: 0 } }), /rateLimit: must be a whole number/);
+  });
+
+  it('two instances on one database share one budget: together they admit exactly the burst', async (t) => {
+    const db = await isolatedDatabase(dialect);
+    t.after(() => db.cleanup());
+    // The clock stands still: no token comes back during the test, so the burst is all there is.
+    const now = Date.UTC(2026, 10, 22, 12);
+    const limit = { perSecond: 1, burst: 40 };
+    const first = await instance(t, db, limit, () => now);
+    const second = await instance(t, db, limit, () => now);
+    const a = await merchant(first);
+    const replies = await Promise.all(Array.from({ length: 100 }, (_, i) => createHolder(i % 2 ? first : second, a)));
+    const statuses = replies.map((r) => r.status);
+    assert.deepEqual(
+      { ok: statuses.filter((s) => s === 200).length, limited: statuses.filter((s) => s === 429).length },
+      { ok: 40, limited: 60 },
+    );
+    assert.equal(await holders(db), 40);
+  });
+});
