@@ -1,7 +1,8 @@
 // Runs the whole suite with Node's test runner. Test files are listed here rather than by a glob,
 // because `node --test` reads its arguments differently on Node 20 and on Node 22+.
 import { spawnSync } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 function find(dir) {
@@ -14,5 +15,21 @@ const only = process.argv.slice(2);
 const files = only.length ? only : find('test').sort();
 // A per-test timeout: a test that hangs fails instead of holding CI until its own limit.
 const args = ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-timeout=420000', ...files];
-const res = spawnSync(process.execPath, args, { stdio: 'inherit', env: process.env });
-process.exit(res.status ?? 1);
+// Secrets hygiene over the whole suite: every service the tests run logs at trace level into one
+// folder, which is scanned afterwards for card numbers, CVVs, secrets and page tokens
+// (test/helpers/log-audit.ts). CARDPROGRAM_TEST_LOG_AUDIT=off skips it.
+const audit = process.env.CARDPROGRAM_TEST_LOG_AUDIT !== 'off';
+const logDir = audit ? mkdtempSync(join(tmpdir(), 'cardprogram-test-logs-')) : '';
+const env = audit ? { ...process.env, CARDPROGRAM_TEST_LOG_DIR: logDir } : process.env;
+const res = spawnSync(process.execPath, args, { stdio: 'inherit', env });
+let status = res.status ?? 1;
+if (audit) {
+  const scan = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/audit-logs.ts', logDir], { stdio: 'inherit' });
+  if (scan.status !== 0) {
+    console.log(`the logs are kept in ${logDir}`);
+    status ||= 1;
+  } else {
+    rmSync(logDir, { recursive: true, force: true });
+  }
+}
+process.exit(status);

@@ -36,6 +36,8 @@ export interface BuildOptions {
   database?: Database;
   /** Fastify logger options, or false; defaults to JSON logs at config.logLevel. */
   logger?: FastifyServerOptions['logger'];
+  /** Where the default logger writes (stdout unless given): the same lines, redactions included. */
+  logStream?: { write(line: string): void };
   clock?: () => number;
 }
 
@@ -65,6 +67,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
           remotePort: req.socket?.remotePort ?? 0,
         }),
       },
+      ...(opts.logStream ? { stream: opts.logStream } : {}),
     },
     genReqId: () => randomBytes(16).toString('hex'),
     logController: new LogController({ requestIdLogLabel: 'traceId' }),

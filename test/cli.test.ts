@@ -12,6 +12,7 @@ import { fundedCard } from './helpers/cards.js';
 import { childDatabaseUrl, ROOT, runCli } from './helpers/cli.js';
 import { isolatedDatabase } from './helpers/db.js';
 import { eachDialect } from './helpers/dialects.js';
+import { testLogging } from './helpers/log-audit.js';
 import { eventually, receiver } from './helpers/receiver.js';
 
 eachDialect('cardprogram CLI', (dialect) => {
@@ -127,7 +128,7 @@ eachDialect('cardprogram CLI', (dialect) => {
     assert.equal(second.code, 0, second.stderr);
     assert.equal(second.stdout.trim(), 'database is up to date');
     // The app starts on the migrated database without migrating again.
-    const app = await buildApp(testConfig(fresh.dataDir), { database: fresh.database, logger: false });
+    const app = await buildApp(testConfig(fresh.dataDir), { database: fresh.database, ...testLogging() });
     await app.close();
   });
 

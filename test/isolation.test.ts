@@ -20,6 +20,7 @@ import {
 } from './helpers/app.js';
 import { ok } from './helpers/cards.js';
 import { eachDialect } from './helpers/dialects.js';
+import { testLogging } from './helpers/log-audit.js';
 
 /**
  * Tenant isolation and authentication, applied to every signed operation from one table:
@@ -642,7 +643,7 @@ eachDialect('tenant isolation and authentication of every signed operation', (di
     // The production service on the same database: the same merchant, keys and data.
     const prod = await buildApp(testConfig(h.db.dataDir, { env: 'production', masterKey: h.config.masterKey }), {
       database: h.db.database,
-      logger: false,
+      ...testLogging(),
     });
     try {
       assert.deepEqual(

@@ -13,6 +13,7 @@ import { fundedCard } from './helpers/cards.js';
 import { selfSigned } from './helpers/certs.js';
 import { childDatabaseUrl, runCli } from './helpers/cli.js';
 import { eachDialect } from './helpers/dialects.js';
+import { testLogging } from './helpers/log-audit.js';
 
 eachDialect('keys at rest: master key rotation and PAN data keys', (dialect) => {
   it('reseal moves every sealed value under the new master key; the old key alone no longer starts the service', async (t) => {
@@ -60,7 +61,7 @@ eachDialect('keys at rest: master key rotation and PAN data keys', (dialect) => 
     assert.ok(merchant.secret_enc?.startsWith(`v1.${newId}.`));
 
     // With the new key alone, everything still opens: signatures, card numbers, KYC data, TLS keys.
-    const app = await buildApp({ ...h.config, masterKey: newKey, masterKeyPrevious: [] }, { database: h.db.database, logger: false });
+    const app = await buildApp({ ...h.config, masterKey: newKey, masterKeyPrevious: [] }, { database: h.db.database, ...testLogging() });
     t.after(() => app.close());
     const post = (url: string, body: Record<string, unknown>) =>
       app.inject({ method: 'POST', url, payload: sign(body, h.merchant), headers: { 'content-type': 'application/json' } });
@@ -73,7 +74,7 @@ eachDialect('keys at rest: master key rotation and PAN data keys', (dialect) => 
 
     // The old key alone is refused at start, with the reason.
     await assert.rejects(
-      buildApp({ ...h.config, masterKey: oldKey, masterKeyPrevious: [] }, { database: h.db.database, logger: false }),
+      buildApp({ ...h.config, masterKey: oldKey, masterKeyPrevious: [] }, { database: h.db.database, ...testLogging() }),
       /sealed under master key/,
     );
   });
@@ -98,7 +99,7 @@ eachDialect('keys at rest: master key rotation and PAN data keys', (dialect) => 
     );
     assert.doesNotMatch(listed.stdout, /key_enc|v1\.[A-Za-z0-9_-]{8}\./, 'no key material');
     // A service started now encrypts new cards under v2.
-    const app = await buildApp(h.config, { database: h.db.database, logger: false });
+    const app = await buildApp(h.config, { database: h.db.database, ...testLogging() });
     t.after(() => app.close());
     const holder = await h.db.database.db.selectFrom('cards').select('holder_id').where('id', '=', first.cardId).executeTakeFirstOrThrow();
     const post = (url: string, body: Record<string, unknown>) =>

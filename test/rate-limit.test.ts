@@ -10,13 +10,14 @@ import { updateMerchant } from '../src/merchants/manage.js';
 import { holderBody, randomStr, sign, type TestMerchant, testConfig } from './helpers/app.js';
 import { type IsolatedDatabase, isolatedDatabase } from './helpers/db.js';
 import { eachDialect } from './helpers/dialects.js';
+import { testLogging } from './helpers/log-audit.js';
 
 const masterKey = randomBytes(32);
 
 /** One service instance over `db`, with its own connection and its own clock. */
 async function instance(t: TestContext, db: IsolatedDatabase, rateLimit: RateLimit, clock: () => number): Promise<FastifyInstance> {
   const database = openDatabase(db.url, db.pgSchema ? { pgSchema: db.pgSchema } : {});
-  const app = await buildApp(testConfig(db.dataDir, { rateLimit, masterKey }), { database, logger: false, clock });
+  const app = await buildApp(testConfig(db.dataDir, { rateLimit, masterKey }), { database, ...testLogging(), clock });
   t.after(async () => {
     await app.close();
     await database.close();

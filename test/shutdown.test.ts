@@ -6,13 +6,14 @@ import { holderBody, randomStr, sign, testConfig } from './helpers/app.js';
 import { childDatabaseUrl } from './helpers/cli.js';
 import { isolatedDatabase } from './helpers/db.js';
 import { eachDialect } from './helpers/dialects.js';
+import { testLogging } from './helpers/log-audit.js';
 
 eachDialect('shutdown', (dialect) => {
   it('closing while requests are in their handlers lets them finish before the database closes', async (t) => {
     const db = await isolatedDatabase(dialect);
     t.after(() => db.cleanup());
     // The app opens (and so closes) its own database, as in production.
-    const app = await buildApp(testConfig(db.dataDir, { databaseUrl: childDatabaseUrl(db) }), { logger: false });
+    const app = await buildApp(testConfig(db.dataDir, { databaseUrl: childDatabaseUrl(db) }), { ...testLogging() });
     const m = await createMerchant({ ctx: app.svc, input: { name: 'Shutdown', signType: 'HMAC-SHA256' } });
     const merchant = { appId: m.appId, secret: m.secret ?? '', webhookSecret: m.webhookSecret };
     const pending = Array.from({ length: 40 }, (_, i) =>

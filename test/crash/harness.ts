@@ -19,6 +19,7 @@ import { checkLedger, type LedgerReport } from '../../src/ledger/check.js';
 import { holderBody, kycBody, randomStr } from '../helpers/app.js';
 import { childDatabaseUrl, ROOT, runCli } from '../helpers/cli.js';
 import { isolatedDatabase, type TestDialect } from '../helpers/db.js';
+import { auditing, keepOutput } from '../helpers/log-audit.js';
 import { eventually, receiver } from '../helpers/receiver.js';
 import { freePort } from '../helpers/service.js';
 
@@ -93,13 +94,14 @@ export async function runCrashTest(opts: CrashOptions): Promise<CrashReport> {
       new Promise<void>((resolve, reject) => {
         const c = spawn(process.execPath, ['bin/cardprogram.js', 'serve'], {
           cwd: ROOT,
-          env: { ...process.env, ...env, LOG_LEVEL: 'info' },
+          env: { ...process.env, ...env, LOG_LEVEL: auditing ? 'trace' : 'info' },
           stdio: ['ignore', 'pipe', 'pipe'],
         });
         child = c;
         let out = '';
         const timer = setTimeout(() => reject(new Error(`the service did not start:\n${out}`)), 30_000);
         c.stdout?.on('data', (d: Buffer) => {
+          keepOutput('crash', d.toString());
           if (out.length < 100_000) out += d;
           if (out.includes('"msg":"cardprogram ready"')) {
             clearTimeout(timer);

@@ -8,6 +8,7 @@ import { DEFAULT_FEES } from '../../src/ledger/fees.js';
 import { createMerchant } from '../../src/merchants/create.js';
 import { DEFAULT_RATES } from '../../src/money/fx.js';
 import { type IsolatedDatabase, isolatedDatabase, type TestDialect } from './db.js';
+import { auditing, keepOutput, noteReplySecrets, noteSecret, testLogging, testLogLevel } from './log-audit.js';
 
 export interface TestMerchant {
   appId: string;
@@ -43,7 +44,7 @@ export function testConfig(dataDir: string, overrides: Partial<Config> = {}): Co
     dataDir,
     masterKey: randomBytes(32),
     masterKeyPrevious: [],
-    logLevel: 'silent',
+    logLevel: testLogLevel,
     idempotencyRetentionMs: 48 * 3_600_000,
     merchantCacheMs: 0,
     // test/rate-limit.test.ts sets its own; other tests send faster than any real merchant.
@@ -77,20 +78,31 @@ export function sign(body: Record<string, unknown>, merchant: TestMerchant): Rec
 export async function build(t: TestContext, dialect: TestDialect, overrides: Partial<Config> = {}): Promise<Harness> {
   const db = await isolatedDatabase(dialect);
   const config = testConfig(db.dataDir, overrides);
-  const app = await buildApp(config, { database: db.database, logger: false });
+  const app = await buildApp(config, { database: db.database, ...testLogging() });
+  // Secrets hygiene (helpers/log-audit.ts): every error reply is kept for the scan after the suite.
+  if (auditing) {
+    app.addHook('onSend', async (_req, reply, payload) => {
+      if (reply.statusCode >= 400 && typeof payload === 'string') keepOutput('reply', payload);
+      return payload;
+    });
+  }
   t.after(async () => {
     await app.close();
     await db.cleanup();
   });
   const newMerchant = async (opts: { loginFree?: boolean } = {}): Promise<TestMerchant> => {
     const m = await createMerchant({ ctx: app.svc, input: { name: 'Test merchant', signType: 'HMAC-SHA256', loginFree: opts.loginFree } });
+    noteSecret('merchant-secret', m.secret);
+    noteSecret('webhook-secret', m.webhookSecret);
     return { appId: m.appId, secret: m.secret ?? '', webhookSecret: m.webhookSecret };
   };
   const merchant = await newMerchant({ loginFree: true });
   const call: Harness['call'] = async (path, body, opts = {}) => {
     const payload = opts.raw ? body : sign(body, opts.merchant ?? merchant);
     const res = await app.inject({ method: 'POST', url: path, payload, headers: { 'content-type': 'application/json' } });
-    return { status: res.statusCode, body: res.json(), headers: res.headers };
+    const reply = res.json();
+    noteReplySecrets(reply);
+    return { status: res.statusCode, body: reply, headers: res.headers };
   };
   return { app, db, config, merchant, newMerchant, call };
 }

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { IsolatedDatabase } from './db.js';
+import { auditing, keepOutput } from './log-audit.js';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -33,7 +34,10 @@ export function run(cmd: string, args: string[], cwd: string, env: Record<string
 }
 
 /** Runs the `cardprogram` CLI from source, as a separate process. */
-export function runCli(args: string[], env: Record<string, string>): Promise<CliResult> {
+export async function runCli(args: string[], env: Record<string, string>): Promise<CliResult> {
   // The built command, as an operator runs it (`npm test` builds first): a third of tsx's start-up.
-  return run(process.execPath, ['bin/cardprogram.js', ...args], ROOT, { LOG_LEVEL: 'warn', ...env });
+  // Its stdout is the command's answer (a new merchant's secret, by design); stderr has its logs and errors.
+  const res = await run(process.execPath, ['bin/cardprogram.js', ...args], ROOT, { LOG_LEVEL: auditing ? 'trace' : 'warn', ...env });
+  keepOutput('cli', res.stderr);
+  return res;
 }

@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { ROOT } from './cli.js';
+import { auditing, keepOutput } from './log-audit.js';
 
 export interface Started {
   child: ChildProcess;
@@ -13,7 +14,7 @@ export function startService(env: Record<string, string>): Promise<Started> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['bin/cardprogram.js', 'serve'], {
       cwd: ROOT,
-      env: { ...process.env, PORT: '0', ...env },
+      env: { ...process.env, PORT: '0', ...(auditing ? { LOG_LEVEL: 'trace' } : {}), ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
@@ -23,6 +24,7 @@ export function startService(env: Record<string, string>): Promise<Started> {
     }, 20_000);
     const onData = (d: Buffer) => {
       out += d;
+      keepOutput('service', d.toString());
       const m = /"url":"(http:\/\/[^"]+)".*"msg":"cardprogram ready"/.exec(out);
       if (m?.[1]) {
         clearTimeout(timer);
