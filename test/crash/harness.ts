@@ -9,9 +9,9 @@
  * `npm run crashtest` runs it in full (test/crash/main.ts); test/crash.test.ts runs a short version
  * in `npm test`.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomInt } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { openDatabase } from '../../src/db/index.js';
 import { hmacSign, signingString } from '../../src/http/signing.js';
@@ -31,12 +31,19 @@ export interface CrashOptions {
   writers: number;
   /** The service runs between ~min and ~max ms under load before each kill. */
   upMs: [number, number];
+  /**
+   * PostgreSQL only: also restart the PostgreSQL server itself this many times under load, while the
+   * service keeps running (`pg_ctlcluster … restart`; every other user of the server sees it too,
+   * so this is for `npm run crashtest`, not the suite).
+   */
+  pgRestarts?: number;
   log?: (line: string) => void;
 }
 
 export interface CrashReport {
   database: string;
   kills: number;
+  pgRestarts: number;
   /** Acknowledged writes by operation. */
   acknowledged: Record<string, number>;
   /** Attempts that met a dead service (refused, reset) or a 503 and were sent again. */
@@ -66,6 +73,13 @@ interface Reply {
 }
 
 const cents = (minor: number) => minor / 100;
+
+/** Restarts the machine's PostgreSQL cluster (Debian's pg_ctlcluster), waiting until it is back. */
+function restartPostgres(): void {
+  const version = readdirSync('/etc/postgresql')[0];
+  if (!version) throw new Error('no PostgreSQL cluster under /etc/postgresql');
+  execFileSync('pg_ctlcluster', ['--skip-systemctl-redirect', version, 'main', 'restart'], { stdio: 'pipe' });
+}
 
 export async function runCrashTest(opts: CrashOptions): Promise<CrashReport> {
   const log = opts.log ?? (() => undefined);
@@ -251,6 +265,12 @@ export async function runCrashTest(opts: CrashOptions): Promise<CrashReport> {
       log(`kill ${k}/${opts.kills}: ${Object.values(counts).reduce((a, b) => a + b, 0)} writes acknowledged so far`);
       await start();
     }
+    const pgRestarts = opts.dialect.name === 'postgres' ? (opts.pgRestarts ?? 0) : 0;
+    for (let r = 1; r <= pgRestarts && failures.length === 0; r++) {
+      await new Promise((res) => setTimeout(res, opts.upMs[0] + randomInt(Math.max(1, opts.upMs[1] - opts.upMs[0]))));
+      restartPostgres();
+      log(`PostgreSQL restart ${r}/${pgRestarts}: ${Object.values(counts).reduce((a, b) => a + b, 0)} writes acknowledged so far`);
+    }
     stopping = true;
     await running;
     if (failures.length) throw failures[0];
@@ -371,6 +391,7 @@ export async function runCrashTest(opts: CrashOptions): Promise<CrashReport> {
     return {
       database: opts.dialect.name,
       kills: opts.kills,
+      pgRestarts: opts.dialect.name === 'postgres' ? (opts.pgRestarts ?? 0) : 0,
       acknowledged: counts,
       retries,
       replays,
