@@ -9,6 +9,7 @@
 import { appendFileSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { BuildOptions } from '../../src/app.js';
+import { isLuhnValid } from '../../src/cards/vault.js';
 
 const DIR = process.env.CARDPROGRAM_TEST_LOG_DIR;
 
@@ -63,19 +64,6 @@ export interface Finding {
   excerpt: string;
 }
 
-function luhn(digits: string): boolean {
-  let sum = 0;
-  for (let i = 0; i < digits.length; i++) {
-    let d = Number(digits[digits.length - 1 - i]);
-    if (i % 2 === 1) {
-      d *= 2;
-      if (d > 9) d -= 9;
-    }
-    sum += d;
-  }
-  return sum % 10 === 0;
-}
-
 /** What a secret looks like even when no test noted it. */
 const SHAPES: Array<[string, RegExp]> = [
   ['merchant-secret', /\bsk_(?:test|live)_[0-9a-f]{32}\b/],
@@ -118,7 +106,7 @@ export function scanLogs(dir: string, bins: readonly string[]): { files: number;
         if (
           digits.length >= 13 &&
           digits.length <= 19 &&
-          (known.get(digits) === 'pan' || (bins.some((b) => digits.startsWith(b)) && luhn(digits)))
+          (known.get(digits) === 'pan' || (bins.some((b) => digits.startsWith(b)) && isLuhnValid(digits)))
         )
           found('pan', m.index ?? 0);
       }
