@@ -14,4 +14,6 @@ console.log(
   `secrets audit: ${result.files} log files (${mb} MB) scanned for ${result.secrets} secrets the tests were handed and for secrets' shapes: ${result.findings.length} found`,
 );
 for (const f of result.findings.slice(0, 20)) console.log(`  ${f.kind} in ${f.file}:${f.line}: …${f.excerpt}…`);
-process.exit(result.findings.length ? 1 : 0);
+// Nothing collected means the wiring broke, not that the logs are clean.
+if (result.files === 0 || result.secrets === 0) console.log('secrets audit: nothing was collected; the audit itself is broken');
+process.exit(result.findings.length || result.files === 0 || result.secrets === 0 ? 1 : 0);

@@ -174,7 +174,8 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   await app.register(authPlugin, {
     merchants: svc.merchants,
     clock,
-    limiter: new RateLimiter(database, clock),
+    // A test's clock drives the limiter's timers too; otherwise they run on the monotonic clock.
+    limiter: new RateLimiter(database, clock, opts.clock),
     rateLimit: config.rateLimit,
   });
 

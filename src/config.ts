@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import type { RateLimit } from './http/rate-limit.js';
+import { burstFor, type RateLimit } from './http/rate-limit.js';
 import { DEFAULT_FEES, type FeeSchedule, validateFees } from './ledger/fees.js';
 import type { CardCurrency } from './money/currency.js';
 import { DEFAULT_RATES, type RateTable, validateRates } from './money/fx.js';
@@ -123,7 +123,7 @@ export const DEFAULT_RATE_LIMIT = 100;
 function rateLimitVar(env: Env): RateLimit | null {
   const perSecond = intVar(env, 'CARDPROGRAM_RATE_LIMIT', DEFAULT_RATE_LIMIT, 0, 1_000_000);
   if (perSecond === 0) return null;
-  return { perSecond, burst: intVar(env, 'CARDPROGRAM_RATE_BURST', 2 * perSecond, 1, 10_000_000) };
+  return { perSecond, burst: intVar(env, 'CARDPROGRAM_RATE_BURST', burstFor(perSecond), 1, 10_000_000) };
 }
 
 /**

@@ -59,6 +59,13 @@ export class DomainError extends Error {
   }
 }
 
+/** 1009 with the seconds to wait, sent as Retry-After. */
+export function rateLimited(msg: string, retryAfterSeconds: number): DomainError {
+  const err = new DomainError('rateLimited', msg);
+  err.retryAfterSeconds = retryAfterSeconds;
+  return err;
+}
+
 /** A bad field: the message always names the field and the rule it broke. */
 export function invalid(field: string, rule: string): DomainError {
   return new DomainError('validation', `${field}: ${rule}`);

@@ -6,9 +6,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
 import pg from 'pg';
+import { databaseFault } from '../src/db/faults.js';
 import { openDatabase } from '../src/db/index.js';
-import { hmacSign, signingString } from '../src/http/signing.js';
-import { holderBody, randomStr } from './helpers/app.js';
+import { holderBody, randomStr, sign } from './helpers/app.js';
 import { childDatabaseUrl, runCli } from './helpers/cli.js';
 import { isolatedDatabase, testDialects } from './helpers/db.js';
 
@@ -21,12 +21,11 @@ interface Demo {
 }
 
 async function post(service: Started, demo: Demo, path: string, body: Record<string, unknown>) {
-  const signed = { ...body, appId: demo.appId };
   const started = Date.now();
   const res = await fetch(`${service.url}${path}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ ...signed, sign: hmacSign(demo.secret, signingString(signed)) }),
+    body: JSON.stringify(sign(body, { ...demo, webhookSecret: '' })),
     signal: AbortSignal.timeout(15_000),
   });
   return {
@@ -91,6 +90,32 @@ const PG = testDialects().find((d) => d.name === 'postgres');
 const SQLITE = testDialects().find((d) => d.name === 'sqlite');
 
 describe('faults around the database', () => {
+  it('which errors are the database failing (503 with a wait) and which are not', () => {
+    const e = (code: string, message = 'x') => Object.assign(new Error(message), { code });
+    const cases: Array<[Error, number | null]> = [
+      [e('ECONNREFUSED'), 1],
+      [e('57P01', 'terminating connection due to administrator command'), 1],
+      [e('08006'), 1],
+      [e('25006', 'cannot execute INSERT in a read-only transaction'), 5],
+      [e('53100'), 30],
+      [e('40P01'), 1],
+      [new Error('timeout exceeded when trying to connect'), 1],
+      [new Error('Connection terminated unexpectedly'), 1],
+      [e('SQLITE_FULL'), 30],
+      [e('SQLITE_READONLY_DBMOVED'), 30],
+      [e('SQLITE_IOERR_FSYNC'), 5],
+      [e('SQLITE_BUSY_SNAPSHOT'), 1],
+      // Defects, not outages: a constraint, a bad query, a client used after release.
+      [e('SQLITE_CONSTRAINT_UNIQUE'), null],
+      [e('23505'), null],
+      [e('42P01', 'relation does not exist'), null],
+      [new Error('Client was closed and is not queryable'), null],
+      [new TypeError('x is undefined'), null],
+    ];
+    for (const [err, wait] of cases)
+      assert.equal(databaseFault(err)?.retryAfterSeconds ?? null, wait, `${err.message} ${(err as { code?: string }).code}`);
+  });
+
   it('PostgreSQL goes away and comes back: 503 with Retry-After at once (no hang, no crash), then it recovers by itself', {
     skip: !PG,
   }, async (t) => {
@@ -181,7 +206,7 @@ describe('faults around the database', () => {
       return dir;
     }
 
-    it('a full disk: writes are 503 with Retry-After and a clear log line, reads go on, and writes resume when space is freed', async (t) => {
+    it('a full disk: what does not fit is 503 with Retry-After and a clear log line, never a 500; writes resume when space is freed', async (t) => {
       const disk = smallDisk(t, 16);
       if (!disk) return;
       const dataDir = join(disk, 'data');
@@ -214,7 +239,12 @@ describe('faults around the database', () => {
         5000,
         'the log line',
       );
-      // Reads that write nothing still work (the health check), and the service is up.
+      // A signed read writes too (its randomStr, a small row that may still fit): it is answered, or
+      // it is the same 503, never a 500. The health check, which only reads, answers; the service is up.
+      for (let i = 0; i < 20; i++) {
+        const read = await post(service, demo, '/api/network/holderQuery.html', { holderId: first.body.holderId, randomStr: randomStr() });
+        if (read.status !== 200) assertUnavailable(read, '30');
+      }
       assert.equal((await fetch(`${service.url}/healthz`)).status, 200);
       assert.ok(alive(service));
 

@@ -2,7 +2,7 @@ import { InvalidArgumentError } from 'commander';
 import { pino } from 'pino';
 import { loadConfig } from '../config.js';
 import type { Services } from '../context.js';
-import { openDatabase } from '../db/index.js';
+import { type Database, openDatabase } from '../db/index.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { createServices } from '../services.js';
 
@@ -15,6 +15,19 @@ export async function withServices<T>(fn: (svc: Services) => Promise<T>): Promis
     const svc = createServices(config, database, pino({ level: 'warn' }, pino.destination(2)));
     await svc.vault.ensureKeys(database.db);
     return await fn(svc);
+  } finally {
+    await database.close();
+  }
+}
+
+/**
+ * The database alone, as it is: no migration, no keys created. For commands that only read, such as
+ * checking a restored copy.
+ */
+export async function withDatabase<T>(fn: (database: Database) => Promise<T>): Promise<T> {
+  const database = openDatabase(loadConfig().databaseUrl);
+  try {
+    return await fn(database);
   } finally {
     await database.close();
   }

@@ -12,15 +12,16 @@ export interface DatabaseFault {
   retryAfterSeconds: number;
 }
 
-// Connection-level failures of node-postgres and PostgreSQL's class 08 (connection exception) and
+// Connection-level failures of node-postgres, and PostgreSQL's class 08 (connection exception) and
 // 57P (operator intervention: shutdown, restart, crash recovery), 53300 (too many connections).
 const PG_NETWORK = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
-const PG_MESSAGES = [
-  'Connection terminated',
-  'timeout exceeded when trying to connect',
-  'Client has encountered a connection error',
-  'Client was closed and is not queryable',
-];
+const PG_STATES: Record<string, DatabaseFault> = {
+  '25006': { reason: 'PostgreSQL is read-only (a standby after a failover, or default_transaction_read_only)', retryAfterSeconds: 5 },
+  '53100': { reason: "PostgreSQL's disk is full: free space on it", retryAfterSeconds: 30 },
+  '53200': { reason: 'PostgreSQL is out of memory', retryAfterSeconds: 5 },
+  '40P01': { reason: 'a deadlock between concurrent transactions (40P01); a retry succeeds', retryAfterSeconds: 1 },
+  '40001': { reason: 'a serialization conflict between concurrent transactions (40001); a retry succeeds', retryAfterSeconds: 1 },
+};
 
 export function databaseFault(err: unknown): DatabaseFault | null {
   if (!(err instanceof Error)) return null;
@@ -32,13 +33,21 @@ export function databaseFault(err: unknown): DatabaseFault | null {
     if (code.startsWith('SQLITE_IOERR'))
       return { reason: `the database file could not be read or written (${code})`, retryAfterSeconds: 5 };
     if (code === 'SQLITE_CANTOPEN') return { reason: 'the database file cannot be opened', retryAfterSeconds: 30 };
-    if (code === 'SQLITE_BUSY') return { reason: 'the database is locked by another process for too long', retryAfterSeconds: 1 };
+    if (code.startsWith('SQLITE_BUSY'))
+      return { reason: `the database is locked by another process for too long (${code})`, retryAfterSeconds: 1 };
     return null;
   }
+  const state = PG_STATES[code];
+  if (state) return state;
   if (PG_NETWORK.has(code) || code.startsWith('08') || code.startsWith('57P') || code === '53300') {
     return { reason: `PostgreSQL is not reachable (${code})`, retryAfterSeconds: 1 };
   }
-  if (PG_MESSAGES.some((m) => err.message.includes(m)))
+  if (err.message.includes('timeout exceeded when trying to connect'))
+    return {
+      reason: 'no PostgreSQL connection within 5 s: the server is unreachable, or every pooled connection is busy',
+      retryAfterSeconds: 1,
+    };
+  if (err.message.includes('Connection terminated'))
     return { reason: `PostgreSQL is not reachable (${err.message})`, retryAfterSeconds: 1 };
   return null;
 }

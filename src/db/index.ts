@@ -161,9 +161,15 @@ class GroupCommitter {
           await sql`release grp`.execute(conn);
           outcomes.push({ ok: true, value });
         } catch (err) {
-          // Its own writes are undone; the others' stay.
-          await sql`rollback to grp`.execute(conn);
-          await sql`release grp`.execute(conn);
+          // Its own writes are undone; the others' stay. If SQLite already rolled the whole
+          // transaction back (a full disk, an I/O error), the savepoint is gone: the group fails
+          // with the original error, not with "no such savepoint".
+          try {
+            await sql`rollback to grp`.execute(conn);
+            await sql`release grp`.execute(conn);
+          } catch {
+            throw err;
+          }
           outcomes.push({ ok: false, err });
         }
       }
@@ -183,6 +189,9 @@ function openPostgres(url: string, opts: OpenOptions): Database {
     max: opts.pgPoolSize ?? 10,
     types: pgTypes,
     connectionTimeoutMillis: 5000,
+    // A peer that vanished without a reset (a network black hole) is found by TCP keepalive.
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
     ...(opts.pgSchema ? { options: `-c search_path=${opts.pgSchema}` } : {}),
   });
   // A client losing its connection (PostgreSQL restarting, the network cut) must not crash the

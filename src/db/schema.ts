@@ -236,7 +236,6 @@ export interface CardRevealsTable {
 export interface RateBucketsTable {
   merchant_id: string;
   tokens: number;
-  capacity: number;
   refilled_at: number;
 }
 

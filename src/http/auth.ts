@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { DomainError, invalid } from '../errors.js';
 import type { MerchantCredentials, MerchantDirectory } from '../merchants/directory.js';
-import type { RateLimit, RateLimiter } from './rate-limit.js';
+import { burstFor, type RateLimit, type RateLimiter } from './rate-limit.js';
 import { canonicalJson, signingString, verifyHmac, verifyRsa } from './signing.js';
 
 declare module 'fastify' {
@@ -35,7 +35,7 @@ export interface AuthOptions {
 
 /** The budget that applies to a merchant: its own rate (burst twice that) or the default. */
 export function merchantLimit(merchant: MerchantCredentials, fallback: RateLimit | null): RateLimit | null {
-  if (merchant.rateLimit !== null) return { perSecond: merchant.rateLimit, burst: 2 * merchant.rateLimit };
+  if (merchant.rateLimit !== null) return { perSecond: merchant.rateLimit, burst: burstFor(merchant.rateLimit) };
   return fallback;
 }
 

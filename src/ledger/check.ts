@@ -1,5 +1,6 @@
-import { sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { Database } from '../db/index.js';
+import type { DB } from '../db/schema.js';
 
 export interface LedgerReport {
   entries: number;
@@ -21,10 +22,23 @@ export interface LedgerReport {
  * 4. what a card's transactions say they hold is what its held account holds;
  * 5. the per-day counts that serve the transaction list equal the transactions.
  *
- * Read-only; on a live service run it in a quiet moment (it reads several tables one after another).
+ * It reads in one read-only snapshot (REPEATABLE READ on PostgreSQL, one read transaction on SQLite
+ * in WAL mode), so a live service's commits meanwhile cannot make sound books look broken.
  */
 export async function checkLedger(database: Database): Promise<LedgerReport> {
-  const db = database.db;
+  if (database.dialect === 'postgres') {
+    return database.db
+      .transaction()
+      .setIsolationLevel('repeatable read')
+      .execute(async (tx) => {
+        await sql`set transaction read only`.execute(tx);
+        return checkBooks(tx);
+      });
+  }
+  return database.db.transaction().execute((tx) => checkBooks(tx));
+}
+
+async function checkBooks(db: Kysely<DB>): Promise<LedgerReport> {
   const problems: string[] = [];
   const count = async (table: 'ledger_postings' | 'cards' | 'trades') =>
     Number(

@@ -1,7 +1,7 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Services } from '../context.js';
-import { DomainError } from '../errors.js';
+import { DomainError, rateLimited } from '../errors.js';
 import type { MerchantCredentials } from '../merchants/directory.js';
 
 /** A link opens the page once, within 10 minutes (decisions §8). */
@@ -13,12 +13,6 @@ export const SESSION_MAX_MS = 12 * 3_600_000;
 export const LINKS_PER_MINUTE = 10;
 
 export const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
-
-function linkLimitReached(retryAfterSeconds: number): DomainError {
-  const err = new DomainError('rateLimited', `email: at most ${LINKS_PER_MINUTE} page links a minute; try again in ${retryAfterSeconds} s`);
-  err.retryAfterSeconds = retryAfterSeconds;
-  return err;
-}
 
 /**
  * Issues a one-time page link for a merchant's user (interface 4.4). The token has 256 random bits
@@ -54,7 +48,8 @@ export async function issueLink({
       .execute();
     if (recent.length >= LINKS_PER_MINUTE) {
       const oldest = Number(recent[0]?.created_at ?? now);
-      throw linkLimitReached(Math.max(1, Math.ceil((oldest + 60_000 - now) / 1000)));
+      const seconds = Math.max(1, Math.ceil((oldest + 60_000 - now) / 1000));
+      throw rateLimited(`email: at most ${LINKS_PER_MINUTE} page links a minute; try again in ${seconds} s`, seconds);
     }
     await tx
       .insertInto('page_links')

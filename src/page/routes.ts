@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { Services } from '../context.js';
+import { databaseFault } from '../db/faults.js';
 import { DomainError } from '../errors.js';
 import { Envelope, errorResponses, ok, SignedFields } from '../http/schemas.js';
 import { merchantName, revealOnPage, setFrozenOnPage } from './card-actions.js';
@@ -101,6 +102,12 @@ const browserRoutes: FastifyPluginAsync<{ svc: Services }> = async (app, { svc }
     done(null, new URLSearchParams(body as string));
   });
   app.setErrorHandler((err, req, reply) => {
+    const fault = databaseFault(err);
+    if (fault) {
+      req.log.error({ err, reason: fault.reason }, `database unavailable: ${fault.reason}`);
+      reply.header('retry-after', String(fault.retryAfterSeconds));
+      return html(reply, 503, messagePage('The card page is not available just now', 'Please try again in a moment.'));
+    }
     const status = err instanceof DomainError ? err.status : ((err as { statusCode?: number }).statusCode ?? 500);
     if (status >= 500) req.log.error({ err }, 'page request failed');
     return html(

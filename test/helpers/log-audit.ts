@@ -6,7 +6,7 @@
  * are handed (full card numbers, CVVs, merchant and webhook secrets, page-link tokens) is noted.
  * After the suite, scripts/audit-logs.ts scans it all (scanLogs, below) and fails the run on a find.
  */
-import { appendFileSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, openSync, readdirSync, readFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import type { BuildOptions } from '../../src/app.js';
 import { isLuhnValid } from '../../src/cards/vault.js';
@@ -21,11 +21,23 @@ function file(kind: string): string {
   return join(DIR as string, `${kind}-${process.pid}-${++seq}.log`);
 }
 
+// One descriptor per file, kept open for the process's life: a trace-level suite writes many lines.
+const fds = new Map<string, number>();
+function append(path: string, text: string): void {
+  let fd = fds.get(path);
+  if (fd === undefined) {
+    mkdirSync(DIR as string, { recursive: true });
+    fd = openSync(path, 'a');
+    fds.set(path, fd);
+  }
+  writeSync(fd, text);
+}
+
 /** Logging for an app a test builds: the production logger at trace level into the audit folder. */
 export function testLogging(): Pick<BuildOptions, 'logger' | 'logStream'> {
   if (!auditing) return { logger: false };
   const path = file('app');
-  return { logStream: { write: (line: string) => appendFileSync(path, line) } };
+  return { logStream: { write: (line: string) => append(path, line) } };
 }
 
 /** The level tests run apps at: trace while auditing, so that every line the code can write is written. */
@@ -34,14 +46,13 @@ export const testLogLevel = auditing ? 'trace' : 'silent';
 /** Keeps what a service, a command or an error reply printed, for the scan. */
 export function keepOutput(kind: string, text: string): void {
   if (!auditing || text === '') return;
-  appendFileSync(join(DIR as string, `${kind}-${process.pid}.log`), text.endsWith('\n') ? text : `${text}\n`);
+  append(join(DIR as string, `${kind}-${process.pid}.log`), text.endsWith('\n') ? text : `${text}\n`);
 }
 
 /** Notes a secret a test was handed, so the scan looks for it by value. */
 export function noteSecret(kind: SecretKind, value: unknown): void {
   if (!auditing || typeof value !== 'string' || value === '') return;
-  mkdirSync(DIR as string, { recursive: true });
-  appendFileSync(join(DIR as string, `secrets-${process.pid}.jsonl`), `${JSON.stringify({ kind, value })}\n`);
+  append(join(DIR as string, `secrets-${process.pid}.jsonl`), `${JSON.stringify({ kind, value })}\n`);
 }
 
 export type SecretKind = 'pan' | 'cvv' | 'merchant-secret' | 'webhook-secret' | 'page-token';

@@ -1,17 +1,19 @@
 import type { Command } from 'commander';
 import { DomainError } from '../../errors.js';
 import { checkLedger } from '../../ledger/check.js';
-import { print, withServices } from '../util.js';
+import { print, withDatabase } from '../util.js';
 
 /** `ledger check`: the books against their invariants (docs/operations.md). */
 export function ledgerCommands(program: Command): void {
   const ledger = program.command('ledger').description('the double-entry journal behind every balance');
   ledger
     .command('check')
-    .description('check every journal entry balances and every card balance is the replay of its journal; exit 1 on any problem')
+    .description(
+      'check, in one read-only snapshot, that every journal entry balances and every card balance is the replay of its journal; exit 1 on any problem',
+    )
     .option('--json', 'print JSON')
     .action(async (o: { json?: boolean }) => {
-      const report = await withServices((svc) => checkLedger(svc.database));
+      const report = await withDatabase((database) => checkLedger(database));
       print(!!o.json, report, () =>
         [
           `${report.entries} journal entries (${report.postings} postings), ${report.cards} cards, ${report.trades} transactions checked`,

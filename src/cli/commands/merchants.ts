@@ -63,7 +63,10 @@ export function merchantCommands(program: Command): void {
       print(!!o.json, all, () =>
         all.length
           ? all
-              .map((m) => `${m.appId}  ${m.status.padEnd(8)} ${m.signType.padEnd(11)} login-free:${m.loginFree ? 'on ' : 'off'}  ${m.name}`)
+              .map(
+                (m) =>
+                  `${m.appId}  ${m.status.padEnd(8)} ${m.signType.padEnd(11)} login-free:${m.loginFree ? 'on ' : 'off'}  rate:${m.rateLimit === null ? 'default' : `${m.rateLimit}/s`}  ${m.name}`,
+              )
               .join('\n')
           : 'no merchants',
       );

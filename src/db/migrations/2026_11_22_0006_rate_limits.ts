@@ -8,8 +8,6 @@ export async function up(db: Kysely<any>): Promise<void> {
     .createTable('rate_buckets')
     .addColumn('merchant_id', 'varchar(32)', (c) => c.primaryKey())
     .addColumn('tokens', 'double precision', (c) => c.notNull())
-    // The burst the tokens were counted against: a changed limit starts from a full bucket.
-    .addColumn('capacity', 'double precision', (c) => c.notNull())
     .addColumn('refilled_at', 'bigint', (c) => c.notNull())
     .execute();
   // A merchant's own limit in requests per second (null: the service's default).
