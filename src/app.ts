@@ -154,7 +154,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
         title: 'cardprogram',
         version: SERVICE_VERSION,
         description:
-          'Card-program service for merchants. Every operation is POST with a JSON body signed as described in docs/signing.md; failures return the error envelope of docs/errors.md.',
+          'Card-program service for merchants. Every operation is POST with a JSON body signed as described in docs/signing.md; failures return the error envelope of docs/errors.md. Each merchant may send a limited number of signed requests a second (100 by default); past it the answer is 1009 (HTTP 429) with a Retry-After header in seconds. A 503 (database unavailable) also carries Retry-After and is safe to retry: a write with the same randomStr, a read with a new one.',
         license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
       },
       servers: [{ url: config.publicUrl }],
