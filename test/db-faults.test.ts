@@ -101,6 +101,7 @@ describe('faults around the database', () => {
       [e('40P01'), 1],
       [new Error('timeout exceeded when trying to connect'), 1],
       [new Error('Connection terminated unexpectedly'), 1],
+      [new Error('Client has encountered a connection error and is not queryable'), 1],
       [e('SQLITE_FULL'), 30],
       [e('SQLITE_READONLY_DBMOVED'), 30],
       [e('SQLITE_IOERR_FSYNC'), 5],

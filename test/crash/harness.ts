@@ -110,6 +110,7 @@ export async function runCrashTest(opts: CrashOptions): Promise<CrashReport> {
     // ---- The service, killed and started again ----
     let child: ChildProcess | null = null;
     const selfExits: string[] = [];
+    const errorLog: string[] = [];
     const start = () =>
       new Promise<void>((resolve, reject) => {
         const c = spawn(process.execPath, ['bin/cardprogram.js', 'serve'], {
@@ -122,6 +123,8 @@ export async function runCrashTest(opts: CrashOptions): Promise<CrashReport> {
         const timer = setTimeout(() => reject(new Error(`the service did not start:\n${out}`)), 30_000);
         c.stdout?.on('data', (d: Buffer) => {
           keepOutput('crash', d.toString());
+          // The service's own account of a 500, for the report.
+          for (const line of d.toString().split('\n')) if (line.includes('"level":50') && errorLog.length < 20) errorLog.push(line.slice(0, 2000));
           if (out.length < 100_000) out += d;
           if (out.includes('"msg":"cardprogram ready"')) {
             clearTimeout(timer);
@@ -189,14 +192,18 @@ export async function runCrashTest(opts: CrashOptions): Promise<CrashReport> {
         }
         // 503 is the documented "database unavailable, retry"; any other 5xx is a defect to report.
         if (res.status === 503) continue;
-        if (res.status >= 500) serverErrors.push(`${path}: ${res.status} ${JSON.stringify(parsed)}`);
+        if (res.status >= 500) {
+          serverErrors.push(`${path}: ${res.status} ${JSON.stringify(parsed)}`);
+          await new Promise((r) => setTimeout(r, 300)); // let the service's log line of it arrive
+        }
         const replayed = res.headers.get('x-idempotent-replay') === 'true';
         if (replayed) replays++;
         return { status: res.status, body: parsed, replayed };
       }
     };
     const ok = (what: string, r: Reply) => {
-      if (r.status !== 200) throw new Error(`${what}: ${r.status} ${JSON.stringify(r.body)}`);
+      if (r.status !== 200)
+        throw new Error(`${what}: ${r.status} ${JSON.stringify(r.body)}${errorLog.length ? `\nthe service logged:\n${errorLog.join('\n')}` : ''}`);
       return r.body;
     };
 
