@@ -91,7 +91,7 @@ eachDialect('ledger check: each invariant', (dialect) => {
       await breakIt(db);
       const { problems } = await checkLedger(h.db.database);
       assert.equal(problems.length, expected.length, `${what}: ${problems.join(' | ')}`);
-      expected.forEach((re, i) => assert.match(problems[i] ?? '', re, what));
+      for (const [i, re] of expected.entries()) assert.match(problems[i] ?? '', re, what);
       await mendIt(db);
       assert.deepEqual((await checkLedger(h.db.database)).problems, [], `${what}: mended`);
     }

@@ -124,7 +124,8 @@ export async function runCrashTest(opts: CrashOptions): Promise<CrashReport> {
         c.stdout?.on('data', (d: Buffer) => {
           keepOutput('crash', d.toString());
           // The service's own account of a 500, for the report.
-          for (const line of d.toString().split('\n')) if (line.includes('"level":50') && errorLog.length < 20) errorLog.push(line.slice(0, 2000));
+          for (const line of d.toString().split('\n'))
+            if (line.includes('"level":50') && errorLog.length < 20) errorLog.push(line.slice(0, 2000));
           if (out.length < 100_000) out += d;
           if (out.includes('"msg":"cardprogram ready"')) {
             clearTimeout(timer);
@@ -203,7 +204,9 @@ export async function runCrashTest(opts: CrashOptions): Promise<CrashReport> {
     };
     const ok = (what: string, r: Reply) => {
       if (r.status !== 200)
-        throw new Error(`${what}: ${r.status} ${JSON.stringify(r.body)}${errorLog.length ? `\nthe service logged:\n${errorLog.join('\n')}` : ''}`);
+        throw new Error(
+          `${what}: ${r.status} ${JSON.stringify(r.body)}${errorLog.length ? `\nthe service logged:\n${errorLog.join('\n')}` : ''}`,
+        );
       return r.body;
     };
 
