@@ -88,7 +88,7 @@ export function registerErrorHandling(app: FastifyInstance): void {
     }
     const fault = databaseFault(err);
     if (fault) {
-      // The database, not the request: the client may retry the same request (same randomStr) later.
+      // The database, not the request: safe to retry (a write with the same randomStr, a read with a new one).
       req.log.error({ err, reason: fault.reason }, `database unavailable: ${fault.reason}`);
       reply.header('retry-after', String(fault.retryAfterSeconds));
       return send(req, reply, 503, ErrorCodes.unavailable.code, `${ErrorCodes.unavailable.msg}; retry in ${fault.retryAfterSeconds} s`);
