@@ -39,7 +39,8 @@ async function counts(h: Harness): Promise<Record<string, number>> {
 }
 
 // Values of every awkward kind: wrong types, huge and odd strings, invalid Base64 and UTF-8 look-alikes,
-// impossible dates, numbers as strings, deep nesting, unicode edge cases.
+// impossible dates, numbers as strings, deep nesting, unicode edge cases. Bytes that are not UTF-8 at
+// all are a body shape below ('badUtf8').
 const nasty = fc.oneof(
   fc.string(),
   fc.string({ unit: 'grapheme', maxLength: 40 }),
@@ -90,7 +91,7 @@ eachDialect('fuzz: every operation, bad input at scale', (dialect) => {
       keep: fc.array(fc.boolean(), { minLength: 30, maxLength: 30 }),
       extra: fc.option(fc.dictionary(fc.string({ minLength: 1, maxLength: 8 }), nasty, { maxKeys: 2 }), { nil: undefined }),
       signing: fc.constantFrom('right', 'right', 'right', 'wrong', 'none', 'otherMerchant'),
-      shape: fc.constantFrom('json', 'json', 'json', 'json', 'truncated', 'duplicateKey', 'array', 'notJson'),
+      shape: fc.constantFrom('json', 'json', 'json', 'json', 'truncated', 'duplicateKey', 'array', 'notJson', 'badUtf8'),
     });
     const other = await h.newMerchant();
     let requests = 0;
@@ -118,12 +119,29 @@ eachDialect('fuzz: every operation, bad input at scale', (dialect) => {
         if (shape === 'duplicateKey') payload = payload.replace(/^\{/, '{"appId":"mch_dup",');
         if (shape === 'array') payload = `[${payload}]`;
         if (shape === 'notJson') payload = `appId=${m.appId}&sign=x`;
+        // Invalid UTF-8 inside the first string value: a lone continuation byte, a truncated
+        // two-byte sequence, an overlong '/' and a byte that never occurs in UTF-8.
+        let raw: string | Buffer = payload;
+        if (shape === 'badUtf8') {
+          const bytes = Buffer.from(payload);
+          const at = bytes.indexOf('":"') + 3;
+          raw = Buffer.concat([bytes.subarray(0, at), Buffer.from([0x80, 0xc3, 0x28, 0xc0, 0xaf, 0xff]), bytes.subarray(at)]);
+        }
         const before = await counts(h);
-        const res = await h.app.inject({ method: 'POST', url: op.url, payload, headers: { 'content-type': 'application/json' } });
+        const res = await h.app.inject({ method: 'POST', url: op.url, payload: raw, headers: { 'content-type': 'application/json' } });
         requests++;
         assert.ok(res.statusCode < 500, `${op.url} answered ${res.statusCode}: ${res.body.slice(0, 300)}`);
         const reply = res.json() as Record<string, unknown>;
-        if (res.statusCode >= 400) {
+        // A body that is not one JSON object of UTF-8 text is refused as such, before its signature.
+        if (shape !== 'json') assert.deepEqual([res.statusCode, reply.code], [400, '1002'], `${shape} body: ${res.body.slice(0, 300)}`);
+        if (res.statusCode < 400) {
+          assert.equal(res.statusCode, 200, `${op.url}: ${res.body.slice(0, 300)}`);
+          assert.equal(reply.success, true);
+          assert.equal(reply.error, false);
+          assert.equal(reply.code, '0');
+          assert.match(String(reply.traceId), /^[0-9a-f]{32}$/);
+          codes.set('0', (codes.get('0') ?? 0) + 1);
+        } else {
           assert.equal(reply.success, false);
           assert.equal(reply.error, true);
           assert.equal(reply.model, null);

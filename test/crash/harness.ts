@@ -121,12 +121,18 @@ export async function runCrashTest(opts: CrashOptions): Promise<CrashReport> {
         child = c;
         let out = '';
         const timer = setTimeout(() => reject(new Error(`the service did not start:\n${out}`)), 30_000);
+        let partial = '';
         c.stdout?.on('data', (d: Buffer) => {
-          keepOutput('crash', d.toString());
-          // The service's own account of a 500, for the report.
-          for (const line of d.toString().split('\n'))
-            if (line.includes('"level":50') && errorLog.length < 20) errorLog.push(line.slice(0, 2000));
-          if (out.length < 100_000) out += d;
+          const text = d.toString();
+          keepOutput('crash', text);
+          // The service's own account of a 500 (src/http/errors.ts logs it as "unhandled error"; the
+          // 503s of a restarting database are logged at the same level and are not kept), the
+          // latest 20, whole lines even when a chunk ends mid-line.
+          const lines = (partial + text).split('\n');
+          partial = lines.pop() ?? '';
+          for (const line of lines) if (line.includes('"msg":"unhandled error"')) errorLog.push(line.slice(0, 2000));
+          errorLog.splice(0, errorLog.length - 20);
+          if (out.length < 100_000) out += text;
           if (out.includes('"msg":"cardprogram ready"')) {
             clearTimeout(timer);
             resolve();
@@ -325,7 +331,11 @@ export async function runCrashTest(opts: CrashOptions): Promise<CrashReport> {
     await kill();
 
     // ---- The database against what the clients were told ----
-    const problems: string[] = [...selfExits, ...serverErrors.slice(0, 20).map((e) => `answered with a server error: ${e}`)];
+    const problems: string[] = [
+      ...selfExits,
+      ...serverErrors.slice(0, 20).map((e) => `answered with a server error: ${e}`),
+      ...(serverErrors.length ? errorLog.map((line) => `the service logged: ${line}`) : []),
+    ];
     let lost = 0;
     let extra = 0;
     // An approved KYC request makes a cardholder too: those are checked with the KYC requests below.
