@@ -5,6 +5,7 @@ import { connect, createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
+import { sql } from 'kysely';
 import pg from 'pg';
 import { databaseFault } from '../src/db/faults.js';
 import { openDatabase } from '../src/db/index.js';
@@ -58,18 +59,37 @@ function assertUnavailable(reply: Awaited<ReturnType<typeof post>>, retryAfter: 
 async function pgProxy(t: TestContext, target: { host: string; port: number }) {
   const sockets = new Set<Socket>();
   const upstreamPorts = new Set<number>();
+  // Connections that look alive to the client but are reset by the first bytes it sends.
+  const clients = new Set<Socket>();
+  const stale = new Set<Socket>();
+  let resets = 0;
   let server: Server | null = null;
   let port = 0;
   const up = async () => {
     const listening = createServer((client) => {
       const upstream = connect(target.port, target.host);
       upstream.on('connect', () => upstream.localPort && upstreamPorts.add(upstream.localPort));
+      clients.add(client);
       for (const s of [client, upstream]) {
         sockets.add(s);
-        s.on('close', () => sockets.delete(s));
+        s.on('close', () => {
+          sockets.delete(s);
+          clients.delete(s);
+          stale.delete(s);
+        });
         s.on('error', () => undefined);
       }
-      client.pipe(upstream).pipe(client);
+      // One side gone, the other follows, as with a real server: a proxy that kept the client's side
+      // open would be a network black hole, where queries wait for TCP keepalive.
+      upstream.on('close', () => client.end());
+      client.on('close', () => upstream.destroy());
+      client.on('data', (chunk: Buffer) => {
+        if (!stale.has(client)) return void upstream.write(chunk);
+        resets++;
+        upstream.destroy();
+        client.resetAndDestroy();
+      });
+      upstream.pipe(client);
     });
     await new Promise<void>((resolve) => listening.listen(port, '127.0.0.1', resolve));
     port = (listening.address() as { port: number }).port;
@@ -81,9 +101,13 @@ async function pgProxy(t: TestContext, target: { host: string; port: number }) {
     for (const socket of sockets) socket.destroy();
     await new Promise((resolve) => s?.close(resolve));
   };
+  /** Every open connection goes dead silently, as a server session ended while the client sat idle. */
+  const staleAll = () => {
+    for (const client of clients) stale.add(client);
+  };
   await up();
   t.after(down);
-  return { port: () => port, up, down, upstreamPorts };
+  return { port: () => port, up, down, upstreamPorts, staleAll, resets: () => resets };
 }
 
 const PG = testDialects().find((d) => d.name === 'postgres');
@@ -185,6 +209,89 @@ describe('faults around the database', () => {
       .select((eb) => eb.fn.countAll<number>().as('n'))
       .executeTakeFirstOrThrow();
     assert.equal(Number(rows.n), 2 + statuses.filter((s) => s === 200).length, 'exactly the acknowledged cardholders');
+  });
+
+  it('a transaction whose connection dies fails with its cause, not with the ROLLBACK that failed after it', { skip: !PG }, async (t) => {
+    const db = await isolatedDatabase(PG as NonNullable<typeof PG>);
+    t.after(() => db.cleanup());
+    const { withTx } = db.database;
+    // The server ends the session under the transaction, as a restart does; the ROLLBACK that
+    // follows fails too ("Connection terminated unexpectedly").
+    await assert.rejects(
+      withTx(async (tx) => {
+        await sql`select pg_terminate_backend(pg_backend_pid())`.execute(tx);
+      }),
+      (err: Error & { code?: string }) => {
+        assert.equal(err.code, '57P01', err.message);
+        assert.equal(databaseFault(err)?.retryAfterSeconds, 1);
+        return true;
+      },
+    );
+    // An error of the caller's own, thrown once the connection is gone, is the one reported.
+    const admin = new pg.Client({ connectionString: PG?.url });
+    await admin.connect();
+    t.after(() => admin.end());
+    await assert.rejects(
+      withTx(async (tx) => {
+        const { rows } = await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(tx);
+        await admin.query('select pg_terminate_backend($1)', [rows[0]?.pid]);
+        await eventually(
+          async () => (await admin.query('select 1 from pg_stat_activity where pid = $1', [rows[0]?.pid])).rowCount === 0,
+          5000,
+          'the session ended',
+        );
+        throw new RangeError('the caller gave up');
+      }),
+      { name: 'RangeError', message: 'the caller gave up' },
+    );
+    // The pool drops the dead connections and goes on.
+    assert.equal(await withTx(async (tx) => (await sql<{ n: number }>`select 1 as n`.execute(tx)).rows[0]?.n), 1);
+  });
+
+  it('a pooled connection that died while idle is found dead by its BEGIN, and the transaction runs on a fresh one', {
+    skip: !PG,
+  }, async (t) => {
+    const db = await isolatedDatabase(PG as NonNullable<typeof PG>);
+    t.after(() => db.cleanup());
+    const target = new URL(db.url);
+    const proxy = await pgProxy(t, { host: target.hostname, port: Number(target.port || 5432) });
+    const viaProxy = new URL(db.url);
+    viaProxy.host = `127.0.0.1:${proxy.port()}`;
+    const database = openDatabase(viaProxy.toString(), { ...(db.pgSchema ? { pgSchema: db.pgSchema } : {}), pgPoolSize: 2 });
+    t.after(() => database.close());
+    const one = async (tx: Parameters<Parameters<typeof database.withTx>[0]>[0]) =>
+      (await sql<{ n: number }>`select 1 as n`.execute(tx)).rows[0]?.n;
+
+    // Both pooled connections idle, then dead without the client knowing (a session ended while idle).
+    await Promise.all([database.withTx(one), database.withTx(one)]);
+    proxy.staleAll();
+    let runs = 0;
+    const n = await database.withTx(async (tx) => {
+      runs++;
+      return one(tx);
+    });
+    assert.deepEqual(
+      { n, runs, resets: proxy.resets() },
+      { n: 1, runs: 1, resets: 2 },
+      'two dead BEGINs, then fn once on a fresh connection',
+    );
+
+    // Once fn has begun, a connection dying under it is the caller's failure to answer (503), not run again.
+    runs = 0;
+    await assert.rejects(
+      database.withTx(async (tx) => {
+        runs++;
+        await one(tx);
+        proxy.staleAll();
+        return one(tx);
+      }),
+      (err: Error) => {
+        assert.equal(databaseFault(err)?.retryAfterSeconds, 1, err.message);
+        return true;
+      },
+    );
+    assert.equal(runs, 1);
+    assert.equal(await database.withTx(one), 1);
   });
 
   describe('SQLite on a disk of its own (a tmpfs mounted for the test)', { skip: !SQLITE }, () => {

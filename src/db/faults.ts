@@ -47,9 +47,9 @@ export function databaseFault(err: unknown): DatabaseFault | null {
       reason: 'no PostgreSQL connection within 5 s: the server is unreachable, or every pooled connection is busy',
       retryAfterSeconds: 1,
     };
-  // A connection that died under a query, or under the ROLLBACK after it (which then masks the
-  // first error). "Client was closed and is not queryable" is not here: that is a client used after
-  // its release, a defect.
+  // A connection that died under a query ("Connection terminated"), or between two queries of a
+  // transaction (the next one: "Client has encountered a connection error"). "Client was closed and
+  // is not queryable" is not here: that is a client used after its release, a defect.
   if (err.message.includes('Connection terminated') || err.message.includes('Client has encountered a connection error'))
     return { reason: `PostgreSQL is not reachable (${err.message})`, retryAfterSeconds: 1 };
   return null;

@@ -183,6 +183,30 @@ class GroupCommitter {
   }
 }
 
+const NO_ERROR = Symbol('no error');
+
+/** Tries of a transaction whose BEGIN met a dead pooled connection (see withTx). */
+const STALE_CONNECTION_ATTEMPTS = 3;
+
+/**
+ * A pooled connection found dead on use: reset or closed under its first statement, or its session
+ * ended by the server (57P01 administrator command, 57P02 crash shutdown). Not a refused or timed-out
+ * connect, nor 57P03 (starting up): PostgreSQL is down then, and trying again at once only adds to
+ * the wait.
+ */
+function staleConnection(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  const code = String((err as { code?: unknown }).code ?? '');
+  return (
+    code === 'ECONNRESET' ||
+    code === 'EPIPE' ||
+    code === '57P01' ||
+    code === '57P02' ||
+    err.message.includes('Connection terminated') ||
+    err.message.includes('Client has encountered a connection error')
+  );
+}
+
 function openPostgres(url: string, opts: OpenOptions): Database {
   const pool = new pg.Pool({
     connectionString: url,
@@ -204,11 +228,35 @@ function openPostgres(url: string, opts: OpenOptions): Database {
   return {
     db,
     dialect: 'postgres',
-    withTx: (fn, opts) =>
-      db.transaction().execute(async (tx) => {
-        if (opts?.durable === false) await sql`set local synchronous_commit = off`.execute(tx);
-        return fn(tx);
-      }),
+    withTx: async (fn, opts) => {
+      for (let attempt = 1; ; attempt++) {
+        // Kysely rolls back after fn fails and lets a failed ROLLBACK's error replace fn's. On a
+        // connection that died under fn (PostgreSQL restarting), the ROLLBACK fails too, and its
+        // "Connection terminated" would hide the cause (57P01, a constraint, a domain error). fn's
+        // own error is what happened: nothing was committed either way.
+        let cause: unknown = NO_ERROR;
+        let started = false;
+        try {
+          return await db.transaction().execute(async (tx) => {
+            started = true;
+            if (opts?.durable === false) await sql`set local synchronous_commit = off`.execute(tx);
+            try {
+              return await fn(tx);
+            } catch (err) {
+              cause = err;
+              throw err;
+            }
+          });
+        } catch (err) {
+          // A pooled connection whose server session ended while it sat idle (a restart, an
+          // administrator's pg_terminate_backend) is known as dead only when it is next used: its
+          // BEGIN fails. Nothing of fn has run, so it is run again on another connection, which the
+          // pool opens afresh; the dead one was dropped on release.
+          if (!started && attempt < STALE_CONNECTION_ATTEMPTS && staleConnection(err)) continue;
+          throw cause === NO_ERROR ? err : cause;
+        }
+      }
+    },
     write: (fn) => fn(db),
     close: () => db.destroy(),
   };
