@@ -171,7 +171,7 @@ async function timeNaive(svc: Services, cardId: string, total: number) {
 async function timeAuthorizations(svc: Services, merchantId: string, cardId: string, concurrency: number) {
   const now = () => svc.clock();
   await svc.database.withTx((tx) =>
-    topUp({ ctx: { tx, now: now(), merchantId, program: svc.config.program, notifyUrl: null }, input: { cardId, amount: 1_000_000 } }),
+    topUp({ ctx: { tx, now: now(), merchantId, program: svc.config.program }, input: { cardId, amount: 1_000_000 } }),
   );
   let next = 0;
   const t0 = performance.now();
@@ -184,7 +184,7 @@ async function timeAuthorizations(svc: Services, merchantId: string, cardId: str
         svc.database,
         { merchantId, randomStr, operation: 'sandboxAuthorize', canonical: JSON.stringify(input) },
         now(),
-        (tx) => authorize({ ctx: { tx, now: now(), merchantId, program: svc.config.program, notifyUrl: null }, input }),
+        (tx) => authorize({ ctx: { tx, now: now(), merchantId, program: svc.config.program }, input }),
       );
       if (i % 100 === 0) progress(`  authorizations ×${concurrency}`, Math.min(i + 100, AUTHS), AUTHS);
     }

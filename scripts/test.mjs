@@ -25,9 +25,10 @@ const res = spawnSync(process.execPath, args, { stdio: 'inherit', env });
 let status = res.status ?? 1;
 if (audit) {
   const scan = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/audit-logs.ts', logDir], { stdio: 'inherit' });
-  if (scan.status !== 0) {
+  if (scan.status !== 0) status ||= 1;
+  // A failed run keeps the services' logs for whoever looks into it.
+  if (status !== 0) {
     console.log(`the logs are kept in ${logDir}`);
-    status ||= 1;
   } else {
     rmSync(logDir, { recursive: true, force: true });
   }

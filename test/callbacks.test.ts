@@ -5,6 +5,7 @@ import { it } from 'node:test';
 import { retryCallbacks } from '../src/callbacks/manage.js';
 import { emitEvent } from '../src/callbacks/outbox.js';
 import { CallbackWorker } from '../src/callbacks/worker.js';
+import { setCardFrozen } from '../src/cards/status.js';
 import { updateMerchant } from '../src/merchants/manage.js';
 import { build, type Harness, holderBody, kycBody, randomStr } from './helpers/app.js';
 import { fundedCard, ok } from './helpers/cards.js';
@@ -292,19 +293,44 @@ eachDialect('signed callbacks, delivered at least once', (dialect) => {
     const body = kyc('http://127.0.0.1:9/kyc-dead');
     await h.call('/open/api/kyc/share/information', body);
     await h.call('/sandbox/kyc/review', { requestNo: body.requestNo, kycStatus: 'rejected', randomStr: randomStr() });
+    const { cardId } = await fundedCard(h, { topUp: 10 });
+    await h.db.database.withTx((tx) =>
+      setCardFrozen({ ctx: { tx, now: Date.now() }, merchantId: null, input: { cardId, frozen: true, actor: 'operator' } }),
+    );
     await new CallbackWorker(h.app.svc).pass();
     await updateMerchant({ ctx: h.app.svc, input: { appId: h.merchant.appId, notifyUrl: rx.url } });
     const all = await events(h);
     assert.deepEqual(all.map((e) => [e.type, e.url]).sort(), [
+      ['card.status', rx.url],
+      ['holder.audit', rx.url],
       ['holder.audit', rx.url],
       ['kyc.result', 'http://127.0.0.1:9/kyc-dead'],
+      ['trade', rx.url],
     ]);
     await retryCallbacks({ svc: h.app.svc, input: { eventIds: all.map((e) => e.id) } });
     await new CallbackWorker(h.app.svc).pass();
+    assert.deepEqual(rx.received.map((r) => r.body.type).sort(), ['card.status', 'holder.audit', 'holder.audit', 'trade']);
+  });
+
+  it('a notify URL set or removed by another process (the CLI) applies to the next event, whatever the merchant cache holds', async (t) => {
+    // A long cache, as in production (5 s by default); the tests' own config has none.
+    const h = await build(t, dialect, { merchantCacheMs: 600_000 });
+    const rx = await receiver(t, h.merchant.webhookSecret);
+    const { cardId } = await fundedCard(h, { topUp: 50 });
+    assert.deepEqual(await events(h), [], 'no notify URL yet');
+    // The CLI's update, in another process: this one's cache still says there is no URL.
+    const setUrl = (url: string | null) =>
+      h.db.database.db.updateTable('merchants').set({ notify_url: url }).where('id', '=', h.merchant.appId).execute();
+    await setUrl(rx.url);
+    await ok(h, '/api/network/cardTopUp.html', { cardId, amount: 25 });
+    const after = await events(h);
     assert.deepEqual(
-      rx.received.map((r) => r.body.type),
-      ['holder.audit'],
+      after.map((e) => [e.type, e.url, JSON.parse(e.payload).amount]),
+      [['trade', rx.url, 25]],
     );
+    await setUrl(null);
+    await ok(h, '/sandbox/network/authorize', { cardId, amount: 5 });
+    assert.equal((await events(h)).length, 1, 'no event once the URL is removed');
   });
 
   it('no notify URL, no holder.audit or trade events', async (t) => {

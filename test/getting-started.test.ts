@@ -87,7 +87,11 @@ eachDialect('getting started (docs/getting-started.md), as a new user runs it', 
     await eventually(() => hooksOut.includes('listening'), 10_000, 'the receiver listening');
     const notify = await sh(snippet('notify-and-top-up'), { CARD_ID: cardId, HOOKS_PORT: hooksPort });
     assert.equal(notify.code, 0, notify.stderr);
-    await eventually(() => /verified trade evt_\w+ 25 EUR/.test(hooksOut), 15_000, 'a verified trade callback');
+    await eventually(() => /verified trade evt_\w+ 25 EUR/.test(hooksOut), 15_000, 'a verified trade callback').catch((err: Error) => {
+      throw new Error(
+        `${err.message}\nthe receiver printed:\n${hooksOut}\nthe service printed (last lines):\n${service.output().slice(-4000)}`,
+      );
+    });
     assert.doesNotMatch(hooksOut, /rejected/);
     // A forged one is refused by the same receiver.
     const forged = await fetch(`http://127.0.0.1:${hooksPort}/hooks`, {

@@ -53,7 +53,7 @@ export function decodeBase64Field(field: string, value: string): string {
   return text;
 }
 
-/** The context of a ledger verb called for a signed request: its merchant, the program, the notify URL. */
+/** The context of a ledger verb called for a signed request: its merchant and the program. */
 export function ledgerCtx(svc: Services, req: FastifyRequest, ctx: TxCtx): LedgerCtx {
-  return { ...ctx, merchantId: req.merchant.appId, program: svc.config.program, notifyUrl: req.merchant.notifyUrl };
+  return { ...ctx, merchantId: req.merchant.appId, program: svc.config.program };
 }

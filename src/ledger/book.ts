@@ -79,20 +79,25 @@ export async function book(ctx: LedgerCtx, currency: string, legs: Leg[], trades
   }
 }
 
-/** A `trade` callback for a record that was written or changed, when the merchant has a notify URL. */
+/**
+ * A `trade` callback for a record that was written or changed, when the merchant has a notify URL.
+ * The URL is read in the transaction, not from the merchant cache: a URL set a moment ago by the
+ * CLI (another process) gets this event, as `holder.audit` and `card.status` events do.
+ */
 export async function tradeEvent(ctx: LedgerCtx, trade: NewTrade): Promise<void> {
-  if (!ctx.notifyUrl) return;
-  const card = await ctx.tx
+  const row = await ctx.tx
     .selectFrom('cards')
-    .select(['pan_first6', 'pan_last4', 'pan_length'])
-    .where('id', '=', trade.card_id)
+    .innerJoin('merchants', 'merchants.id', 'cards.merchant_id')
+    .select(['cards.pan_first6', 'cards.pan_last4', 'cards.pan_length', 'merchants.notify_url'])
+    .where('cards.id', '=', trade.card_id)
     .executeTakeFirstOrThrow();
+  if (!row.notify_url) return;
   await emitEvent(ctx.tx, {
     merchantId: trade.merchant_id,
     type: 'trade',
     subject: `card:${trade.card_id}`,
-    url: ctx.notifyUrl,
-    body: { cardId: trade.card_id, ...toTradeRecord(trade, maskedCardNo(card)) },
+    url: row.notify_url,
+    body: { cardId: trade.card_id, ...toTradeRecord(trade, maskedCardNo(row)) },
     now: ctx.now,
   });
 }

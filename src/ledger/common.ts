@@ -11,8 +11,6 @@ import { TradeStatus, TradeType } from '../trades/types.js';
 export interface LedgerCtx extends TxCtx {
   merchantId: string;
   program: ProgramConfig;
-  /** Where `trade` callbacks go; null: the merchant has none, no event is written. */
-  notifyUrl: string | null;
 }
 
 /**

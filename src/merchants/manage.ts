@@ -68,7 +68,7 @@ export async function updateMerchant({ ctx, input }: { ctx: Services; input: Upd
         .updateTable('callback_events')
         .set({ url: changes.notify_url })
         .where('merchant_id', '=', input.appId)
-        .where('type', 'in', ['holder.audit', 'trade'])
+        .where('type', 'in', ['holder.audit', 'trade', 'card.status'])
         .where('status', 'in', ['pending', 'failed'])
         .execute();
     }
