@@ -333,6 +333,31 @@ eachDialect('signed callbacks, delivered at least once', (dialect) => {
     assert.equal((await events(h)).length, 1, 'no event once the URL is removed');
   });
 
+  it('a notify event written with the URL of a moment before a change goes to the URL as it is now', async (t) => {
+    const h = await build(t, dialect);
+    const rx = await receiver(t, h.merchant.webhookSecret);
+    await updateMerchant({ ctx: h.app.svc, input: { appId: h.merchant.appId, notifyUrl: rx.url } });
+    // A transaction that read the old URL just before the change committed, and committed after it
+    // (PostgreSQL read committed): the change's re-targeting could not see its event.
+    const id = await h.db.database.withTx((tx) =>
+      emitEvent(tx, {
+        merchantId: h.merchant.appId,
+        type: 'trade',
+        subject: 'card:x',
+        url: 'http://127.0.0.1:9/old',
+        body: { cardId: 'x' },
+        now: Date.now(),
+      }),
+    );
+    await new CallbackWorker(h.app.svc).pass();
+    assert.deepEqual(
+      rx.received.map((r) => r.body.eventId),
+      [id],
+    );
+    const [row] = await events(h);
+    assert.deepEqual([row?.status, row?.url], ['delivered', rx.url], 'the event records where it went');
+  });
+
   it('no notify URL, no holder.audit or trade events', async (t) => {
     const h = await build(t, dialect);
     const { holderId } = (await h.call('/api/network/holderCreate.html', holderBody())).body;

@@ -51,6 +51,15 @@ function assertUnavailable(reply: Awaited<ReturnType<typeof post>>, retryAfter: 
   assert.ok(!/at |\.ts|\.js|SQLITE|ECONN|postgres/i.test(JSON.stringify(reply.body)), 'no internal detail in the reply');
 }
 
+/** PostgreSQL's ErrorResponse for a session ended by an administrator (pg_terminate_backend). */
+const fatal57P01 = (() => {
+  const fields = Buffer.from('SFATAL\0VFATAL\0C57P01\0Mterminating connection due to administrator command\0\0');
+  const head = Buffer.alloc(5);
+  head.write('E');
+  head.writeInt32BE(fields.length + 4, 1);
+  return Buffer.concat([head, fields]);
+})();
+
 /**
  * A TCP proxy in front of PostgreSQL that can go down like a restarting server: every open
  * connection is cut and new ones are refused, until it comes back on the same port. The real
@@ -61,7 +70,9 @@ async function pgProxy(t: TestContext, target: { host: string; port: number }) {
   const upstreamPorts = new Set<number>();
   // Connections that look alive to the client but are reset by the first bytes it sends.
   const clients = new Set<Socket>();
-  const stale = new Set<Socket>();
+  // Connections that look alive to the client but answer its next bytes with a reset, or with the
+  // error reply a server sends when it ends a session (FATAL 57P01) and a close.
+  const stale = new Map<Socket, 'reset' | 'fatal'>();
   let resets = 0;
   let server: Server | null = null;
   let port = 0;
@@ -84,10 +95,14 @@ async function pgProxy(t: TestContext, target: { host: string; port: number }) {
       upstream.on('close', () => client.end());
       client.on('close', () => upstream.destroy());
       client.on('data', (chunk: Buffer) => {
-        if (!stale.has(client)) return void upstream.write(chunk);
+        const mode = stale.get(client);
+        if (!mode) return void upstream.write(chunk);
+        // Counted once: what the client sends after (its goodbye) goes nowhere.
+        stale.delete(client);
         resets++;
         upstream.destroy();
-        client.resetAndDestroy();
+        if (mode === 'reset') client.resetAndDestroy();
+        else client.end(fatal57P01);
       });
       upstream.pipe(client);
     });
@@ -102,8 +117,8 @@ async function pgProxy(t: TestContext, target: { host: string; port: number }) {
     await new Promise((resolve) => s?.close(resolve));
   };
   /** Every open connection goes dead silently, as a server session ended while the client sat idle. */
-  const staleAll = () => {
-    for (const client of clients) stale.add(client);
+  const staleAll = (mode: 'reset' | 'fatal' = 'reset') => {
+    for (const client of clients) stale.set(client, mode);
   };
   await up();
   t.after(down);
@@ -262,19 +277,24 @@ describe('faults around the database', () => {
     const one = async (tx: Parameters<Parameters<typeof database.withTx>[0]>[0]) =>
       (await sql<{ n: number }>`select 1 as n`.execute(tx)).rows[0]?.n;
 
-    // Both pooled connections idle, then dead without the client knowing (a session ended while idle).
-    await Promise.all([database.withTx(one), database.withTx(one)]);
-    proxy.staleAll();
+    // Both pooled connections idle, then dead without the client knowing: reset by the network, or
+    // ended by the server with an error reply that the client reads only with its BEGIN's answer.
     let runs = 0;
-    const n = await database.withTx(async (tx) => {
-      runs++;
-      return one(tx);
-    });
-    assert.deepEqual(
-      { n, runs, resets: proxy.resets() },
-      { n: 1, runs: 1, resets: 2 },
-      'two dead BEGINs, then fn once on a fresh connection',
-    );
+    for (const mode of ['reset', 'fatal'] as const) {
+      await Promise.all([database.withTx(one), database.withTx(one)]);
+      const before = proxy.resets();
+      proxy.staleAll(mode);
+      runs = 0;
+      const n = await database.withTx(async (tx) => {
+        runs++;
+        return one(tx);
+      });
+      assert.deepEqual(
+        { n, runs, deadBegins: proxy.resets() - before },
+        { n: 1, runs: 1, deadBegins: 2 },
+        `${mode}: two dead BEGINs (each dead connection dropped, none handed out twice), then fn once on a fresh one`,
+      );
+    }
 
     // Once fn has begun, a connection dying under it is the caller's failure to answer (503), not run again.
     runs = 0;
@@ -292,6 +312,28 @@ describe('faults around the database', () => {
     );
     assert.equal(runs, 1);
     assert.equal(await database.withTx(one), 1);
+  });
+
+  it('a connect that fails is not tried again at once: PostgreSQL is down, and a retry would only add to the wait', {
+    skip: !PG,
+  }, async (t) => {
+    let accepted = 0;
+    const server = createServer((socket) => {
+      accepted++;
+      socket.resetAndDestroy();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    t.after(() => new Promise((resolve) => server.close(resolve)));
+    const database = openDatabase(`postgres://postgres@127.0.0.1:${(server.address() as { port: number }).port}/test`, { pgPoolSize: 2 });
+    t.after(() => database.close());
+    await assert.rejects(
+      database.withTx(async () => assert.fail('fn runs only on a connection')),
+      (err: Error) => {
+        assert.equal(databaseFault(err)?.retryAfterSeconds, 1, err.message);
+        return true;
+      },
+    );
+    assert.equal(accepted, 1);
   });
 
   describe('SQLite on a disk of its own (a tmpfs mounted for the test)', { skip: !SQLITE }, () => {

@@ -4,6 +4,9 @@ import type { DB } from '../db/schema.js';
 
 export type EventType = 'kyc.result' | 'holder.audit' | 'trade' | 'card.status';
 
+/** The events sent to the merchant's notify URL (a `kyc.result` goes to its request's own `callbackUrl`). */
+export const NOTIFY_EVENTS: readonly EventType[] = ['holder.audit', 'trade', 'card.status'];
+
 /**
  * Writes a callback event into the outbox, in the caller's transaction: the event exists if and only
  * if the state change it reports was committed. It gets an id (`eventId`, stable across every

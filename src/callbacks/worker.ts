@@ -4,6 +4,7 @@ import type { Services } from '../context.js';
 import { newId } from '../db/ids.js';
 import type { CallbackEventsTable } from '../db/schema.js';
 import { type DeliveryResult, deliver, type Resolver } from './deliver.js';
+import { NOTIFY_EVENTS } from './outbox.js';
 import { webhookHeaders } from './webhook-signature.js';
 
 type EventRow = CallbackEventsTable;
@@ -123,7 +124,22 @@ export class CallbackWorker {
       returning *`.execute(tx),
       { durable: false },
     );
-    return rows.map((r) => ({ ...r, attempts: Number(r.attempts), created_at: Number(r.created_at) }));
+    const claimed = rows.map((r) => ({ ...r, attempts: Number(r.attempts), created_at: Number(r.created_at) }));
+    // A notify event goes to the merchant's notify URL as it is now. An event committed with the URL
+    // of a moment before (its transaction read it just before the operator's change committed, so
+    // the change's re-targeting missed it) still goes where the operator points. A removed URL leaves
+    // the events where they were written for.
+    const notify = claimed.filter((e) => (NOTIFY_EVENTS as readonly string[]).includes(e.type));
+    if (notify.length > 0) {
+      const merchants = await database.db
+        .selectFrom('merchants')
+        .select(['id', 'notify_url'])
+        .where('id', 'in', [...new Set(notify.map((e) => e.merchant_id))])
+        .execute();
+      const urls = new Map(merchants.map((m) => [m.id, m.notify_url]));
+      for (const e of notify) e.url = urls.get(e.merchant_id) ?? e.url;
+    }
+    return claimed;
   }
 
   private readonly secrets = new Map<string, string>();
@@ -194,6 +210,8 @@ export class CallbackWorker {
           await tx
             .updateTable('callback_events')
             .set({
+              // Where it was sent (a notify event follows the merchant's URL, see claim).
+              url: event.url,
               status: ok ? 'delivered' : next === null ? 'failed' : 'pending',
               attempts,
               next_attempt_at: next ?? now,

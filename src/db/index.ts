@@ -1,7 +1,7 @@
 import { accessSync, constants, existsSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import { Kysely, PostgresDialect, type PostgresPool, type PostgresPoolClient, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { DB } from './schema.js';
 
@@ -185,32 +185,53 @@ class GroupCommitter {
 
 const NO_ERROR = Symbol('no error');
 
-/** Tries of a transaction whose BEGIN met a dead pooled connection (see withTx). */
-const STALE_CONNECTION_ATTEMPTS = 3;
-
 /**
- * A pooled connection found dead on use: reset or closed under its first statement, or its session
- * ended by the server (57P01 administrator command, 57P02 crash shutdown). Not a refused or timed-out
- * connect, nor 57P03 (starting up): PostgreSQL is down then, and trying again at once only adds to
- * the wait.
+ * An error that leaves a connection unusable: reset or closed under a statement, or its session
+ * ended by the server (class 08; 57P01 administrator command, 57P02 crash shutdown, 57P03 starting
+ * up).
  */
-function staleConnection(err: unknown): boolean {
+function deadConnection(err: unknown): boolean {
   if (!(err instanceof Error)) return false;
   const code = String((err as { code?: unknown }).code ?? '');
   return (
     code === 'ECONNRESET' ||
     code === 'EPIPE' ||
+    code.startsWith('08') ||
     code === '57P01' ||
     code === '57P02' ||
+    code === '57P03' ||
     err.message.includes('Connection terminated') ||
     err.message.includes('Client has encountered a connection error')
   );
 }
 
+/**
+ * The pool as Kysely sees it. A client whose statement met a dead connection is released with that
+ * error, so that the pool discards it: Kysely releases without one, and node-postgres keeps a client
+ * whose session the server ended with an error reply (57P01) until its socket closes, handing it
+ * out again meanwhile.
+ */
+function discardingDeadClients(pool: pg.Pool): PostgresPool {
+  return {
+    connect: async () => {
+      const client = await pool.connect();
+      let dead: Error | undefined;
+      const query = (text: string, values: unknown[]) =>
+        client.query(text, values).catch((err: unknown) => {
+          if (deadConnection(err)) dead = err as Error;
+          throw err;
+        });
+      return { query, release: () => client.release(dead) } as unknown as PostgresPoolClient;
+    },
+    end: () => pool.end(),
+  };
+}
+
 function openPostgres(url: string, opts: OpenOptions): Database {
+  const poolSize = opts.pgPoolSize ?? 10;
   const pool = new pg.Pool({
     connectionString: url,
-    max: opts.pgPoolSize ?? 10,
+    max: poolSize,
     types: pgTypes,
     connectionTimeoutMillis: 5000,
     // A peer that vanished without a reset (a network black hole) is found by TCP keepalive.
@@ -224,35 +245,41 @@ function openPostgres(url: string, opts: OpenOptions): Database {
   // queries fail (the request is answered 503, src/db/faults.ts) and the pool drops it on release.
   pool.on('error', () => undefined);
   pool.on('connect', (client) => client.on('error', () => undefined));
-  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: discardingDeadClients(pool) }) });
   return {
     db,
     dialect: 'postgres',
-    withTx: async (fn, opts) => {
+    withTx: async (fn, txOpts) => {
+      // One try more than the pool holds connections: each dead idle one costs a try, and is dropped.
       for (let attempt = 1; ; attempt++) {
         // Kysely rolls back after fn fails and lets a failed ROLLBACK's error replace fn's. On a
         // connection that died under fn (PostgreSQL restarting), the ROLLBACK fails too, and its
         // "Connection terminated" would hide the cause (57P01, a constraint, a domain error). fn's
         // own error is what happened: nothing was committed either way.
         let cause: unknown = NO_ERROR;
+        let acquired = false;
         let started = false;
         try {
-          return await db.transaction().execute(async (tx) => {
-            started = true;
-            if (opts?.durable === false) await sql`set local synchronous_commit = off`.execute(tx);
-            try {
-              return await fn(tx);
-            } catch (err) {
-              cause = err;
-              throw err;
-            }
+          return await db.connection().execute(async (conn) => {
+            acquired = true;
+            return conn.transaction().execute(async (tx) => {
+              started = true;
+              try {
+                if (txOpts?.durable === false) await sql`set local synchronous_commit = off`.execute(tx);
+                return await fn(tx);
+              } catch (err) {
+                cause = err;
+                throw err;
+              }
+            });
           });
         } catch (err) {
           // A pooled connection whose server session ended while it sat idle (a restart, an
-          // administrator's pg_terminate_backend) is known as dead only when it is next used: its
-          // BEGIN fails. Nothing of fn has run, so it is run again on another connection, which the
-          // pool opens afresh; the dead one was dropped on release.
-          if (!started && attempt < STALE_CONNECTION_ATTEMPTS && staleConnection(err)) continue;
+          // administrator's pg_terminate_backend, a firewall dropping idle sessions) is known as dead
+          // only when it is next used: its BEGIN fails. Nothing of fn has run, so the transaction is
+          // begun again on another connection. Not when no connection was had at all (refused, timed
+          // out): PostgreSQL is down, and trying again at once would only add to the wait.
+          if (acquired && !started && attempt <= poolSize && deadConnection(err)) continue;
           throw cause === NO_ERROR ? err : cause;
         }
       }

@@ -8,7 +8,6 @@ export interface MerchantCredentials {
   secret: string | null;
   publicKey: string | null;
   loginFree: boolean;
-  notifyUrl: string | null;
   active: boolean;
   /** The merchant's own limit in requests per second; null: the service's default. */
   rateLimit: number | null;
@@ -41,7 +40,6 @@ export class MerchantDirectory {
           secret: row.secret_enc ? this.box.open(row.secret_enc, `merchant-secret:${row.id}`) : null,
           publicKey: row.public_key,
           loginFree: row.login_free === 1,
-          notifyUrl: row.notify_url,
           active: row.status === 'active',
           rateLimit: row.rate_limit,
         }

@@ -1,3 +1,4 @@
+import { NOTIFY_EVENTS } from '../callbacks/outbox.js';
 import { checkCallbackUrl } from '../callbacks/url-guard.js';
 import type { Services } from '../context.js';
 import { DomainError, invalid } from '../errors.js';
@@ -68,7 +69,7 @@ export async function updateMerchant({ ctx, input }: { ctx: Services; input: Upd
         .updateTable('callback_events')
         .set({ url: changes.notify_url })
         .where('merchant_id', '=', input.appId)
-        .where('type', 'in', ['holder.audit', 'trade', 'card.status'])
+        .where('type', 'in', [...NOTIFY_EVENTS])
         .where('status', 'in', ['pending', 'failed'])
         .execute();
     }
