@@ -128,6 +128,20 @@ async function pgProxy(t: TestContext, target: { host: string; port: number }) {
 const PG = testDialects().find((d) => d.name === 'postgres');
 const SQLITE = testDialects().find((d) => d.name === 'sqlite');
 
+/** An isolated PostgreSQL database with a proxy in front of it; via(url) points a URL of it at the proxy. */
+async function behindProxy(t: TestContext) {
+  const db = await isolatedDatabase(PG as NonNullable<typeof PG>);
+  t.after(() => db.cleanup());
+  const target = new URL(db.url);
+  const proxy = await pgProxy(t, { host: target.hostname, port: Number(target.port || 5432) });
+  const via = (url: string) => {
+    const u = new URL(url);
+    u.host = `127.0.0.1:${proxy.port()}`;
+    return u.toString();
+  };
+  return { db, proxy, via };
+}
+
 describe('faults around the database', () => {
   it('which errors are the database failing (503 with a wait) and which are not', () => {
     const e = (code: string, message = 'x') => Object.assign(new Error(message), { code });
@@ -159,13 +173,8 @@ describe('faults around the database', () => {
   it('PostgreSQL goes away and comes back: 503 with Retry-After at once (no hang, no crash), then it recovers by itself', {
     skip: !PG,
   }, async (t) => {
-    const db = await isolatedDatabase(PG as NonNullable<typeof PG>);
-    t.after(() => db.cleanup());
-    const target = new URL(db.url);
-    const proxy = await pgProxy(t, { host: target.hostname, port: Number(target.port || 5432) });
-    const viaProxy = new URL(childDatabaseUrl(db));
-    viaProxy.host = `127.0.0.1:${proxy.port()}`;
-    const service = await startService({ DATABASE_URL: viaProxy.toString(), CARDPROGRAM_DATA_DIR: db.dataDir });
+    const { db, proxy, via } = await behindProxy(t);
+    const service = await startService({ DATABASE_URL: via(childDatabaseUrl(db)), CARDPROGRAM_DATA_DIR: db.dataDir });
     t.after(() => service.child.kill('SIGKILL'));
     const demo = JSON.parse(readFileSync(join(db.dataDir, 'demo-merchant.json'), 'utf8')) as Demo;
 
@@ -266,13 +275,8 @@ describe('faults around the database', () => {
   it('a pooled connection that died while idle is found dead by its BEGIN, and the transaction runs on a fresh one', {
     skip: !PG,
   }, async (t) => {
-    const db = await isolatedDatabase(PG as NonNullable<typeof PG>);
-    t.after(() => db.cleanup());
-    const target = new URL(db.url);
-    const proxy = await pgProxy(t, { host: target.hostname, port: Number(target.port || 5432) });
-    const viaProxy = new URL(db.url);
-    viaProxy.host = `127.0.0.1:${proxy.port()}`;
-    const database = openDatabase(viaProxy.toString(), { ...(db.pgSchema ? { pgSchema: db.pgSchema } : {}), pgPoolSize: 2 });
+    const { db, proxy, via } = await behindProxy(t);
+    const database = openDatabase(via(db.url), { ...(db.pgSchema ? { pgSchema: db.pgSchema } : {}), pgPoolSize: 2 });
     t.after(() => database.close());
     const one = async (tx: Parameters<Parameters<typeof database.withTx>[0]>[0]) =>
       (await sql<{ n: number }>`select 1 as n`.execute(tx)).rows[0]?.n;
