@@ -12,8 +12,8 @@ export interface DatabaseFault {
   retryAfterSeconds: number;
 }
 
-// Connection-level failures of node-postgres, and PostgreSQL's class 08 (connection exception) and
-// 57P (operator intervention: shutdown, restart, crash recovery), 53300 (too many connections).
+// Network errors under node-postgres (see connectionLost), and PostgreSQL's states that are the
+// database failing rather than the request.
 const PG_NETWORK = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
 const PG_STATES: Record<string, DatabaseFault> = {
   '25006': { reason: 'PostgreSQL is read-only (a standby after a failover, or default_transaction_read_only)', retryAfterSeconds: 5 },
@@ -39,18 +39,32 @@ export function databaseFault(err: unknown): DatabaseFault | null {
   }
   const state = PG_STATES[code];
   if (state) return state;
-  if (PG_NETWORK.has(code) || code.startsWith('08') || code.startsWith('57P') || code === '53300') {
-    return { reason: `PostgreSQL is not reachable (${code})`, retryAfterSeconds: 1 };
-  }
   if (err.message.includes('timeout exceeded when trying to connect'))
     return {
       reason: 'no PostgreSQL connection within 5 s: the server is unreachable, or every pooled connection is busy',
       retryAfterSeconds: 1,
     };
-  // A connection that died under a query ("Connection terminated"), or between two queries of a
-  // transaction (the next one: "Client has encountered a connection error"). "Client was closed and
-  // is not queryable" is not here: that is a client used after its release, a defect.
-  if (err.message.includes('Connection terminated') || err.message.includes('Client has encountered a connection error'))
-    return { reason: `PostgreSQL is not reachable (${err.message})`, retryAfterSeconds: 1 };
+  if (code === '53300' || connectionLost(err))
+    return { reason: `PostgreSQL is not reachable (${code || err.message})`, retryAfterSeconds: 1 };
   return null;
+}
+
+/**
+ * A PostgreSQL connection that can no longer be used, or could not be had: the network failed under
+ * it (class 08, a reset, a refused connect), or the server ended its session (57P: an administrator's
+ * command, a shutdown, a crash). node-postgres says so in words when a connection died under a query
+ * ("Connection terminated") or between two queries of a transaction (the next one: "Client has
+ * encountered a connection error"). "Client was closed and is not queryable" is not here: that is a
+ * client used after its release, a defect.
+ */
+export function connectionLost(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  const code = String((err as { code?: unknown }).code ?? '');
+  return (
+    PG_NETWORK.has(code) ||
+    code.startsWith('08') ||
+    code.startsWith('57P') ||
+    err.message.includes('Connection terminated') ||
+    err.message.includes('Client has encountered a connection error')
+  );
 }

@@ -3,6 +3,7 @@ import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, type PostgresPool, type PostgresPoolClient, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
+import { connectionLost } from './faults.js';
 import type { DB } from './schema.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -183,28 +184,6 @@ class GroupCommitter {
   }
 }
 
-const NO_ERROR = Symbol('no error');
-
-/**
- * An error that leaves a connection unusable: reset or closed under a statement, or its session
- * ended by the server (class 08; 57P01 administrator command, 57P02 crash shutdown, 57P03 starting
- * up).
- */
-function deadConnection(err: unknown): boolean {
-  if (!(err instanceof Error)) return false;
-  const code = String((err as { code?: unknown }).code ?? '');
-  return (
-    code === 'ECONNRESET' ||
-    code === 'EPIPE' ||
-    code.startsWith('08') ||
-    code === '57P01' ||
-    code === '57P02' ||
-    code === '57P03' ||
-    err.message.includes('Connection terminated') ||
-    err.message.includes('Client has encountered a connection error')
-  );
-}
-
 /**
  * The pool as Kysely sees it. A client whose statement met a dead connection is released with that
  * error, so that the pool discards it: Kysely releases without one, and node-postgres keeps a client
@@ -218,9 +197,10 @@ function discardingDeadClients(pool: pg.Pool): PostgresPool {
       let dead: Error | undefined;
       const query = (text: string, values: unknown[]) =>
         client.query(text, values).catch((err: unknown) => {
-          if (deadConnection(err)) dead = err as Error;
+          if (connectionLost(err)) dead = err as Error;
           throw err;
         });
+      // Kysely's client type also allows a cursor query, which this project does not use.
       return { query, release: () => client.release(dead) } as unknown as PostgresPoolClient;
     },
     end: () => pool.end(),
@@ -256,19 +236,18 @@ function openPostgres(url: string, opts: OpenOptions): Database {
         // connection that died under fn (PostgreSQL restarting), the ROLLBACK fails too, and its
         // "Connection terminated" would hide the cause (57P01, a constraint, a domain error). fn's
         // own error is what happened: nothing was committed either way.
-        let cause: unknown = NO_ERROR;
-        let acquired = false;
-        let started = false;
+        let stage = 'connecting' as 'connecting' | 'beginning' | 'running';
+        let failed = undefined as { err: unknown } | undefined;
         try {
           return await db.connection().execute(async (conn) => {
-            acquired = true;
+            stage = 'beginning';
             return conn.transaction().execute(async (tx) => {
-              started = true;
+              stage = 'running';
               try {
                 if (txOpts?.durable === false) await sql`set local synchronous_commit = off`.execute(tx);
                 return await fn(tx);
               } catch (err) {
-                cause = err;
+                failed = { err };
                 throw err;
               }
             });
@@ -279,8 +258,8 @@ function openPostgres(url: string, opts: OpenOptions): Database {
           // only when it is next used: its BEGIN fails. Nothing of fn has run, so the transaction is
           // begun again on another connection. Not when no connection was had at all (refused, timed
           // out): PostgreSQL is down, and trying again at once would only add to the wait.
-          if (acquired && !started && attempt <= poolSize && deadConnection(err)) continue;
-          throw cause === NO_ERROR ? err : cause;
+          if (stage === 'beginning' && attempt <= poolSize && connectionLost(err)) continue;
+          throw failed ? failed.err : err;
         }
       }
     },
