@@ -79,6 +79,9 @@ async function run(dialect: TestDialect) {
   const created = await runCli(['merchant', 'create', '--name', 'Bench', '--notify-url', hooks, '--json'], env);
   if (created.code !== 0) throw new Error(created.stderr);
   const m = JSON.parse(created.stdout) as { appId: string; secret: string; webhookSecret: string };
+  // Top-ups draw from the merchant's funding account (docs/funding.md): the operator credits it first.
+  const funded = await runCli(['merchant', 'fund', m.appId, '1000000', '--currency', 'EUR', '--reference', 'bench'], env);
+  if (funded.code !== 0) throw new Error(funded.stderr);
   wh = new Webhook(m.webhookSecret);
   const service = await startService(env);
   try {

@@ -13,83 +13,18 @@
  *   npm run bench:http -- --quick      tiny sizes, a few seconds (CI: checks that it works)
  *   BENCH_DB=sqlite npm run bench:http
  */
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import autocannon from 'autocannon';
-import { sql } from 'kysely';
 import { hmacSign, signingString } from '../src/http/signing.js';
 import { holderBody, kycBody } from '../test/helpers/app.js';
 import { childDatabaseUrl, ROOT } from '../test/helpers/cli.js';
 import { isolatedDatabase, type TestDialect } from '../test/helpers/db.js';
-import { dayBefore, seedTrades } from './seed.js';
-
-const quick = process.argv.includes('--quick');
-const DURATION_S = quick ? 1 : Number(process.env.BENCH_SECONDS ?? 10);
-const CONNECTIONS = 50;
-const FILL_TRADES = quick ? 100 : Number(process.env.BENCH_TRADES ?? 10_000);
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Peak resident memory of a process, from /proc (Linux), in MB. */
-function peakRssMb(pid: number | undefined): number | null {
-  try {
-    const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Math.round(Number(m[1]) / 1024) : null;
-  } catch {
-    return null;
-  }
-}
-
-async function waitReady(base: string, child: ChildProcess, started: number): Promise<number> {
-  for (let i = 0; i < 400; i++) {
-    if (child.exitCode !== null) throw new Error(`service exited with ${child.exitCode}`);
-    try {
-      if ((await fetch(`${base}/healthz`)).ok) return Math.round(performance.now() - started);
-    } catch {}
-    await sleep(5);
-  }
-  throw new Error('service did not become ready');
-}
-
-async function startService(env: Record<string, string>) {
-  const port = 20000 + Math.floor(Math.random() * 10000);
-  const started = performance.now();
-  const child = spawn(process.execPath, [join(ROOT, 'bin', 'cardprogram.js'), 'serve'], {
-    cwd: ROOT,
-    env: { ...process.env, ...env, PORT: String(port), LOG_LEVEL: 'warn' },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  const base = `http://127.0.0.1:${port}`;
-  const readyMs = await waitReady(base, child, started);
-  return { child, base, readyMs };
-}
-
-async function startCeiling(): Promise<{ child: ChildProcess; base: string }> {
-  const child = spawn(process.execPath, [join(ROOT, 'bench', 'ceiling.mjs')], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const port = await new Promise<number>((resolve, reject) => {
-    child.stdout?.once('data', (d) => resolve(JSON.parse(String(d)).port));
-    child.once('exit', () => reject(new Error('ceiling server exited')));
-  });
-  return { child, base: `http://127.0.0.1:${port}` };
-}
-
-const stop = (child: ChildProcess) =>
-  new Promise<void>((resolve) => {
-    if (child.exitCode !== null) return resolve();
-    child.once('exit', () => resolve());
-    child.kill('SIGTERM');
-  });
-
-interface Operation {
-  name: string;
-  path: string;
-  /** Whether the operation takes a randomStr (KYC submission is keyed by its requestNo instead). */
-  randomStr: boolean;
-  body: (n: number) => Record<string, unknown>;
-}
+import { CONNECTIONS, DURATION_S, drive, FILL_TRADES, type Operation, quick, type Signer } from './http-drive.js';
+import { flatCost } from './http-list-growth.js';
+import { peakRssMb, startCeiling, startService, stop } from './http-processes.js';
 
 function operations(cards: string[]): Operation[] {
   const today = new Date().toISOString().slice(0, 10);
@@ -125,116 +60,6 @@ function operations(cards: string[]): Operation[] {
       body: (n) => ({ email: `page.${run}.${n}@example.com` }),
     },
   ];
-}
-
-interface Measured {
-  rps: number;
-  p50: number;
-  p99: number;
-  errors: number;
-  non2xx: number;
-}
-
-type Signer = (body: Record<string, unknown>, withRandomStr: boolean) => string;
-
-async function drive(base: string, op: Operation, sign: Signer, query = '', seconds = DURATION_S): Promise<Measured> {
-  let n = Math.floor(Math.random() * 1e9);
-  const result = await autocannon({
-    url: base,
-    connections: CONNECTIONS,
-    duration: seconds,
-    requests: [
-      {
-        method: 'POST',
-        path: `${op.path}${query}`,
-        headers: { 'content-type': 'application/json' },
-        setupRequest: (req) => ({ ...req, body: sign(op.body(n++), op.randomStr) }),
-      },
-    ],
-  });
-  return {
-    rps: Math.round(result.requests.average),
-    p50: result.latency.p50,
-    p99: result.latency.p99,
-    errors: result.errors + result.timeouts,
-    non2xx: result.non2xx,
-  };
-}
-
-const FLAT_SIZES = quick ? [1_000, 3_000] : [10_000, 100_000, 1_000_000];
-const FLAT_SECONDS = quick ? 1 : 5;
-
-/**
- * The list over HTTP as the table grows: at each size (stored trades in all), a hot card holding
- * 20 % of them in the 30-day window and an ordinary card with its demo history, both listed at
- * random pages. Trades are seeded straight into the tables (the same rows and per-day counts the
- * verbs keep), as the ledger benchmark does.
- */
-async function flatCost(
-  database: Awaited<ReturnType<typeof isolatedDatabase>>['database'],
-  dialectName: string,
-  base: string,
-  sign: Signer,
-  merchantId: string,
-  hotCard: string,
-  ordinaryCard: string,
-  startTotal: number,
-) {
-  const call = async (path: string, body: Record<string, unknown>, withRandomStr = true) => {
-    const res = await fetch(`${base}${path}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: sign(body, withRandomStr),
-    });
-    const json = (await res.json()) as Record<string, any>;
-    if (!res.ok) throw new Error(`${path}: ${json.code} ${json.msg}`);
-    return json.model ?? json;
-  };
-  const holder = await call(
-    '/api/network/holderCreate.html',
-    holderBody({ email: 'filler@example.com', idnoType: 2, idno: `F${randomBytes(4).toString('hex')}`.toUpperCase() }),
-  );
-  await call('/sandbox/holder/review', { holderId: holder.holderId, auditStatus: 2 });
-  const today = new Date(`${new Date().toISOString().slice(0, 10)}T00:00:00Z`);
-  const window = { beginDate: dayBefore(today, 29), endDate: dayBefore(today, 0), tradeStatusList: [1, 2, 3, 6, 7, 10] };
-  const listTotal = async (cardId: string) =>
-    (await call('/api/network/networkAuthTradeList.html', { cardId, ...window, start: 0, maxSize: 1 })).total as number;
-  let stored = startTotal;
-  let hot = 0;
-  let round = 0;
-  const rows = [];
-  for (const size of FLAT_SIZES) {
-    const hotAdd = Math.max(0, Math.round(size * 0.2) - hot);
-    await seedTrades(database, merchantId, hotCard, hotAdd, 30, `hot${round}`, today);
-    hot += hotAdd;
-    stored += hotAdd;
-    for (let c = 0; stored < size; c++) {
-      const n = Math.min(50_000, size - stored);
-      const card = await call('/api/network/cardApply.html', { holderId: holder.holderId, currency: 'EUR' });
-      await seedTrades(database, merchantId, card.cardId, n, 365, `fill${round}_${c}`, today);
-      stored += n;
-    }
-    round++;
-    if (dialectName === 'postgres') await sql`vacuum analyze`.execute(database.db);
-    const measure = async (cardId: string) => {
-      const total = await listTotal(cardId);
-      const op: Operation = {
-        name: 'list',
-        path: '/api/network/networkAuthTradeList.html',
-        randomStr: true,
-        body: () => ({ cardId, ...window, start: Math.floor(Math.random() * total), maxSize: 30 }),
-      };
-      await drive(base, op, sign, '', 1); // warm-up
-      return { total, ...(await drive(base, op, sign, '', FLAT_SECONDS)) };
-    };
-    const hotM = await measure(hotCard);
-    const ordM = await measure(ordinaryCard);
-    rows.push({ storedTrades: stored, hotCard: hotM, ordinaryCard: ordM });
-    process.stderr.write(
-      `[${dialectName}] list at ${stored} stored trades: hot card (${hotM.total} in 30 days) p50 ${hotM.p50} ms p99 ${hotM.p99} ms ${hotM.rps} req/s; ordinary (${ordM.total}) p50 ${ordM.p50} ms p99 ${ordM.p99} ms ${ordM.rps} req/s\n`,
-    );
-  }
-  return rows;
 }
 
 async function run(dialect: TestDialect) {

@@ -25,10 +25,11 @@ import type { Services } from '../src/context.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import { createHolder } from '../src/holders/create.js';
 import { reviewHolder } from '../src/holders/review.js';
-import { runWrite } from '../src/idempotency/keys.js';
 import { authorize } from '../src/ledger/authorize.js';
 import { topUp } from '../src/ledger/fund.js';
+import { fundMerchant } from '../src/ledger/funding.js';
 import { createMerchant } from '../src/merchants/create.js';
+import { runVerb } from '../src/runner.js';
 import { createServices } from '../src/services.js';
 import { listTrades } from '../src/trades/list.js';
 import { testConfig } from '../test/helpers/app.js';
@@ -70,45 +71,34 @@ async function setup(dialect: TestDialect) {
   await migrateToLatest(db.database);
   const svc = createServices(config, db.database, pino({ level: 'silent' }));
   await svc.vault.ensureKeys(db.database.db);
-  const merchant = await createMerchant({ ctx: svc, input: { name: 'Bench', signType: 'HMAC-SHA256' } });
+  const merchant = await runVerb(svc, createMerchant, { input: { name: 'Bench', signType: 'HMAC-SHA256' }, actor: 'test' });
   return { db, svc, merchantId: merchant.appId };
 }
 
 async function newCard(svc: Services, merchantId: string, i: number): Promise<string> {
   const now = Date.now();
-  const holder = await svc.database.withTx((tx) =>
-    createHolder({
-      ctx: { tx, now },
-      merchantId,
-      input: {
-        mobile: '+4915112345678',
-        firstName: 'Bench',
-        lastName: `Holder`,
-        email: `bench${i}@example.com`,
-        dateOfBirth: '1990-01-01',
-        nationality: 'DE',
-        sex: 1,
-        countryCode: 'DE',
-        town: 'Berlin',
-        address: 'Street 1',
-        postCode: '10115',
-        idnoType: 2,
-        idno: `P${String(i).padStart(8, '0')}`,
-      },
-    }),
-  );
-  await svc.database.withTx((tx) =>
-    reviewHolder({ ctx: { tx, now }, merchantId, input: { holderId: holder.holderId, auditStatus: 2, actor: 'bench' } }),
-  );
-  const card = await svc.database.withTx((tx) =>
-    applyCard({
-      ctx: { tx, now },
-      vault: svc.vault,
-      program: svc.config.program,
-      merchantId,
-      input: { holderId: holder.holderId, currency: 'EUR' },
-    }),
-  );
+  const holder = await runVerb(svc, createHolder, {
+    merchantId,
+    actor: 'bench',
+    now,
+    input: {
+      mobile: '+4915112345678',
+      firstName: 'Bench',
+      lastName: `Holder`,
+      email: `bench${i}@example.com`,
+      dateOfBirth: '1990-01-01',
+      nationality: 'DE',
+      sex: 1,
+      countryCode: 'DE',
+      town: 'Berlin',
+      address: 'Street 1',
+      postCode: '10115',
+      idnoType: 2,
+      idno: `P${String(i).padStart(8, '0')}`,
+    },
+  });
+  await runVerb(svc, reviewHolder, { input: { holderId: holder.holderId, auditStatus: 2 }, merchantId, actor: 'bench', now });
+  const card = await runVerb(svc, applyCard, { input: { holderId: holder.holderId, currency: 'EUR' }, merchantId, actor: 'bench', now });
   return card.cardId;
 }
 
@@ -169,10 +159,12 @@ async function timeNaive(svc: Services, cardId: string, total: number) {
 }
 
 async function timeAuthorizations(svc: Services, merchantId: string, cardId: string, concurrency: number) {
-  const now = () => svc.clock();
-  await svc.database.withTx((tx) =>
-    topUp({ ctx: { tx, now: now(), merchantId, program: svc.config.program }, input: { cardId, amount: 1_000_000 } }),
-  );
+  // Top-ups draw from the merchant's funding account (docs/funding.md): the operator credits it first.
+  await runVerb(svc, fundMerchant, {
+    input: { appId: merchantId, currency: 'EUR', amount: '1000000', reference: 'bench' },
+    actor: 'bench',
+  });
+  await runVerb(svc, topUp, { input: { cardId, amount: 1_000_000 }, merchantId, actor: 'bench' });
   let next = 0;
   const t0 = performance.now();
   const worker = async () => {
@@ -180,12 +172,13 @@ async function timeAuthorizations(svc: Services, merchantId: string, cardId: str
       const i = next++;
       const randomStr = randomBytes(16).toString('hex');
       const input = { cardId, amount: 1 };
-      await runWrite(
-        svc.database,
-        { merchantId, randomStr, operation: 'sandboxAuthorize', canonical: JSON.stringify(input) },
-        now(),
-        (tx) => authorize({ ctx: { tx, now: now(), merchantId, program: svc.config.program }, input }),
-      );
+      // As the route runs it: once per randomStr, the answer stored with the effect.
+      await runVerb(svc, authorize, {
+        input,
+        merchantId,
+        actor: 'bench',
+        once: { randomStr, operation: 'sandboxAuthorize', canonical: JSON.stringify(input) },
+      });
       if (i % 100 === 0) progress(`  authorizations ×${concurrency}`, Math.min(i + 100, AUTHS), AUTHS);
     }
   };

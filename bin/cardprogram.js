@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The compiled CLI (npm ci builds it through the prepare script; `npm run build` rebuilds it).
+// The CLI, bundled into one file (npm ci builds it through the prepare script; `npm run build` rebuilds it).
 import { existsSync } from 'node:fs';
 import module from 'node:module';
 
@@ -7,7 +7,7 @@ import module from 'node:module';
 // Node 20 has no such cache and goes on without it.
 module.enableCompileCache?.();
 
-const entry = new URL('../dist/cli/index.js', import.meta.url);
+const entry = new URL('../dist/cardprogram.js', import.meta.url);
 if (!existsSync(entry)) {
   process.stderr.write('cardprogram: dist/ is missing; run `npm run build` (npm ci does it for you)\n');
   process.exit(2);

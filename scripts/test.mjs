@@ -4,6 +4,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { chooseDialects } from './postgres-probe.mjs';
 
 function find(dir) {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
@@ -19,8 +20,15 @@ const args = ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-timeo
 // folder, which is scanned afterwards for card numbers, CVVs, secrets and page tokens
 // (test/helpers/log-audit.ts). CARDPROGRAM_TEST_LOG_AUDIT=off skips it.
 const audit = process.env.CARDPROGRAM_TEST_LOG_AUDIT !== 'off';
+// SQLite always; PostgreSQL when it answers (scripts/postgres-probe.mjs). The choice reaches
+// testDialects() in test/helpers/db.ts through CARDPROGRAM_TEST_DIALECTS.
+const choice = await chooseDialects(process.env);
+if (choice.line) console.log(choice.line);
+if (choice.fail) process.exit(1);
 const logDir = audit ? mkdtempSync(join(tmpdir(), 'cardprogram-test-logs-')) : '';
-const env = audit ? { ...process.env, CARDPROGRAM_TEST_LOG_DIR: logDir } : process.env;
+const env = { ...process.env };
+if (audit) env.CARDPROGRAM_TEST_LOG_DIR = logDir;
+if (choice.dialects) env.CARDPROGRAM_TEST_DIALECTS = choice.dialects;
 const res = spawnSync(process.execPath, args, { stdio: 'inherit', env });
 let status = res.status ?? 1;
 if (audit) {

@@ -1,9 +1,11 @@
 import cluster from 'node:cluster';
 import { pino } from 'pino';
+import { exampleCurl } from './cli/example-curl.js';
 import type { Config } from './config.js';
 import { openDatabase } from './db/index.js';
 import { migrateToLatest } from './db/migrate.js';
-import { ensureDemoMerchant, exampleCurl } from './merchants/demo.js';
+import { sealPlaintextHolders } from './holders/identity.js';
+import { ensureDemoMerchant } from './merchants/demo.js';
 import { serve } from './server.js';
 import { createServices } from './services.js';
 
@@ -25,6 +27,7 @@ export async function serveCluster(config: Config, processes: number): Promise<v
     await migrateToLatest(database);
     const svc = createServices(config, database, log);
     await svc.vault.ensureKeys(database.db);
+    await sealPlaintextHolders(svc);
     const demo = await ensureDemoMerchant(svc);
     if (demo)
       process.stdout.write(

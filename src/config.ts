@@ -1,10 +1,20 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { join, resolve } from 'node:path';
-import { burstFor, type RateLimit } from './http/rate-limit.js';
-import { DEFAULT_FEES, type FeeSchedule, validateFees } from './ledger/fees.js';
+import { makePrivateDir } from './db/files.js';
 import type { CardCurrency } from './money/currency.js';
+import { DEFAULT_FEES, type FeeSchedule, validateFees } from './money/fees.js';
 import { DEFAULT_RATES, type RateTable, validateRates } from './money/fx.js';
+
+/** A merchant's budget: `perSecond` requests a second on average, up to `burst` at once. */
+export interface RateLimit {
+  perSecond: number;
+  burst: number;
+}
+
+/** A merchant's own rate comes with bursts of twice that, as the service's default does. */
+export const burstFor = (perSecond: number) => 2 * perSecond;
 
 export type Environment = 'sandbox' | 'production';
 
@@ -15,6 +25,11 @@ export interface Config {
   databaseUrl: string;
   env: Environment;
   publicUrl: string;
+  /**
+   * Addresses or CIDRs of the proxies in front (CARDPROGRAM_TRUST_PROXY, Fastify's `trustProxy`):
+   * only from these do X-Forwarded-Proto/For/Host count. Empty: trust none.
+   */
+  trustProxy: string[];
   /** HTTPS port for merchants' mapped hosts (certificate chosen by SNI); null: no HTTPS listener. */
   httpsPort: number | null;
   dataDir: string;
@@ -32,6 +47,11 @@ export interface Config {
    * merchant's own `rate_limit` overrides `perSecond`, with a burst of twice that.
    */
   rateLimit: RateLimit | null;
+  /**
+   * Refuse signed operations without a signed `timestamp` (1007), and 4.4 without `randomStr`
+   * (CARDPROGRAM_REQUIRE_TIMESTAMP; default on in production, off in the sandbox).
+   */
+  requireTimestamp: boolean;
   /** Create the demo merchant on first start (sandbox only). */
   demoMerchant: boolean;
   program: ProgramConfig;
@@ -117,6 +137,15 @@ function intVar(env: Env, name: string, fallback: number, min: number, max: numb
   return n;
 }
 
+/** An on/off switch: on, off, true, false, 1 or 0 (any case); unset or empty: the fallback. */
+function switchVar(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name]?.trim().toLowerCase();
+  if (raw === undefined || raw === '') return fallback;
+  if (raw === 'on' || raw === 'true' || raw === '1') return true;
+  if (raw === 'off' || raw === 'false' || raw === '0') return false;
+  throw new ConfigError(`${name} must be "on" or "off", got "${env[name]}"`);
+}
+
 /** Requests a second per merchant by default, and the burst above it (twice the rate). */
 export const DEFAULT_RATE_LIMIT = 100;
 
@@ -126,15 +155,30 @@ function rateLimitVar(env: Env): RateLimit | null {
   return { perSecond, burst: intVar(env, 'CARDPROGRAM_RATE_BURST', burstFor(perSecond), 1, 10_000_000) };
 }
 
+/** Fewer distinct byte values than this in 32 bytes: not a random key (a random one has about 30). */
+const MIN_DISTINCT_BYTES = 16;
+
 /**
- * Decodes CARDPROGRAM_MASTER_KEY: 64 hex characters or Base64 of 32 bytes. Why it is mandatory in
- * production: a generated key beside the database protects nothing if the disk is copied.
+ * Decodes CARDPROGRAM_MASTER_KEY (or one of CARDPROGRAM_MASTER_KEY_PREVIOUS, named by `name`): 64 hex
+ * characters or Base64 of exactly 32 bytes, that look random. Why it is mandatory in production: a
+ * generated key beside the database protects nothing if the disk is copied. Why the randomness check:
+ * an all-equal or patterned key ("aaaa…", a repeated word) is guessable, and everything sealed under
+ * it (merchant secrets, PAN data keys, identity data) with it. 32 random bytes have fewer than 16
+ * distinct values with a probability below 10^-9.
  */
-export function parseMasterKey(raw: string): Buffer {
+export function parseMasterKey(raw: string, name = 'CARDPROGRAM_MASTER_KEY'): Buffer {
   const text = raw.trim();
-  const key = /^[0-9a-fA-F]{64}$/.test(text) ? Buffer.from(text, 'hex') : Buffer.from(text, 'base64');
-  if (key.length !== 32) {
-    throw new ConfigError('CARDPROGRAM_MASTER_KEY must be 32 bytes, as 64 hex characters or Base64');
+  let key: Buffer | null = null;
+  if (/^[0-9a-fA-F]{64}$/.test(text)) key = Buffer.from(text, 'hex');
+  else if (/^[A-Za-z0-9+/]{43}=?$|^[A-Za-z0-9_-]{43}$/.test(text)) key = Buffer.from(text, 'base64');
+  if (key === null || key.length !== 32) {
+    throw new ConfigError(`${name} must be 32 bytes, as 64 hex characters or Base64 (generate one: openssl rand -hex 32)`);
+  }
+  const distinct = new Set(key).size;
+  if (distinct < MIN_DISTINCT_BYTES) {
+    throw new ConfigError(
+      `${name} does not look random (${distinct} distinct byte values in 32; a random key has about 30): generate one with openssl rand -hex 32`,
+    );
   }
   return key;
 }
@@ -142,7 +186,7 @@ export function parseMasterKey(raw: string): Buffer {
 function sandboxMasterKey(dataDir: string): Buffer {
   const file = join(dataDir, 'master.key');
   if (existsSync(file)) return parseMasterKey(readFileSync(file, 'utf8'));
-  mkdirSync(dataDir, { recursive: true });
+  makePrivateDir(dataDir);
   const key = randomBytes(32);
   writeFileSync(file, `${key.toString('hex')}\n`, { mode: 0o600, flag: 'wx' });
   return key;
@@ -159,12 +203,56 @@ function platformList(raw: string | undefined): string[] {
   return list;
 }
 
+/** CARDPROGRAM_TRUST_PROXY: a comma-separated list of IP addresses and CIDR ranges. */
+function trustProxyList(raw: string | undefined): string[] {
+  const list = (raw ?? '')
+    .split(',')
+    .map((p) => p.trim())
+    .filter((p) => p !== '');
+  for (const entry of list) {
+    const [addr = '', prefix, ...rest] = entry.split('/');
+    const family = isIP(addr);
+    const max = family === 6 ? 128 : 32;
+    const prefixOk = prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= max);
+    if (family === 0 || !prefixOk || rest.length > 0) {
+      throw new ConfigError(`CARDPROGRAM_TRUST_PROXY must be IP addresses or CIDR ranges separated by commas, got "${entry}"`);
+    }
+  }
+  return list;
+}
+
+/**
+ * Production refuses to start without what makes it safe to run, one line each: an https public
+ * address (the page's cookie is then always Secure and __Host-, and HSTS is sent), and the issuer's
+ * own BINs (a sandbox test BIN must never be on a live card).
+ */
+function productionChecks(publicUrl: string, bins: Readonly<Record<CardCurrency, string>>): void {
+  if (new URL(publicUrl).protocol !== 'https:') {
+    throw new ConfigError(`CARDPROGRAM_PUBLIC_URL must be an https:// address in production, got "${publicUrl}"`);
+  }
+  const sandbox = Object.entries(bins).filter(([currency, bin]) => SANDBOX_BINS[currency as CardCurrency] === bin);
+  if (sandbox.length > 0) {
+    throw new ConfigError(
+      `CARDPROGRAM_BINS must give the issuer's own BIN for every currency in production (EUR and USDT; not the sandbox's ${Object.values(SANDBOX_BINS).join('/')})`,
+    );
+  }
+}
+
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
 
 function logLevel(raw: string | undefined): string {
   const level = raw || 'info';
   if (!LOG_LEVELS.includes(level)) throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${level}"`);
   return level;
+}
+
+/** The data directory: CARDPROGRAM_DATA_DIR, or ./data of the directory the command runs in. */
+export function dataDirFrom(env: Env): string {
+  return resolve(env.CARDPROGRAM_DATA_DIR || './data');
+}
+
+export function databaseUrlFrom(env: Env, dataDir: string): string {
+  return env.DATABASE_URL || `file:${join(dataDir, 'cardprogram.sqlite')}`;
 }
 
 export function loadConfig(env: Env = process.env): Config {
@@ -174,8 +262,8 @@ export function loadConfig(env: Env = process.env): Config {
   }
   const port = intVar(env, 'PORT', 8080, 0, 65535);
   const host = env.HOST || '127.0.0.1';
-  const dataDir = resolve(env.CARDPROGRAM_DATA_DIR || './data');
-  const databaseUrl = env.DATABASE_URL || `file:${join(dataDir, 'cardprogram.sqlite')}`;
+  const dataDir = dataDirFrom(env);
+  const databaseUrl = databaseUrlFrom(env, dataDir);
   if (!/^(file:|postgres:\/\/|postgresql:\/\/)/.test(databaseUrl)) {
     throw new ConfigError('DATABASE_URL must start with file: (SQLite) or postgres:// (PostgreSQL)');
   }
@@ -190,12 +278,16 @@ export function loadConfig(env: Env = process.env): Config {
   else if (envName === 'production') throw new ConfigError('CARDPROGRAM_MASTER_KEY is required in production');
   else masterKey = sandboxMasterKey(dataDir);
 
+  const bins = jsonVar(env, 'CARDPROGRAM_BINS', SANDBOX_BINS, validateBins);
+  if (envName === 'production') productionChecks(publicUrl, bins);
+
   return {
     port,
     host,
     databaseUrl,
     env: envName,
     publicUrl,
+    trustProxy: trustProxyList(env.CARDPROGRAM_TRUST_PROXY),
     httpsPort: env.HTTPS_PORT ? intVar(env, 'HTTPS_PORT', 0, 0, 65535) : null,
     dataDir,
     masterKey,
@@ -203,17 +295,14 @@ export function loadConfig(env: Env = process.env): Config {
       .split(',')
       .map((k) => k.trim())
       .filter((k) => k !== '')
-      .map((k) => {
-        try {
-          return parseMasterKey(k);
-        } catch {
-          throw new ConfigError('CARDPROGRAM_MASTER_KEY_PREVIOUS must be master keys (64 hex characters or Base64), separated by commas');
-        }
-      }),
+      .map((k, i) => parseMasterKey(k, `CARDPROGRAM_MASTER_KEY_PREVIOUS (key ${i + 1})`)),
     logLevel: logLevel(env.LOG_LEVEL),
     idempotencyRetentionMs: intVar(env, 'CARDPROGRAM_IDEMPOTENCY_RETENTION_HOURS', 48, 24, 24 * 365) * 3_600_000,
     merchantCacheMs: intVar(env, 'CARDPROGRAM_MERCHANT_CACHE_MS', 5000, 0, 600_000),
     rateLimit: rateLimitVar(env),
+    // Why on in production: without a signed timestamp a captured request (a page link, or a write
+    // once its randomStr is forgotten after the retention period) can be replayed for ever.
+    requireTimestamp: switchVar(env, 'CARDPROGRAM_REQUIRE_TIMESTAMP', envName === 'production'),
     demoMerchant: envName === 'sandbox' && env.CARDPROGRAM_DEMO_MERCHANT !== 'off',
     kyc: {
       platforms: platformList(env.CARDPROGRAM_KYC_PLATFORMS),
@@ -227,7 +316,7 @@ export function loadConfig(env: Env = process.env): Config {
       pollMs: intVar(env, 'CARDPROGRAM_WORKER_POLL_MS', 1000, 10, 60_000),
     },
     program: {
-      bins: jsonVar(env, 'CARDPROGRAM_BINS', SANDBOX_BINS, validateBins),
+      bins,
       fees: jsonVar(env, 'CARDPROGRAM_FEES', DEFAULT_FEES, validateFees),
       fxRates: jsonVar(env, 'CARDPROGRAM_FX_RATES', DEFAULT_RATES, validateRates),
     },

@@ -8,7 +8,7 @@ import type { DB } from './db/schema.js';
 import type { DomainDirectory } from './domains/directory.js';
 import type { MerchantDirectory } from './merchants/directory.js';
 
-/** What every verb may use: the service's long-lived parts. Built once in src/app.ts or the CLI. */
+/** The service's long-lived parts. Built once in src/app.ts or the CLI; verbs reach them as `ctx.svc`. */
 export interface Services {
   config: Config;
   database: Database;
@@ -19,12 +19,49 @@ export interface Services {
   vault: PanVault;
   log: FastifyBaseLogger;
   clock: () => number;
-  /** Told after a commit that may have written callback events; the in-process worker listens. */
+  /** Told after a commit that wrote callback events (src/runner.ts); the in-process worker listens. */
   notifier: { poke(): void };
 }
 
-/** A verb's view of one unit of work: the open transaction and the moment it happens. */
+/**
+ * One unit of work: the open transaction and the moment it happens. The part of a verb's context
+ * that helpers inside a verb (locks, the journal, the outbox) are given.
+ */
 export interface TxCtx {
   tx: Kysely<DB>;
   now: number;
+  /**
+   * Set when the transaction leaves work for the callback worker: an event (emitEvent,
+   * src/callbacks/outbox.ts), or a KYC request for the sandbox's reviewer. The runner wakes the
+   * worker after the commit only then.
+   */
+  wake: { worker: boolean };
 }
+
+/**
+ * What every verb is given, by the runner (src/runner.ts): `verb({ ctx, input })`. The verb never
+ * sees HTTP, a CLI flag or a transaction it must open itself.
+ */
+export interface VerbCtx extends TxCtx {
+  svc: Services;
+  /**
+   * The merchant the verb acts for: the signer of a request, the owner of a page session. Absent
+   * for the operator (the CLI) and the worker, who may act on any merchant's rows.
+   */
+  merchantId?: string;
+  /**
+   * Runs fn once the transaction has committed (never if it rolls back): for caches outside the
+   * database, such as the merchant directory, that must not be refreshed with what is not yet committed.
+   */
+  afterCommit(fn: () => void): void;
+  /** Who acts, kept where a verb records it: `merchant:<appId>`, `sandbox:<appId>`, `cli` or the operator's name, `sandbox-auto`, `cardholder`. */
+  actor: string;
+}
+
+/** The context of a verb that only a merchant calls (every money verb): the merchant is known. */
+export interface MerchantCtx extends VerbCtx {
+  merchantId: string;
+}
+
+/** The one shape of a business operation. */
+export type Verb<I, O, C extends VerbCtx = VerbCtx> = (call: { ctx: C; input: I }) => Promise<O>;

@@ -30,6 +30,8 @@ export const ErrorCodes = {
   incorrectAmount: { code: '2723', status: 400, msg: 'Incorrect amount' },
   cardStatus: { code: '2724', status: 409, msg: 'Card status abnormal' },
   insufficientBalance: { code: '2725', status: 409, msg: 'Insufficient balance' },
+  insufficientFunding: { code: '2726', status: 409, msg: 'Insufficient funding balance' },
+  statusSource: { code: '2727', status: 409, msg: 'Card status set by another party' },
   tradeState: {
     code: '2730',
     status: 409,
@@ -48,6 +50,8 @@ export class DomainError extends Error {
   replayed = false;
   /** Sent as the Retry-After header (rate limits, a database that is not reachable). */
   retryAfterSeconds: number | undefined;
+  /** Sent as the envelope's `detail` (a sandbox signature failure: src/http/signature-detail.ts). */
+  detail: Record<string, unknown> | undefined;
 
   constructor(kind: ErrorKind, msg?: string) {
     const def = ErrorCodes[kind];

@@ -1,8 +1,9 @@
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
+import { exampleCurl } from './cli/example-curl.js';
 import type { Config } from './config.js';
-import { ensureDemoMerchant, exampleCurl } from './merchants/demo.js';
+import { ensureDemoMerchant } from './merchants/demo.js';
 
 export interface Running {
   app: FastifyInstance;
@@ -45,6 +46,7 @@ async function listenHttps(app: FastifyInstance, host: string, port: number): Pr
 export async function serve(config: Config, { handleSignals = true } = {}): Promise<Running> {
   const started = performance.now();
   const app = await buildApp(config);
+  app.starting = true;
   await app.listen({ port: config.port, host: config.host });
   const addr = app.server.address();
   const port = typeof addr === 'object' && addr ? addr.port : config.port;
@@ -64,6 +66,7 @@ export async function serve(config: Config, { handleSignals = true } = {}): Prom
     if (typeof httpsAddr === 'object' && httpsAddr) app.svc.config.httpsPort = httpsAddr.port;
   }
   const demo = await ensureDemoMerchant(app.svc);
+  app.starting = false;
   app.log.info(
     {
       url,
@@ -111,5 +114,9 @@ export async function serve(config: Config, { handleSignals = true } = {}): Prom
       });
     }
   }
+  // The request and reply schemas are compiled when first used (src/http/compilers.ts): compiling
+  // them all before listening took most of the start-up. Now, in the background, so that the first
+  // requests rarely pay for it.
+  app.compileSchemas().catch((err) => app.log.error({ err }, 'compiling the request and reply schemas failed'));
   return { app, url, httpsPort: app.svc.config.httpsPort, stop };
 }

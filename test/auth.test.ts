@@ -4,7 +4,9 @@ import { it } from 'node:test';
 import { hmacSign, signingString } from '../src/http/signing.js';
 import { createMerchant } from '../src/merchants/create.js';
 import { updateMerchant } from '../src/merchants/manage.js';
+import { runVerb } from '../src/runner.js';
 import { build, holderBody, randomStr, rowCounts, sign } from './helpers/app.js';
+import { balances, fundedCard } from './helpers/cards.js';
 import { eachDialect } from './helpers/dialects.js';
 
 const CREATE = '/api/network/holderCreate.html';
@@ -46,10 +48,10 @@ eachDialect('authentication (decisions §3)', (dialect) => {
     const unknown = await h.call(CREATE, holderBody({ appId: 'mch_doesnotexist0000' }));
     assert.equal(unknown.status, 401);
     assertEnvelope(unknown.body, '2601');
-    await updateMerchant({ ctx: h.app.svc, input: { appId: h.merchant.appId, status: 'disabled' } });
+    await runVerb(h.app.svc, updateMerchant, { input: { appId: h.merchant.appId, status: 'disabled' }, actor: 'test' });
     const disabled = await h.call(CREATE, holderBody());
     assertEnvelope(disabled.body, '2601');
-    await updateMerchant({ ctx: h.app.svc, input: { appId: h.merchant.appId, status: 'active' } });
+    await runVerb(h.app.svc, updateMerchant, { input: { appId: h.merchant.appId, status: 'active' }, actor: 'test' });
     assert.equal((await h.call(CREATE, holderBody())).status, 200);
   });
 
@@ -92,12 +94,55 @@ eachDialect('authentication (decisions §3)', (dialect) => {
     assertEnvelope(moved.body, '1006');
   });
 
+  it('the timestamp cannot be stripped by moving it into a free-text field: "remark":"rent&timestamp=T" is 1006 and moves no money (issue 14.6)', async (t) => {
+    const h = await build(t, dialect);
+    const from = await fundedCard(h, { topUp: 50 });
+    const to = await fundedCard(h);
+    const T = Date.now() - 3_600_000;
+    // A transfer captured an hour ago: its timestamp is stale.
+    const captured = sign(
+      { cardId: from.cardId, toCardId: to.cardId, amount: 10, remark: 'rent', timestamp: T, randomStr: randomStr() },
+      h.merchant,
+    );
+    const stale = await h.call('/sandbox/network/transfer', captured, { raw: true });
+    assertEnvelope(stale.body, '1007');
+    // The same sign with the timestamp folded into remark and no timestamp field: with values
+    // written raw, both bodies had one signing string and this one moved the money.
+    const { timestamp: _t, ...rest } = captured;
+    const stripped = await h.call('/sandbox/network/transfer', { ...rest, remark: `rent&timestamp=${T}` }, { raw: true });
+    assert.equal(stripped.status, 401, JSON.stringify(stripped.body));
+    assertEnvelope(stripped.body, '1006');
+    assert.deepEqual(await balances(h, from.cardId), { available: 50, ledger: 50, status: 'active' });
+    assert.equal((await balances(h, to.cardId)).available, 0);
+    // A value holding '&' and '%' still signs and works as such.
+    const fine = await h.call('/sandbox/network/transfer', {
+      cardId: from.cardId,
+      toCardId: to.cardId,
+      amount: 1,
+      remark: 'rent&bills 100%',
+      randomStr: randomStr(),
+    });
+    assert.equal(fine.status, 200, JSON.stringify(fine.body));
+  });
+
+  it('a top-level key that is not a field name is 1002 naming it, before the signature is checked', async (t) => {
+    const h = await build(t, dialect);
+    const before = await rowCounts(h);
+    for (const key of ['a=b', 'x&timestamp', '', '1abc', 'é', 'a'.repeat(65), 'with space']) {
+      const res = await h.call(CREATE, { ...holderBody(), appId: h.merchant.appId, [key]: 'v', sign: 'f'.repeat(64) }, { raw: true });
+      assert.equal(res.status, 400, key);
+      assertEnvelope(res.body, '1002');
+      assert.equal(res.body.msg, `${key.slice(0, 64)}: is not a field name (a letter, then up to 63 letters, digits or _)`);
+    }
+    assert.deepEqual(await rowCounts(h), before);
+  });
+
   it('RSA-SHA256 merchants: a PKCS#1 v1.5 signature over the signing string is accepted; an HMAC signature is refused', async (t) => {
     const h = await build(t, dialect);
     const { publicKey, privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
-    const rsa = await createMerchant({
-      ctx: h.app.svc,
+    const rsa = await runVerb(h.app.svc, createMerchant, {
       input: { name: 'RSA merchant', signType: 'RSA-SHA256', publicKeyPem: publicKey.export({ type: 'spki', format: 'pem' }).toString() },
+      actor: 'test',
     });
     assert.equal(rsa.secret, undefined, 'an RSA merchant has no shared secret');
     const body = { ...holderBody(), appId: rsa.appId };
@@ -108,13 +153,17 @@ eachDialect('authentication (decisions §3)', (dialect) => {
     assertEnvelope(hmac.body, '1006');
   });
 
-  it('RSA keys: 2048 to 3072 bits (a larger key’s signature would not fit sign’s 512 characters); never a private key', async (t) => {
+  it('RSA keys: exponent 65537, 2048 to 3072 bits (a larger key’s signature would not fit sign’s 512 characters); never a private key', async (t) => {
     const h = await build(t, dialect);
     const create = (publicKeyPem: string, signType: 'RSA-SHA256' | 'HMAC-SHA256' = 'RSA-SHA256') =>
-      createMerchant({ ctx: h.app.svc, input: { name: 'rsa', signType, publicKeyPem } });
+      runVerb(h.app.svc, createMerchant, { input: { name: 'rsa', signType, publicKeyPem }, actor: 'test' });
     const pem = (bits: number) =>
       generateKeyPairSync('rsa', { modulusLength: bits }).publicKey.export({ type: 'spki', format: 'pem' }).toString();
-    await assert.rejects(create(pem(1024)), /at least 2048 bits/);
+    await assert.rejects(create(pem(1024)), /publicKey: must have at least 2048 bits, has 1024/);
+    const e3 = generateKeyPairSync('rsa', { modulusLength: 2048, publicExponent: 3 }).publicKey.export({ type: 'spki', format: 'pem' });
+    await assert.rejects(create(e3.toString()), /publicKey: must have the public exponent 65537, has 3/);
+    const e17 = generateKeyPairSync('rsa', { modulusLength: 2048, publicExponent: 17 }).publicKey.export({ type: 'spki', format: 'pem' });
+    await assert.rejects(create(e17.toString()), /public exponent 65537, has 17/);
     await assert.rejects(create(pem(4096)), /at most 3072 bits/);
     const { publicKey, privateKey } = generateKeyPairSync('rsa', { modulusLength: 3072 });
     const big = await create(publicKey.export({ type: 'spki', format: 'pem' }).toString());

@@ -24,9 +24,13 @@ describe('JSON body checks', () => {
 
   it('shape: non-finite numbers and nesting deeper than 32 are problems; ordinary bodies are not', () => {
     assert.equal(jsonShapeProblem({ a: [1, { b: 'x' }] }), null);
-    assert.match(jsonShapeProblem({ a: Number.POSITIVE_INFINITY }) ?? '', /finite/);
+    assert.match(jsonShapeProblem({ a: Number.POSITIVE_INFINITY })?.rule ?? '', /finite/);
     let deep: unknown = 1;
     for (let i = 0; i < 40; i++) deep = [deep];
-    assert.match(jsonShapeProblem(deep) ?? '', /32 levels/);
+    assert.match(jsonShapeProblem(deep)?.rule ?? '', /32 levels/);
+    assert.deepEqual(jsonShapeProblem({ a: [{ b: 'x' }, { b: 'y\u0000' }] }), {
+      field: 'a[1].b',
+      rule: 'must not contain control characters',
+    });
   });
 });

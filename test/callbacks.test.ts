@@ -7,6 +7,7 @@ import { emitEvent } from '../src/callbacks/outbox.js';
 import { CallbackWorker } from '../src/callbacks/worker.js';
 import { setCardFrozen } from '../src/cards/status.js';
 import { updateMerchant } from '../src/merchants/manage.js';
+import { runVerb } from '../src/runner.js';
 import { build, type Harness, holderBody, kycBody, randomStr } from './helpers/app.js';
 import { fundedCard, ok } from './helpers/cards.js';
 import { eachDialect } from './helpers/dialects.js';
@@ -38,7 +39,7 @@ eachDialect('signed callbacks, delivered at least once', (dialect) => {
   it('kyc.result, holder.audit and trade events arrive signed per Standard Webhooks, in sequence per subject', async (t) => {
     const h = await build(t, dialect);
     const rx = await receiver(t, h.merchant.webhookSecret);
-    await updateMerchant({ ctx: h.app.svc, input: { appId: h.merchant.appId, notifyUrl: rx.url } });
+    await runVerb(h.app.svc, updateMerchant, { input: { appId: h.merchant.appId, notifyUrl: rx.url }, actor: 'test' });
     const worker = new CallbackWorker(h.app.svc);
     const body = kyc(rx.url);
     await h.call('/open/api/kyc/share/information', body);
@@ -209,7 +210,7 @@ eachDialect('signed callbacks, delivered at least once', (dialect) => {
     assert.equal(failed?.status, 'failed');
     assert.ok((failed?.attempts ?? 0) >= 2);
     rx.reset(); // the receiver is fixed: 200 from now on
-    const queued = await retryCallbacks({ svc: h.app.svc, input: { allFailed: true } });
+    const queued = await runVerb(h.app.svc, retryCallbacks, { input: { allFailed: true }, actor: 'test' });
     assert.equal(queued, 1);
     await eventually(async () => {
       await worker.pass();
@@ -279,26 +280,27 @@ eachDialect('signed callbacks, delivered at least once', (dialect) => {
       const [a] = await attempts(h, byUrl.get(url)?.id ?? '');
       assert.match(a?.error ?? '', /^blocked: /, url);
     }
-    await assert.rejects(retryCallbacks({ svc: h.app.svc, input: { eventIds: [id, 'evt_nope'] } }), /no such event: evt_nope/);
+    await assert.rejects(
+      runVerb(h.app.svc, retryCallbacks, { input: { eventIds: [id, 'evt_nope'] }, actor: 'test' }),
+      /no such event: evt_nope/,
+    );
     assert.equal((await events(h)).find((e) => e.id === id)?.status, 'delivered', 'nothing was queued');
-    assert.equal(await retryCallbacks({ svc: h.app.svc, input: { eventIds: [id] } }), 1);
+    assert.equal(await runVerb(h.app.svc, retryCallbacks, { input: { eventIds: [id] }, actor: 'test' }), 1);
   });
 
   it('changing the notify URL re-targets the undelivered notify events; a KYC callbackUrl stays', async (t) => {
     const h = await build(t, dialect);
     const rx = await receiver(t, h.merchant.webhookSecret);
-    await updateMerchant({ ctx: h.app.svc, input: { appId: h.merchant.appId, notifyUrl: 'http://127.0.0.1:9/dead' } });
+    await runVerb(h.app.svc, updateMerchant, { input: { appId: h.merchant.appId, notifyUrl: 'http://127.0.0.1:9/dead' }, actor: 'test' });
     const { holderId } = (await h.call('/api/network/holderCreate.html', holderBody())).body;
     await h.call('/sandbox/holder/review', { holderId, auditStatus: 1, randomStr: randomStr() });
     const body = kyc('http://127.0.0.1:9/kyc-dead');
     await h.call('/open/api/kyc/share/information', body);
     await h.call('/sandbox/kyc/review', { requestNo: body.requestNo, kycStatus: 'rejected', randomStr: randomStr() });
     const { cardId } = await fundedCard(h, { topUp: 10 });
-    await h.db.database.withTx((tx) =>
-      setCardFrozen({ ctx: { tx, now: Date.now() }, merchantId: null, input: { cardId, frozen: true, actor: 'operator' } }),
-    );
+    await runVerb(h.app.svc, setCardFrozen, { input: { cardId, frozen: true, source: 'operator' }, actor: 'cli' });
     await new CallbackWorker(h.app.svc).pass();
-    await updateMerchant({ ctx: h.app.svc, input: { appId: h.merchant.appId, notifyUrl: rx.url } });
+    await runVerb(h.app.svc, updateMerchant, { input: { appId: h.merchant.appId, notifyUrl: rx.url }, actor: 'test' });
     const all = await events(h);
     assert.deepEqual(all.map((e) => [e.type, e.url]).sort(), [
       ['card.status', rx.url],
@@ -307,7 +309,7 @@ eachDialect('signed callbacks, delivered at least once', (dialect) => {
       ['kyc.result', 'http://127.0.0.1:9/kyc-dead'],
       ['trade', rx.url],
     ]);
-    await retryCallbacks({ svc: h.app.svc, input: { eventIds: all.map((e) => e.id) } });
+    await runVerb(h.app.svc, retryCallbacks, { input: { eventIds: all.map((e) => e.id) }, actor: 'test' });
     await new CallbackWorker(h.app.svc).pass();
     assert.deepEqual(rx.received.map((r) => r.body.type).sort(), ['card.status', 'holder.audit', 'holder.audit', 'trade']);
   });
@@ -336,7 +338,7 @@ eachDialect('signed callbacks, delivered at least once', (dialect) => {
   it('a notify event written with the URL of a moment before a change goes to the URL as it is now', async (t) => {
     const h = await build(t, dialect);
     const rx = await receiver(t, h.merchant.webhookSecret);
-    await updateMerchant({ ctx: h.app.svc, input: { appId: h.merchant.appId, notifyUrl: rx.url } });
+    await runVerb(h.app.svc, updateMerchant, { input: { appId: h.merchant.appId, notifyUrl: rx.url }, actor: 'test' });
     // A transaction that read the old URL just before the change committed, and committed after it
     // (PostgreSQL read committed): the change's re-targeting could not see its event.
     const id = await h.db.database.withTx((tx) =>

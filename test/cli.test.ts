@@ -15,6 +15,8 @@ import { eachDialect } from './helpers/dialects.js';
 import { testLogging } from './helpers/log-audit.js';
 import { eventually, receiver } from './helpers/receiver.js';
 
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+
 eachDialect('cardprogram CLI', (dialect) => {
   it('merchant create (HMAC) prints credentials that sign requests the service accepts', async (t) => {
     const h = await build(t, dialect);
@@ -73,6 +75,17 @@ eachDialect('cardprogram CLI', (dialect) => {
     const bad = await runCli(['merchant', 'create', '--name', 'RSA Co', '--sign-type', 'RSA-SHA256', '--json'], env);
     assert.equal(bad.code, 1);
     assert.match(bad.stderr, /publicKey: is required/);
+    // Exponent 3: refused with the rule, and no merchant is created.
+    const e3File = join(h.db.dataDir, 'e3.pub.pem');
+    writeFileSync(
+      e3File,
+      generateKeyPairSync('rsa', { modulusLength: 2048, publicExponent: 3 }).publicKey.export({ type: 'spki', format: 'pem' }),
+    );
+    const e3 = await runCli(['merchant', 'create', '--name', 'E3 Co', '--sign-type', 'RSA-SHA256', '--public-key', e3File, '--json'], env);
+    assert.equal(e3.code, 1);
+    assert.match(e3.stderr, /publicKey: must have the public exponent 65537, has 3/);
+    const names = await h.db.database.db.selectFrom('merchants').select('name').execute();
+    assert.ok(!names.some((m) => m.name === 'E3 Co'));
   });
 
   it('holder review sets the audit status; errors exit non-zero with a message', async (t) => {
@@ -106,7 +119,8 @@ eachDialect('cardprogram CLI', (dialect) => {
     const env = { DATABASE_URL: childDatabaseUrl(h.db), CARDPROGRAM_MASTER_KEY: h.config.masterKey.toString('hex') };
     const sound = await runCli(['ledger', 'check', '--json'], env);
     assert.equal(sound.code, 0, sound.stderr);
-    assert.deepEqual(JSON.parse(sound.stdout), { entries: 2, postings: 4, cards: 1, trades: 2, problems: [] });
+    // Two funding entries (EUR, USDT: every test merchant is funded), the top-up, the authorization.
+    assert.deepEqual(JSON.parse(sound.stdout), { entries: 4, postings: 8, cards: 1, trades: 2, problems: [] });
 
     // A cached balance that no longer replays from the journal, as a bad restore or a bug would leave it.
     await h.db.database.db.updateTable('cards').set({ available_balance: 1 }).where('id', '=', cardId).execute();
@@ -196,6 +210,12 @@ eachDialect('cardprogram CLI', (dialect) => {
       [['call', 'cardQuery', '--merchant', h.merchant.appId, '--data', '{nope'], /^cardprogram: --data must be a JSON object$/],
       [['call', 'cardQuery', '--merchant', 'mch_nobody'], /^cardprogram: no merchant mch_nobody$/],
       [
+        ['call', 'cardQuery'],
+        new RegExp(
+          `^cardprogram: no --merchant, and no sandbox demo merchant in ${escapeRegExp(join(h.db.dataDir, 'demo-merchant.json'))}: `,
+        ),
+      ],
+      [
         ['call', 'cardQuery', '--merchant', h.merchant.appId, '--url', 'http://127.0.0.1:9'],
         /^cardprogram: cannot read http:\/\/127\.0\.0\.1:9\/openapi\.json/,
       ],
@@ -227,6 +247,20 @@ eachDialect('cardprogram CLI', (dialect) => {
     );
     const trades = await db.selectFrom('trades').select('id').execute();
     assert.equal(trades.length, filled.trades, 'every transaction it reports is in the ledger');
+    // Each card's top-up (100) is dated before the payments it funded.
+    for (const holder of filled.holders) {
+      for (const card of holder.cards) {
+        const rows = await db
+          .selectFrom('trades')
+          .select(['trade_type', 'business_date'])
+          .where('card_id', '=', card.cardId)
+          .orderBy('business_date')
+          .orderBy('id')
+          .execute();
+        assert.equal(rows[0]?.trade_type, 100, `${card.cardId}: ${JSON.stringify(rows)}`);
+        assert.ok(rows.slice(1).every((row) => row.trade_type !== 100 && row.business_date > (rows[0]?.business_date ?? '')));
+      }
+    }
     const cardId = filled.holders[0].cards[0].cardId;
     const today = new Date().toISOString().slice(0, 10);
     const list = await h.call('/api/network/networkAuthTradeList.html', {
@@ -238,7 +272,12 @@ eachDialect('cardprogram CLI', (dialect) => {
     });
     assert.ok(list.body.total >= 1, JSON.stringify(list.body));
     // Production has no simulation: the demo refuses to run.
-    const prod = await runCli(['demo'], { ...env, CARDPROGRAM_ENV: 'production' });
+    const prod = await runCli(['demo'], {
+      ...env,
+      CARDPROGRAM_ENV: 'production',
+      CARDPROGRAM_PUBLIC_URL: 'https://cards.example.com',
+      CARDPROGRAM_BINS: '{"EUR":"41000001","USDT":"51000001"}',
+    });
     assert.equal(prod.code, 1);
     assert.match(prod.stderr, /runs in the sandbox only/);
     const bad = await runCli(['demo', '--holders', '0'], env);

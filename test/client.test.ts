@@ -19,19 +19,23 @@ import {
   PermissionDeniedError,
   RateLimitError,
   type RetryInfo,
+  signature,
   TradeType,
   WebhookVerificationError,
 } from '../client/src/index.js';
 import { CallbackWorker } from '../src/callbacks/worker.js';
+import { openIdentity } from '../src/holders/identity.js';
 import { signingString as serverSigningString } from '../src/http/signing.js';
 import { createMerchant } from '../src/merchants/create.js';
-import { build, kycBody, type TestMerchant } from './helpers/app.js';
+import { runVerb } from '../src/runner.js';
+import { build, kycBody, TEST_FUNDING, type TestMerchant } from './helpers/app.js';
 import { eachDialect } from './helpers/dialects.js';
 import { eventually, receiver } from './helpers/receiver.js';
+import { ESCAPE_VECTORS, SIGNING_SECRET } from './helpers/signing-vectors.js';
 
 /** The app on a loopback port, and an SDK client for its merchant. */
-async function served(t: TestContext, dialect: Parameters<typeof build>[1]) {
-  const h = await build(t, dialect);
+async function served(t: TestContext, dialect: Parameters<typeof build>[1], overrides: Parameters<typeof build>[2] = {}) {
+  const h = await build(t, dialect, overrides);
   await h.app.listen({ port: 0, host: '127.0.0.1' });
   const base = `http://127.0.0.1:${(h.app.server.address() as AddressInfo).port}`;
   h.app.svc.config.publicUrl = base;
@@ -123,19 +127,32 @@ eachDialect('merchant SDK (client/) against the real service', (dialect) => {
     assert.match(holder.holderId, /^hld_/);
     assert.deepEqual([holder.firstName, holder.lastName, holder.auditStatus], ['Zoë', 'Müller-Lüdenscheidt', 0]);
     const stored = await h.db.database.db.selectFrom('cardholders').selectAll().executeTakeFirstOrThrow();
-    assert.equal(stored.town, 'Düsseldorf', 'sent Base64, stored decoded');
+    assert.equal(openIdentity(h.app.svc.box, stored).town, 'Düsseldorf', 'sent Base64, stored decoded (and sealed)');
     assert.equal((await sdk.holders.get(holder.holderId)).auditStatus, 0);
     await sdk.sandbox.reviewHolder({ holderId: holder.holderId, auditStatus: 2 });
     const card = await sdk.cards.apply({ holderId: holder.holderId, currency: 'EUR' });
     assert.match(card.cardNo, /^424242\*{6}\d{4}$/);
     const topUp = await sdk.cards.topUp({ cardId: card.cardId, amount: 80 });
     assert.deepEqual([topUp.tradeType, topUp.amount], [TradeType.topUp, 80]);
+    assert.deepEqual(await sdk.funding.balance('EUR'), [{ currency: 'EUR', available: TEST_FUNDING - 80 }], 'the top-up drew on it');
+    assert.deepEqual(
+      (await sdk.funding.balance()).map((b) => b.currency),
+      ['EUR', 'USDT'],
+    );
     const auth = await sdk.sandbox.authorize({ cardId: card.cardId, amount: 12.5, remark: 'Coffee' });
     const payment = await sdk.sandbox.clear({ tradeId: auth.tradeId });
     assert.equal(payment.tradeType, TradeType.payment);
     await sdk.sandbox.refund({ tradeId: payment.tradeId, amount: 2.5 });
     const after = await sdk.cards.get(card.cardId);
     assert.equal(after.availableBalance, 70);
+    const frozen = await sdk.cards.freeze({ cardId: card.cardId, reason: 'reported lost' });
+    assert.deepEqual([frozen.status, frozen.statusSource, frozen.statusReason], ['frozen', 'merchant', 'reported lost']);
+    const thawed = await sdk.cards.unfreeze({ cardId: card.cardId });
+    assert.deepEqual([thawed.status, thawed.statusSource, thawed.statusReason], ['active', null, null]);
+    const spare = await sdk.cards.apply({ holderId: holder.holderId, currency: 'EUR' });
+    await sdk.cards.topUp({ cardId: spare.cardId, amount: 3 });
+    const closed = await sdk.cards.close({ cardId: spare.cardId, reason: 'customer left' });
+    assert.deepEqual([closed.status, closed.statusSource, closed.availableBalance], ['closed', 'merchant', 0]);
     const details = await sdk.sandbox.cardDetails(card.cardId);
     assert.match(details.cardNo, /^424242\d{10}$/);
     const today = new Date().toISOString().slice(0, 10);
@@ -160,9 +177,9 @@ eachDialect('merchant SDK (client/) against the real service', (dialect) => {
 
     // An RSA-SHA256 merchant signs with its private key.
     const { publicKey, privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
-    const rsa = await createMerchant({
-      ctx: h.app.svc,
+    const rsa = await runVerb(h.app.svc, createMerchant, {
       input: { name: 'RSA merchant', signType: 'RSA-SHA256', publicKeyPem: publicKey.export({ type: 'spki', format: 'pem' }).toString() },
+      actor: 'test',
     });
     const rsaClient = new CardProgram({ baseUrl: h.app.svc.config.publicUrl, appId: rsa.appId, privateKey });
     assert.match((await rsaClient.holders.create({ ...alice, idno: 'RSA123456' })).holderId, /^hld_/);
@@ -189,6 +206,12 @@ eachDialect('merchant SDK (client/) against the real service', (dialect) => {
       .catch((e: unknown) => e);
     assert.ok(wrongSecret instanceof AuthenticationError);
     assert.equal(wrongSecret.code, '1006');
+    // The sandbox says what it signed; the SDK hands it over as error.detail.
+    assert.deepEqual(wrongSecret.detail?.signedFields, ['appId', 'cardId', 'randomStr', 'timestamp']);
+    assert.match(
+      wrongSecret.detail?.signingString ?? '',
+      new RegExp(`^appId=${h.merchant.appId}&cardId=${card.cardId}&randomStr=[0-9A-Za-z]{32}&timestamp=\\d+$`),
+    );
     const noPage = await h.newMerchant({ loginFree: false });
     const denied = await client(noPage)
       .page.link({ email: 'alice@example.com' })
@@ -204,6 +227,30 @@ eachDialect('merchant SDK (client/) against the real service', (dialect) => {
     assert.equal(limited.code, '1009');
     assert.match(limited.headers.get('retry-after') ?? '', /^\d+$/);
     assert.throws(() => new CardProgram({ baseUrl: 'http://x', appId: 'mch_x' }), /exactly one of secret/);
+  });
+
+  it('against production (timestamp required): every call is signed with a timestamp, each page link with a fresh randomStr', async (t) => {
+    const { client } = await served(t, dialect, { env: 'production' });
+    const seen: Array<{ path: string; body: Record<string, unknown> }> = [];
+    const sdk = client(undefined, {
+      fetch: async (url, init) => {
+        seen.push({ path: new URL(String(url)).pathname, body: JSON.parse(String(init?.body)) });
+        return fetch(url, init);
+      },
+    });
+    const holder = await sdk.holders.create({ ...alice, idno: 'C01X00T48' });
+    await sdk.holders.get(holder.holderId);
+    const first = await sdk.page.link({ email: alice.email });
+    const second = await sdk.page.link({ email: alice.email });
+    assert.notEqual(first.webUrl, second.webUrl);
+    assert.equal(seen.length, 4);
+    for (const { path, body } of seen) {
+      assert.ok(typeof body.timestamp === 'number' && Math.abs(Date.now() - body.timestamp) < 60_000, path);
+    }
+    const links = seen.filter((s) => s.path === '/open/merchant/api/v2').map((s) => s.body.randomStr);
+    assert.equal(links.length, 2);
+    for (const r of links) assert.match(String(r), /^[A-Za-z0-9]{32}$/);
+    assert.notEqual(links[0], links[1]);
   });
 
   it('retries: a write whose answer is lost is sent again with the same randomStr and takes effect once; a read gets a fresh one', async (t) => {
@@ -311,6 +358,15 @@ eachDialect('merchant SDK (client/) against the real service', (dialect) => {
   });
 });
 
+it('the SDK signs the escape test vectors of docs/signing.md and refuses to sign a key that is not a field name', () => {
+  for (const v of ESCAPE_VECTORS) {
+    assert.equal(clientSigningString(v.body), v.string);
+    assert.equal(signature({ secret: SIGNING_SECRET }, v.string), v.sign);
+  }
+  assert.throws(() => clientSigningString({ 'a=b': 1 }), /not a field name/);
+  assert.throws(() => clientSigningString({ '': 1 }), /not a field name/);
+});
+
 it('the SDK and the service build the same signing string for any body (property)', () => {
   const value = fc.letrec((tie) => ({
     json: fc.oneof(
@@ -325,7 +381,7 @@ it('the SDK and the service build the same signing string for any body (property
     ),
   })).json;
   fc.assert(
-    fc.property(fc.dictionary(fc.string({ maxLength: 8 }), value, { maxKeys: 6 }), (body) => {
+    fc.property(fc.dictionary(fc.stringMatching(/^[A-Za-z][A-Za-z0-9_]{0,7}$/), value, { maxKeys: 6 }), (body) => {
       assert.equal(clientSigningString(body), serverSigningString(body));
     }),
     { numRuns: 500 },

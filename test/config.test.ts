@@ -1,9 +1,14 @@
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { ConfigError, loadConfig } from '../src/config.js';
+
+/** A random-looking master key (a fixed all-equal one is refused: issue 14.6). */
+const KEY = randomBytes(32).toString('hex');
+
 import { SecretBox } from '../src/crypto/secretbox.js';
 
 describe('configuration from the environment (decisions §1)', () => {
@@ -30,7 +35,7 @@ describe('configuration from the environment (decisions §1)', () => {
   });
 
   it('reads every variable', () => {
-    const key = Buffer.alloc(32, 7);
+    const key = randomBytes(32);
     const c = loadConfig({
       PORT: '9000',
       HOST: '0.0.0.0',
@@ -38,6 +43,8 @@ describe('configuration from the environment (decisions §1)', () => {
       CARDPROGRAM_ENV: 'production',
       CARDPROGRAM_PUBLIC_URL: 'https://cards.example.com/',
       CARDPROGRAM_MASTER_KEY: key.toString('base64'),
+      CARDPROGRAM_BINS: '{"EUR":"41000001","USDT":"51000001"}',
+      CARDPROGRAM_TRUST_PROXY: '10.0.0.1, 10.1.0.0/16,fd00::/8',
     });
     assert.equal(c.port, 9000);
     assert.equal(c.host, '0.0.0.0');
@@ -46,6 +53,66 @@ describe('configuration from the environment (decisions §1)', () => {
     assert.equal(c.publicUrl, 'https://cards.example.com');
     assert.deepEqual(c.masterKey, key);
     assert.equal(c.demoMerchant, false);
+    assert.deepEqual(c.program.bins, { EUR: '41000001', USDT: '51000001' });
+    assert.deepEqual(c.trustProxy, ['10.0.0.1', '10.1.0.0/16', 'fd00::/8']);
+    assert.deepEqual(loadConfig({ CARDPROGRAM_MASTER_KEY: KEY }).trustProxy, [], 'unset: no proxy is trusted');
+    assert.equal(c.requireTimestamp, true, 'production requires a signed timestamp by default');
+  });
+
+  it('production refuses to start, one line each, without an https public URL or with a sandbox BIN', () => {
+    const prod = {
+      CARDPROGRAM_ENV: 'production',
+      CARDPROGRAM_MASTER_KEY: KEY,
+      CARDPROGRAM_PUBLIC_URL: 'https://cards.example.com',
+      CARDPROGRAM_BINS: '{"EUR":"41000001","USDT":"51000001"}',
+    };
+    assert.equal(loadConfig(prod).env, 'production', 'the complete set starts');
+    const publicUrl = /^CARDPROGRAM_PUBLIC_URL must be an https:\/\/ address in production, got "[^"\n]+"$/;
+    const bins =
+      /^CARDPROGRAM_BINS must give the issuer's own BIN for every currency in production \(EUR and USDT; not the sandbox's 424242\/535353\)$/;
+    const cases: Array<[Record<string, string | undefined>, RegExp]> = [
+      [{ CARDPROGRAM_PUBLIC_URL: undefined }, publicUrl],
+      [{ CARDPROGRAM_PUBLIC_URL: 'http://cards.example.com' }, publicUrl],
+      [{ CARDPROGRAM_BINS: undefined }, bins],
+      [{ CARDPROGRAM_BINS: '{"EUR":"41000001"}' }, bins],
+      [{ CARDPROGRAM_BINS: '{"EUR":"424242","USDT":"51000001"}' }, bins],
+    ];
+    for (const [change, msg] of cases) {
+      assert.throws(
+        () => loadConfig({ ...prod, ...change }),
+        (e: Error) => e instanceof ConfigError && msg.test(e.message),
+        JSON.stringify(change),
+      );
+    }
+    // The sandbox keeps its test BINs and plain http.
+    assert.equal(
+      loadConfig({ ...prod, CARDPROGRAM_ENV: 'sandbox', CARDPROGRAM_BINS: undefined, CARDPROGRAM_PUBLIC_URL: undefined }).env,
+      'sandbox',
+    );
+  });
+
+  it('CARDPROGRAM_REQUIRE_TIMESTAMP: on in production and off in the sandbox by default; on/off/true/false/1/0', () => {
+    const prod = {
+      CARDPROGRAM_ENV: 'production',
+      CARDPROGRAM_MASTER_KEY: KEY,
+      DATABASE_URL: 'postgres://u@db/x',
+      CARDPROGRAM_PUBLIC_URL: 'https://cards.example.com',
+      CARDPROGRAM_BINS: '{"EUR":"41000001","USDT":"51000001"}',
+    };
+    assert.equal(loadConfig(prod).requireTimestamp, true);
+    assert.equal(loadConfig({ CARDPROGRAM_MASTER_KEY: KEY }).requireTimestamp, false);
+    for (const [v, want] of [
+      ['on', true],
+      ['OFF', false],
+      ['true', true],
+      ['false', false],
+      ['1', true],
+      ['0', false],
+      ['', true],
+    ] as const) {
+      assert.equal(loadConfig({ ...prod, CARDPROGRAM_REQUIRE_TIMESTAMP: v }).requireTimestamp, want, v);
+    }
+    assert.equal(loadConfig({ CARDPROGRAM_MASTER_KEY: KEY, CARDPROGRAM_REQUIRE_TIMESTAMP: 'on' }).requireTimestamp, true);
   });
 
   it('refuses bad values with a message naming the variable', () => {
@@ -70,12 +137,25 @@ describe('configuration from the environment (decisions §1)', () => {
       [{ CARDPROGRAM_RATE_LIMIT: '10/s' }, /^CARDPROGRAM_RATE_LIMIT must be a whole number/],
       [{ CARDPROGRAM_RATE_BURST: '0' }, /^CARDPROGRAM_RATE_BURST must be between 1/],
       [{ HTTPS_PORT: '70000' }, /^HTTPS_PORT must be between/],
-      [{ CARDPROGRAM_MASTER_KEY_PREVIOUS: 'short' }, /^CARDPROGRAM_MASTER_KEY_PREVIOUS must be master keys/],
-      [{ CARDPROGRAM_MASTER_KEY_PREVIOUS: `${'b'.repeat(64)},nope` }, /^CARDPROGRAM_MASTER_KEY_PREVIOUS must be master keys/],
+      [{ CARDPROGRAM_TRUST_PROXY: '10.0.0.1,proxy.internal' }, /^CARDPROGRAM_TRUST_PROXY must be IP addresses or CIDR ranges/],
+      [{ CARDPROGRAM_TRUST_PROXY: '10.0.0.0/33' }, /^CARDPROGRAM_TRUST_PROXY must be IP addresses or CIDR ranges/],
+      [{ CARDPROGRAM_MASTER_KEY_PREVIOUS: 'short' }, /^CARDPROGRAM_MASTER_KEY_PREVIOUS \(key 1\) must be 32 bytes/],
+      [{ CARDPROGRAM_MASTER_KEY_PREVIOUS: `${KEY},nope` }, /^CARDPROGRAM_MASTER_KEY_PREVIOUS \(key 2\) must be 32 bytes/],
+      // Not random-looking: all equal, a repeated pattern, a counter; refused with one line (issue 14.6).
+      [{ CARDPROGRAM_MASTER_KEY: 'a'.repeat(64) }, /^CARDPROGRAM_MASTER_KEY does not look random \(1 distinct byte values in 32/],
+      [{ CARDPROGRAM_MASTER_KEY: Buffer.alloc(32, 0).toString('base64') }, /^CARDPROGRAM_MASTER_KEY does not look random/],
+      [{ CARDPROGRAM_MASTER_KEY: 'deadbeef'.repeat(8) }, /^CARDPROGRAM_MASTER_KEY does not look random \(4 distinct/],
+      [
+        { CARDPROGRAM_MASTER_KEY: Buffer.from(Array.from({ length: 32 }, (_, i) => i % 8)).toString('hex') },
+        /^CARDPROGRAM_MASTER_KEY does not look random \(8 distinct/,
+      ],
+      [{ CARDPROGRAM_MASTER_KEY_PREVIOUS: `${KEY},${'b'.repeat(64)}` }, /^CARDPROGRAM_MASTER_KEY_PREVIOUS \(key 2\) does not look random/],
+      [{ CARDPROGRAM_MASTER_KEY: `${KEY}00` }, /^CARDPROGRAM_MASTER_KEY must be 32 bytes/],
+      [{ CARDPROGRAM_REQUIRE_TIMESTAMP: 'maybe' }, /^CARDPROGRAM_REQUIRE_TIMESTAMP must be "on" or "off", got "maybe"/],
     ];
     for (const [env, msg] of cases) {
       assert.throws(
-        () => loadConfig({ CARDPROGRAM_MASTER_KEY: 'a'.repeat(64), ...env }),
+        () => loadConfig({ CARDPROGRAM_MASTER_KEY: KEY, ...env }),
         (e: Error) => e instanceof ConfigError && msg.test(e.message),
       );
     }
@@ -84,12 +164,12 @@ describe('configuration from the environment (decisions §1)', () => {
 
 describe('SecretBox (secrets at rest)', () => {
   it('round-trips, binds the context, and refuses another key', () => {
-    const box = new SecretBox(Buffer.alloc(32, 1));
+    const box = new SecretBox(randomBytes(32));
     const sealed = box.seal('sk_test_abc', 'merchant-secret:mch_1');
     assert.ok(!sealed.includes('sk_test_abc'));
     assert.equal(box.open(sealed, 'merchant-secret:mch_1'), 'sk_test_abc');
     assert.throws(() => box.open(sealed, 'merchant-secret:mch_2'));
-    assert.throws(() => new SecretBox(Buffer.alloc(32, 2)).open(sealed, 'merchant-secret:mch_1'), /sealed under master key/);
+    assert.throws(() => new SecretBox(randomBytes(32)).open(sealed, 'merchant-secret:mch_1'), /sealed under master key/);
     assert.notEqual(box.seal('x', 'c'), box.seal('x', 'c'), 'a fresh IV every time');
   });
 });

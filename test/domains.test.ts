@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { it } from 'node:test';
 import type { TLSSocket } from 'node:tls';
 import { createMerchant } from '../src/merchants/create.js';
+import { runVerb } from '../src/runner.js';
 import { serve } from '../src/server.js';
 import { holderBody, sign, type TestMerchant, testConfig } from './helpers/app.js';
 import { selfSigned } from './helpers/certs.js';
@@ -82,7 +83,7 @@ eachDialect('merchant domains: HTTPS by SNI, page links on mapped hosts', (diale
     assert.ok(port > 0, 'the HTTPS listener is up');
     const svc = running.app.svc;
     const merchant = async (name: string): Promise<TestMerchant> => {
-      const m = await createMerchant({ ctx: svc, input: { name, signType: 'HMAC-SHA256', loginFree: true } });
+      const m = await runVerb(svc, createMerchant, { input: { name, signType: 'HMAC-SHA256', loginFree: true }, actor: 'test' });
       return { appId: m.appId, secret: m.secret ?? '', webhookSecret: m.webhookSecret };
     };
     const alpha = await merchant('Alpha Wallet');

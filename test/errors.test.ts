@@ -52,6 +52,40 @@ eachDialect('error envelope (decisions §5)', (dialect) => {
     assert.deepEqual(await rowCounts(h), before);
   });
 
+  it('NUL, C0 and DEL controls and lone surrogates in any string, at any depth, are 1002 naming the field, before the merchant lookup (issue 14.7)', async (t) => {
+    const h = await build(t, dialect);
+    const before = await rowCounts(h);
+    // Raw JSON text: escapes reach the parser exactly as an attacker would send them.
+    const cases: Array<[string, string]> = [
+      // PostgreSQL answered 500 (invalid byte sequence 0x00) from the merchant lookup.
+      ['{"appId":"mch_\\u0000x","sign":"x"}', 'appId: must not contain control characters'],
+      [`{"appId":"${h.merchant.appId}","mobile":"+49\\u0000","sign":"x"}`, 'mobile: must not contain control characters'],
+      [
+        '{"appId":"x","individualInfo":{"address":{"city":"Ber\\u0001lin"}}}',
+        'individualInfo.address.city: must not contain control characters',
+      ],
+      ['{"appId":"x","list":[{"a":"ok"},{"a":"tab\\there"}]}', 'list[1].a: must not contain control characters'],
+      ['{"appId":"x","remark":"line\\nbreak"}', 'remark: must not contain control characters'],
+      ['{"appId":"x","remark":"del\\u007f"}', 'remark: must not contain control characters'],
+      ['{"appId":"x","remark":"\\u001f"}', 'remark: must not contain control characters'],
+      ['{"appId":"x","remark":"half \\ud800 pair"}', 'remark: must not contain a lone surrogate (not valid Unicode)'],
+      ['{"appId":"x","remark":"\\udc00"}', 'remark: must not contain a lone surrogate (not valid Unicode)'],
+      ['{"appId":"x","na\\u0000me":"v"}', 'body: keys must not contain control characters or lone surrogates'],
+    ];
+    for (const [payload, msg] of cases) {
+      const res = await post(h, payload, 'application/json');
+      assert.equal(res.status, 400, `${payload}: ${JSON.stringify(res.body)}`);
+      assert.equal(res.body.code, '1002');
+      assert.equal(res.body.msg, msg, payload);
+    }
+    // A raw (unescaped) control byte is not JSON at all; a real surrogate pair and C1/Unicode text are fine.
+    const raw = await post(h, `{"appId":"x\u0001"}`, 'application/json');
+    assert.equal(raw.body.code, '1002');
+    const fine = await post(h, '{"appId":"mch_nobody","remark":"Zoë \\ud83d\\ude00 \\u0085","sign":"x"}', 'application/json');
+    assert.doesNotMatch(fine.body.msg, /control|surrogate/, 'a surrogate pair and C1 characters pass the body parser');
+    assert.deepEqual(await rowCounts(h), before);
+  });
+
   it('a compressed body and a malformed URL get the envelope too', async (t) => {
     const h = await build(t, dialect);
     const gz = await h.app.inject({

@@ -5,6 +5,7 @@ import { type Kysely, sql } from 'kysely';
 import { hmacSign, signingString } from '../src/http/signing.js';
 import { build, type Harness } from './helpers/app.js';
 import { fundedCard } from './helpers/cards.js';
+import { ownTables } from './helpers/db.js';
 import { eachDialect } from './helpers/dialects.js';
 
 /** Requests per database in `npm test`; `npm run fuzz` sets FUZZ_RUNS (100,000 in its full run). */
@@ -20,10 +21,7 @@ async function counts(h: Harness): Promise<Record<string, number>> {
   // counted in one query: per table and per request, the full PostgreSQL run took most of an hour.
   let tables = tableNames.get(h);
   if (!tables) {
-    tables = (await db.introspection.getTables())
-      .filter((t) => (!h.db.pgSchema || t.schema === h.db.pgSchema) && t.name !== 'cardprogram_migrations')
-      .map((t) => t.name)
-      .sort();
+    tables = (await ownTables(h.db)).map((t) => t.name).sort();
     tableNames.set(h, tables);
   }
   const row = await sql<Record<string, unknown>>`select ${sql.join(
@@ -36,6 +34,31 @@ async function counts(h: Harness): Promise<Record<string, number>> {
   }
   assert.ok(tables.includes('cardholders') && tables.includes('idempotency_keys'), 'every table is counted');
   return out;
+}
+
+// Strings the body parser must refuse (issue 14.7): C0 controls (NUL first), DEL and lone surrogates,
+// spliced into ordinary text at any position; nested in objects and arrays too.
+const controlChar = fc.oneof(
+  fc.constant('\u0000'),
+  fc.integer({ min: 0, max: 0x1f }).map((c) => String.fromCharCode(c)),
+  fc.constant('\u007f'),
+);
+const loneSurrogate = fc.integer({ min: 0xd800, max: 0xdfff }).map((c) => String.fromCharCode(c));
+const poisoned = fc
+  .tuple(fc.string({ maxLength: 20 }), fc.oneof(controlChar, loneSurrogate), fc.string({ maxLength: 20 }))
+  .map(([a, bad, b]) => `${a}${bad}${b}`);
+
+/** Whether a value holds, at any depth (keys included), a string the service must refuse. */
+function holdsBadString(v: unknown): boolean {
+  if (typeof v === 'string') {
+    // By code point: a surrogate pair is one code point above U+FFFF, a lone half stays in D800–DFFF.
+    return [...v].some((ch) => {
+      const c = ch.codePointAt(0) ?? 0;
+      return c < 0x20 || c === 0x7f || (c >= 0xd800 && c <= 0xdfff);
+    });
+  }
+  if (v === null || typeof v !== 'object') return false;
+  return Object.entries(v).some(([k, child]) => holdsBadString(k) || holdsBadString(child));
 }
 
 // Values of every awkward kind: wrong types, huge and odd strings, invalid Base64 and UTF-8 look-alikes,
@@ -61,6 +84,11 @@ const nasty = fc.oneof(
   fc.constantFrom('2026-02-30', '2026-13-01', '0000-00-00', '99999-01-01', '2026-1-1', 'NaN', 'Infinity', '-0', '1e309', '12.345', '0x10'),
   fc.constantFrom('QUxJQ0U', '====', 'not base64!', '/w==', '4pyTIMOgIGxhIG1vZGU='),
   fc.string({ minLength: 1000, maxLength: 5000 }),
+  // Over-long: far beyond any field's maximum, still under the 1 MiB body limit.
+  fc.integer({ min: 50_000, max: 200_000 }).map((n) => 'A'.repeat(n)),
+  poisoned,
+  poisoned,
+  fc.dictionary(fc.string({ maxLength: 5 }), poisoned, { minKeys: 1, maxKeys: 2 }).map((d) => ({ nested: [d] })),
   fc.integer(),
   fc.double(),
   fc.constantFrom(0, -1, 1e15, 2 ** 53, -(2 ** 53), 0.001, 12.345),
@@ -89,7 +117,9 @@ eachDialect('fuzz: every operation, bad input at scale', (dialect) => {
       op: fc.constantFrom(...operations),
       values: fc.array(fc.oneof(nasty, realish), { minLength: 30, maxLength: 30 }),
       keep: fc.array(fc.boolean(), { minLength: 30, maxLength: 30 }),
-      extra: fc.option(fc.dictionary(fc.string({ minLength: 1, maxLength: 8 }), nasty, { maxKeys: 2 }), { nil: undefined }),
+      extra: fc.option(fc.dictionary(fc.oneof(fc.string({ minLength: 1, maxLength: 8 }), poisoned), nasty, { maxKeys: 2 }), {
+        nil: undefined,
+      }),
       signing: fc.constantFrom('right', 'right', 'right', 'wrong', 'none', 'otherMerchant'),
       shape: fc.constantFrom('json', 'json', 'json', 'json', 'truncated', 'duplicateKey', 'array', 'notJson', 'badUtf8'),
     });
@@ -134,6 +164,9 @@ eachDialect('fuzz: every operation, bad input at scale', (dialect) => {
         const reply = res.json() as Record<string, unknown>;
         // A body that is not one JSON object of UTF-8 text is refused as such, before its signature.
         if (shape !== 'json') assert.deepEqual([res.statusCode, reply.code], [400, '1002'], `${shape} body: ${res.body.slice(0, 300)}`);
+        // A control character or lone surrogate anywhere is refused by the body parser, on both databases alike.
+        if (holdsBadString(body))
+          assert.deepEqual([res.statusCode, reply.code], [400, '1002'], `control character: ${res.body.slice(0, 300)}`);
         if (res.statusCode < 400) {
           assert.equal(res.statusCode, 200, `${op.url}: ${res.body.slice(0, 300)}`);
           assert.equal(reply.success, true);

@@ -19,7 +19,7 @@ function snippet(name: string): string {
 }
 
 eachDialect('getting started (docs/getting-started.md), as a new user runs it', (dialect) => {
-  it('start the service, cardprogram demo, list a card’s transactions with curl, Node and the SDK, receive a verified callback', async (t) => {
+  it('start the service, cardprogram demo, your own cardholder and card three ways, list a card’s transactions with curl, Node and the SDK, receive a verified callback', async (t) => {
     const db = await isolatedDatabase(dialect);
     // The reader's directory: inside the repository, so `npx cardprogram` and `@cardprogram/client` resolve as there.
     const work = join(ROOT, 'test-artifacts', `getting-started-${randomBytes(4).toString('hex')}`);
@@ -55,14 +55,44 @@ eachDialect('getting started (docs/getting-started.md), as a new user runs it', 
     const total = JSON.parse(listed.stdout).total as number;
     assert.ok(total > 1, 'the demo card has a history');
 
-    // 3. curl and openssl.
+    // 3. Your own cardholder and card: cardprogram call, curl, the SDK; each ends with the two records.
+    const viaCall = await sh(snippet('call-own-card'));
+    assert.equal(viaCall.code, 0, viaCall.stderr);
+    assert.match(viaCall.stdout, /"holderId": "hld_\w+",\n\s+"auditStatus": 0/);
+    assert.match(viaCall.stdout, /"auditStatus": 2/);
+    assert.match(viaCall.stdout, /"tradeType": 100,[\s\S]*"tradeType": 150,[\s\S]*"total": 2,/);
+    const viaCurl = await sh(snippet('curl-own-card'));
+    assert.equal(viaCurl.code, 0, viaCurl.stderr);
+    const curlLines = viaCurl.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    assert.equal(curlLines.length, 6, viaCurl.stdout);
+    assert.equal(curlLines[0].auditStatus, 0);
+    assert.equal(curlLines[1].model.auditStatus, 2);
+    assert.equal(curlLines[2].model.status, 'active');
+    assert.deepEqual([curlLines[3].model.tradeType, curlLines[3].model.amount], [100, 100]);
+    assert.deepEqual([curlLines[4].model.tradeType, curlLines[4].model.amount], [150, 12.5]);
+    assert.deepEqual(
+      curlLines[5].tradeList.map((r: { tradeType: number }) => r.tradeType),
+      [150, 100],
+    );
+    writeFileSync(join(work, 'card-sdk.mjs'), snippet('sdk-own-card'));
+    const viaSdk = await run(process.execPath, ['card-sdk.mjs'], work, env);
+    assert.equal(viaSdk.code, 0, viaSdk.stderr);
+    assert.match(
+      viaSdk.stdout,
+      /^holder hld_\w+ auditStatus 0\nreviewed: auditStatus 2\ncard card_\w+ \d{6}\*+\d{4} active\ntop-up trd_\w+ 100 EUR\nauthorization trd_\w+ 12\.5 EUR\n\d{4}-\d\d-\d\d 150 1 12\.5 EUR Coffee\n\d{4}-\d\d-\d\d 100 1 100 EUR Top-up\navailable 87\.5 ledger 100\n$/,
+    );
+
+    // 4. curl and openssl.
     const curl = await sh(snippet('curl-trade-list'), { CARD_ID: cardId });
     assert.equal(curl.code, 0, curl.stderr);
     const page = JSON.parse(curl.stdout);
     assert.equal(page.total, total);
     assert.equal(page.tradeList.length, Math.min(10, total));
 
-    // 4. Node without a library, 5. the SDK: the guide's scripts, saved and run as a reader would.
+    // 5. Node without a library, 6. the SDK: the guide's scripts, saved and run as a reader would.
     writeFileSync(join(work, 'list-node.mjs'), snippet('node-trade-list'));
     const node = await run(process.execPath, ['list-node.mjs'], work, { ...env, CARD_ID: cardId });
     assert.equal(node.code, 0, node.stderr);
@@ -71,8 +101,15 @@ eachDialect('getting started (docs/getting-started.md), as a new user runs it', 
     const sdk = await run(process.execPath, ['list-sdk.mjs'], work, { ...env, CARD_ID: cardId });
     assert.equal(sdk.code, 0, sdk.stderr);
     assert.match(sdk.stdout, new RegExp(`\\n${total} transactions\\n$`));
+    assert.match(sdk.stdout, /^\d{4}-\d\d-\d\d (top-up|authorization|payment|refund|withdrawal|adjustment|fee) /m, 'types by name');
+    // Without CARD_ID both scripts say what to do, in one line, without a stack trace.
+    for (const script of ['list-node.mjs', 'list-sdk.mjs']) {
+      const bare = await run(process.execPath, [script], work, { ...env, CARD_ID: '' });
+      assert.equal(bare.code, 1, script);
+      assert.equal(bare.stderr.trim(), 'set CARD_ID to a card id: step 2 prints one (export CARD_ID=card_…)', script);
+    }
 
-    // 6. A verified callback.
+    // 7. A verified callback.
     const hooksPort = String(await freePort());
     writeFileSync(join(work, 'hooks.mjs'), snippet('sdk-webhook-receiver'));
     const hooks = spawn(process.execPath, ['hooks.mjs'], { cwd: work, env: { ...process.env, ...env, HOOKS_PORT: hooksPort } });

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { AUDIT_TRANSITIONS, type AuditStatusValue } from '../src/holders/audit-status.js';
 import { reviewHolder } from '../src/holders/review.js';
+import { runVerb } from '../src/runner.js';
 import { build, holderBody, randomStr, rowCounts } from './helpers/app.js';
 import { eachDialect } from './helpers/dialects.js';
 
@@ -91,9 +92,7 @@ eachDialect('cardholder review and query', (dialect) => {
     const h = await build(t, dialect);
     const { holderId } = (await h.call(CREATE, holderBody())).body;
     const db = h.db.database;
-    const rec = await db.withTx((tx) =>
-      reviewHolder({ ctx: { tx, now: Date.now() }, merchantId: null, input: { holderId, auditStatus: 2, actor: 'cli' } }),
-    );
+    const rec = await runVerb(h.app.svc, reviewHolder, { input: { holderId, auditStatus: 2 }, actor: 'cli' });
     assert.equal(rec.auditStatus, 2);
     const row = await db.db.selectFrom('holder_reviews').select('actor').where('holder_id', '=', holderId).executeTakeFirstOrThrow();
     assert.equal(row.actor, 'cli');

@@ -8,10 +8,12 @@ import { buildApp } from '../src/app.js';
 import { SEALED_COLUMNS } from '../src/crypto/reseal.js';
 import { SecretBox } from '../src/crypto/secretbox.js';
 import { addDomain } from '../src/domains/store.js';
+import { runVerb } from '../src/runner.js';
 import { build, kycBody, randomStr, sign } from './helpers/app.js';
 import { fundedCard } from './helpers/cards.js';
 import { selfSigned } from './helpers/certs.js';
 import { childDatabaseUrl, runCli } from './helpers/cli.js';
+import { ownTables } from './helpers/db.js';
 import { eachDialect } from './helpers/dialects.js';
 import { testLogging } from './helpers/log-audit.js';
 
@@ -21,23 +23,25 @@ eachDialect('keys at rest: master key rotation and PAN data keys', (dialect) => 
     const db = h.db.database.db;
     const oldKey = h.config.masterKey;
     const newKey = randomBytes(32);
-    const { cardId } = await fundedCard(h, { topUp: 5 });
+    const { cardId, holderId } = await fundedCard(h, { topUp: 5 });
+    const holderBefore = await h.call('/api/network/holderQuery.html', { holderId, randomStr: randomStr() });
+    assert.equal(holderBefore.status, 200);
     const dir = mkdtempSync(join(tmpdir(), 'cardprogram-keys-'));
     t.after(() => rmSync(dir, { recursive: true, force: true }));
     const cert = selfSigned(dir, 'cards.rotate.test');
-    await addDomain({
-      svc: h.app.svc,
+    await runVerb(h.app.svc, addDomain, {
       input: { appId: h.merchant.appId, host: 'cards.rotate.test', certPem: cert.cert, keyPem: cert.key },
+      actor: 'test',
     });
     const share = await h.call('/open/api/kyc/share/information', kycBody({ requestNo: 'REQ-ROTATE' }));
     assert.equal(share.status, 200, JSON.stringify(share.body));
 
     // Every column whose name ends in _enc is one the reseal knows about.
-    const tables = await db.introspection.getTables();
-    const encColumns = tables
-      .filter((tb) => !h.db.pgSchema || tb.schema === h.db.pgSchema)
-      .flatMap((tb) => tb.columns.filter((c) => c.name.endsWith('_enc')).map((c) => `${tb.name}.${c.name}`))
+    const encColumns = (await ownTables(h.db))
+      .flatMap((tb) => tb.columns.filter((c) => c.endsWith('_enc')).map((c) => `${tb.name}.${c}`))
       .filter((c) => c !== 'cards.pan_enc') // under a data key, not the master key
+      // Not named _enc: a write's stored first answer (it may carry a holder's idno and mobile).
+      .concat('idempotency_keys.response_body')
       .sort();
     assert.deepEqual(encColumns, [...SEALED_COLUMNS].sort());
 
@@ -68,6 +72,12 @@ eachDialect('keys at rest: master key rotation and PAN data keys', (dialect) => 
     const details = await post('/sandbox/network/cardDetails', { cardId, randomStr: randomStr() });
     assert.equal(details.statusCode, 200, details.body);
     assert.match(details.json().model.cardNo, /^424242\d{10}$/);
+    // The cardholder's sealed identity data (idno, mobile) moved too.
+    const holder = await post('/api/network/holderQuery.html', { holderId, randomStr: randomStr() });
+    assert.equal(holder.statusCode, 200, holder.body);
+    assert.deepEqual({ ...(holder.json() as Record<string, unknown>), traceId: '' }, { ...holderBefore.body, traceId: '' });
+    const identity = await db.selectFrom('cardholders').select('identity_enc').where('id', '=', holderId).executeTakeFirstOrThrow();
+    assert.ok(identity.identity_enc?.startsWith(`v1.${newId}.`));
     const decided = await post('/sandbox/kyc/review', { requestNo: 'REQ-ROTATE', kycStatus: 'approved', randomStr: randomStr() });
     assert.equal(decided.statusCode, 200, decided.body);
     assert.ok((await app.svc.domains.lookup('cards.rotate.test'))?.context, 'the TLS key opens');

@@ -1,9 +1,12 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import type { Kysely } from 'kysely';
+import { setCardFrozen } from '../src/cards/status.js';
 import type { DB } from '../src/db/schema.js';
 import { checkLedger } from '../src/ledger/check.js';
-import { build } from './helpers/app.js';
+import { MAX_CARD_BALANCE } from '../src/ledger/journal.js';
+import { runVerb } from '../src/runner.js';
+import { build, TEST_FUNDING } from './helpers/app.js';
 import { fundedCard, ok } from './helpers/cards.js';
 import { eachDialect } from './helpers/dialects.js';
 
@@ -14,7 +17,15 @@ eachDialect('ledger check: each invariant', (dialect) => {
     const h = await build(t, dialect);
     const { cardId } = await fundedCard(h, { topUp: 100 });
     const auth = await ok(h, '/sandbox/network/authorize', { cardId, amount: 30 });
+    const other = await fundedCard(h);
     const db = h.db.database.db;
+    // Frozen after the authorization, then active again: the record of the freeze comes after it.
+    await runVerb(h.app.svc, setCardFrozen, { input: { cardId, frozen: true, source: 'operator' }, actor: 'cli' });
+    await runVerb(h.app.svc, setCardFrozen, { input: { cardId, frozen: false, source: 'operator' }, actor: 'cli' });
+    const frozenAfter = (
+      await db.selectFrom('card_status_events').select('after_seq').where('card_id', '=', cardId).executeTakeFirstOrThrow()
+    ).after_seq;
+    const funding = TEST_FUNDING * 100 - 10_000;
     assert.deepEqual((await checkLedger(h.db.database)).problems, []);
 
     const entry = await db.selectFrom('ledger_postings').select('entry_id').where('trade_id', '=', auth.tradeId).executeTakeFirstOrThrow();
@@ -34,7 +45,10 @@ eachDialect('ledger check: each invariant', (dialect) => {
             })
             .execute(),
         (d) => d.deleteFrom('ledger_postings').where('entry_id', '=', entry.entry_id).where('account', '=', 'program:funding').execute(),
-        [new RegExp(`^journal entry ${entry.entry_id} sums to 5 EUR, not 0$`)],
+        [
+          new RegExp(`^journal entry ${entry.entry_id} sums to 5 EUR, not 0$`),
+          /^EUR: operators funded 99999999995, but merchant funding, cards, settlement and fees hold 100000000000$/,
+        ],
       ],
       [
         'a ledger balance that is not the replay',
@@ -86,8 +100,90 @@ eachDialect('ledger check: each invariant', (dialect) => {
         (d) => d.deleteFrom('ledger_postings').where('entry_id', '=', 'ent_orphan').execute(),
         [/^journal account card:card_nope:held belongs to no card$/],
       ],
+      [
+        'a funding balance that is not the replay',
+        (d) =>
+          d
+            .updateTable('merchant_balances')
+            .set({ available: 5 })
+            .where('merchant_id', '=', h.merchant.appId)
+            .where('currency', '=', 'EUR')
+            .execute(),
+        (d) =>
+          d
+            .updateTable('merchant_balances')
+            .set({ available: funding })
+            .where('merchant_id', '=', h.merchant.appId)
+            .where('currency', '=', 'EUR')
+            .execute(),
+        [new RegExp(`^merchant:${h.merchant.appId}:funding: EUR balance 5, its journal replays to ${funding}$`)],
+      ],
+      [
+        'money that came from nowhere: capital that no operator record explains',
+        (d) =>
+          d
+            .insertInto('ledger_postings')
+            .values([
+              { entry_id: 'ent_nowhere', trade_id: null, account: 'program:capital', currency: 'EUR', amount: -7, created_at: 0 },
+              { entry_id: 'ent_nowhere', trade_id: null, account: 'program:settlement', currency: 'EUR', amount: 7, created_at: 0 },
+            ])
+            .execute(),
+        (d) => d.deleteFrom('ledger_postings').where('entry_id', '=', 'ent_nowhere').execute(),
+        [/^program:capital: operators funded 100000000000 EUR by their records, the journal says 100000000007$/],
+      ],
+      [
+        'money that left the program: a posting to an account of nobody',
+        (d) =>
+          d
+            .insertInto('ledger_postings')
+            .values([
+              { entry_id: 'ent_away', trade_id: null, account: 'program:settlement', currency: 'EUR', amount: -7, created_at: 0 },
+              { entry_id: 'ent_away', trade_id: null, account: 'somewhere:else', currency: 'EUR', amount: 7, created_at: 0 },
+            ])
+            .execute(),
+        (d) => d.deleteFrom('ledger_postings').where('entry_id', '=', 'ent_away').execute(),
+        [
+          /^journal account somewhere:else is not an account of the program$/,
+          /^EUR: operators funded 100000000000, but merchant funding, cards, settlement and fees hold 99999999993$/,
+        ],
+      ],
+      [
+        'a card above the cap',
+        (d) =>
+          d
+            .updateTable('cards')
+            .set({ ledger_balance: MAX_CARD_BALANCE + 1, available_balance: MAX_CARD_BALANCE + 1 - 3000 })
+            .where('id', '=', other.cardId)
+            .execute(),
+        (d) => d.updateTable('cards').set({ ledger_balance: 0, available_balance: 0 }).where('id', '=', other.cardId).execute(),
+        [
+          new RegExp(`^card ${other.cardId}: available balance ${MAX_CARD_BALANCE + 1 - 3000}, its journal replays to 0$`),
+          new RegExp(`^card ${other.cardId}: ledger balance ${MAX_CARD_BALANCE + 1}, its journal replays to 0$`),
+          new RegExp(`^card ${other.cardId}: ledger balance ${MAX_CARD_BALANCE + 1} is above the cap of ${MAX_CARD_BALANCE}$`),
+        ],
+      ],
+      [
+        'an authorization booked after the card was frozen',
+        // The freeze's record moved before the authorization: as if it had been booked on a frozen card.
+        (d) =>
+          d.updateTable('card_status_events').set({ after_seq: 0 }).where('card_id', '=', cardId).where('status', '=', 'frozen').execute(),
+        (d) =>
+          d
+            .updateTable('card_status_events')
+            .set({ after_seq: frozenAfter })
+            .where('card_id', '=', cardId)
+            .where('status', '=', 'frozen')
+            .execute(),
+        [new RegExp(`^card ${cardId}: ${auth.tradeId} \\(type 150\\) was booked while the card was frozen$`)],
+      ],
     ];
+    // PostgreSQL's CHECK constraints (migration 0009) refuse these two kinds of damage outright.
+    const refusedByConstraint = new Set(['a negative available balance', 'a card above the cap']);
     for (const [what, breakIt, mendIt, expected] of damage) {
+      if (dialect.name === 'postgres' && refusedByConstraint.has(what)) {
+        await assert.rejects(breakIt(db), (err: { code?: string }) => err.code === '23514', what);
+        continue;
+      }
       await breakIt(db);
       const { problems } = await checkLedger(h.db.database);
       assert.equal(problems.length, expected.length, `${what}: ${problems.join(' | ')}`);

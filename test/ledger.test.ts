@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
+import { runVerb } from '../src/runner.js';
 import { build, randomStr, rowCounts, sign } from './helpers/app.js';
 import { balances, fundedCard, ok } from './helpers/cards.js';
 import { eachDialect } from './helpers/dialects.js';
@@ -36,7 +37,7 @@ eachDialect('transaction lifecycle and ledger', (dialect) => {
       const res = await h.call(`${N}/${op}`, { tradeId: auth.tradeId, randomStr: randomStr() });
       assert.equal(res.body.code, '2730', op);
     }
-    assert.deepEqual(await journalSum(h), { EUR: 0 });
+    assert.deepEqual(await journalSum(h), { EUR: 0, USDT: 0 }, 'every test merchant is funded in both currencies');
   });
 
   it('partial then full reversal: status 2 records, original becomes 3 only when nothing is held, fee returned then', async (t) => {
@@ -55,7 +56,7 @@ eachDialect('transaction lifecycle and ledger', (dialect) => {
     assert.deepEqual([rest.tradeStatus, rest.amount, rest.fee], [2, 15, 0.3]);
     assert.equal((await trade(h, auth.tradeId)).trade_status, 3);
     assert.deepEqual(await balances(h, cardId), { available: 50, ledger: 50, status: 'active' });
-    assert.deepEqual(await journalSum(h), { EUR: 0 });
+    assert.deepEqual(await journalSum(h), { EUR: 0, USDT: 0 }, 'every test merchant is funded in both currencies');
   });
 
   it('void: an untouched authorization becomes 6 with a 7 record; a payment too; a partly reversed one cannot', async (t) => {
@@ -171,7 +172,7 @@ eachDialect('transaction lifecycle and ledger', (dialect) => {
     assert.equal(cross.body.code, '2720');
     const tooMuch = await h.call(`${N}/withdraw`, { cardId: a.cardId, amount: 45, randomStr: randomStr() });
     assert.equal(tooMuch.body.code, '2725', 'amount plus fee exceeds what is available');
-    assert.deepEqual(await journalSum(h), { EUR: 0 });
+    assert.deepEqual(await journalSum(h), { EUR: 0, USDT: 0 }, 'every test merchant is funded in both currencies');
   });
 
   it('a card holds at most 10^14 minor units; txnAmount must agree with amount in the card currency; errors name currencyTxn', async (t) => {
@@ -222,19 +223,19 @@ eachDialect('transaction lifecycle and ledger', (dialect) => {
     assert.equal((await h.call(`${N}/authorize`, { cardId, amount: 5, randomStr: randomStr() })).body.code, '2724');
     const { setCardFrozen } = await import('../src/cards/status.js');
     await assert.rejects(
-      h.db.database.withTx((tx) =>
-        setCardFrozen({ ctx: { tx, now: Date.now() }, merchantId: null, input: { cardId, frozen: false, actor: 'operator' } }),
-      ),
+      runVerb(h.app.svc, setCardFrozen, { input: { cardId, frozen: false, source: 'operator' }, actor: 'cli' }),
       /a card is unfrozen only for an approved cardholder/,
     );
     const other = await fundedCard(h, { topUp: 5 });
-    const frozen = await h.db.database.withTx((tx) =>
-      setCardFrozen({ ctx: { tx, now: Date.now() }, merchantId: null, input: { cardId: other.cardId, frozen: true, actor: 'operator' } }),
-    );
+    const frozen = await runVerb(h.app.svc, setCardFrozen, {
+      input: { cardId: other.cardId, frozen: true, source: 'operator' },
+      actor: 'cli',
+    });
     assert.equal(frozen.status, 'frozen');
-    const thawed = await h.db.database.withTx((tx) =>
-      setCardFrozen({ ctx: { tx, now: Date.now() }, merchantId: null, input: { cardId: other.cardId, frozen: false, actor: 'operator' } }),
-    );
+    const thawed = await runVerb(h.app.svc, setCardFrozen, {
+      input: { cardId: other.cardId, frozen: false, source: 'operator' },
+      actor: 'cli',
+    });
     assert.equal(thawed.status, 'active');
     assert.deepEqual(
       (await statusEvents()).slice(1).map((e) => [e.cardId, e.status, e.actor]),

@@ -32,23 +32,47 @@ eachDialect('OpenAPI document', (dialect) => {
       assert.equal(ops.post?.operationId, h.app.operations.find((o) => o.url === path)?.operation);
   });
 
-  it('/docs serves the API reference (Swagger UI) from local assets, under a CSP', async (t) => {
+  it('/docs serves the API reference from local assets under a strict CSP; /openapi.json stays', async (t) => {
     const h = await build(t, dialect);
-    const page = await h.app.inject({ method: 'GET', url: '/docs/' });
-    const html = page.statusCode === 302 ? await h.app.inject({ method: 'GET', url: String(page.headers.location) }) : page;
-    assert.equal(html.statusCode, 200);
-    assert.match(html.body, /swagger-ui/);
-    assert.doesNotMatch(html.body, /https?:\/\/(?!127\.0\.0\.1)[a-z]/i, 'no asset from another host');
-    assert.ok(html.headers['content-security-policy'], 'static CSP');
-    assert.doesNotMatch(String(html.headers['content-security-policy']), /upgrade-insecure-requests/, 'works over plain http');
-    // Its script and stylesheet are served from here.
-    for (const asset of ['/docs/static/swagger-ui-bundle.js', '/docs/static/swagger-ui.css']) {
-      const res = await h.app.inject({ method: 'GET', url: asset });
-      assert.equal(res.statusCode, 200, asset);
-      assert.ok(res.body.length > 10_000, `${asset} has its content`);
+    for (const url of ['/docs', '/docs/']) {
+      const html = await h.app.inject({ method: 'GET', url });
+      assert.equal(html.statusCode, 200, url);
+      assert.match(html.body, /<title>cardprogram API reference<\/title>/);
+      assert.doesNotMatch(html.body, /https?:\/\//i, 'no asset from another host');
+      assert.doesNotMatch(html.body, /<script>|<script type/, 'no inline script');
+      const csp = String(html.headers['content-security-policy']);
+      assert.match(csp, /default-src 'none'/);
+      assert.match(csp, /script-src 'self'(;|$)/);
+      assert.match(csp, /connect-src 'self'(;|$)/);
+      assert.doesNotMatch(csp, /unsafe-eval|upgrade-insecure-requests|\*/);
     }
-    const doc = await h.app.inject({ method: 'GET', url: '/docs/json' });
+    const setup = await h.app.inject({ method: 'GET', url: '/docs/reference.js' });
+    assert.equal(setup.statusCode, 200);
+    assert.match(setup.body, /"url":"\/openapi\.json"/);
+    const bundle = await h.app.inject({ method: 'GET', url: '/docs/scalar.js' });
+    assert.equal(bundle.statusCode, 200);
+    assert.match(String(bundle.headers['content-type']), /^application\/javascript/);
+    assert.ok(bundle.body.length > 100_000, 'the renderer is served from here');
+    const doc = await h.app.inject({ method: 'GET', url: '/openapi.json' });
     assert.equal(doc.statusCode, 200);
-    assert.deepEqual(doc.json().paths, (await h.app.inject({ method: 'GET', url: '/openapi.json' })).json().paths);
+    assert.doesNotMatch(JSON.stringify(doc.json().paths), /"\/docs/, 'the reference is not an operation');
+  });
+
+  it('explains signing up front, and gives every operation an example body the service accepts as valid', async (t) => {
+    const h = await build(t, dialect);
+    const doc = (await h.app.inject({ method: 'GET', url: '/openapi.json' })).json();
+    assert.match(doc.info.description, /## Signing every request/);
+    assert.match(doc.info.description, /534fe99247af6aa210b5ad738f1f5610867bc53c25d01daa2e0e0a30e95a5665/);
+    for (const { url } of h.app.operations) {
+      const media = doc.paths[url].post.requestBody.content['application/json'];
+      const example = media.example ?? Object.values(media.examples ?? {})[0];
+      assert.ok(example && typeof example === 'object', `${url} has an example body`);
+      assert.equal(typeof example.sign, 'string', `${url}: the example shows sign`);
+      // The example, as this merchant, signed: whatever else happens, it is not refused as invalid.
+      const { appId: _a, sign: _s, ...fields } = example;
+      const res = await h.call(url, fields);
+      assert.notEqual(res.body.code, '1002', `${url}: ${JSON.stringify(example)} -> ${JSON.stringify(res.body)}`);
+      assert.ok(res.status < 500, `${url}: ${res.status}`);
+    }
   });
 });

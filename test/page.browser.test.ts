@@ -1,42 +1,19 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { it } from 'node:test';
 import { type Browser, chromium } from 'playwright-core';
 import { build, randomStr } from './helpers/app.js';
+import { ARTIFACTS, CHROMIUM, FLAGS, listenOnLoopback, skip } from './helpers/browser.js';
 import { balances, fundedCard, ok } from './helpers/cards.js';
-import { ROOT } from './helpers/cli.js';
 import { eachDialect } from './helpers/dialects.js';
-
-/** Debian's chromium (apt-get install chromium; .ci/run installs it); never a downloaded browser. */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-/** Where screenshots are kept (gitignored; docs/images holds the one the docs show). */
-const ARTIFACTS = join(ROOT, 'test-artifacts');
-
-// This machine has no network: these flags stop Chromium's own background connections.
-const FLAGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
-
-const missing = !existsSync(CHROMIUM);
-// On CI the browser must be there (.ci/run installs it); elsewhere its absence is a visible skip.
-if (missing && process.env.CI) throw new Error(`${CHROMIUM} is missing: apt-get install chromium`);
-const skip = missing ? `no browser at ${CHROMIUM} (apt-get install chromium)` : false;
 
 eachDialect('the card page in a real browser (Chromium)', (dialect) => {
   it('opens the link, shows the card and transactions, reveals details by keyboard, freezes the card; the link works once', {
     skip,
   }, async (t) => {
     const h = await build(t, dialect);
-    await h.app.listen({ port: 0, host: '127.0.0.1' });
-    const addr = h.app.server.address();
-    const base = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
+    const base = await listenOnLoopback(h.app);
     h.app.svc.config.publicUrl = base;
 
     await h.db.database.db.updateTable('merchants').set({ name: 'Northwind Wallet' }).execute();

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { addDomain } from '../src/domains/store.js';
 import { sha256 } from '../src/page/links.js';
+import { runVerb } from '../src/runner.js';
 import { build, type Harness, holderBody, randomStr, rowCounts, type TestMerchant } from './helpers/app.js';
 import { balances, fundedCard, ok } from './helpers/cards.js';
 import { eachDialect } from './helpers/dialects.js';
@@ -271,8 +272,8 @@ eachDialect('login-free page (interface 4.4)', (dialect) => {
   it('a mapped host: links use https://HOST; another merchant’s token or session there is refused, and the token stays unspent', async (t) => {
     const h = await build(t, dialect);
     const other = await h.newMerchant({ loginFree: true });
-    await addDomain({ svc: h.app.svc, input: { appId: h.merchant.appId, host: 'cards.alpha.test' } });
-    await addDomain({ svc: h.app.svc, input: { appId: other.appId, host: 'pay.beta.test' } });
+    await runVerb(h.app.svc, addDomain, { input: { appId: h.merchant.appId, host: 'cards.alpha.test' }, actor: 'test' });
+    await runVerb(h.app.svc, addDomain, { input: { appId: other.appId, host: 'pay.beta.test' }, actor: 'test' });
     const mine = (await h.call(LINK, { email: 'alice@example.com' })).body.model.webUrl as string;
     assert.match(mine, /^https:\/\/cards\.alpha\.test\/page\/open\?token=/, 'TLS ended in front: no port');
     const theirs = new URL((await h.call(LINK, { email: 'alice@example.com' }, { merchant: other })).body.model.webUrl);

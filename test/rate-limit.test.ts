@@ -3,12 +3,14 @@ import { randomBytes } from 'node:crypto';
 import { it, type TestContext } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../src/app.js';
+import type { RateLimit } from '../src/config.js';
 import { type Database, openDatabase } from '../src/db/index.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import type { DomainError } from '../src/errors.js';
-import { type RateLimit, RateLimiter } from '../src/http/rate-limit.js';
+import { RateLimiter } from '../src/http/rate-limit.js';
 import { createMerchant } from '../src/merchants/create.js';
 import { updateMerchant } from '../src/merchants/manage.js';
+import { runVerb } from '../src/runner.js';
 import { holderBody, randomStr, sign, type TestMerchant, testConfig } from './helpers/app.js';
 import { type IsolatedDatabase, isolatedDatabase } from './helpers/db.js';
 import { eachDialect } from './helpers/dialects.js';
@@ -28,7 +30,7 @@ async function instance(t: TestContext, db: IsolatedDatabase, rateLimit: RateLim
 }
 
 async function merchant(app: FastifyInstance): Promise<TestMerchant> {
-  const m = await createMerchant({ ctx: app.svc, input: { name: 'Rate test', signType: 'HMAC-SHA256' } });
+  const m = await runVerb(app.svc, createMerchant, { input: { name: 'Rate test', signType: 'HMAC-SHA256' }, actor: 'test' });
   return { appId: m.appId, secret: m.secret ?? '', webhookSecret: m.webhookSecret };
 }
 
@@ -89,7 +91,7 @@ eachDialect('per-merchant rate limit (1009, decisions §5)', (dialect) => {
     let now = Date.UTC(2026, 10, 22, 12);
     const app = await instance(t, db, { perSecond: 1000, burst: 1000 }, () => now);
     const a = await merchant(app);
-    await updateMerchant({ ctx: app.svc, input: { appId: a.appId, rateLimit: 1 } });
+    await runVerb(app.svc, updateMerchant, { input: { appId: a.appId, rateLimit: 1 }, actor: 'test' });
     // Its own rate of 1 a second allows bursts of 2.
     assert.equal((await createHolder(app, a)).status, 200);
     assert.equal((await createHolder(app, a)).status, 200);
@@ -98,12 +100,15 @@ eachDialect('per-merchant rate limit (1009, decisions §5)', (dialect) => {
     assert.match(refused.body.msg, /at most 1 requests a second \(bursts of 2\)/);
     // Back to the default: the bucket keeps its (empty) level, capped by the new burst, and refills
     // at the new rate: 10 ms at 1000 a second is 10 tokens.
-    await updateMerchant({ ctx: app.svc, input: { appId: a.appId, rateLimit: null } });
+    await runVerb(app.svc, updateMerchant, { input: { appId: a.appId, rateLimit: null }, actor: 'test' });
     assert.equal((await createHolder(app, a)).status, 429);
     now += 10;
     for (let i = 0; i < 10; i++) assert.equal((await createHolder(app, a)).status, 200);
     assert.equal((await createHolder(app, a)).status, 429);
-    await assert.rejects(updateMerchant({ ctx: app.svc, input: { appId: a.appId, rateLimit: 0 } }), /rateLimit: must be a whole number/);
+    await assert.rejects(
+      runVerb(app.svc, updateMerchant, { input: { appId: a.appId, rateLimit: 0 }, actor: 'test' }),
+      /rateLimit: must be a whole number/,
+    );
   });
 
   it('two instances on one database share one budget: together they admit exactly the burst', async (t) => {

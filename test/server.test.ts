@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { it } from 'node:test';
+import { build } from './helpers/app.js';
 import { childDatabaseUrl } from './helpers/cli.js';
 import { isolatedDatabase } from './helpers/db.js';
 import { eachDialect } from './helpers/dialects.js';
@@ -58,6 +60,16 @@ eachDialect('the service process', (dialect) => {
     assert.equal(await stopped(second.child), 0);
   });
 
+  it('/healthz answers 503 "starting" until start-up is complete (the demo merchant written), then 200', async (t) => {
+    const h = await build(t, dialect);
+    h.app.starting = true;
+    const starting = await h.app.inject({ method: 'GET', url: '/healthz' });
+    assert.deepEqual([starting.statusCode, starting.json().status], [503, 'starting']);
+    h.app.starting = false;
+    const ready = await h.app.inject({ method: 'GET', url: '/healthz' });
+    assert.deepEqual([ready.statusCode, ready.json().status], [200, 'ok']);
+  });
+
   it('CARDPROGRAM_DEMO_MERCHANT=off creates no demo merchant; a wrong master key refuses to start with a clear message', async (t) => {
     const db = await isolatedDatabase(dialect);
     const dataDir = mkdtempSync(join(tmpdir(), 'cardprogram-serve-'));
@@ -65,7 +77,7 @@ eachDialect('the service process', (dialect) => {
       await db.cleanup();
       rmSync(dataDir, { recursive: true, force: true });
     });
-    const key = 'a'.repeat(64);
+    const key = randomBytes(32).toString('hex');
     const env = {
       DATABASE_URL: childDatabaseUrl(db),
       CARDPROGRAM_DATA_DIR: dataDir,
@@ -78,7 +90,7 @@ eachDialect('the service process', (dialect) => {
     first.child.kill('SIGTERM');
     await stopped(first.child);
     await assert.rejects(
-      start({ ...env, CARDPROGRAM_MASTER_KEY: 'b'.repeat(64) }),
+      start({ ...env, CARDPROGRAM_MASTER_KEY: randomBytes(32).toString('hex') }),
       /cardprogram: stored secrets are sealed under master key \S+, but CARDPROGRAM_MASTER_KEY is \S+/,
     );
   });

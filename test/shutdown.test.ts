@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { buildApp } from '../src/app.js';
 import { createMerchant } from '../src/merchants/create.js';
+import { runVerb } from '../src/runner.js';
 import { holderBody, randomStr, sign, testConfig } from './helpers/app.js';
 import { childDatabaseUrl } from './helpers/cli.js';
 import { isolatedDatabase } from './helpers/db.js';
@@ -14,7 +15,7 @@ eachDialect('shutdown', (dialect) => {
     t.after(() => db.cleanup());
     // The app opens (and so closes) its own database, as in production.
     const app = await buildApp(testConfig(db.dataDir, { databaseUrl: childDatabaseUrl(db) }), { ...testLogging() });
-    const m = await createMerchant({ ctx: app.svc, input: { name: 'Shutdown', signType: 'HMAC-SHA256' } });
+    const m = await runVerb(app.svc, createMerchant, { input: { name: 'Shutdown', signType: 'HMAC-SHA256' }, actor: 'test' });
     const merchant = { appId: m.appId, secret: m.secret ?? '', webhookSecret: m.webhookSecret };
     const pending = Array.from({ length: 40 }, (_, i) =>
       app.inject({

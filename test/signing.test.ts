@@ -3,48 +3,11 @@ import { generateKeyPairSync, sign as rsaSign } from 'node:crypto';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { canonicalJson, hmacSign, signingString, verifyHmac, verifyRsa } from '../src/http/signing.js';
+import { DECISION_VECTORS, ESCAPE_VECTORS, SIGNING_SECRET } from './helpers/signing-vectors.js';
 
-const SECRET = 'sk_test_5f3c0d7e9a1b4c2d8e6f0a1b2c3d4e5f';
+const SECRET = SIGNING_SECRET;
 
-// The three vectors of decisions §3, verbatim.
-const VECTORS = [
-  {
-    body: { appId: 'mch_0123456789abcdef', email: 'alice@example.com' },
-    string: 'appId=mch_0123456789abcdef&email=alice@example.com',
-    sign: '534fe99247af6aa210b5ad738f1f5610867bc53c25d01daa2e0e0a30e95a5665',
-  },
-  {
-    body: {
-      appId: 'mch_0123456789abcdef',
-      cardId: 'card_7Hq2',
-      beginDate: '2026-11-01',
-      endDate: '2026-11-21',
-      start: 0,
-      maxSize: 30,
-      currency: 'EUR',
-      randomStr: 'Zx9Kq2Lm8Np4Rt6Vb1Cd3Fg5Hj7Kl0Mn',
-    },
-    string:
-      'appId=mch_0123456789abcdef&beginDate=2026-11-01&cardId=card_7Hq2&currency=EUR&endDate=2026-11-21&maxSize=30&randomStr=Zx9Kq2Lm8Np4Rt6Vb1Cd3Fg5Hj7Kl0Mn&start=0',
-    sign: '4990b0d9c4105c7a1cdb85046c7c6879f8298f8c95ab799fbe9628437608676d',
-  },
-  {
-    body: {
-      appId: 'mch_0123456789abcdef',
-      requestNo: 'REQ-1',
-      email: 'bob@example.com',
-      kycPlatform: 'SUMSUB',
-      holderType: '1',
-      callbackUrl: 'https://merchant.example/kyc',
-      individualInfo: { lastName: 'Müller', firstName: 'Bob', gender: 1, address: { zipCode: '10115', city: 'Berlin' } },
-      empty: '',
-      nothing: null,
-    },
-    string:
-      'appId=mch_0123456789abcdef&callbackUrl=https://merchant.example/kyc&email=bob@example.com&holderType=1&individualInfo={"address":{"city":"Berlin","zipCode":"10115"},"firstName":"Bob","gender":1,"lastName":"Müller"}&kycPlatform=SUMSUB&requestNo=REQ-1',
-    sign: 'b9f8aad995e004ef0841018cec5cbaf5b53414802042cb5c11da9719ea7d8f76',
-  },
-];
+const VECTORS = DECISION_VECTORS;
 
 describe('signing string and signatures (decisions §3)', () => {
   for (const [i, v] of VECTORS.entries()) {
@@ -55,6 +18,20 @@ describe('signing string and signatures (decisions §3)', () => {
       assert.equal(verifyHmac(SECRET, v.string, v.sign.toUpperCase()), true, 'hex is case-insensitive');
     });
   }
+
+  for (const [i, v] of ESCAPE_VECTORS.entries()) {
+    it(`escape test vector ${i + 1}: '%' and '&' in a value are written %25 and %26`, () => {
+      assert.equal(signingString(v.body), v.string);
+      assert.equal(hmacSign(SECRET, v.string), v.sign);
+    });
+  }
+
+  it('a value holding "&key=" no longer signs like two fields; objects are escaped too', () => {
+    assert.notEqual(signingString({ a: '1&b=2' }), signingString({ a: '1', b: '2' }));
+    assert.notEqual(signingString({ a: '1%26b=2' }), signingString({ a: '1&b=2' }));
+    assert.equal(signingString({ x: { k: 'a&b%' } }), 'x={"k":"a%26b%25"}');
+    assert.equal(signingString({ pad: 'QUxJQ0U=' }), 'pad=QUxJQ0U=', '= (Base64 padding) is unchanged');
+  });
 
   it('sign itself is never part of the signing string', () => {
     assert.equal(signingString({ b: 1, sign: 'x', a: 'y' }), 'a=y&b=1');
@@ -106,10 +83,10 @@ describe('signing string and signatures (decisions §3)', () => {
 
   it('signing string: a field and its value appear once, sorted by code unit, empty and null dropped (property)', () => {
     const key = fc.stringMatching(/^[A-Za-z][A-Za-z0-9_]{0,11}$/).filter((k) => k !== 'sign' && k !== '__proto__');
-    // Values without '&': decisions §3 writes strings unescaped, so '&' in a value is ambiguous by
-    // design (docs/adr/0002-signing-string.md); every field that allows it is validated after auth.
+    // Any text, '&' and '%' included: they are escaped, so the string splits back into the body.
     const value = fc.oneof(
-      fc.string().map((s) => s.replace(/&/g, '')),
+      fc.string({ unit: fc.constantFrom('a', '&', '%', '=', '2', '6') }),
+      fc.string(),
       fc.integer(),
       fc.boolean(),
       fc.constant(null),
@@ -122,6 +99,11 @@ describe('signing string and signatures (decisions §3)', () => {
         assert.deepEqual(keys, [...keys].sort());
         const expected = Object.entries(body).filter(([, v]) => v !== null && v !== '');
         assert.equal(keys.length, expected.length);
+        // Unambiguous: unescaping each part gives back exactly the values.
+        const decoded = Object.fromEntries(
+          parts.map((p) => [p.slice(0, p.indexOf('=')), p.slice(p.indexOf('=') + 1).replace(/%2[56]/g, (m) => (m === '%25' ? '%' : '&'))]),
+        );
+        assert.deepEqual(decoded, Object.fromEntries(expected.map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)])));
       }),
       { seed: 7, numRuns: 500 },
     );

@@ -1,7 +1,9 @@
 import type { KeyObject } from 'node:crypto';
 import { randomBytes } from 'node:crypto';
 import { APIConnectionError, APIConnectionTimeoutError, APIError, CardProgramError } from './errors.js';
+import type { Requester, RequestKind } from './request.js';
 import { Cards } from './resources/cards.js';
+import { Funding } from './resources/funding.js';
 import { Holders } from './resources/holders.js';
 import { Kyc } from './resources/kyc.js';
 import { Page } from './resources/page.js';
@@ -9,6 +11,8 @@ import { Sandbox } from './resources/sandbox.js';
 import { Trades } from './resources/trades.js';
 import { Webhooks } from './resources/webhooks.js';
 import { type Credentials, signature, signingString } from './signing.js';
+
+export type { RequestKind } from './request.js';
 
 export const VERSION = '0.1.0';
 
@@ -42,14 +46,6 @@ export interface RetryInfo {
   error: CardProgramError;
 }
 
-/**
- * How a request may be repeated. A write keeps its `randomStr` across retries, so the service
- * replays the first answer instead of acting twice; a read gets a fresh `randomStr` per attempt
- * (the service takes a read's `randomStr` once); a keyed operation carries its own key (`requestNo`)
- * or has no effect worth guarding (a page link).
- */
-export type RequestKind = 'write' | 'read' | 'keyed';
-
 const RETRYABLE_STATUS = new Set([408, 429, 500, 502, 503, 504]);
 const MAX_RETRY_AFTER_MS = 60_000;
 
@@ -74,9 +70,10 @@ export function newRandomStr(): string {
  * const client = new CardProgram({ baseUrl: 'http://127.0.0.1:8080', appId: 'mch_…', secret: 'sk_test_…' });
  * const holder = await client.holders.create({ firstName: 'Alice', lastName: 'Schmidt', … });
  */
-export class CardProgram {
+export class CardProgram implements Requester {
   readonly holders: Holders;
   readonly cards: Cards;
+  readonly funding: Funding;
   readonly trades: Trades;
   readonly kyc: Kyc;
   readonly page: Page;
@@ -102,6 +99,7 @@ export class CardProgram {
     this.fetchImpl = options.fetch ?? globalThis.fetch;
     this.holders = new Holders(this);
     this.cards = new Cards(this);
+    this.funding = new Funding(this);
     this.trades = new Trades(this);
     this.kyc = new Kyc(this);
     this.page = new Page(this);

@@ -1,3 +1,22 @@
+/** What a sandbox service answers with a signature error (docs/errors.md). */
+export interface SignatureDetail {
+  signingString: string;
+  signedFields: string[];
+  unsignedFields: string[];
+  signType: string;
+}
+
+function isSignatureDetail(v: unknown): v is SignatureDetail {
+  if (typeof v !== 'object' || v === null) return false;
+  const d = v as Record<string, unknown>;
+  return (
+    typeof d.signingString === 'string' &&
+    Array.isArray(d.signedFields) &&
+    Array.isArray(d.unsignedFields) &&
+    typeof d.signType === 'string'
+  );
+}
+
 /** Every error the SDK throws is one of these. */
 export class CardProgramError extends Error {
   override name = 'CardProgramError';
@@ -16,13 +35,23 @@ export class APIError extends CardProgramError {
     /** The request's trace id: quote it to the service's operator. */
     readonly traceId: string | undefined,
     readonly headers: Headers,
+    /**
+     * Sandbox only, on a 1006: what the service signed (`signingString`, `signedFields`,
+     * `unsignedFields`, `signType`); compare it with the string you signed. Never the secret.
+     */
+    readonly detail?: SignatureDetail,
   ) {
     super(`${code ? `${code} ` : ''}${msg}${traceId ? ` (traceId ${traceId})` : ''}`);
   }
 
   /** The error class for a status. */
   static from(status: number, body: unknown, headers: Headers): APIError {
-    const env = (typeof body === 'object' && body !== null ? body : {}) as { code?: unknown; msg?: unknown; traceId?: unknown };
+    const env = (typeof body === 'object' && body !== null ? body : {}) as {
+      code?: unknown;
+      msg?: unknown;
+      traceId?: unknown;
+      detail?: unknown;
+    };
     const code = env.code === undefined ? '' : String(env.code);
     const msg = typeof env.msg === 'string' ? env.msg : `HTTP ${status}`;
     const traceId = typeof env.traceId === 'string' ? env.traceId : (headers.get('x-trace-id') ?? undefined);
@@ -42,7 +71,7 @@ export class APIError extends CardProgramError {
                   : status >= 500
                     ? InternalServerError
                     : APIError;
-    return new Class(status, code, msg, traceId, headers);
+    return new Class(status, code, msg, traceId, headers, isSignatureDetail(env.detail) ? env.detail : undefined);
   }
 }
 

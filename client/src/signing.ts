@@ -1,22 +1,28 @@
 import { createHmac, createSign, type KeyObject } from 'node:crypto';
 
+/** What a top-level key must look like; the service refuses any other key (`1002`). */
+const FIELD_NAME = /^[A-Za-z][A-Za-z0-9_]{0,63}$/;
+
 /**
  * The signing string of the service's decisions §3: top-level fields except `sign`, without null or
- * empty-string values, keys sorted by code unit, `key=value` joined by `&`; strings as sent (no
- * escaping, Base64 fields as Base64), numbers and booleans as JSON text, objects and arrays as
- * canonical JSON (RFC 8785).
+ * empty-string values, keys sorted by code unit, `key=value` joined by `&`; strings as sent (Base64
+ * fields as Base64), numbers and booleans as JSON text, objects and arrays as canonical JSON
+ * (RFC 8785); in each value's text `%` is written `%25` and `&` `%26` (so a value cannot pass for
+ * two fields). A key that is not a plain field name cannot be signed.
  *
  * @example
- * signingString({ appId: 'mch_0123456789abcdef', email: 'alice@example.com' })
- * // 'appId=mch_0123456789abcdef&email=alice@example.com'
+ * signingString({ appId: 'mch_0123456789abcdef', remark: 'rent&bills' })
+ * // 'appId=mch_0123456789abcdef&remark=rent%26bills'
  */
 export function signingString(body: Record<string, unknown>): string {
   const parts: string[] = [];
   for (const key of Object.keys(body).sort(byCodeUnit)) {
     if (key === 'sign') continue;
+    if (!FIELD_NAME.test(key)) throw new TypeError(`cannot sign the field "${key.slice(0, 64)}": not a field name`);
     const value = body[key];
     if (value === null || value === '' || value === undefined) continue;
-    parts.push(`${key}=${typeof value === 'string' ? value : canonicalJson(value)}`);
+    const text = typeof value === 'string' ? value : canonicalJson(value);
+    parts.push(`${key}=${text.replace(/%/g, '%25').replace(/&/g, '%26')}`);
   }
   return parts.join('&');
 }

@@ -1,84 +1,31 @@
-/** Transaction types of interface §2.1. */
-export const TradeType = {
-  authorization: 150,
-  payment: 151,
-  topUp: 100,
-  withdrawal: 110,
-  transferIn: 120,
-  transferOut: 121,
-  settlementAdjustment: 200,
-  balanceInquiry: 300,
-  fee: 500,
-} as const;
-export type TradeTypeValue = (typeof TradeType)[keyof typeof TradeType];
+import type { AuditStatusValue, TradeRecord } from './wire.js';
+import { AuditStatus as WireAuditStatus } from './wire.js';
 
-/** Transaction statuses of interface §2.1. */
-export const TradeStatus = { success: 1, reversal: 2, reversed: 3, voided: 6, void: 7, refund: 10 } as const;
-export type TradeStatusValue = (typeof TradeStatus)[keyof typeof TradeStatus];
+// The records and code tables are generated from the service's OpenAPI document (wire.ts).
+export {
+  type AuditStatusValue,
+  type Card,
+  type CardDetails,
+  type Cardholder,
+  type FundingBalance,
+  type KycStatus,
+  type TradePage,
+  type TradeRecord,
+  TradeStatus,
+  type TradeStatusValue,
+  TradeType,
+  type TradeTypeValue,
+} from './wire.js';
 
 /** Cardholder audit statuses of interface §3.1. */
-export const AuditStatus = { pending: 0, underReview: 1, approved: 2, rejected: 3, dataToComplete: 4 } as const;
-export type AuditStatusValue = (typeof AuditStatus)[keyof typeof AuditStatus];
-
-/** A transaction record (interface §2.1). Amounts are in major units of `currency`. */
-export interface TradeRecord {
-  cardNo: string;
-  currency: string;
-  amount: number;
-  fee: number;
-  currencyTxn: string;
-  txnAmount: number;
-  businessDate: string;
-  tradeId: string;
-  authCode: string;
-  tradeType: TradeTypeValue;
-  tradeStatus: TradeStatusValue;
-  remark: string;
-}
-
-/** A cardholder (interface §2.2). */
-export interface Cardholder {
-  holderId: string;
-  auditStatus: AuditStatusValue;
-  errMsg: string;
-  firstName: string;
-  lastName: string;
-  idno: string;
-  idnoType: number;
-  mobile: string;
-}
-
-/** A card: never its full number. */
-export interface Card {
-  cardId: string;
-  cardNo: string;
-  currency: string;
-  holderId: string;
-  status: 'active' | 'frozen' | 'closed';
-  availableBalance: number;
-  ledgerBalance: number;
-}
-
-export interface TradePage {
-  total: number;
-  tradeList: TradeRecord[];
-}
-
-export interface KycStatus {
-  requestNo: string;
-  email: string;
-  kycStatus: 'init' | 'reviewing' | 'approved' | 'rejected';
-  reason: string;
-  holderId: string | null;
-}
-
-/** Full card details (sandbox only). */
-export interface CardDetails {
-  cardId: string;
-  cardNo: string;
-  expiry: string;
-  cvv: string;
-}
+export const AuditStatus = {
+  ...WireAuditStatus,
+  /**
+   * @deprecated Use `dataToBeCompleted`, the service's name for status 4 (this alias of 0.1.0 stays
+   * until the next major version).
+   */
+  dataToComplete: WireAuditStatus.dataToBeCompleted,
+} as const;
 
 interface EventBase {
   eventId: string;
@@ -104,6 +51,10 @@ export type CallbackEvent =
       cardId: string;
       cardNo: string;
       currency: string;
-      status: 'active' | 'frozen';
-      actor: 'cardholder' | 'operator' | 'review';
+      status: 'active' | 'frozen' | 'closed';
+      /** Who set the status (null when the card became active). */
+      source: 'cardholder' | 'merchant' | 'operator' | null;
+      reason: string | null;
+      /** @deprecated use `source`; `review` is an operator freeze when a cardholder was rejected. */
+      actor: 'cardholder' | 'merchant' | 'operator' | 'review';
     });

@@ -1,4 +1,6 @@
-import type { Services } from '../context.js';
+import type { Kysely } from 'kysely';
+import type { Services, VerbCtx } from '../context.js';
+import type { DB } from '../db/schema.js';
 import { DomainError } from '../errors.js';
 import { kycAutomation } from '../kyc/automation.js';
 import type { Resolver } from './deliver.js';
@@ -27,14 +29,15 @@ export interface CallbackSummary {
   deliveredAt: string | null;
 }
 
-export async function listCallbacks({
-  svc,
-  filter,
-}: {
-  svc: Services;
-  filter: { status?: 'pending' | 'delivered' | 'failed' | undefined; merchantId?: string | undefined; limit?: number | undefined };
-}): Promise<CallbackSummary[]> {
-  let q = svc.database.db
+export interface CallbackFilter {
+  status?: 'pending' | 'delivered' | 'failed' | undefined;
+  merchantId?: string | undefined;
+  limit?: number | undefined;
+}
+
+/** The newest events first (a read: no transaction of its own). */
+export async function listCallbacks(db: Kysely<DB>, filter: CallbackFilter): Promise<CallbackSummary[]> {
+  let q = db
     .selectFrom('callback_events')
     .selectAll()
     .orderBy('created_at', 'desc')
@@ -65,33 +68,31 @@ export async function listCallbacks({
  * many were queued.
  */
 export async function retryCallbacks({
-  svc,
+  ctx,
   input,
 }: {
-  svc: Services;
+  ctx: VerbCtx;
   input: { eventIds?: string[]; allFailed?: boolean; merchantId?: string };
 }): Promise<number> {
   if (!input.allFailed && !input.eventIds?.length) throw new DomainError('validation', 'eventIds: name events, or ask for all failed ones');
-  const n = await svc.database.withTx(async (tx) => {
-    let q = tx
-      .updateTable('callback_events')
-      .set({ status: 'pending', next_attempt_at: svc.clock(), lease_owner: null, lease_until: null });
-    if (input.allFailed) q = q.where('status', '=', 'failed');
-    else {
-      // Every named event must exist (for this merchant), or nothing is queued.
-      let known = tx
-        .selectFrom('callback_events')
-        .select('id')
-        .where('id', 'in', input.eventIds ?? []);
-      if (input.merchantId) known = known.where('merchant_id', '=', input.merchantId);
-      const found = new Set((await known.execute()).map((r) => r.id));
-      const missing = (input.eventIds ?? []).filter((id) => !found.has(id));
-      if (missing.length) throw new DomainError('validation', `eventIds: no such event: ${missing.join(', ')}`);
-      q = q.where('id', 'in', input.eventIds ?? []);
-    }
-    if (input.merchantId) q = q.where('merchant_id', '=', input.merchantId);
-    return Number((await q.executeTakeFirst()).numUpdatedRows);
-  });
-  svc.notifier.poke();
+  const { tx } = ctx;
+  let q = tx.updateTable('callback_events').set({ status: 'pending', next_attempt_at: ctx.now, lease_owner: null, lease_until: null });
+  if (input.allFailed) q = q.where('status', '=', 'failed');
+  else {
+    // Every named event must exist (for this merchant), or nothing is queued.
+    let known = tx
+      .selectFrom('callback_events')
+      .select('id')
+      .where('id', 'in', input.eventIds ?? []);
+    if (input.merchantId) known = known.where('merchant_id', '=', input.merchantId);
+    const found = new Set((await known.execute()).map((r) => r.id));
+    const missing = (input.eventIds ?? []).filter((id) => !found.has(id));
+    if (missing.length) throw new DomainError('validation', `eventIds: no such event: ${missing.join(', ')}`);
+    q = q.where('id', 'in', input.eventIds ?? []);
+  }
+  if (input.merchantId) q = q.where('merchant_id', '=', input.merchantId);
+  const n = Number((await q.executeTakeFirst()).numUpdatedRows);
+  // Queued events are the worker's to send now.
+  if (n > 0) ctx.wake.worker = true;
   return n;
 }

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import type { TxCtx } from '../context.js';
 import { newId } from '../db/ids.js';
 import type { DB } from '../db/schema.js';
 
@@ -10,11 +11,13 @@ export const NOTIFY_EVENTS: readonly EventType[] = ['holder.audit', 'trade', 'ca
 /**
  * Writes a callback event into the outbox, in the caller's transaction: the event exists if and only
  * if the state change it reports was committed. It gets an id (`eventId`, stable across every
- * delivery attempt) and the next `sequence` of its subject.
+ * delivery attempt) and the next `sequence` of its subject. A verb passes its `ctx.wake`, so that
+ * the runner wakes the worker after the commit (src/runner.ts).
  */
 export async function emitEvent(
   tx: Kysely<DB>,
   event: { merchantId: string; type: EventType; subject: string; url: string; body: Record<string, unknown>; now: number },
+  wake?: TxCtx['wake'],
 ): Promise<string> {
   const { last } = await tx
     .insertInto('callback_sequences')
@@ -44,6 +47,7 @@ export async function emitEvent(
       created_at: event.now,
     })
     .execute();
+  if (wake) wake.worker = true;
   return id;
 }
 

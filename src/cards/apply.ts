@@ -1,35 +1,26 @@
-import type { ProgramConfig } from '../config.js';
-import type { TxCtx } from '../context.js';
+import type { MerchantCtx } from '../context.js';
 import { newId } from '../db/ids.js';
 import { isUniqueViolation } from '../db/index.js';
+import { forUpdate } from '../db/locks.js';
 import { DomainError } from '../errors.js';
 import { AuditStatus } from '../holders/audit-status.js';
 import { isCardCurrency } from '../money/currency.js';
 import { type CardModel, toCardModel } from './model.js';
-import { generatePan, type PanVault } from './vault.js';
+import { generatePan } from './vault.js';
 
 /** Cards are valid for three years, to the end of the month. */
 const VALIDITY_MONTHS = 36;
 
-export async function applyCard({
-  ctx,
-  vault,
-  program,
-  merchantId,
-  input,
-}: {
-  ctx: TxCtx;
-  vault: PanVault;
-  program: ProgramConfig;
-  merchantId: string;
-  input: { holderId: string; currency: string };
-}): Promise<CardModel> {
-  const holder = await ctx.tx
-    .selectFrom('cardholders')
-    .select(['id', 'audit_status'])
-    .where('id', '=', input.holderId)
-    .where('merchant_id', '=', merchantId)
-    .executeTakeFirst();
+/** Issues a virtual card to one of the merchant's approved cardholders. */
+export async function applyCard({ ctx, input }: { ctx: MerchantCtx; input: { holderId: string; currency: string } }): Promise<CardModel> {
+  const { merchantId } = ctx;
+  const { vault, config } = ctx.svc;
+  // Locked before its status is read: a review that rejects the holder meanwhile either waits for
+  // this card (and then freezes it) or commits first (and then this issue sees status 3).
+  const holder = await forUpdate(
+    ctx.tx,
+    ctx.tx.selectFrom('cardholders').select(['id', 'audit_status']).where('id', '=', input.holderId).where('merchant_id', '=', merchantId),
+  ).executeTakeFirst();
   if (!holder) throw new DomainError('holderNotFound');
   if (holder.audit_status !== AuditStatus.approved) {
     throw new DomainError(
@@ -44,7 +35,7 @@ export async function applyCard({
   const id = newId('card');
   // A collision of two random 9-digit account numbers in one BIN is rare; the unique hash decides.
   for (let attempt = 0; ; attempt++) {
-    const pan = generatePan(program.bins[input.currency]);
+    const pan = generatePan(config.program.bins[input.currency]);
     const panHash = await vault.hash(ctx.tx, pan);
     const taken = await ctx.tx.selectFrom('cards').select('id').where('pan_hash', '=', panHash).executeTakeFirst();
     if (taken) {
@@ -70,6 +61,8 @@ export async function applyCard({
       ledger_balance: 0,
       created_at: ctx.now,
       updated_at: ctx.now,
+      status_source: null,
+      status_reason: null,
     };
     try {
       await ctx.tx.insertInto('cards').values(row).execute();

@@ -1,14 +1,11 @@
 import type { Kysely } from 'kysely';
+import type { Static } from 'typebox';
 import type { DB } from '../db/schema.js';
 import { loadCard } from './model.js';
+import type { CardDetailsSchema } from './schemas.js';
 import type { PanVault } from './vault.js';
 
-export interface CardDetails {
-  cardId: string;
-  cardNo: string;
-  expiry: string;
-  cvv: string;
-}
+export type CardDetails = Static<typeof CardDetailsSchema>;
 
 /**
  * The full card number, expiry (MM/YY) and CVV. Only the sandbox card-details operation and the

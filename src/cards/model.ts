@@ -1,21 +1,15 @@
 import type { Kysely, Selectable } from 'kysely';
+import type { Static } from 'typebox';
 import type { CardsTable, DB } from '../db/schema.js';
 import { DomainError } from '../errors.js';
 import { toMajor } from '../money/currency.js';
+import type { CardModelSchema } from './schemas.js';
 import { maskPan } from './vault.js';
 
 export type CardRow = Selectable<CardsTable>;
 
 /** The card as every operation returns it (decisions §6): never the full number. */
-export interface CardModel {
-  cardId: string;
-  cardNo: string;
-  currency: string;
-  holderId: string;
-  status: string;
-  availableBalance: number;
-  ledgerBalance: number;
-}
+export type CardModel = Static<typeof CardModelSchema>;
 
 export function maskedCardNo(card: Pick<CardRow, 'pan_first6' | 'pan_last4' | 'pan_length'>): string {
   return maskPan(card.pan_first6, card.pan_last4, card.pan_length);
@@ -28,6 +22,8 @@ export function toCardModel(card: CardRow): CardModel {
     currency: card.currency,
     holderId: card.holder_id,
     status: card.status,
+    statusSource: card.status_source,
+    statusReason: card.status_reason,
     availableBalance: toMajor(card.available_balance, card.currency),
     ledgerBalance: toMajor(card.ledger_balance, card.currency),
   };

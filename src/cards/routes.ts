@@ -1,12 +1,14 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Services } from '../context.js';
-import { ledgerCtx, signedRead, signedWrite } from '../http/operation.js';
+import { signedRead, signedWrite } from '../http/operation.js';
 import { errorResponses, ok } from '../http/schemas.js';
 import { topUp } from '../ledger/fund.js';
-import { listTrades } from '../trades/list.js';
+import { TradeEnvelope } from '../trades/schemas.js';
 import { applyCard } from './apply.js';
+import { closeCard } from './close.js';
 import { loadCard, toCardModel } from './model.js';
-import { CardApplyBody, CardEnvelope, CardQueryBody, CardTopUpBody, TradeEnvelope, TradeListBody, TradePageSchema } from './schemas.js';
+import { CardApplyBody, CardEnvelope, CardQueryBody, CardStatusBody, CardTopUpBody } from './schemas.js';
+import { setCardFrozen } from './status.js';
 
 export const cardRoutes: FastifyPluginAsyncTypebox<{ svc: Services }> = async (app, { svc }) => {
   app.post(
@@ -23,9 +25,7 @@ export const cardRoutes: FastifyPluginAsyncTypebox<{ svc: Services }> = async (a
     },
     async (req, reply) => {
       const { holderId, currency, randomStr } = req.body;
-      const card = await signedWrite(svc, req, reply, randomStr, (ctx) =>
-        applyCard({ ctx, vault: svc.vault, program: svc.config.program, merchantId: req.merchant.appId, input: { holderId, currency } }),
-      );
+      const card = await signedWrite(svc, req, reply, randomStr, applyCard, { holderId, currency });
       return ok(card, req.id);
     },
   );
@@ -60,32 +60,60 @@ export const cardRoutes: FastifyPluginAsyncTypebox<{ svc: Services }> = async (a
     },
     async (req, reply) => {
       const { cardId, amount, randomStr } = req.body;
-      const trade = await signedWrite(svc, req, reply, randomStr, (ctx) =>
-        topUp({ ctx: ledgerCtx(svc, req, ctx), input: { cardId, amount } }),
-      );
+      const trade = await signedWrite(svc, req, reply, randomStr, topUp, { cardId, amount });
       return ok(trade, req.id);
     },
   );
+};
 
-  app.post(
-    '/api/network/networkAuthTradeList.html',
+const PRECEDENCE =
+  'A freeze records its source (here the merchant) and reason; the operator’s freeze outranks the merchant’s, which outranks the cardholder’s (from the card page).';
+
+/** The merchant's card controls (decisions §11): freeze, unfreeze, close. Writes, idempotent by randomStr. */
+export const cardStatusRoutes: FastifyPluginAsyncTypebox<{ svc: Services }> = async (app, { svc }) => {
+  const routes = [
     {
-      schema: {
-        tags: ['Transactions'],
-        summary: 'Authorized transactions of a card for a date range, paged (interface 4.1)',
-        description:
-          'At least one of cardId and cardNo; at most 30 days; newest first; statuses 1 and 10 unless tradeStatusList says otherwise. A read: randomStr is single-use.',
-        body: TradeListBody,
-        response: { 200: TradePageSchema, ...errorResponses },
+      operation: 'cardFreeze',
+      summary: 'Freeze a card: authorizations decline (2724) until it is unfrozen',
+      description: `${PRECEDENCE} Freezing a card the cardholder froze takes the freeze over; a card the operator froze, or one already frozen by the merchant, is answered as is. A closed card is 2724. A frozen card can still be topped up and still settles what it authorized before.`,
+      frozen: true,
+    },
+    {
+      operation: 'cardUnfreeze',
+      summary: 'Unfreeze a card the merchant or the cardholder froze',
+      description: `${PRECEDENCE} A card frozen by the operator is 2727 (only the operator can unfreeze it); a closed card is 2724; a cardholder not approved is 2607. An active card is answered as is.`,
+      frozen: false,
+    },
+    {
+      operation: 'cardClose',
+      summary: 'Close a card for good; its available balance returns to the merchant’s funding account',
+      description:
+        'Closed is final: no unfreeze, authorization, top-up, withdrawal or transfer afterwards (2724). A card the operator froze is closed only by the operator (2727). The whole available balance moves to the merchant’s funding account as a withdrawal record (tradeType 110, remark "Card closed"); what authorizations still hold stays clearable, and what a later reversal, void or refund returns goes to the funding account. A closed card is answered as is.',
+      frozen: null,
+    },
+  ] as const;
+  for (const r of routes) {
+    app.post(
+      `/api/network/${r.operation}.html`,
+      {
+        schema: {
+          tags: ['Cards'],
+          summary: r.summary,
+          description: `${r.description} A write.`,
+          body: CardStatusBody,
+          response: { 200: CardEnvelope, ...errorResponses },
+        },
+        config: { operation: r.operation },
       },
-      config: { operation: 'tradeList' },
-    },
-    async (req) => {
-      const { randomStr, appId: _a, sign: _s, timestamp: _t, cardId, cardNo, currency, ...rest } = req.body;
-      await signedRead(svc, req, randomStr);
-      const orAbsent = (v: string | undefined) => (v === '' ? undefined : v);
-      const input = { ...rest, cardId: orAbsent(cardId), cardNo: orAbsent(cardNo), currency: orAbsent(currency) };
-      return listTrades({ db: svc.database.db, vault: svc.vault, merchantId: req.merchant.appId, input });
-    },
-  );
+      async (req, reply) => {
+        const { cardId, reason, randomStr } = req.body;
+        const input = { cardId, source: 'merchant' as const, reason };
+        const card =
+          r.frozen === null
+            ? await signedWrite(svc, req, reply, randomStr, closeCard, input)
+            : await signedWrite(svc, req, reply, randomStr, setCardFrozen, { ...input, frozen: r.frozen });
+        return ok(card, req.id);
+      },
+    );
+  }
 };

@@ -1,53 +1,140 @@
 import { emitEvent, notifyUrlOf } from '../callbacks/outbox.js';
-import type { TxCtx } from '../context.js';
+import type { TxCtx, VerbCtx } from '../context.js';
+import type { CardStatus, StatusSource } from '../db/schema.js';
 import { DomainError } from '../errors.js';
 import { AuditStatus } from '../holders/audit-status.js';
-import { type CardModel, toCardModel } from './model.js';
+import { type CardModel, type CardRow, toCardModel } from './model.js';
+import { recordCardStatus } from './status-events.js';
 
 /**
- * Freezes or unfreezes a card. A frozen card declines authorizations (2724) but can still be
- * funded and still settles what it authorized before. Unfreezing needs an approved cardholder.
- * `merchantId` null is the operator's CLI. A change (not a repeat) sends the merchant a
- * `card.status` callback, in the same transaction.
+ * Precedence of who sets a card's status (decisions §11): a freeze by a higher party takes over a
+ * lower one's; a freeze is lifted only by its own party or the operator.
  */
-export async function setCardFrozen({
-  ctx,
-  merchantId,
-  input,
-}: {
-  ctx: TxCtx;
-  merchantId: string | null;
-  input: { cardId: string; frozen: boolean; actor: 'operator' | 'cardholder' | 'review' };
-}): Promise<CardModel> {
-  let q = ctx.tx.selectFrom('cards').selectAll().where('id', '=', input.cardId);
+const RANK: Record<StatusSource, number> = { cardholder: 1, merchant: 2, operator: 3 };
+
+/** Who a `card.status` event names as `actor` (kept for compatibility; `source` says the same). */
+export type StatusActor = StatusSource | 'review';
+
+export interface StatusChangeInput {
+  cardId: string;
+  source: StatusSource;
+  /** Why (≤ 200 characters); "" or absent: none. */
+  reason?: string | null | undefined;
+  /** Defaults to the source; `review` when a withdrawn approval freezes the cards. */
+  actor?: StatusActor;
+}
+
+/** The card as the change will act on it: the merchant's own (null: the operator's CLI, any card). */
+export async function cardForChange(ctx: TxCtx, merchantId: string | null, cardId: string): Promise<CardRow> {
+  let q = ctx.tx.selectFrom('cards').selectAll().where('id', '=', cardId);
   if (merchantId !== null) q = q.where('merchant_id', '=', merchantId);
   const card = await q.executeTakeFirst();
   if (!card) throw new DomainError('cardNotFound');
-  if (card.status === 'closed') throw new DomainError('cardStatus', 'cardId: the card is closed');
-  if (!input.frozen) {
-    const holder = await ctx.tx.selectFrom('cardholders').select('audit_status').where('id', '=', card.holder_id).executeTakeFirstOrThrow();
-    if (holder.audit_status !== AuditStatus.approved) {
-      throw new DomainError(
-        'holderNotApproved',
-        `cardId: the cardholder's auditStatus is ${holder.audit_status}; a card is unfrozen only for an approved cardholder`,
-      );
-    }
-  }
-  const status = input.frozen ? 'frozen' : 'active';
-  if (card.status === status) return toCardModel(card);
-  await ctx.tx.updateTable('cards').set({ status, updated_at: ctx.now }).where('id', '=', card.id).execute();
-  const model = toCardModel({ ...card, status, updated_at: ctx.now });
-  const url = await notifyUrlOf(ctx.tx, card.merchant_id);
-  if (url) {
-    await emitEvent(ctx.tx, {
-      merchantId: card.merchant_id,
+  return card;
+}
+
+/**
+ * Writes a status only if the card still has the status and source it was decided on, so two
+ * concurrent changes cannot both apply a decision valid only before the other (on PostgreSQL the
+ * update waits for the other's row lock, then re-checks its condition). False: decide again.
+ */
+export async function applyStatus(
+  ctx: TxCtx,
+  card: CardRow,
+  next: { status: CardStatus; source: StatusSource | null; reason: string | null },
+): Promise<boolean> {
+  const res = await ctx.tx
+    .updateTable('cards')
+    .set({ status: next.status, status_source: next.source, status_reason: next.reason, updated_at: ctx.now })
+    .where('id', '=', card.id)
+    .where('status', '=', card.status)
+    .where((eb) => (card.status_source === null ? eb('status_source', 'is', null) : eb('status_source', '=', card.status_source)))
+    .executeTakeFirst();
+  return Number(res.numUpdatedRows) === 1;
+}
+
+/** A change (not a repeat) sends the merchant a `card.status` callback, in the same transaction. */
+export async function statusEvent(ctx: TxCtx, model: CardModel, merchantId: string, actor: StatusActor): Promise<void> {
+  const url = await notifyUrlOf(ctx.tx, merchantId);
+  if (!url) return;
+  await emitEvent(
+    ctx.tx,
+    {
+      merchantId,
       type: 'card.status',
       // The card's own sequence: ordered with its trade events.
-      subject: `card:${card.id}`,
+      subject: `card:${model.cardId}`,
       url,
-      body: { cardId: card.id, cardNo: model.cardNo, currency: model.currency, status, actor: input.actor },
+      body: {
+        cardId: model.cardId,
+        cardNo: model.cardNo,
+        currency: model.currency,
+        status: model.status,
+        actor,
+        source: model.statusSource,
+        reason: model.statusReason,
+      },
       now: ctx.now,
-    });
+    },
+    ctx.wake,
+  );
+}
+
+export const reasonOf = (reason: string | null | undefined): string | null => (reason ? reason.slice(0, 200) : null);
+
+/** The 2727 message: who froze the card and who may lift it. */
+function liftedOnlyBy(source: StatusSource): string {
+  const who = source === 'operator' ? 'the operator' : `the ${source} or the operator`;
+  return `cardId: frozen by the ${source}; only ${who} can unfreeze it`;
+}
+
+/**
+ * Freezes or unfreezes a card. A frozen card declines authorizations (2724) but can still be
+ * funded and still settles what it authorized before. Freezing records who froze it and why; a
+ * freeze by a party of higher precedence takes over (new source and reason, a callback), one by an
+ * equal or lower party is answered as is. Unfreezing is allowed to the freeze's own source or the
+ * operator (2727 otherwise) and needs an approved cardholder (2607). A closed card is final (2724).
+ * Without `ctx.merchantId` (the operator's CLI) any merchant's card may be changed.
+ */
+export async function setCardFrozen({ ctx, input }: { ctx: VerbCtx; input: StatusChangeInput & { frozen: boolean } }): Promise<CardModel> {
+  for (let attempt = 1; ; attempt++) {
+    const card = await cardForChange(ctx, ctx.merchantId ?? null, input.cardId);
+    if (card.status === 'closed') throw new DomainError('cardStatus', 'cardId: the card is closed');
+    // A frozen card without a recorded source predates sources: only the operator lifts it.
+    const by: StatusSource = card.status_source ?? 'operator';
+    let next: { status: CardStatus; source: StatusSource | null; reason: string | null };
+    if (input.frozen) {
+      if (card.status === 'frozen' && RANK[input.source] <= RANK[by]) return toCardModel(card);
+      next = { status: 'frozen', source: input.source, reason: reasonOf(input.reason) };
+    } else {
+      if (card.status === 'active') return toCardModel(card);
+      if (input.source !== by && input.source !== 'operator') throw new DomainError('statusSource', liftedOnlyBy(by));
+      const holder = await ctx.tx
+        .selectFrom('cardholders')
+        .select('audit_status')
+        .where('id', '=', card.holder_id)
+        .executeTakeFirstOrThrow();
+      if (holder.audit_status !== AuditStatus.approved) {
+        throw new DomainError(
+          'holderNotApproved',
+          `cardId: the cardholder's auditStatus is ${holder.audit_status}; a card is unfrozen only for an approved cardholder`,
+        );
+      }
+      next = { status: 'active', source: null, reason: null };
+    }
+    if (await applyStatus(ctx, card, next)) {
+      // Under the row lock just taken: `ledger check` proves from these that nothing was spent after it.
+      await recordCardStatus(ctx.tx, card.id, next.status, ctx.now);
+      const model = toCardModel({
+        ...card,
+        status: next.status,
+        status_source: next.source,
+        status_reason: next.reason,
+        updated_at: ctx.now,
+      });
+      await statusEvent(ctx, model, card.merchant_id, input.actor ?? input.source);
+      return model;
+    }
+    if (attempt === 3) throw new DomainError('cardStatus', 'cardId: the card’s status changed concurrently; try again');
   }
-  return model;
 }

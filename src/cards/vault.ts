@@ -3,7 +3,7 @@ import type { Kysely } from 'kysely';
 import type { SecretBox } from '../crypto/secretbox.js';
 import type { DB } from '../db/schema.js';
 
-type Purpose = 'pan' | 'pan-hash' | 'cvv';
+type Purpose = 'pan' | 'pan-hash' | 'cvv' | 'holder-hash';
 
 interface DataKey {
   id: string;
@@ -43,7 +43,7 @@ export class PanVault {
    * disk, and everything encrypted under it with it.
    */
   async ensureKeys(db: Kysely<DB>): Promise<void> {
-    for (const purpose of ['pan', 'pan-hash', 'cvv'] as const) {
+    for (const purpose of ['pan', 'pan-hash', 'cvv', 'holder-hash'] as const) {
       const row = await db.selectFrom('data_keys').select('id').where('purpose', '=', purpose).limit(1).executeTakeFirst();
       if (!row) await this.insertVersion(db, purpose, 1);
       // Opening the key now proves the master key is the one this database was sealed with.
@@ -139,6 +139,15 @@ export class PanVault {
   async hash(db: Kysely<DB>, pan: string): Promise<string> {
     const { key } = await this.currentKey(db, 'pan-hash');
     return createHmac('sha256', key).update(pan).digest('hex');
+  }
+
+  /**
+   * Keyed hash for finding a cardholder by e-mail or document (src/holders/identity.ts), under its
+   * own data key: never rotated (every stored hash would have to change), resealed with the master key.
+   */
+  async lookupHash(db: Kysely<DB>, text: string): Promise<string> {
+    const { key } = await this.currentKey(db, 'holder-hash');
+    return createHmac('sha256', key).update(text, 'utf8').digest('hex');
   }
 
   /** The card verification value, derived on demand (never stored). */

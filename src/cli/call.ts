@@ -1,8 +1,7 @@
-import { createSign } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
+import { type Credentials, newRandomStr, signature, signingString } from '@cardprogram/client';
 import { ConfigError } from '../config.js';
 import type { Services } from '../context.js';
-import { hmacSign, signingString } from '../http/signing.js';
 import { demoMerchantFile } from '../merchants/demo.js';
 
 export interface CallInput {
@@ -15,16 +14,11 @@ export interface CallInput {
   url: string;
 }
 
-/** 32 letters and digits. */
-function randomStr(): string {
-  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
-  return Array.from(crypto.getRandomValues(new Uint8Array(32)), (b) => alphabet[b % 62]).join('');
-}
-
 /**
  * Signs a body as a merchant and POSTs it to a running service: an operator's (or a newcomer's)
  * way to try any operation. The operation is looked up in the service's own OpenAPI document, and
- * `randomStr` and `timestamp` are added when the operation takes them and the data has none.
+ * `randomStr` and `timestamp` are added when the operation takes them and the data has none. It
+ * signs with the SDK's signer (@cardprogram/client), as a merchant's code would.
  */
 export async function callOperation(svc: Services, input: CallInput): Promise<{ status: number; body: unknown }> {
   const base = input.url.replace(/\/+$/, '');
@@ -48,19 +42,30 @@ export async function callOperation(svc: Services, input: CallInput): Promise<{ 
 
   let appId = input.merchant;
   if (!appId && existsSync(demoMerchantFile(svc))) appId = JSON.parse(readFileSync(demoMerchantFile(svc), 'utf8')).appId as string;
-  if (!appId) throw new ConfigError('say which merchant signs the call: --merchant APPID');
+  if (!appId) {
+    throw new ConfigError(
+      `no --merchant, and no sandbox demo merchant in ${demoMerchantFile(svc)}: say which merchant signs the call with --merchant APPID, or run it where the service keeps its data (CARDPROGRAM_DATA_DIR)`,
+    );
+  }
   const merchant = await svc.merchants.get(appId);
   if (!merchant) throw new ConfigError(`no merchant ${appId}`);
 
   const body: Record<string, unknown> = { ...input.data, appId };
-  if ('randomStr' in properties && body.randomStr === undefined) body.randomStr = randomStr();
+  if ('randomStr' in properties && body.randomStr === undefined) body.randomStr = newRandomStr();
   if ('timestamp' in properties && body.timestamp === undefined) body.timestamp = Date.now();
   delete body.sign;
+  let credentials: Credentials;
   if (merchant.signType === 'HMAC-SHA256') {
-    body.sign = hmacSign(merchant.secret ?? '', signingString(body));
+    credentials = { secret: merchant.secret ?? '' };
   } else {
     if (!input.keyPem) throw new ConfigError(`${appId} signs with RSA-SHA256: give its private key with --key FILE`);
-    body.sign = createSign('sha256').update(signingString(body), 'utf8').sign(input.keyPem, 'base64');
+    credentials = { privateKey: input.keyPem };
+  }
+  try {
+    body.sign = signature(credentials, signingString(body));
+  } catch (err) {
+    // A key the service would refuse unsigned (1002), or a value JSON cannot carry: said before sending.
+    throw new ConfigError(`--data: ${(err as Error).message}`);
   }
   const res = await fetch(`${base}${path}`, {
     method: 'POST',

@@ -1,8 +1,8 @@
 import { existsSync, readFileSync } from 'node:fs';
+import { signature, signingString } from '@cardprogram/client';
 import { buildApp } from '../app.js';
 import type { Config } from '../config.js';
 import { ConfigError } from '../config.js';
-import { hmacSign, signingString } from '../http/signing.js';
 import { demoMerchantFile, ensureDemoMerchant } from '../merchants/demo.js';
 
 export interface DemoOptions {
@@ -105,7 +105,13 @@ export async function runDemo(config: Config, opts: DemoOptions): Promise<DemoRe
   if (config.env !== 'sandbox') throw new ConfigError('cardprogram demo runs in the sandbox only (CARDPROGRAM_ENV=sandbox)');
   // No worker here: callbacks written by the demo are delivered by the running service's worker. No
   // rate limit either: the demo is the operator filling the sandbox, not a merchant.
-  const app = await buildApp({ ...config, rateLimit: null, callbacks: { ...config.callbacks, worker: false } }, { logger: false });
+  // The service's clock, set back while a card is topped up: the top-up is dated before the history
+  // it funds (cardTopUp takes no businessDate; the network simulation does).
+  let clockBack = 0;
+  const app = await buildApp(
+    { ...config, rateLimit: null, callbacks: { ...config.callbacks, worker: false } },
+    { logger: false, clock: () => Date.now() - clockBack },
+  );
   try {
     const svc = app.svc;
     await ensureDemoMerchant(svc);
@@ -115,14 +121,16 @@ export async function runDemo(config: Config, opts: DemoOptions): Promise<DemoRe
     const merchant = await svc.merchants.get(appId);
     if (!merchant?.active) throw new ConfigError(`no active merchant ${appId}`);
     if (!merchant.secret) throw new ConfigError(`${appId} signs with RSA: the demo needs an HMAC-SHA256 merchant`);
-    const secret = merchant.secret;
+    const credentials = { secret: merchant.secret };
     const r = rng(opts.seed);
     let n = 0;
+    // Seeded like the rest of the demo (not the SDK's newRandomStr): the same seed sends the same requests.
     const randomStr = () =>
       `demo${opts.seed.toString(36)}x${(n++).toString(36)}x${Math.floor(r.next() * 1e12).toString(36)}`.padEnd(32, '0').slice(0, 32);
     const call = async (url: string, body: Record<string, unknown>) => {
-      const signed: Record<string, unknown> = { ...body, appId };
-      signed.sign = hmacSign(secret, signingString(signed));
+      // Timestamped, as production requires (CARDPROGRAM_REQUIRE_TIMESTAMP); signed by the SDK's signer.
+      const signed: Record<string, unknown> = { ...body, appId, timestamp: svc.clock() };
+      signed.sign = signature(credentials, signingString(signed));
       const res = await app.inject({ method: 'POST', url, payload: signed, headers: { 'content-type': 'application/json' } });
       const json = res.json() as Record<string, any>;
       return { ok: res.statusCode === 200, json };
@@ -169,7 +177,12 @@ export async function runDemo(config: Config, opts: DemoOptions): Promise<DemoRe
       for (const currency of currencies) {
         const card = await must('/api/network/cardApply.html', { holderId: holder.holderId, currency, randomStr: randomStr() });
         cards.push({ cardId: card.cardId, currency });
-        await must('/api/network/cardTopUp.html', { cardId: card.cardId, amount: r.int(3, 20) * 100, randomStr: randomStr() });
+        clockBack = (opts.days + 1) * 86_400_000;
+        try {
+          await must('/api/network/cardTopUp.html', { cardId: card.cardId, amount: r.int(3, 20) * 100, randomStr: randomStr() });
+        } finally {
+          clockBack = 0;
+        }
         result.trades++;
         // Oldest first, so the history reads as it happened.
         for (let d = opts.days; d >= 0; d--) {

@@ -1,19 +1,51 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { InvalidArgumentError } from 'commander';
 import { pino } from 'pino';
-import { loadConfig } from '../config.js';
+import { ConfigError, databaseUrlFrom, dataDirFrom, loadConfig } from '../config.js';
 import type { Services } from '../context.js';
 import { type Database, openDatabase } from '../db/index.js';
 import { migrateToLatest } from '../db/migrate.js';
+import { sealPlaintextHolders } from '../holders/identity.js';
 import { createServices } from '../services.js';
 
-/** Opens the configured database (migrated), runs fn, closes it. */
-export async function withServices<T>(fn: (svc: Services) => Promise<T>): Promise<T> {
+/**
+ * For a command that works on existing data: run from another directory, the CLI would otherwise
+ * make a new ./data there (a master key and an empty database) and then say the merchant or the
+ * cardholder does not exist. It names the directory it looked in instead, and creates nothing.
+ */
+export function requireExistingData(env: NodeJS.ProcessEnv = process.env): void {
+  const dataDir = dataDirFrom(env);
+  const url = databaseUrlFrom(env, dataDir);
+  const hint = 'run it in the directory the service runs in, or set CARDPROGRAM_DATA_DIR (and DATABASE_URL) as the service has them';
+  if (url.startsWith('file:')) {
+    const file = url.slice('file:'.length);
+    if (file !== ':memory:' && !existsSync(file)) {
+      throw new ConfigError(`no cardprogram database at ${file} (data directory ${dataDir}): ${hint}`);
+    }
+  }
+  const sandbox = (env.CARDPROGRAM_ENV || 'sandbox') === 'sandbox';
+  if (sandbox && !env.CARDPROGRAM_MASTER_KEY && !existsSync(join(dataDir, 'master.key'))) {
+    throw new ConfigError(`no master key in the data directory ${dataDir} (master.key): ${hint}`);
+  }
+}
+
+/**
+ * Opens the configured database (migrated), runs fn, closes it. Only a command that may start from
+ * nothing (`merchant create`, `demo`) passes create: every other one needs the data to exist.
+ */
+/** The actor of the operator's verbs run from the command line (kept in holder_reviews). */
+export const OPERATOR = 'cli';
+
+export async function withServices<T>(fn: (svc: Services) => Promise<T>, opts: { create?: boolean } = {}): Promise<T> {
+  if (!opts.create) requireExistingData();
   const config = loadConfig();
   const database = openDatabase(config.databaseUrl);
   try {
     await migrateToLatest(database);
     const svc = createServices(config, database, pino({ level: 'warn' }, pino.destination(2)));
     await svc.vault.ensureKeys(database.db);
+    await sealPlaintextHolders(svc);
     return await fn(svc);
   } finally {
     await database.close();
@@ -25,6 +57,7 @@ export async function withServices<T>(fn: (svc: Services) => Promise<T>): Promis
  * checking a restored copy.
  */
 export async function withDatabase<T>(fn: (database: Database) => Promise<T>): Promise<T> {
+  requireExistingData();
   const database = openDatabase(loadConfig().databaseUrl);
   try {
     return await fn(database);

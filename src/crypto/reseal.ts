@@ -6,12 +6,19 @@ import type { DB } from '../db/schema.js';
  * Every sealed column, with the associated data its values are bound to. A new sealed column must
  * be listed here, or a master-key rotation leaves it behind (the reseal test checks every `_enc` column).
  */
-const SEALED: Array<{ table: keyof DB; key: string; column: string; context: (row: Record<string, any>) => string }> = [
+const SEALED: Array<{ table: keyof DB; key: string | string[]; column: string; context: (row: Record<string, any>) => string }> = [
   { table: 'merchants', key: 'id', column: 'secret_enc', context: (r) => `merchant-secret:${r.id}` },
   { table: 'merchants', key: 'id', column: 'webhook_secret_enc', context: (r) => `webhook-secret:${r.id}` },
   { table: 'data_keys', key: 'id', column: 'key_enc', context: (r) => `data-key:${r.id}` },
   { table: 'kyc_requests', key: 'id', column: 'data_enc', context: (r) => `kyc:${r.id}` },
   { table: 'merchant_domains', key: 'host', column: 'key_enc', context: (r) => `domain-key:${r.host}` },
+  { table: 'cardholders', key: 'id', column: 'identity_enc', context: (r) => `holder-identity:${r.id}` },
+  {
+    table: 'idempotency_keys',
+    key: ['merchant_id', 'random_str'],
+    column: 'response_body',
+    context: (r) => `idempotency:${r.merchant_id}:${r.random_str}`,
+  },
 ];
 
 export const SEALED_COLUMNS = SEALED.map((s) => `${s.table}.${s.column}`);
@@ -26,18 +33,22 @@ export async function resealAll(svc: Services): Promise<Record<string, number>> 
   await svc.database.withTx(async (tx) => {
     const db = tx as unknown as Kysely<any>;
     for (const s of SEALED) {
-      const rows = await db.selectFrom(s.table).select([s.key, s.column]).where(s.column, 'is not', null).execute();
+      const keys = typeof s.key === 'string' ? [s.key] : s.key;
+      const rows = await db
+        .selectFrom(s.table)
+        .select([...keys, s.column])
+        .where(s.column, 'is not', null)
+        .execute();
       let n = 0;
       for (const row of rows) {
         const sealed = row[s.column] as string;
-        if (svc.box.isCurrent(sealed)) continue;
+        // Not sealed at all: an idempotency answer stored before answers were sealed (plain JSON).
+        if (!sealed.startsWith('v1.') || svc.box.isCurrent(sealed)) continue;
         const context = s.context(row);
         const value = svc.box.seal(svc.box.open(sealed, context), context);
-        await db
-          .updateTable(s.table)
-          .set({ [s.column]: value })
-          .where(s.key, '=', row[s.key])
-          .execute();
+        let update = db.updateTable(s.table).set({ [s.column]: value });
+        for (const k of keys) update = update.where(k, '=', row[k]);
+        await update.execute();
         n++;
       }
       moved[`${s.table}.${s.column}`] = n;

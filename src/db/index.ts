@@ -1,9 +1,12 @@
-import { accessSync, constants, existsSync, mkdirSync } from 'node:fs';
+import { randomInt } from 'node:crypto';
+import { accessSync, constants, existsSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, type PostgresPool, type PostgresPoolClient, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
 import { connectionLost } from './faults.js';
+import { createPrivateFile } from './files.js';
 import type { DB } from './schema.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -47,7 +50,7 @@ export function openDatabase(url: string, opts: OpenOptions = {}): Database {
 
 function openSqlite(file: string): Database {
   if (file !== ':memory:') {
-    mkdirSync(dirname(file), { recursive: true });
+    createPrivateFile(file);
     // SQLite's own error here ("unable to open database file") names neither the file nor why.
     for (const path of [dirname(file), file]) {
       try {
@@ -231,6 +234,7 @@ function openPostgres(url: string, opts: OpenOptions): Database {
     dialect: 'postgres',
     withTx: async (fn, txOpts) => {
       // One try more than the pool holds connections: each dead idle one costs a try, and is dropped.
+      let conflicts = 0;
       for (let attempt = 1; ; attempt++) {
         // Kysely rolls back after fn fails and lets a failed ROLLBACK's error replace fn's. On a
         // connection that died under fn (PostgreSQL restarting), the ROLLBACK fails too, and its
@@ -259,13 +263,33 @@ function openPostgres(url: string, opts: OpenOptions): Database {
           // begun again on another connection. Not when no connection was had at all (refused, timed
           // out): PostgreSQL is down, and trying again at once would only add to the wait.
           if (stage === 'beginning' && attempt <= poolSize && connectionLost(err)) continue;
-          throw failed ? failed.err : err;
+          const cause = failed ? failed.err : err;
+          // A transaction that lost a deadlock (40P01) or a serialization conflict (40001) was rolled
+          // back whole, and the same work run again succeeds: it is retried here, a few times after
+          // a short jittered pause, before the request is ever answered 503. Locks taken in one
+          // order (docs/architecture.md, Concurrency) make this rare; it is the backstop.
+          if (conflicts < MAX_CONFLICT_RETRIES && lostConflict(cause)) {
+            conflicts++;
+            attempt--;
+            await sleep(randomInt(1, 5 + 10 * conflicts));
+            continue;
+          }
+          throw cause;
         }
       }
     },
     write: (fn) => fn(db),
     close: () => db.destroy(),
   };
+}
+
+/** Tries of a transaction after the first that lost a deadlock or a serialization conflict. */
+const MAX_CONFLICT_RETRIES = 5;
+
+/** PostgreSQL chose this transaction as a deadlock's victim, or found it not serializable. */
+export function lostConflict(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === '40P01' || code === '40001';
 }
 
 /** True for a unique-constraint violation on either dialect. */

@@ -6,6 +6,9 @@ import * as m0003 from './migrations/2026_11_22_0003_kyc_callbacks.js';
 import * as m0004 from './migrations/2026_11_22_0004_page.js';
 import * as m0005 from './migrations/2026_11_22_0005_page_domains.js';
 import * as m0006 from './migrations/2026_11_22_0006_rate_limits.js';
+import * as m0007 from './migrations/2026_11_23_0007_holder_identity_sealed.js';
+import * as m0008 from './migrations/2026_11_23_0008_card_status_source.js';
+import * as m0009 from './migrations/2026_11_23_0009_funding_and_limits.js';
 
 interface Migration {
   up(db: Kysely<any>): Promise<void>;
@@ -22,7 +25,25 @@ export const MIGRATIONS: ReadonlyArray<[string, Migration]> = [
   ['2026_11_22_0004_page', m0004],
   ['2026_11_22_0005_page_domains', m0005],
   ['2026_11_22_0006_rate_limits', m0006],
+  ['2026_11_23_0007_holder_identity_sealed', m0007],
+  ['2026_11_23_0008_card_status_source', m0008],
+  ['2026_11_23_0009_funding_and_limits', m0009],
 ];
+
+/**
+ * Whether every migration is recorded, in one read: the common case at every start, which then
+ * takes no lock and writes nothing. Any failure (no table yet, among others) says "not known to be
+ * current", and the locked path below finds out, or fails with the error that matters.
+ */
+async function isCurrent(database: Database): Promise<boolean> {
+  try {
+    const { rows } = await sql<{ name: string }>`select name from cardprogram_migrations`.execute(database.db);
+    const done = new Set(rows.map((r) => r.name));
+    return MIGRATIONS.every(([name]) => done.has(name));
+  } catch {
+    return false;
+  }
+}
 
 /**
  * Applies pending migrations in one transaction. On PostgreSQL an advisory lock serialises
@@ -30,6 +51,7 @@ export const MIGRATIONS: ReadonlyArray<[string, Migration]> = [
  * ledger table is looked up in the connection's own schema only.
  */
 export async function migrateToLatest(database: Database): Promise<string[]> {
+  if (await isCurrent(database)) return [];
   return database.withTx(async (tx) => {
     if (database.dialect === 'postgres') {
       await sql`select pg_advisory_xact_lock(hashtext('cardprogram_migrations'))`.execute(tx);

@@ -33,8 +33,16 @@ export interface CardholdersTable {
   post_code: string;
   idno_type: number;
   idno: string;
-  /** idno upper-cased without spaces or hyphens: the key of the one-holder-per-document rule. */
+  /** Keyed hash (40 hex) of the normalised idno: the key of the one-holder-per-document rule. */
   idno_key: string;
+  /**
+   * idno, date_of_birth, address, town, post_code, mobile and email, sealed as one JSON value bound
+   * to the holder id (src/holders/identity.ts); those columns are stored empty. Null only for a row
+   * written before migration 0007, until the start-up step seals it.
+   */
+  identity_enc: string | null;
+  /** Keyed hash of the lower-cased e-mail: finds a holder by e-mail. */
+  email_hash: string | null;
   audit_status: number;
   err_msg: string;
   created_at: number;
@@ -65,13 +73,15 @@ export interface IdempotencyKeysTable {
 
 export interface DataKeysTable {
   id: string;
-  purpose: 'pan' | 'pan-hash' | 'cvv';
+  purpose: 'pan' | 'pan-hash' | 'cvv' | 'holder-hash';
   version: number;
   key_enc: string;
   created_at: number;
 }
 
-export type CardStatus = 'active' | 'frozen' | 'closed';
+/** A card's statuses, listed once: the column's type and the card record's schema both read this. */
+export const CARD_STATUSES = ['active', 'frozen', 'closed'] as const;
+export type CardStatus = (typeof CARD_STATUSES)[number];
 
 export interface CardsTable {
   id: string;
@@ -91,7 +101,15 @@ export interface CardsTable {
   ledger_balance: number;
   created_at: number;
   updated_at: number;
+  /** Who set a frozen or closed status; null while active (migration 0008). */
+  status_source: StatusSource | null;
+  /** Why, at most 200 characters; null while active. */
+  status_reason: string | null;
 }
+
+/** Who froze or closed a card, in order of precedence: the operator's word outranks the merchant's, which outranks the cardholder's. */
+export const STATUS_SOURCES = ['cardholder', 'merchant', 'operator'] as const;
+export type StatusSource = (typeof STATUS_SOURCES)[number];
 
 export interface TradesTable {
   seq: Generated<number>;
@@ -145,7 +163,9 @@ export interface AuthDeclinesTable {
   created_at: number;
 }
 
-export type KycStatus = 'init' | 'reviewing' | 'approved' | 'rejected';
+/** A KYC request's statuses, listed once (the column's type and the KYC status schema). */
+export const KYC_STATUSES = ['init', 'reviewing', 'approved', 'rejected'] as const;
+export type KycStatus = (typeof KYC_STATUSES)[number];
 
 export interface KycRequestsTable {
   id: string;
@@ -201,6 +221,7 @@ export interface CallbackAttemptsTable {
 export interface PageLinksTable {
   token_hash: string;
   merchant_id: string;
+  /** The keyed hash of the e-mail (holders/identity.ts emailHash), never the e-mail itself. */
   email: string | null;
   expires_at: number;
   used_at: number | null;
@@ -210,6 +231,7 @@ export interface PageLinksTable {
 export interface PageSessionsTable {
   id_hash: string;
   merchant_id: string;
+  /** The keyed hash of the e-mail (holders/identity.ts emailHash), never the e-mail itself. */
   email: string | null;
   created_at: number;
   last_seen_at: number;
@@ -239,7 +261,39 @@ export interface RateBucketsTable {
   refilled_at: number;
 }
 
+/** A merchant's funding balance in one currency: the replay of `merchant:<id>:funding`. */
+export interface MerchantBalancesTable {
+  merchant_id: string;
+  currency: string;
+  available: number;
+  updated_at: number;
+}
+
+/** An operator's credit (or debit, negative) of a merchant's funding account. */
+export interface FundingCreditsTable {
+  id: string;
+  merchant_id: string;
+  currency: string;
+  amount: number;
+  actor: string;
+  reference: string;
+  entry_id: string;
+  created_at: number;
+}
+
+/** A card's status changes; `after_seq`: the largest trades.seq when it happened. */
+export interface CardStatusEventsTable {
+  id: Generated<number>;
+  card_id: string;
+  status: string;
+  after_seq: number;
+  created_at: number;
+}
+
 export interface DB {
+  merchant_balances: MerchantBalancesTable;
+  funding_credits: FundingCreditsTable;
+  card_status_events: CardStatusEventsTable;
   rate_buckets: RateBucketsTable;
   merchant_domains: MerchantDomainsTable;
   card_reveals: CardRevealsTable;

@@ -1,6 +1,8 @@
 import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { createSecureContext } from 'node:tls';
-import type { Services } from '../context.js';
+import type { Kysely } from 'kysely';
+import type { Services, VerbCtx } from '../context.js';
+import type { DB } from '../db/schema.js';
 import { invalid } from '../errors.js';
 
 /** A merchant's own host name for the card page, as the operator sees it (never the key). */
@@ -56,59 +58,58 @@ function checkCertificate(host: string, certPem: string, keyPem: string, now: nu
   return { notAfter };
 }
 
+export interface AddDomainInput {
+  appId: string;
+  host: string;
+  certPem?: string;
+  keyPem?: string;
+}
+
 /**
  * Maps a host to a merchant (the operator's `cardprogram domain add`). With a certificate and key,
  * the service serves HTTPS for the host itself (by SNI); without, TLS is ended in front of it.
  * Adding a host the merchant already has replaces its certificate; a host of another merchant is refused.
  */
-export async function addDomain({
-  svc,
-  input,
-}: {
-  svc: Services;
-  input: { appId: string; host: string; certPem?: string; keyPem?: string };
-}): Promise<DomainSummary> {
+export async function addDomain({ ctx, input }: { ctx: VerbCtx; input: AddDomainInput }): Promise<DomainSummary> {
+  const { tx, now } = ctx;
   const host = normalizeHost(input.host);
   if ((input.certPem === undefined) !== (input.keyPem === undefined)) throw invalid('cert', 'and key go together: give both or neither');
-  const now = svc.clock();
   const checked =
     input.certPem !== undefined && input.keyPem !== undefined ? checkCertificate(host, input.certPem, input.keyPem, now) : null;
-  return svc.database.withTx(async (tx) => {
-    const merchant = await tx.selectFrom('merchants').select('id').where('id', '=', input.appId).executeTakeFirst();
-    if (!merchant) throw invalid('merchant', `no merchant ${input.appId}`);
-    const existing = await tx.selectFrom('merchant_domains').selectAll().where('host', '=', host).executeTakeFirst();
-    if (existing && existing.merchant_id !== input.appId)
-      throw invalid('host', `${host} is already mapped to merchant ${existing.merchant_id}`);
-    const values = {
-      merchant_id: input.appId,
-      cert_pem: input.certPem ?? null,
-      key_enc: input.keyPem !== undefined ? svc.box.seal(input.keyPem, keyContext(host)) : null,
-      cert_not_after: checked?.notAfter ?? null,
-    };
-    if (existing) await tx.updateTable('merchant_domains').set(values).where('host', '=', host).execute();
-    else
-      await tx
-        .insertInto('merchant_domains')
-        .values({ host, ...values, created_at: now })
-        .execute();
-    return summary({ host, ...values, created_at: existing?.created_at ?? now });
-  });
+  const merchant = await tx.selectFrom('merchants').select('id').where('id', '=', input.appId).executeTakeFirst();
+  if (!merchant) throw invalid('merchant', `no merchant ${input.appId}`);
+  const existing = await tx.selectFrom('merchant_domains').selectAll().where('host', '=', host).executeTakeFirst();
+  if (existing && existing.merchant_id !== input.appId)
+    throw invalid('host', `${host} is already mapped to merchant ${existing.merchant_id}`);
+  const values = {
+    merchant_id: input.appId,
+    cert_pem: input.certPem ?? null,
+    key_enc: input.keyPem !== undefined ? ctx.svc.box.seal(input.keyPem, keyContext(host)) : null,
+    cert_not_after: checked?.notAfter ?? null,
+  };
+  if (existing) await tx.updateTable('merchant_domains').set(values).where('host', '=', host).execute();
+  else
+    await tx
+      .insertInto('merchant_domains')
+      .values({ host, ...values, created_at: now })
+      .execute();
+  return summary({ host, ...values, created_at: existing?.created_at ?? now });
 }
 
-export async function listDomains({ svc, appId }: { svc: Services; appId?: string }): Promise<DomainSummary[]> {
-  let q = svc.database.db.selectFrom('merchant_domains').selectAll().orderBy('merchant_id').orderBy('host');
+/** The mapped hosts, of one merchant or of all (a read: no transaction of its own). */
+export async function listDomains(db: Kysely<DB>, appId?: string): Promise<DomainSummary[]> {
+  let q = db.selectFrom('merchant_domains').selectAll().orderBy('merchant_id').orderBy('host');
   if (appId !== undefined) q = q.where('merchant_id', '=', appId);
   return (await q.execute()).map(summary);
 }
 
-export async function removeDomain({ svc, host: raw }: { svc: Services; host: string }): Promise<DomainSummary> {
-  const host = normalizeHost(raw);
-  return svc.database.withTx(async (tx) => {
-    const row = await tx.selectFrom('merchant_domains').selectAll().where('host', '=', host).executeTakeFirst();
-    if (!row) throw invalid('host', `${host} is not mapped`);
-    await tx.deleteFrom('merchant_domains').where('host', '=', host).execute();
-    return summary(row);
-  });
+export async function removeDomain({ ctx, input }: { ctx: VerbCtx; input: { host: string } }): Promise<DomainSummary> {
+  const { tx } = ctx;
+  const host = normalizeHost(input.host);
+  const row = await tx.selectFrom('merchant_domains').selectAll().where('host', '=', host).executeTakeFirst();
+  if (!row) throw invalid('host', `${host} is not mapped`);
+  await tx.deleteFrom('merchant_domains').where('host', '=', host).execute();
+  return summary(row);
 }
 
 function summary(row: {

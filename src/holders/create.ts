@@ -1,10 +1,12 @@
-import type { TxCtx } from '../context.js';
+import type { MerchantCtx } from '../context.js';
+import { parseDate } from '../dates.js';
 import { newId } from '../db/ids.js';
 import { isUniqueViolation } from '../db/index.js';
 import { DomainError, invalid } from '../errors.js';
 import { AuditStatus } from './audit-status.js';
 import { EUROPEAN_COUNTRIES, ISO_COUNTRIES } from './countries.js';
-import { type HolderRecord, toHolderRecord } from './record.js';
+import { documentHash, type HolderIdentity, holderRecord, type IdentityKeys, identityColumns, normaliseIdno } from './identity.js';
+import type { HolderRecord } from './record.js';
 
 /** Plain-text input (the HTTP route has already decoded the interface's Base64 fields). */
 export interface CreateHolderInput {
@@ -21,16 +23,6 @@ export interface CreateHolderInput {
   postCode: string;
   idnoType: number;
   idno: string;
-}
-
-const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
-
-/** A real calendar date written yyyy-MM-dd, or null. */
-export function parseDate(text: string): Date | null {
-  const m = DATE.exec(text);
-  if (!m) return null;
-  const d = new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])));
-  return d.toISOString().slice(0, 10) === text ? d : null;
 }
 
 /** A person's name as every path into the service accepts it (normalised, letters and name punctuation). */
@@ -53,20 +45,14 @@ function text(field: string, value: string, max: number, pattern: RegExp, rule: 
   return v;
 }
 
-/** The document number as the one-holder-per-document rule compares it. */
-export function idnoKey(idno: string): string {
-  return idno.toUpperCase().replace(/[\s-]/g, '');
-}
+/** The document number as the one-holder-per-document rule compares it (before its keyed hash). */
+export const idnoKey = normaliseIdno;
 
-export async function createHolder({
-  ctx,
-  merchantId,
-  input,
-}: {
-  ctx: TxCtx;
-  merchantId: string;
-  input: CreateHolderInput;
-}): Promise<HolderRecord> {
+/** Creates one of the merchant's cardholders (interface 4.2), pending review. */
+export async function createHolder({ ctx, input }: { ctx: MerchantCtx; input: CreateHolderInput }): Promise<HolderRecord> {
+  const { merchantId } = ctx;
+  // Seals the identity data and hashes its lookups (src/holders/identity.ts).
+  const keys: IdentityKeys = ctx.svc;
   const firstName = text('firstName', input.firstName, 50, NAME, 'must contain only letters, spaces, apostrophes, dots and hyphens');
   const lastName =
     input.lastName === undefined || input.lastName.trim() === ''
@@ -90,7 +76,7 @@ export async function createHolder({
     throw invalid('idnoType', 'must be 2 (passport): a European ID card (1) is only accepted for a European nationality');
   }
 
-  const key = idnoKey(input.idno);
+  const key = await documentHash(keys.vault, ctx.tx, input.idno);
   const clash = await ctx.tx
     .selectFrom('cardholders')
     .select('id')
@@ -101,23 +87,26 @@ export async function createHolder({
     .executeTakeFirst();
   if (clash) throw new DomainError('holderDuplicateId', `A cardholder with this idnoType and idno already exists: ${clash.id}`);
 
-  const row = {
-    id: newId('hld'),
-    merchant_id: merchantId,
-    email: input.email.toLowerCase(),
+  const id = newId('hld');
+  const identity: HolderIdentity = {
+    idno: input.idno.trim(),
+    dateOfBirth: input.dateOfBirth,
+    address,
+    town,
+    postCode: input.postCode.trim().toUpperCase(),
     mobile: input.mobile,
+    email: input.email.toLowerCase(),
+  };
+  const row = {
+    id,
+    merchant_id: merchantId,
     first_name: firstName,
     last_name: lastName,
-    date_of_birth: input.dateOfBirth,
     nationality: input.nationality,
     sex: input.sex,
     country_code: input.countryCode,
-    town,
-    address,
-    post_code: input.postCode.trim().toUpperCase(),
     idno_type: input.idnoType,
-    idno: input.idno.trim(),
-    idno_key: key,
+    ...(await identityColumns(keys, ctx.tx, id, identity)),
     audit_status: AuditStatus.pending,
     err_msg: '',
     created_at: ctx.now,
@@ -130,5 +119,5 @@ export async function createHolder({
     if (isUniqueViolation(err)) throw new DomainError('holderDuplicateId');
     throw err;
   }
-  return toHolderRecord(row);
+  return holderRecord(keys.box, row);
 }

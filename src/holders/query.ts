@@ -1,7 +1,9 @@
 import type { Kysely } from 'kysely';
+import type { SecretBox } from '../crypto/secretbox.js';
 import type { DB } from '../db/schema.js';
 import { DomainError } from '../errors.js';
-import { type HolderRecord, toHolderRecord } from './record.js';
+import { holderRecord } from './identity.js';
+import type { HolderRecord } from './record.js';
 
 /**
  * One merchant's cardholder. Another merchant's holder is answered exactly as an unknown one:
@@ -9,10 +11,12 @@ import { type HolderRecord, toHolderRecord } from './record.js';
  */
 export async function getHolder({
   db,
+  box,
   merchantId,
   holderId,
 }: {
   db: Kysely<DB>;
+  box: SecretBox;
   merchantId: string;
   holderId: string;
 }): Promise<HolderRecord> {
@@ -23,5 +27,5 @@ export async function getHolder({
     .where('merchant_id', '=', merchantId)
     .executeTakeFirst();
   if (!row) throw new DomainError('holderNotFound');
-  return toHolderRecord(row);
+  return holderRecord(box, row);
 }

@@ -1,34 +1,26 @@
 import { emitEvent, notifyUrlOf } from '../callbacks/outbox.js';
 import { setCardFrozen } from '../cards/status.js';
-import type { TxCtx } from '../context.js';
+import type { VerbCtx } from '../context.js';
 import { newId } from '../db/ids.js';
 import { DomainError, invalid } from '../errors.js';
 import { AUDIT_STATUS_NAMES, AUDIT_TRANSITIONS, AuditStatus, type AuditStatusValue, canTransition } from './audit-status.js';
-import { type HolderRecord, toHolderRecord } from './record.js';
+import { holderRecord } from './identity.js';
+import type { HolderRecord } from './record.js';
 
 export interface ReviewHolderInput {
   holderId: string;
   auditStatus: number;
   errMsg?: string | undefined;
-  /** Who decided: `sandbox:<appId>` or `cli`. Kept in holder_reviews. */
-  actor: string;
 }
 
 /**
- * A reviewer's decision on a cardholder. `merchantId` scopes the lookup to one merchant (sandbox
- * operation); null is the operator's CLI, which may review any merchant's holder.
+ * A reviewer's decision on a cardholder. `ctx.merchantId` scopes the lookup to one merchant (sandbox
+ * operation); without it (the operator's CLI) any merchant's holder may be reviewed. `ctx.actor`
+ * (`sandbox:<appId>`, `cli`) is kept in holder_reviews.
  */
-export async function reviewHolder({
-  ctx,
-  merchantId,
-  input,
-}: {
-  ctx: TxCtx;
-  merchantId: string | null;
-  input: ReviewHolderInput;
-}): Promise<HolderRecord> {
+export async function reviewHolder({ ctx, input }: { ctx: VerbCtx; input: ReviewHolderInput }): Promise<HolderRecord> {
   let q = ctx.tx.selectFrom('cardholders').selectAll().where('id', '=', input.holderId);
-  if (merchantId !== null) q = q.where('merchant_id', '=', merchantId);
+  if (ctx.merchantId !== undefined) q = q.where('merchant_id', '=', ctx.merchantId);
   const holder = await q.executeTakeFirst();
   if (!holder) throw new DomainError('holderNotFound');
   const to = input.auditStatus;
@@ -59,32 +51,43 @@ export async function reviewHolder({
       from_status: holder.audit_status,
       to_status: to,
       err_msg: errMsg,
-      actor: input.actor.slice(0, 64),
+      actor: ctx.actor.slice(0, 64),
       created_at: ctx.now,
     })
     .execute();
-  // An approval withdrawn (2 → 3) stops spending at once: the holder's active cards are frozen.
+  // An approval withdrawn (2 → 3) stops spending at once: the holder's cards are frozen by the
+  // operator (the sandbox review stands for the program's reviewer), taking over a cardholder's or
+  // merchant's own freeze, so neither can lift it.
   if (holder.audit_status === AuditStatus.approved && to === AuditStatus.rejected) {
-    const active = await ctx.tx
+    const { merchantId: _scope, ...operator } = ctx;
+    const open = await ctx.tx
       .selectFrom('cards')
       .select('id')
       .where('holder_id', '=', holder.id)
-      .where('status', '=', 'active')
+      .where('status', '<>', 'closed')
+      .orderBy('id')
       .execute();
-    for (const card of active) {
-      await setCardFrozen({ ctx, merchantId: null, input: { cardId: card.id, frozen: true, actor: 'review' } });
+    for (const card of open) {
+      await setCardFrozen({
+        ctx: operator,
+        input: { cardId: card.id, frozen: true, source: 'operator', reason: 'cardholder rejected', actor: 'review' },
+      });
     }
   }
   const url = await notifyUrlOf(ctx.tx, holder.merchant_id);
   if (url) {
-    await emitEvent(ctx.tx, {
-      merchantId: holder.merchant_id,
-      type: 'holder.audit',
-      subject: `holder:${holder.id}`,
-      url,
-      body: { holderId: holder.id, auditStatus: to, errMsg },
-      now: ctx.now,
-    });
+    await emitEvent(
+      ctx.tx,
+      {
+        merchantId: holder.merchant_id,
+        type: 'holder.audit',
+        subject: `holder:${holder.id}`,
+        url,
+        body: { holderId: holder.id, auditStatus: to, errMsg },
+        now: ctx.now,
+      },
+      ctx.wake,
+    );
   }
-  return toHolderRecord({ ...holder, audit_status: to, err_msg: errMsg, updated_at: ctx.now });
+  return holderRecord(ctx.svc.box, { ...holder, audit_status: to, err_msg: errMsg, updated_at: ctx.now });
 }

@@ -37,7 +37,7 @@ export const holderRoutes: FastifyPluginAsyncTypebox<{ svc: Services }> = async 
         idnoType: b.idnoType,
         idno: b.idno,
       };
-      return signedWrite(svc, req, reply, b.randomStr, (ctx) => createHolder({ ctx, merchantId: req.merchant.appId, input }));
+      return signedWrite(svc, req, reply, b.randomStr, createHolder, input);
     },
   );
 
@@ -55,7 +55,10 @@ export const holderRoutes: FastifyPluginAsyncTypebox<{ svc: Services }> = async 
     },
     async (req) => {
       await signedRead(svc, req, req.body.randomStr);
-      return ok(await getHolder({ db: svc.database.db, merchantId: req.merchant.appId, holderId: req.body.holderId }), req.id);
+      return ok(
+        await getHolder({ db: svc.database.db, box: svc.box, merchantId: req.merchant.appId, holderId: req.body.holderId }),
+        req.id,
+      );
     },
   );
 };
@@ -75,13 +78,8 @@ export const holderSandboxRoutes: FastifyPluginAsyncTypebox<{ svc: Services }> =
     },
     async (req, reply) => {
       const b = req.body;
-      const model = await signedWrite(svc, req, reply, b.randomStr, (ctx) =>
-        reviewHolder({
-          ctx,
-          merchantId: req.merchant.appId,
-          input: { holderId: b.holderId, auditStatus: b.auditStatus, errMsg: b.errMsg, actor: `sandbox:${req.merchant.appId}` },
-        }),
-      );
+      const input = { holderId: b.holderId, auditStatus: b.auditStatus, errMsg: b.errMsg };
+      const model = await signedWrite(svc, req, reply, b.randomStr, reviewHolder, input, `sandbox:${req.merchant.appId}`);
       return ok(model, req.id);
     },
   );

@@ -7,15 +7,67 @@ export const MAX_DEPTH = 32;
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
-/** Why a parsed body cannot be signed or validated safely, or null. Iterative: no recursion limit to hit. */
-export function jsonShapeProblem(value: unknown): string | null {
-  const stack: Array<[unknown, number]> = [[value, 0]];
+/** A problem of a parsed body: the field it is in (`body` for the body as a whole) and the rule broken. */
+export interface ShapeProblem {
+  field: string;
+  rule: string;
+}
+
+/**
+ * Why a string cannot be accepted, or null. Refused: C0 controls (NUL included) and DEL. Why: PostgreSQL
+ * cannot store NUL in text (the query failed with 500) while SQLite stores it silently, so the two
+ * databases disagreed; and no field of any operation has business holding a control character (they
+ * corrupt logs, exports and the page). A lone surrogate is not Unicode: it cannot be written as
+ * UTF-8 (it would be stored as U+FFFD, so what is kept would differ from what was signed).
+ */
+function stringProblem(s: string): string | null {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x20 || c === 0x7f) return 'must not contain control characters';
+    if (c >= 0xd800 && c <= 0xdfff) {
+      const next = s.charCodeAt(i + 1);
+      if (c <= 0xdbff && next >= 0xdc00 && next <= 0xdfff) i++;
+      else return 'must not contain a lone surrogate (not valid Unicode)';
+    }
+  }
+  return null;
+}
+
+function childPath(path: string, key: string | number): string {
+  if (typeof key === 'number') return `${path}[${key}]`;
+  return path === '' ? key : `${path}.${key}`;
+}
+
+/**
+ * Why a parsed body cannot be signed, validated or stored safely, or null: non-finite numbers,
+ * nesting deeper than MAX_DEPTH, and strings (keys included) holding control characters or lone
+ * surrogates, at any depth. Iterative: no recursion limit to hit.
+ */
+export function jsonShapeProblem(value: unknown): ShapeProblem | null {
+  const stack: Array<[unknown, number, string]> = [[value, 0, '']];
   while (stack.length > 0) {
-    const [v, depth] = stack.pop() as [unknown, number];
-    if (typeof v === 'number' && !Number.isFinite(v)) return 'numbers must be finite (a number too large for a double was sent)';
+    const [v, depth, path] = stack.pop() as [unknown, number, string];
+    if (typeof v === 'number' && !Number.isFinite(v)) {
+      return { field: 'body', rule: 'numbers must be finite (a number too large for a double was sent)' };
+    }
+    if (typeof v === 'string') {
+      const rule = stringProblem(v);
+      if (rule) return { field: path === '' ? 'body' : path, rule };
+      continue;
+    }
     if (v === null || typeof v !== 'object') continue;
-    if (depth >= MAX_DEPTH) return `must not nest deeper than ${MAX_DEPTH} levels`;
-    for (const child of Array.isArray(v) ? v : Object.values(v)) stack.push([child, depth + 1]);
+    if (depth >= MAX_DEPTH) return { field: 'body', rule: `must not nest deeper than ${MAX_DEPTH} levels` };
+    if (Array.isArray(v)) {
+      // Pushed in reverse so the first offending element is the one reported.
+      for (let i = v.length - 1; i >= 0; i--) stack.push([v[i], depth + 1, childPath(path, i)]);
+      continue;
+    }
+    const entries = Object.entries(v);
+    for (let i = entries.length - 1; i >= 0; i--) {
+      const [key, child] = entries[i] as [string, unknown];
+      if (stringProblem(key)) return { field: 'body', rule: 'keys must not contain control characters or lone surrogates' };
+      stack.push([child, depth + 1, childPath(path, key.length > 64 ? `${key.slice(0, 64)}…` : key)]);
+    }
   }
   return null;
 }
@@ -100,7 +152,7 @@ export function registerJsonBody(app: FastifyInstance): void {
     }
     const problem = jsonShapeProblem(parsed);
     if (problem) {
-      done(invalid('body', problem), undefined);
+      done(invalid(problem.field, problem.rule), undefined);
       return;
     }
     const repeated = duplicateKey(text);

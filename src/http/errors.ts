@@ -7,11 +7,64 @@ interface AjvError {
   keyword: string;
   params: Record<string, unknown>;
   message?: string;
-  parentSchema?: { description?: string; enum?: unknown[] };
+  parentSchema?: { description?: string; enum?: unknown[]; properties?: Record<string, unknown> };
+  /** The value that failed (Ajv's verbose mode): for required/additionalProperties, the object. */
+  data?: unknown;
 }
 
 function fieldName(instancePath: string): string {
   return instancePath.replace(/^\//, '').replace(/\//g, '.');
+}
+
+/** Levenshtein distance, for "did you mean" over a handful of short field names. */
+function editDistance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) {
+      row[j] = Math.min((prev[j] ?? 0) + 1, (row[j - 1] ?? 0) + 1, (prev[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    prev = row;
+  }
+  return prev[b.length] ?? 0;
+}
+
+const squash = (name: string) => name.toLowerCase().replace(/[_-]/g, '');
+
+/** The known field an unknown one most likely stands for: same letters ignoring case and _/-, or a typo. */
+export function closestField(unknown: string, known: string[]): string | undefined {
+  const same = known.find((k) => squash(k) === squash(unknown));
+  if (same) return same;
+  const limit = unknown.length <= 4 ? 1 : 2;
+  let best: { name: string; distance: number } | undefined;
+  for (const k of known) {
+    const distance = editDistance(squash(unknown), squash(k));
+    if (distance <= limit && (!best || distance < best.distance)) best = { name: k, distance };
+  }
+  return best?.name;
+}
+
+/**
+ * One rule for a field the schema does not know, whichever check met the object first: Ajv reports
+ * a missing required field before an unknown one, so `cardID` alone read "cardId: is required" while
+ * `card_id` read "is not a known field". Any unknown field of the object is named first, with the
+ * known field it most likely stands for (preferring the missing one).
+ */
+function unknownField(e: AjvError): { name: string; suggestion: string | undefined } | undefined {
+  const props = e.parentSchema?.properties;
+  const data = e.data;
+  if (!props || typeof data !== 'object' || data === null || Array.isArray(data)) return undefined;
+  const known = Object.keys(props);
+  const unknown = Object.keys(data).filter((k) => !Object.hasOwn(props, k));
+  if (unknown.length === 0) return undefined;
+  const absent = known.filter((k) => !Object.hasOwn(data, k));
+  const missing = e.keyword === 'required' ? String(e.params.missingProperty) : undefined;
+  const candidates = unknown.map((name) => ({ name, suggestion: closestField(name, absent) }));
+  const chosen =
+    candidates.find((c) => missing !== undefined && c.suggestion === missing) ??
+    candidates.find((c) => c.name === e.params.additionalProperty) ??
+    candidates[0];
+  return chosen;
 }
 
 /** Turns the first schema violation into "field: rule" a person can act on. */
@@ -22,9 +75,14 @@ export function describeValidation(errors: AjvError[]): string {
   const join = (name: string) => (base ? `${base}.${name}` : name);
   switch (e.keyword) {
     case 'required':
-      return `${join(String(e.params.missingProperty))}: is required`;
-    case 'additionalProperties':
+    case 'additionalProperties': {
+      const stray = unknownField(e);
+      if (stray) {
+        return `${join(stray.name)}: is not a known field${stray.suggestion ? `; did you mean ${stray.suggestion}?` : ''}`;
+      }
+      if (e.keyword === 'required') return `${join(String(e.params.missingProperty))}: is required`;
       return `${join(String(e.params.additionalProperty))}: is not a known field`;
+    }
     case 'type': {
       if (e.parentSchema?.enum && e.parentSchema.description) return `${base}: ${e.parentSchema.description}`;
       const type = String(e.params.type);
@@ -51,15 +109,16 @@ export function describeValidation(errors: AjvError[]): string {
   }
 }
 
-export function errorEnvelope(req: FastifyRequest, code: string, msg: string) {
+export function errorEnvelope(req: FastifyRequest, code: string, msg: string, detail?: Record<string, unknown>) {
   const body: Record<string, unknown> = { code, msg, model: null, traceId: req.id, success: false, error: true };
   // The cardholder operation reports its result text in errMsg too (interface §7).
   if (req.routeOptions?.config?.errMsg) body.errMsg = msg;
+  if (detail) body.detail = detail;
   return body;
 }
 
-function send(req: FastifyRequest, reply: FastifyReply, status: number, code: string, msg: string) {
-  return reply.status(status).send(errorEnvelope(req, code, msg));
+function send(req: FastifyRequest, reply: FastifyReply, status: number, code: string, msg: string, detail?: Record<string, unknown>) {
+  return reply.status(status).send(errorEnvelope(req, code, msg, detail));
 }
 
 /** The one place where any failure becomes the envelope and HTTP status of decisions §5. */
@@ -68,7 +127,7 @@ export function registerErrorHandling(app: FastifyInstance): void {
     if (err instanceof DomainError) {
       if (err.replayed) reply.header('x-idempotent-replay', 'true');
       if (err.retryAfterSeconds !== undefined) reply.header('retry-after', String(err.retryAfterSeconds));
-      return send(req, reply, err.status, err.code, err.message);
+      return send(req, reply, err.status, err.code, err.message, err.detail);
     }
     if (err.validation) {
       return send(req, reply, 400, ErrorCodes.validation.code, describeValidation(err.validation as unknown as AjvError[]));

@@ -1,30 +1,33 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Services, TxCtx } from '../context.js';
+import type { MerchantCtx, Services, Verb } from '../context.js';
 import { invalid } from '../errors.js';
-import { consumeNonce, runWrite } from '../idempotency/keys.js';
-import type { LedgerCtx } from '../ledger/common.js';
+import { consumeNonce } from '../idempotency/keys.js';
+import { runVerb } from '../runner.js';
 
 /**
- * Runs a signed write once per randomStr (decisions §4) and marks a replayed answer with the
- * `x-idempotent-replay` header.
+ * Runs a verb for a signed write, for the request's merchant, once per randomStr (decisions §4),
+ * and marks a replayed answer with the `x-idempotent-replay` header.
  */
-export async function signedWrite<T>(
+export function signedWrite<I, O>(
   svc: Services,
   req: FastifyRequest,
   reply: FastifyReply,
   randomStr: string,
-  effect: (ctx: TxCtx) => Promise<T>,
-): Promise<T> {
-  const now = svc.clock();
-  const result = await runWrite(
-    svc.database,
-    { merchantId: req.merchant.appId, randomStr, operation: req.routeOptions.config.operation ?? req.url, canonical: req.canonical },
-    now,
-    (tx) => effect({ tx, now }),
-  );
-  if (result.replayed) reply.header('x-idempotent-replay', 'true');
-  else svc.notifier.poke();
-  return result.body;
+  verb: Verb<I, O, MerchantCtx>,
+  input: I,
+  actor = `merchant:${req.merchant.appId}`,
+): Promise<O> {
+  return runVerb(svc, verb, {
+    input,
+    actor,
+    merchantId: req.merchant.appId,
+    once: {
+      randomStr,
+      operation: req.routeOptions.config.operation ?? req.url,
+      canonical: req.canonical,
+      onReplay: () => reply.header('x-idempotent-replay', 'true'),
+    },
+  });
 }
 
 /** Spends a read's randomStr; a reused one is 1008. */
@@ -34,6 +37,30 @@ export async function signedRead(svc: Services, req: FastifyRequest, randomStr: 
     { merchantId: req.merchant.appId, randomStr, operation: req.routeOptions.config.operation ?? req.url, canonical: req.canonical },
     svc.clock(),
   );
+}
+
+/** The fields of the signed envelope (decisions §3), not of the operation itself. */
+type EnvelopeField = 'appId' | 'sign' | 'timestamp' | 'randomStr';
+
+/** What every signed write's body carries (SignedFields and RandomStr in src/http/schemas.ts). */
+export interface SignedBody {
+  appId: string;
+  sign: string;
+  timestamp?: number;
+  randomStr: string;
+}
+
+/** A signed body without its envelope: what the operation's verb is given. */
+export type OperationInput<B> = Omit<B, EnvelopeField>;
+
+/**
+ * Splits a signed body into its randomStr and the operation's own fields: the one place that knows
+ * which fields are the envelope's (appId, sign and timestamp are the authentication's; randomStr
+ * the idempotency key).
+ */
+export function operationInput<B extends SignedBody>(body: B): { randomStr: string; input: OperationInput<B> } {
+  const { appId: _appId, sign: _sign, timestamp: _timestamp, randomStr, ...input } = body;
+  return { randomStr, input };
 }
 
 const STRICT_BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
@@ -51,9 +78,4 @@ export function decodeBase64Field(field: string, value: string): string {
   // Control characters have no place in a name or an address and would corrupt logs and exports.
   if (/\p{Cc}/u.test(text)) throw invalid(field, 'must not contain control characters');
   return text;
-}
-
-/** The context of a ledger verb called for a signed request: its merchant and the program. */
-export function ledgerCtx(svc: Services, req: FastifyRequest, ctx: TxCtx): LedgerCtx {
-  return { ...ctx, merchantId: req.merchant.appId, program: svc.config.program };
 }

@@ -1,11 +1,6 @@
+import type { RateLimit } from '../config.js';
 import type { Database } from '../db/index.js';
 import { type DomainError, rateLimited } from '../errors.js';
-
-/** A merchant's budget: `perSecond` requests a second on average, up to `burst` at once. */
-export interface RateLimit {
-  perSecond: number;
-  burst: number;
-}
 
 /** How long tokens taken from the shared bucket may be spent locally before they lapse. */
 const LEASE_MS = 1000;
@@ -143,6 +138,3 @@ function limited(limit: RateLimit, waitMs: number): DomainError {
     seconds,
   );
 }
-
-/** A merchant's own rate comes with bursts of twice that, as the service's default does. */
-export const burstFor = (perSecond: number) => 2 * perSecond;

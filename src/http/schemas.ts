@@ -1,4 +1,5 @@
 import { type TSchema, Type } from 'typebox';
+import { SignatureDetailSchema } from './signature-detail.js';
 
 /**
  * Shapes shared by every operation. The `description` of a constrained field is written as the
@@ -19,6 +20,28 @@ export const IntEnum = <const V extends readonly number[]>(values: V, descriptio
 /** A string drawn from a fixed list. */
 export const StringEnum = <const V extends readonly string[]>(values: V, description: string) =>
   Type.Unsafe<V[number]>({ type: 'string', enum: [...values], description });
+
+/** A list written as a sentence: "1, 2, 3 or 4". */
+export function orList(values: readonly (string | number)[]): string {
+  return values.length < 2 ? values.join('') : `${values.slice(0, -1).join(', ')} or ${values.at(-1)}`;
+}
+
+/** A code table's key as words: `dataToBeCompleted` -> "data to be completed". */
+const words = (key: string) => key.replace(/[A-Z]/g, (c) => ` ${c.toLowerCase()}`);
+
+/**
+ * An integer code of a table such as TradeType (`{ authorization: 150, … }`): the table's values are
+ * its `enum`, and its description lists each code with its name ("150 authorization, 151 payment, …"),
+ * so neither is typed out again beside the table.
+ */
+export const CodeEnum = <const T extends Readonly<Record<string, number>>>(table: T) =>
+  Type.Unsafe<T[keyof T]>({
+    type: 'integer',
+    enum: Object.values(table),
+    description: Object.entries(table)
+      .map(([name, code]) => `${code} ${words(name)}`)
+      .join(', '),
+  });
 
 /** Fields every signed body carries (decisions §3). */
 export const SignedFields = {
@@ -45,6 +68,7 @@ export const ErrorEnvelope = Type.Object({
   success: Type.Literal(false),
   error: Type.Literal(true),
   errMsg: Type.Optional(Type.String({ description: 'same text as msg (cardholder creation only)' })),
+  detail: Type.Optional(SignatureDetailSchema),
 });
 
 export const errorResponses = {

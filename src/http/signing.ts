@@ -1,10 +1,31 @@
 import { constants, createHmac, verify as rsaVerify, timingSafeEqual } from 'node:crypto';
+import { canonicalJson, compareCodeUnits } from '../canonical-json.js';
+
+export { canonicalJson };
+
+/**
+ * What a top-level key must look like. Why: a key holding `=` or `&` could make two different bodies
+ * sign alike; every field of every operation fits this.
+ */
+export const SIGNED_KEY = /^[A-Za-z][A-Za-z0-9_]{0,63}$/;
+
+/**
+ * A value's text in the signing string: `%` written as `%25` and `&` as `%26`, nothing else changed.
+ * Why: written raw, `{"remark":"rent&timestamp=1"}` signed exactly as `{"remark":"rent","timestamp":1}`,
+ * so a signed field could be moved into a free-text one (stripping the timestamp, for one). With `&`
+ * escaped (and `%`, so an escape cannot be forged), every signing string splits back into one body;
+ * values without `%` or `&` sign exactly as before (the decisions §3 test vectors hold).
+ */
+export function escapeValue(text: string): string {
+  return text.replace(/%/g, '%25').replace(/&/g, '%26');
+}
 
 /**
  * The signing string of decisions §3: top-level fields except `sign`, without null or empty-string
  * values, keys sorted by code unit, `key=value` joined by `&`. Strings are written as sent (no
- * escaping, no Base64 decoding), numbers and booleans as JSON text, objects and arrays as
- * canonical JSON (RFC 8785).
+ * Base64 decoding), numbers and booleans as JSON text, objects and arrays as canonical JSON
+ * (RFC 8785); in each value's text `%` and `&` are escaped (escapeValue). Keys are checked against
+ * SIGNED_KEY by the caller (authenticate) before a signature is verified.
  */
 export function signingString(body: Record<string, unknown>, omit: readonly string[] = ['sign']): string {
   const parts: string[] = [];
@@ -12,35 +33,9 @@ export function signingString(body: Record<string, unknown>, omit: readonly stri
     if (omit.includes(key)) continue;
     const value = body[key];
     if (value === null || value === '' || value === undefined) continue;
-    parts.push(`${key}=${typeof value === 'string' ? value : canonicalJson(value)}`);
+    parts.push(`${key}=${escapeValue(typeof value === 'string' ? value : canonicalJson(value))}`);
   }
   return parts.join('&');
-}
-
-/** RFC 8785 JSON canonicalisation for the values JSON.parse can produce. */
-export function canonicalJson(value: unknown): string {
-  if (value === null || typeof value === 'boolean' || typeof value === 'string') {
-    return JSON.stringify(value);
-  }
-  if (typeof value === 'number') {
-    if (!Number.isFinite(value)) throw new TypeError('non-finite number');
-    // ECMAScript number serialisation is the one RFC 8785 prescribes; -0 is written as 0.
-    return JSON.stringify(value);
-  }
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (typeof value === 'object') {
-    const obj = value as Record<string, unknown>;
-    const keys = Object.keys(obj)
-      .filter((k) => obj[k] !== undefined)
-      .sort(compareCodeUnits);
-    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(obj[k])}`).join(',')}}`;
-  }
-  throw new TypeError(`cannot canonicalise ${typeof value}`);
-}
-
-/** Sort by UTF-16 code units, as RFC 8785 requires (the default sort does exactly that). */
-function compareCodeUnits(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 export function hmacSign(secret: string, data: string): string {

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
+import type { SecretBox } from '../crypto/secretbox.js';
 import type { Database } from '../db/index.js';
 import type { DB } from '../db/schema.js';
 import { CommittedFailure, DomainError, type ErrorKind } from '../errors.js';
@@ -30,7 +31,18 @@ export function fingerprint(key: RequestKey): string {
 
 class KeyTaken extends Error {}
 
-async function replay<T>(db: Kysely<DB>, key: RequestKey, fp: string): Promise<WriteResult<T>> {
+/**
+ * The stored answer, sealed under the master key and bound to its key. Why: a write's first answer
+ * can carry identity data (a cardholder record's idno and mobile), kept for the retention period.
+ */
+const answerContext = (key: RequestKey) => `idempotency:${key.merchantId}:${key.randomStr}`;
+
+function openAnswer(box: SecretBox | null, key: RequestKey, stored: string): string {
+  // Answers stored before they were sealed are plain JSON (they expire with the retention period).
+  return box !== null && stored.startsWith('v1.') ? box.open(stored, answerContext(key)) : stored;
+}
+
+async function replay<T>(db: Kysely<DB>, box: SecretBox | null, key: RequestKey, fp: string): Promise<WriteResult<T>> {
   const row = await db
     .selectFrom('idempotency_keys')
     .select(['kind', 'fingerprint', 'response_status', 'response_body'])
@@ -43,14 +55,15 @@ async function replay<T>(db: Kysely<DB>, key: RequestKey, fp: string): Promise<W
       row && row.kind === 'write' && row.fingerprint !== fp ? 'randomStr: already used for a different request' : 'randomStr: already used',
     );
   }
+  const answer = openAnswer(box, key, row.response_body);
   if (row.response_status !== 200) {
     // A stored failure (a recorded decline) replays as the same failure.
-    const failure = JSON.parse(row.response_body) as { kind: ErrorKind; msg: string };
+    const failure = JSON.parse(answer) as { kind: ErrorKind; msg: string };
     const err = new DomainError(failure.kind, failure.msg);
     err.replayed = true;
     throw err;
   }
-  return { body: JSON.parse(row.response_body) as T, replayed: true };
+  return { body: JSON.parse(answer) as T, replayed: true };
 }
 
 /**
@@ -65,6 +78,8 @@ export async function runWrite<T>(
   key: RequestKey,
   now: number,
   effect: (tx: Kysely<DB>) => Promise<T>,
+  /** Seals the stored answer (null: stored as JSON, for callers without a master key). */
+  box: SecretBox | null = null,
 ): Promise<WriteResult<T>> {
   const fp = fingerprint(key);
   // Fast path for retries: no write lock is taken to answer a replay.
@@ -74,7 +89,7 @@ export async function runWrite<T>(
     .where('merchant_id', '=', key.merchantId)
     .where('random_str', '=', key.randomStr)
     .executeTakeFirst();
-  if (seen) return replay<T>(database.db, key, fp);
+  if (seen) return replay<T>(database.db, box, key, fp);
   let outcome: WriteResult<T> | CommittedFailure;
   try {
     outcome = await database.withTx(async (tx): Promise<WriteResult<T> | CommittedFailure> => {
@@ -108,14 +123,17 @@ export async function runWrite<T>(
       }
       await tx
         .updateTable('idempotency_keys')
-        .set({ response_status: status, response_body: JSON.stringify(stored) })
+        .set({
+          response_status: status,
+          response_body: box === null ? JSON.stringify(stored) : box.seal(JSON.stringify(stored), answerContext(key)),
+        })
         .where('merchant_id', '=', key.merchantId)
         .where('random_str', '=', key.randomStr)
         .execute();
       return result;
     });
   } catch (err) {
-    if (err instanceof KeyTaken) return replay<T>(database.db, key, fp);
+    if (err instanceof KeyTaken) return replay<T>(database.db, box, key, fp);
     throw err;
   }
   if (outcome instanceof CommittedFailure) throw outcome.error;

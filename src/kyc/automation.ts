@@ -1,6 +1,14 @@
-import type { Services } from '../context.js';
+import type { MerchantCtx, Services } from '../context.js';
 import { DomainError } from '../errors.js';
+import { runVerb } from '../runner.js';
 import { decideKyc } from './decide.js';
+
+interface DueRequest {
+  request_no: string;
+  merchant_id: string;
+  status: string;
+  email: string;
+}
 
 /**
  * The sandbox's automatic KYC reviewer (decisions §2), with documented test values so a merchant can
@@ -20,37 +28,7 @@ export function kycAutomation(svc: Services): (now: number) => Promise<number> {
       .execute();
     for (const kyc of due) {
       try {
-        await svc.database.withTx(async (tx) => {
-          const ctx = { tx, now };
-          if (kyc.status === 'init') {
-            await decideKyc({
-              ctx,
-              box: svc.box,
-              merchantId: kyc.merchant_id,
-              input: { requestNo: kyc.request_no, status: 'reviewing', actor: 'sandbox-auto' },
-            });
-            const next = kyc.email.includes('+manual') ? null : now + svc.config.kyc.autoDecisionMs;
-            await tx
-              .updateTable('kyc_requests')
-              .set({ auto_decide_at: next })
-              .where('merchant_id', '=', kyc.merchant_id)
-              .where('request_no', '=', kyc.request_no)
-              .execute();
-          } else {
-            const reject = kyc.email.includes('+reject');
-            await decideKyc({
-              ctx,
-              box: svc.box,
-              merchantId: kyc.merchant_id,
-              input: {
-                requestNo: kyc.request_no,
-                status: reject ? 'rejected' : 'approved',
-                reason: reject ? 'Sandbox: rejected because the e-mail contains +reject' : '',
-                actor: 'sandbox-auto',
-              },
-            });
-          }
-        });
+        await runVerb(svc, autoReviewStep, { input: kyc, merchantId: kyc.merchant_id, actor: 'sandbox-auto', now });
       } catch (err) {
         // Another worker or a reviewer got there first: nothing to do.
         if (!(err instanceof DomainError && err.kind === 'kycState')) throw err;
@@ -58,4 +36,28 @@ export function kycAutomation(svc: Services): (now: number) => Promise<number> {
     }
     return due.length;
   };
+}
+
+/** One step of the automatic review of one request: into review (and when to decide), or the decision. */
+async function autoReviewStep({ ctx, input: kyc }: { ctx: MerchantCtx; input: DueRequest }): Promise<void> {
+  if (kyc.status === 'init') {
+    await decideKyc({ ctx, input: { requestNo: kyc.request_no, status: 'reviewing' } });
+    const next = kyc.email.includes('+manual') ? null : ctx.now + ctx.svc.config.kyc.autoDecisionMs;
+    await ctx.tx
+      .updateTable('kyc_requests')
+      .set({ auto_decide_at: next })
+      .where('merchant_id', '=', kyc.merchant_id)
+      .where('request_no', '=', kyc.request_no)
+      .execute();
+  } else {
+    const reject = kyc.email.includes('+reject');
+    await decideKyc({
+      ctx,
+      input: {
+        requestNo: kyc.request_no,
+        status: reject ? 'rejected' : 'approved',
+        reason: reject ? 'Sandbox: rejected because the e-mail contains +reject' : '',
+      },
+    });
+  }
 }

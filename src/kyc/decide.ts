@@ -1,21 +1,17 @@
 import type { Kysely } from 'kysely';
+import type { Static } from 'typebox';
 import { emitEvent } from '../callbacks/outbox.js';
-import type { TxCtx } from '../context.js';
-import type { SecretBox } from '../crypto/secretbox.js';
+import type { VerbCtx } from '../context.js';
 import { newId } from '../db/ids.js';
 import type { DB, KycRequestsTable, KycStatus } from '../db/schema.js';
 import { DomainError } from '../errors.js';
 import { AuditStatus, canTransition } from '../holders/audit-status.js';
+import { documentHash, emailHash, identityColumns, openIdentity } from '../holders/identity.js';
 import { reviewHolder } from '../holders/review.js';
-import { documentKey, type KycData } from './submit.js';
+import type { KycStatusSchema } from './schemas.js';
+import type { KycData } from './submit.js';
 
-export interface KycStatusModel {
-  requestNo: string;
-  email: string;
-  kycStatus: KycStatus;
-  reason: string;
-  holderId: string | null;
-}
+export type KycStatusModel = Static<typeof KycStatusSchema>;
 
 const NEXT: Record<KycStatus, readonly KycStatus[]> = {
   init: ['reviewing', 'approved', 'rejected'],
@@ -23,6 +19,12 @@ const NEXT: Record<KycStatus, readonly KycStatus[]> = {
   approved: [],
   rejected: [],
 };
+
+export interface DecideKycInput {
+  requestNo: string;
+  status: 'reviewing' | 'approved' | 'rejected';
+  reason?: string | undefined;
+}
 
 export function toKycModel(row: Pick<KycRequestsTable, 'request_no' | 'email' | 'status' | 'reason' | 'holder_id'>): KycStatusModel {
   return { requestNo: row.request_no, email: row.email, kycStatus: row.status, reason: row.reason, holderId: row.holder_id };
@@ -47,29 +49,34 @@ const sameName = (a: string, b: string) =>
  * mismatch approves nobody and says so in the reason. When there is no such cardholder, one is
  * created from the KYC data, approved (interface 4.3 → cards and the login-free page).
  */
-async function approveHolder(
-  ctx: TxCtx,
-  box: SecretBox,
-  kyc: KycRequestsTable,
-  actor: string,
-): Promise<{ holderId: string | null; note: string }> {
+async function approveHolder(ctx: VerbCtx, kyc: KycRequestsTable): Promise<{ holderId: string | null; note: string }> {
+  const { box, vault } = ctx.svc;
+  // The holder's review is the merchant's, whoever decides the request.
+  const asMerchant = { ...ctx, merchantId: kyc.merchant_id };
   const data = JSON.parse(box.open(kyc.data_enc, `kyc:${kyc.id}`)) as KycData;
   const live = () =>
     ctx.tx
       .selectFrom('cardholders')
-      .select(['id', 'audit_status', 'first_name', 'last_name', 'date_of_birth'])
+      .select(['id', 'audit_status', 'first_name', 'last_name', 'identity_enc'])
       .where('merchant_id', '=', kyc.merchant_id)
       .where('audit_status', '<>', AuditStatus.rejected)
       .orderBy('created_at', 'desc');
+  // Found by keyed hashes: the e-mail and document number are stored sealed (src/holders/identity.ts).
   const holder =
-    (await live().where('email', '=', kyc.email).executeTakeFirst()) ??
-    (await live().where('idno_type', '=', data.idDocType).where('idno_key', '=', documentKey(data)).executeTakeFirst());
+    (await live()
+      .where('email_hash', '=', await emailHash(vault, ctx.tx, kyc.email))
+      .executeTakeFirst()) ??
+    (await live()
+      .where('idno_type', '=', data.idDocType)
+      .where('idno_key', '=', await documentHash(vault, ctx.tx, data.number))
+      .executeTakeFirst());
   if (holder) {
-    if (!sameName(holder.first_name, data.firstName) || !sameName(holder.last_name, data.lastName) || holder.date_of_birth !== data.dob) {
+    const dob = openIdentity(box, holder).dateOfBirth;
+    if (!sameName(holder.first_name, data.firstName) || !sameName(holder.last_name, data.lastName) || dob !== data.dob) {
       return { holderId: null, note: `cardholder ${holder.id} was not approved: its name or date of birth differs from the KYC data` };
     }
     if (holder.audit_status !== AuditStatus.approved && canTransition(holder.audit_status, AuditStatus.approved)) {
-      await reviewHolder({ ctx, merchantId: kyc.merchant_id, input: { holderId: holder.id, auditStatus: AuditStatus.approved, actor } });
+      await reviewHolder({ ctx: asMerchant, input: { holderId: holder.id, auditStatus: AuditStatus.approved } });
     }
     return { holderId: holder.id, note: '' };
   }
@@ -79,47 +86,38 @@ async function approveHolder(
     .values({
       id,
       merchant_id: kyc.merchant_id,
-      email: kyc.email,
-      mobile: '',
       first_name: data.firstName,
       last_name: data.lastName,
-      date_of_birth: data.dob,
       nationality: data.country,
       sex: data.gender,
       country_code: data.address.country,
-      town: data.address.city,
-      address: data.address.address,
-      post_code: data.address.zipCode,
       idno_type: data.idDocType,
-      idno: data.number,
-      idno_key: documentKey(data),
+      ...(await identityColumns(ctx.svc, ctx.tx, id, {
+        idno: data.number,
+        dateOfBirth: data.dob,
+        address: data.address.address,
+        town: data.address.city,
+        postCode: data.address.zipCode,
+        mobile: '',
+        email: kyc.email,
+      })),
       audit_status: AuditStatus.pending,
       err_msg: '',
       created_at: ctx.now,
       updated_at: ctx.now,
     })
     .execute();
-  await reviewHolder({ ctx, merchantId: kyc.merchant_id, input: { holderId: id, auditStatus: AuditStatus.approved, actor } });
+  await reviewHolder({ ctx: asMerchant, input: { holderId: id, auditStatus: AuditStatus.approved } });
   return { holderId: id, note: '' };
 }
 
 /**
  * Moves a KYC request init → reviewing → approved | rejected, in the caller's transaction, and
- * writes the `kyc.result` callback to the request's callbackUrl with it. `merchantId` null is the
- * operator's CLI.
+ * writes the `kyc.result` callback to the request's callbackUrl with it. Without `ctx.merchantId`
+ * (the operator's CLI, the sandbox's automatic reviewer) any merchant's request may be decided.
  */
-export async function decideKyc({
-  ctx,
-  box,
-  merchantId,
-  input,
-}: {
-  ctx: TxCtx;
-  box: SecretBox;
-  merchantId: string | null;
-  input: { requestNo: string; status: 'reviewing' | 'approved' | 'rejected'; reason?: string | undefined; actor: string };
-}): Promise<KycStatusModel> {
-  const kyc = await loadKyc(ctx.tx, merchantId, input.requestNo);
+export async function decideKyc({ ctx, input }: { ctx: VerbCtx; input: DecideKycInput }): Promise<KycStatusModel> {
+  const kyc = await loadKyc(ctx.tx, ctx.merchantId ?? null, input.requestNo);
   if (!NEXT[kyc.status].includes(input.status)) {
     throw new DomainError(
       'kycState',
@@ -129,7 +127,7 @@ export async function decideKyc({
   let reason = (input.reason ?? '').trim().slice(0, 500);
   let holderId = kyc.holder_id;
   if (input.status === 'approved') {
-    const linked = await approveHolder(ctx, box, kyc, input.actor);
+    const linked = await approveHolder(ctx, kyc);
     holderId = linked.holderId;
     if (linked.note) reason = reason ? `${reason}; ${linked.note}` : linked.note;
   }
@@ -140,13 +138,17 @@ export async function decideKyc({
     .where('status', '=', kyc.status)
     .executeTakeFirst();
   if (Number(res.numUpdatedRows) !== 1) throw new DomainError('kycState', 'requestNo: the request changed concurrently, try again');
-  await emitEvent(ctx.tx, {
-    merchantId: kyc.merchant_id,
-    type: 'kyc.result',
-    subject: `kyc:${kyc.id}`,
-    url: kyc.callback_url,
-    body: { requestNo: kyc.request_no, email: kyc.email, kycStatus: input.status, reason, holderId },
-    now: ctx.now,
-  });
+  await emitEvent(
+    ctx.tx,
+    {
+      merchantId: kyc.merchant_id,
+      type: 'kyc.result',
+      subject: `kyc:${kyc.id}`,
+      url: kyc.callback_url,
+      body: { requestNo: kyc.request_no, email: kyc.email, kycStatus: input.status, reason, holderId },
+      now: ctx.now,
+    },
+    ctx.wake,
+  );
   return toKycModel({ ...kyc, status: input.status, reason, holder_id: holderId });
 }

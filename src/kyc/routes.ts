@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Services } from '../context.js';
 import { signedRead, signedWrite } from '../http/operation.js';
 import { errorResponses, ok } from '../http/schemas.js';
+import { runVerb } from '../runner.js';
 import { decideKyc, loadKyc, toKycModel } from './decide.js';
 import { KycQueryBody, KycReviewBody, KycShareBody, KycStatusEnvelope, NullEnvelope } from './schemas.js';
 import { submitKyc } from './submit.js';
@@ -22,9 +23,10 @@ export const kycRoutes: FastifyPluginAsyncTypebox<{ svc: Services }> = async (ap
     },
     async (req, reply) => {
       const { appId: _a, sign: _s, timestamp: _t, ...input } = req.body;
-      const created = await submitKyc({ svc, merchantId: req.merchant.appId, input, canonical: req.canonical });
+      const merchantId = req.merchant.appId;
+      // Idempotent by requestNo, for ever (the verb's own rule), not by randomStr.
+      const created = await runVerb(svc, submitKyc, { input, merchantId, actor: `merchant:${merchantId}` });
       if (!created) reply.header('x-idempotent-replay', 'true');
-      else svc.notifier.poke();
       return ok(null, req.id);
     },
   );
@@ -61,14 +63,8 @@ export const kycSandboxRoutes: FastifyPluginAsyncTypebox<{ svc: Services }> = as
     },
     async (req, reply) => {
       const { requestNo, kycStatus, reason, randomStr } = req.body;
-      const model = await signedWrite(svc, req, reply, randomStr, (ctx) =>
-        decideKyc({
-          ctx,
-          box: svc.box,
-          merchantId: req.merchant.appId,
-          input: { requestNo, status: kycStatus, reason, actor: `sandbox:${req.merchant.appId}` },
-        }),
-      );
+      const input = { requestNo, status: kycStatus, reason };
+      const model = await signedWrite(svc, req, reply, randomStr, decideKyc, input, `sandbox:${req.merchant.appId}`);
       return ok(model, req.id);
     },
   );

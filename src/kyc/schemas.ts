@@ -1,12 +1,13 @@
 import { Type } from 'typebox';
-import { Envelope, IntEnum, RandomStr, SignedFields, StringEnum } from '../http/schemas.js';
+import { KYC_STATUSES } from '../db/schema.js';
+import { CountryCode, DateText, DocumentNumber, Email, Id, PostCode, ShortText } from '../http/fields.js';
+import { Envelope, IntEnum, orList, RandomStr, SignedFields, StringEnum } from '../http/schemas.js';
 
 const Text = (what: string, max: number) =>
   Type.String({ minLength: 1, maxLength: max, description: `must be the ${what}, 1 to ${max} characters` });
-const DateText = (what: string) =>
-  Type.String({ pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}$', description: `must be the ${what} written YYYY-MM-DD` });
-const Country = (what: string) =>
-  Type.String({ pattern: '^[A-Z]{2}$', description: `must be the ${what} as a two-letter ISO 3166-1 code in capitals` });
+const Day = (what: string) => DateText(`must be the ${what} written YYYY-MM-DD`);
+const Country = (what: string) => CountryCode(`must be the ${what} as a two-letter ISO 3166-1 code in capitals`);
+const RequestNo = Id('requestNo');
 
 export const KycAddress = Type.Object(
   {
@@ -14,10 +15,7 @@ export const KycAddress = Type.Object(
     state: Text('state or region', 64),
     city: Text('city', 64),
     address: Text('street address', 200),
-    zipCode: Type.String({
-      pattern: '^[A-Za-z0-9][A-Za-z0-9 -]{1,11}$',
-      description: 'must be 2 to 12 letters, digits, spaces or hyphens',
-    }),
+    zipCode: PostCode,
     ssn: Type.Optional(
       Type.String({ pattern: '^[0-9]{3}-?[0-9]{2}-?[0-9]{4}$', description: 'must be a US social security number, 9 digits' }),
     ),
@@ -42,15 +40,12 @@ export const IndividualInfo = Type.Object(
   {
     firstName: Text('first name', 50),
     lastName: Text('last name', 50),
-    dob: DateText('date of birth'),
+    dob: Day('date of birth'),
     country: Country('country (nationality)'),
     gender: Gender,
     idDocType: IdDocType,
-    number: Type.String({
-      pattern: '^[A-Za-z0-9][A-Za-z0-9 -]{2,39}$',
-      description: 'must be the document number, 3 to 40 letters, digits, spaces or hyphens',
-    }),
-    validUntil: DateText('document expiry date (2099-01-01 for no expiry)'),
+    number: DocumentNumber('must be the document number, 3 to 40 letters, digits, spaces or hyphens'),
+    validUntil: Day('document expiry date (2099-01-01 for no expiry)'),
     ipAddress: Type.String({ minLength: 2, maxLength: 45, description: 'must be an IPv4 or IPv6 address' }),
     address: Type.Optional(KycAddress),
   },
@@ -64,12 +59,7 @@ export const KycShareBody = Type.Object(
       pattern: '^[A-Za-z0-9._-]{1,64}$',
       description: 'must be 1 to 64 letters, digits, dots, underscores or hyphens',
     }),
-    email: Type.String({
-      maxLength: 254,
-      pattern:
-        "^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$",
-      description: 'must be an e-mail address',
-    }),
+    email: Email({ maxLength: 254, description: 'must be an e-mail address' }),
     kycPlatform: Type.String({ minLength: 1, maxLength: 32, description: 'must be an accepted KYC platform' }),
     holderType: Type.Union([StringEnum(['1'], 'must be "1" (personal)'), IntEnum([1], 'must be "1" (personal)')], {
       description: 'must be "1" (personal)',
@@ -84,22 +74,19 @@ export const KycShareBody = Type.Object(
 export const KycStatusSchema = Type.Object({
   requestNo: Type.String(),
   email: Type.String(),
-  kycStatus: Type.String({ description: 'init, reviewing, approved or rejected' }),
+  kycStatus: StringEnum(KYC_STATUSES, orList(KYC_STATUSES)),
   reason: Type.String(),
   holderId: Type.Union([Type.String(), Type.Null()]),
 });
 
-export const KycQueryBody = Type.Object(
-  { ...SignedFields, requestNo: Type.String({ minLength: 1, maxLength: 64, description: 'must be a requestNo' }), randomStr: RandomStr },
-  { additionalProperties: false },
-);
+export const KycQueryBody = Type.Object({ ...SignedFields, requestNo: RequestNo, randomStr: RandomStr }, { additionalProperties: false });
 
 export const KycReviewBody = Type.Object(
   {
     ...SignedFields,
-    requestNo: Type.String({ minLength: 1, maxLength: 64, description: 'must be a requestNo' }),
+    requestNo: RequestNo,
     kycStatus: StringEnum(['approved', 'rejected'], 'must be approved or rejected'),
-    reason: Type.Optional(Type.String({ maxLength: 500, description: 'must be at most 500 characters' })),
+    reason: Type.Optional(ShortText(500)),
     randomStr: RandomStr,
   },
   { additionalProperties: false },

@@ -1,12 +1,13 @@
 import { createHash } from 'node:crypto';
 import { isIP } from 'node:net';
 import { checkCallbackUrl } from '../callbacks/url-guard.js';
-import type { Services } from '../context.js';
+import { canonicalJson } from '../canonical-json.js';
+import type { MerchantCtx } from '../context.js';
+import { parseDate } from '../dates.js';
 import { newId } from '../db/ids.js';
-import { isUniqueViolation } from '../db/index.js';
 import { DomainError, invalid } from '../errors.js';
 import { ISO_COUNTRIES } from '../holders/countries.js';
-import { checkName, idnoKey, parseDate } from '../holders/create.js';
+import { checkName, idnoKey } from '../holders/create.js';
 
 export interface KycAddressInput {
   country: string;
@@ -97,16 +98,22 @@ export function validateKyc(input: KycShareInput, now: number, platforms: readon
   };
 }
 
-export function kycFingerprint(canonical: string): string {
-  return createHash('sha256').update(`kycShare\n${canonical}`).digest('hex');
+/**
+ * What makes two share requests "the same" for requestNo's idempotency: the request's fields, as
+ * canonical JSON with its merchant (what a signed body holds besides sign and timestamp).
+ */
+export function kycFingerprint(merchantId: string, input: KycShareInput): string {
+  return createHash('sha256')
+    .update(`kycShare\n${canonicalJson({ appId: merchantId, ...input })}`)
+    .digest('hex');
 }
 
-async function answerExisting(svc: Services, merchantId: string, input: KycShareInput, fingerprint: string): Promise<'replay' | null> {
+async function answerExisting(ctx: MerchantCtx, input: KycShareInput, fingerprint: string): Promise<'replay' | null> {
   // One read for both rules, so a concurrent twin is seen the same way by each.
-  const rows = await svc.database.db
+  const rows = await ctx.tx
     .selectFrom('kyc_requests')
     .select(['request_no', 'fingerprint'])
-    .where('merchant_id', '=', merchantId)
+    .where('merchant_id', '=', ctx.merchantId)
     .where((eb) => eb.or([eb('request_no', '=', input.requestNo), eb('email', '=', input.email.toLowerCase())]))
     .execute();
   const same = rows.find((r) => r.request_no === input.requestNo);
@@ -123,52 +130,42 @@ async function answerExisting(svc: Services, merchantId: string, input: KycShare
  * request again answers as the first time, another request with it is 1008. An e-mail already used
  * by another of the merchant's requests is 2610. Returns true when this call created the request.
  */
-export async function submitKyc({
-  svc,
-  merchantId,
-  input,
-  canonical,
-}: {
-  svc: Services;
-  merchantId: string;
-  input: KycShareInput;
-  canonical: string;
-}): Promise<boolean> {
-  const fingerprint = kycFingerprint(canonical);
-  if ((await answerExisting(svc, merchantId, input, fingerprint)) === 'replay') return false;
-  const now = svc.clock();
+export async function submitKyc({ ctx, input }: { ctx: MerchantCtx; input: KycShareInput }): Promise<boolean> {
+  const { svc, merchantId, now } = ctx;
+  const fingerprint = kycFingerprint(merchantId, input);
+  if ((await answerExisting(ctx, input, fingerprint)) === 'replay') return false;
   const data = validateKyc(input, now, svc.config.kyc.platforms);
   const callbackUrl = checkCallbackUrl('callbackUrl', input.callbackUrl, svc.config.env);
   const id = newId('kyc');
-  try {
-    // A write of its own: on SQLite it joins the group commit of concurrent requests.
-    await svc.database.write((tx) =>
-      tx
-        .insertInto('kyc_requests')
-        .values({
-          id,
-          merchant_id: merchantId,
-          request_no: input.requestNo,
-          email: input.email.toLowerCase(),
-          fingerprint,
-          platform: input.kycPlatform,
-          callback_url: callbackUrl,
-          data_enc: svc.box.seal(JSON.stringify(data), `kyc:${id}`),
-          status: 'init',
-          reason: '',
-          holder_id: null,
-          // The sandbox's automatic reviewer picks it up at once (decisions §2).
-          auto_decide_at: svc.config.kyc.autoDecisionMs > 0 ? now : null,
-          created_at: now,
-          updated_at: now,
-        })
-        .execute(),
-    );
-  } catch (err) {
-    // A concurrent request with the same requestNo or e-mail won the race: answer as it decides.
-    if (isUniqueViolation(err) && (await answerExisting(svc, merchantId, input, fingerprint)) === 'replay') return false;
-    throw err;
+  const inserted = await ctx.tx
+    .insertInto('kyc_requests')
+    .values({
+      id,
+      merchant_id: merchantId,
+      request_no: input.requestNo,
+      email: input.email.toLowerCase(),
+      fingerprint,
+      platform: input.kycPlatform,
+      callback_url: callbackUrl,
+      data_enc: svc.box.seal(JSON.stringify(data), `kyc:${id}`),
+      status: 'init',
+      reason: '',
+      holder_id: null,
+      // The sandbox's automatic reviewer picks it up at once (decisions §2).
+      auto_decide_at: svc.config.kyc.autoDecisionMs > 0 ? now : null,
+      created_at: now,
+      updated_at: now,
+    })
+    // A concurrent request with the same requestNo or e-mail won the race (the insert waited for its
+    // commit): answer as it decides. Nothing is inserted, and the transaction stays usable.
+    .onConflict((oc) => oc.doNothing())
+    .executeTakeFirst();
+  if (Number(inserted.numInsertedOrUpdatedRows ?? 0n) === 0) {
+    if ((await answerExisting(ctx, input, fingerprint)) === 'replay') return false;
+    throw new DomainError('duplicateRequest', 'requestNo: already used');
   }
+  // The sandbox's reviewer is a job of the worker: it takes the request into review on its next pass.
+  if (svc.config.kyc.autoDecisionMs > 0) ctx.wake.worker = true;
   return true;
 }
 

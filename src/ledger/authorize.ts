@@ -1,14 +1,16 @@
-import { assertActive, loadCard, maskedCardNo } from '../cards/model.js';
+import { assertActive, maskedCardNo } from '../cards/model.js';
 import { newId } from '../db/ids.js';
 import { CommittedFailure, DomainError, invalid } from '../errors.js';
 import { exponent, toMinor } from '../money/currency.js';
-import { convert } from '../money/fx.js';
-import { type TradeRecord, toTradeRecord } from '../trades/store.js';
+import { feeFor } from '../money/fees.js';
+import { type TradeRecord, toTradeRecord } from '../trades/record.js';
 import { TradeStatus, TradeType } from '../trades/types.js';
+import { convertedTxnAmount } from './amounts.js';
 import { book, tradeRow } from './book.js';
-import { type LedgerCtx, resolveBusinessDate } from './common.js';
-import { feeFor } from './fees.js';
+import { resolveBusinessDate } from './business-date.js';
+import type { LedgerCtx } from './context.js';
 import { Account } from './journal.js';
+import { lockCard } from './locks.js';
 
 export interface AuthorizeInput {
   cardId: string;
@@ -27,7 +29,7 @@ export interface AuthorizeInput {
  * recorded for audit, committed with the request's key, and is not a listed trade.
  */
 export async function authorize({ ctx, input }: { ctx: LedgerCtx; input: AuthorizeInput }): Promise<TradeRecord> {
-  const card = await loadCard(ctx.tx, ctx.merchantId, input.cardId);
+  const card = await lockCard(ctx, input.cardId);
   const amount = toMinor(input.amount, card.currency);
   const currencyTxn = input.currencyTxn ?? card.currency;
   exponent(currencyTxn, 'currencyTxn');
@@ -37,11 +39,11 @@ export async function authorize({ ctx, input }: { ctx: LedgerCtx; input: Authori
   const txnAmount =
     input.txnAmount !== undefined
       ? toMinor(input.txnAmount, currencyTxn, 'txnAmount')
-      : convert(amount, card.currency, currencyTxn, ctx.program.fxRates);
+      : convertedTxnAmount(amount, card.currency, currencyTxn, ctx.svc.config.program.fxRates);
   const businessDate = resolveBusinessDate(input.businessDate, ctx.now);
   const fee =
-    feeFor(ctx.program.fees, 'authorization', amount) +
-    (currencyTxn === card.currency ? 0 : feeFor(ctx.program.fees, 'authorizationFx', amount));
+    feeFor(ctx.svc.config.program.fees, 'authorization', amount) +
+    (currencyTxn === card.currency ? 0 : feeFor(ctx.svc.config.program.fees, 'authorizationFx', amount));
   const remark = input.remark ?? '';
 
   const decline = async (error: DomainError): Promise<never> => {

@@ -1,10 +1,9 @@
 import { randomInt } from 'node:crypto';
-import { emitEvent } from '../callbacks/outbox.js';
-import { type CardRow, maskedCardNo } from '../cards/model.js';
+import type { CardRow } from '../cards/model.js';
 import { newId } from '../db/ids.js';
-import { insertTrade, type TradeRow, toTradeRecord } from '../trades/store.js';
-import type { LedgerCtx } from './common.js';
-import { type Leg, moveCardBalances, postEntry } from './journal.js';
+import type { LedgerCtx } from './context.js';
+import { Account, type Leg, moveCardBalances, moveMerchantFunding, postEntry } from './journal.js';
+import { insertTrade, type NewTrade, tradeEvent } from './trade-rows.js';
 
 export interface TradeSpec {
   card: CardRow;
@@ -48,20 +47,23 @@ export function tradeRow(spec: TradeSpec, now: number): NewTrade {
   };
 }
 
-/** A trade about to be inserted: every column but the generated seq. */
-export type NewTrade = Omit<TradeRow, 'seq'>;
-
 const CARD_ACCOUNT = /^card:(.+):(available|held)$/;
+const MERCHANT_FUNDING = /^merchant:(.+):funding$/;
 
 /**
- * Books one money movement: the card balances first (so an insufficient balance fails before
- * anything is written), then the balanced journal entry, then the listed trades, all in the
- * caller's transaction.
+ * Books one money movement: the card balances first, by card id (so an insufficient balance fails
+ * before anything is written), then merchant funding balances (the last rows locked, in the one
+ * lock order of docs/architecture.md), then the balanced journal entry, then the listed trades, all
+ * in the caller's transaction.
  */
-export async function book(ctx: LedgerCtx, currency: string, legs: Leg[], trades: NewTrade[]): Promise<void> {
+export async function book(ctx: LedgerCtx, currency: string, given: Leg[], trades: NewTrade[]): Promise<void> {
   const { tx, now } = ctx;
+  let legs = given;
   const deltas = new Map<string, { available: number; held: number }>();
+  const funding = new Map<string, number>();
   for (const leg of legs) {
+    const f = MERCHANT_FUNDING.exec(leg.account);
+    if (f?.[1]) funding.set(f[1], (funding.get(f[1]) ?? 0) + leg.amount);
     const m = CARD_ACCOUNT.exec(leg.account);
     if (!m?.[1]) continue;
     const d = deltas.get(m[1]) ?? { available: 0, held: 0 };
@@ -69,35 +71,28 @@ export async function book(ctx: LedgerCtx, currency: string, legs: Leg[], trades
     else d.held += leg.amount;
     deltas.set(m[1], d);
   }
-  for (const [cardId, delta] of deltas) {
+  for (const [cardId, delta] of [...deltas].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+    if (delta.available > 0) {
+      // A closed card keeps no money: what would come back to it (a reversal, void or refund, a
+      // clearing's remainder, of what it authorized before it closed) goes on, in the same journal
+      // entry, to its merchant's funding account. The verb holds the card's row lock (lockCard),
+      // and a close takes it too, so the status read here is final.
+      const card = await tx.selectFrom('cards').select(['status', 'merchant_id']).where('id', '=', cardId).executeTakeFirst();
+      if (card?.status === 'closed') {
+        const own = Account.available(cardId);
+        legs = [...legs.filter((l) => l.account !== own), { account: Account.merchantFunding(card.merchant_id), amount: delta.available }];
+        funding.set(card.merchant_id, (funding.get(card.merchant_id) ?? 0) + delta.available);
+        delta.available = 0;
+      }
+    }
     if (delta.available !== 0 || delta.held !== 0) await moveCardBalances(tx, cardId, delta, now);
+  }
+  for (const [merchantId, delta] of funding) {
+    if (delta !== 0) await moveMerchantFunding(tx, merchantId, currency, delta, now);
   }
   await postEntry(tx, { tradeId: trades[0]?.id ?? null, currency, now, legs });
   for (const t of trades) {
     await insertTrade(tx, t);
     await tradeEvent(ctx, t);
   }
-}
-
-/**
- * A `trade` callback for a record that was written or changed, when the merchant has a notify URL.
- * The URL is read in the transaction, not from the merchant cache: a URL set a moment ago by the
- * CLI (another process) gets this event, as `holder.audit` and `card.status` events do.
- */
-export async function tradeEvent(ctx: LedgerCtx, trade: NewTrade): Promise<void> {
-  const row = await ctx.tx
-    .selectFrom('cards')
-    .innerJoin('merchants', 'merchants.id', 'cards.merchant_id')
-    .select(['cards.pan_first6', 'cards.pan_last4', 'cards.pan_length', 'merchants.notify_url'])
-    .where('cards.id', '=', trade.card_id)
-    .executeTakeFirstOrThrow();
-  if (!row.notify_url) return;
-  await emitEvent(ctx.tx, {
-    merchantId: trade.merchant_id,
-    type: 'trade',
-    subject: `card:${trade.card_id}`,
-    url: row.notify_url,
-    body: { cardId: trade.card_id, ...toTradeRecord(trade, maskedCardNo(row)) },
-    now: ctx.now,
-  });
 }

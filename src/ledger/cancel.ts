@@ -1,10 +1,14 @@
-import { loadCard, maskedCardNo } from '../cards/model.js';
+import { maskedCardNo } from '../cards/model.js';
 import { DomainError } from '../errors.js';
-import { loadTrade, type TradeRecord, toTradeRecord, updateTrade } from '../trades/store.js';
+import { type TradeRecord, toTradeRecord } from '../trades/record.js';
 import { TradeStatus, TradeType } from '../trades/types.js';
+import { allocatePart } from './amounts.js';
 import { book, tradeRow } from './book.js';
-import { heldAuthorization, type LedgerCtx, prorate, resolveBusinessDate } from './common.js';
+import { settlingBusinessDate } from './business-date.js';
+import type { LedgerCtx } from './context.js';
 import { Account, type Leg } from './journal.js';
+import { heldAuthorization, lockedTrade } from './locks.js';
+import { updateTrade } from './trade-rows.js';
 
 /**
  * Reversal: releases part or all of what an authorization holds. A status 2 record carries the
@@ -29,8 +33,8 @@ export async function reverse({
       amount,
       fee: feeBack,
       currencyTxn: auth.currency_txn,
-      txnAmount: prorate(auth.txn_amount, amount, auth.amount),
-      businessDate: resolveBusinessDate(input.businessDate, ctx.now),
+      txnAmount: allocatePart(auth.txn_amount, auth.amount - auth.held, amount, auth.amount),
+      businessDate: settlingBusinessDate(input.businessDate, ctx.now, auth),
       authCode: auth.auth_code,
       remark: auth.remark,
       originalId: auth.id,
@@ -62,8 +66,7 @@ export async function voidTrade({
   ctx: LedgerCtx;
   input: { tradeId: string; businessDate?: string | undefined };
 }): Promise<TradeRecord> {
-  const original = await loadTrade(ctx.tx, ctx.merchantId, input.tradeId);
-  const card = await loadCard(ctx.tx, ctx.merchantId, original.card_id);
+  const { trade: original, card } = await lockedTrade(ctx, input.tradeId);
   let legs: Leg[];
   let fee = 0;
   if (
@@ -90,7 +93,7 @@ export async function voidTrade({
       fee,
       currencyTxn: original.currency_txn,
       txnAmount: original.txn_amount,
-      businessDate: resolveBusinessDate(input.businessDate, ctx.now),
+      businessDate: settlingBusinessDate(input.businessDate, ctx.now, original),
       authCode: original.auth_code,
       remark: original.remark,
       originalId: original.id,

@@ -1,6 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 import type { Database } from '../db/index.js';
 import type { DB } from '../db/schema.js';
+import { checkCaps, checkFrozenSpending, checkFunding } from './funding-check.js';
 
 export interface LedgerReport {
   entries: number;
@@ -20,7 +21,12 @@ export interface LedgerReport {
  *    available + held for the ledger balance);
  * 3. no balance is negative, and no card's held account is;
  * 4. what a card's transactions say they hold is what its held account holds;
- * 5. the per-day counts that serve the transaction list equal the transactions.
+ * 5. the per-day counts that serve the transaction list equal the transactions;
+ * 6. no card holds more than the cap, and nothing was spent (authorization, withdrawal, transfer
+ *    out) on a card after it was frozen or closed (`funding-check.ts`);
+ * 7. each merchant's funding balance is the replay of its journal account and not negative; the
+ *    capital account is what the operators' funding records say; and per currency, merchant
+ *    funding + cards + settlement + fees = what operators funded (money is conserved).
  *
  * It reads in one read-only snapshot (REPEATABLE READ on PostgreSQL, one read transaction on SQLite
  * in WAL mode), so a live service's commits meanwhile cannot make sound books look broken.
@@ -96,6 +102,7 @@ async function checkBooks(db: Kysely<DB>): Promise<LedgerReport> {
     const cardId = account.split(':')[1] ?? '';
     if (!known.has(cardId)) problems.push(`journal account ${account} belongs to no card`);
   }
+  problems.push(...(await checkCaps(db)), ...(await checkFrozenSpending(db)), ...(await checkFunding(db)));
 
   const counted = await db
     .selectFrom('trade_day_counts')

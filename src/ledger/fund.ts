@@ -1,16 +1,19 @@
-import { loadCard, maskedCardNo } from '../cards/model.js';
+import { maskedCardNo } from '../cards/model.js';
 import { DomainError } from '../errors.js';
 import { toMinor } from '../money/currency.js';
-import { type TradeRecord, toTradeRecord } from '../trades/store.js';
+import { feeFor } from '../money/fees.js';
+import { type TradeRecord, toTradeRecord } from '../trades/record.js';
 import { TradeStatus, TradeType } from '../trades/types.js';
 import { book, tradeRow } from './book.js';
-import { type LedgerCtx, resolveBusinessDate } from './common.js';
-import { feeFor } from './fees.js';
+import { resolveBusinessDate } from './business-date.js';
+import type { LedgerCtx } from './context.js';
 import { Account } from './journal.js';
+import { lockCard } from './locks.js';
 
 /**
- * Top-up (100): program funding → the card's available balance, less the top-up fee. A frozen card
- * can still be funded (freezing stops spending); a closed one cannot (2724).
+ * Top-up (100): the merchant's funding account in the card's currency → the card's available
+ * balance, less the top-up fee. Refused (2726) when the funding account holds less than the amount.
+ * A frozen card can still be funded (freezing stops spending); a closed one cannot (2724).
  */
 export async function topUp({
   ctx,
@@ -19,10 +22,10 @@ export async function topUp({
   ctx: LedgerCtx;
   input: { cardId: string; amount: number; businessDate?: string | undefined };
 }): Promise<TradeRecord> {
-  const card = await loadCard(ctx.tx, ctx.merchantId, input.cardId);
+  const card = await lockCard(ctx, input.cardId);
   if (card.status === 'closed') throw new DomainError('cardStatus', 'cardId: the card is closed');
   const amount = toMinor(input.amount, card.currency);
-  const fee = feeFor(ctx.program.fees, 'topUp', amount);
+  const fee = feeFor(ctx.svc.config.program.fees, 'topUp', amount);
   if (fee >= amount) throw new DomainError('incorrectAmount', 'amount: must be more than the top-up fee');
   const trade = tradeRow(
     {
@@ -41,7 +44,7 @@ export async function topUp({
     ctx,
     card.currency,
     [
-      { account: Account.funding, amount: -amount },
+      { account: Account.merchantFunding(card.merchant_id), amount: -amount },
       { account: Account.available(c), amount: amount - fee },
       { account: Account.fees, amount: fee },
     ],

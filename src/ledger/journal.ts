@@ -1,16 +1,23 @@
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import { newId } from '../db/ids.js';
 import type { DB } from '../db/schema.js';
 import { DomainError } from '../errors.js';
+import { toMajor } from '../money/currency.js';
 
 /**
  * Accounts of the double-entry journal. A card has two: what the holder can spend (`available`)
  * and what authorizations hold (`held`); its ledger balance is their sum. The program's accounts
- * are the other side of every card movement.
+ * are the other side of every card movement, and each merchant's funding account is where its
+ * top-ups come from.
  */
 export const Account = {
   available: (cardId: string) => `card:${cardId}:available`,
   held: (cardId: string) => `card:${cardId}:held`,
+  /** What a merchant can put on its cards, in each currency; the operator credits it (docs/funding.md). */
+  merchantFunding: (merchantId: string) => `merchant:${merchantId}:funding`,
+  /** The other side of every operator credit: what operators funded, negated. */
+  capital: 'program:capital',
+  /** Where top-ups came from before merchants had funding accounts (0009); counted as capital. */
   funding: 'program:funding',
   settlement: 'program:settlement',
   fees: 'program:fees',
@@ -29,9 +36,9 @@ export interface Leg {
 export async function postEntry(
   tx: Kysely<DB>,
   entry: { tradeId: string | null; currency: string; now: number; legs: Leg[] },
-): Promise<void> {
+): Promise<string | null> {
   const legs = entry.legs.filter((l) => l.amount !== 0);
-  if (legs.length === 0) return;
+  if (legs.length === 0) return null;
   const sum = legs.reduce((s, l) => s + l.amount, 0);
   if (sum !== 0 || legs.some((l) => !Number.isSafeInteger(l.amount))) {
     throw new Error(`unbalanced journal entry (${sum}) for trade ${entry.tradeId}`);
@@ -50,13 +57,9 @@ export async function postEntry(
       })),
     )
     .execute();
+  return entryId;
 }
 
-/**
- * Moves a card's cached balances by the same amounts as its journal legs, in the same transaction.
- * The available balance never goes below zero: the update only applies if it stays ≥ 0, which is
- * atomic under concurrency on both databases (2725 otherwise).
- */
 /**
  * The most a card may hold, in minor units (10^14: a trillion in a 2-decimal currency). It keeps
  * every balance far inside the integers a double represents exactly (2^53), which both databases'
@@ -64,27 +67,70 @@ export async function postEntry(
  */
 export const MAX_CARD_BALANCE = 100_000_000_000_000;
 
+/**
+ * Moves a card's cached balances by the same amounts as its journal legs, in the same transaction.
+ * One conditional update decides both limits, atomically under any interleaving on both databases:
+ * the available balance stays ≥ 0 (2725) and the ledger balance at most the cap (2723). The caller
+ * holds the card's row lock (lockCard), so the re-read that names the broken limit is exact.
+ */
 export async function moveCardBalances(
   tx: Kysely<DB>,
   cardId: string,
   delta: { available: number; held: number },
   now: number,
 ): Promise<void> {
-  if (delta.available + delta.held > 0) {
-    const card = await tx.selectFrom('cards').select('ledger_balance').where('id', '=', cardId).executeTakeFirstOrThrow();
-    if (card.ledger_balance + delta.available + delta.held > MAX_CARD_BALANCE) {
-      throw new DomainError('incorrectAmount', 'amount: the card would hold more than the program allows');
-    }
-  }
+  const total = delta.available + delta.held;
   const res = await tx
     .updateTable('cards')
     .set((eb) => ({
       available_balance: eb('available_balance', '+', delta.available),
-      ledger_balance: eb('ledger_balance', '+', delta.available + delta.held),
+      ledger_balance: eb('ledger_balance', '+', total),
       updated_at: now,
     }))
     .where('id', '=', cardId)
     .where('available_balance', '>=', -delta.available)
+    .where('ledger_balance', '<=', MAX_CARD_BALANCE - total)
     .executeTakeFirst();
-  if (Number(res.numUpdatedRows) !== 1) throw new DomainError('insufficientBalance');
+  if (Number(res.numUpdatedRows) === 1) return;
+  const card = await tx.selectFrom('cards').select('available_balance').where('id', '=', cardId).executeTakeFirstOrThrow();
+  if (card.available_balance + delta.available < 0) throw new DomainError('insufficientBalance');
+  throw new DomainError('incorrectAmount', 'amount: the card would hold more than the program allows');
+}
+
+/**
+ * Moves a merchant's funding balance in one currency with its journal leg. A debit is one
+ * conditional update (never below zero: 2726, naming what is available); a credit creates the row
+ * on first use. Merchant balance rows are the last rows a transaction locks (docs/architecture.md).
+ */
+export async function moveMerchantFunding(tx: Kysely<DB>, merchantId: string, currency: string, delta: number, now: number): Promise<void> {
+  if (delta < 0) {
+    const res = await tx
+      .updateTable('merchant_balances')
+      .set((eb) => ({ available: eb('available', '+', delta), updated_at: now }))
+      .where('merchant_id', '=', merchantId)
+      .where('currency', '=', currency)
+      .where('available', '>=', -delta)
+      .executeTakeFirst();
+    if (Number(res.numUpdatedRows) === 1) return;
+    const row = await tx
+      .selectFrom('merchant_balances')
+      .select('available')
+      .where('merchant_id', '=', merchantId)
+      .where('currency', '=', currency)
+      .executeTakeFirst();
+    const available = toMajor(row?.available ?? 0, currency);
+    throw new DomainError(
+      'insufficientFunding',
+      `amount: the merchant's ${currency} funding balance is ${available} ${currency}, ${toMajor(-delta, currency)} ${currency} needed`,
+    );
+  }
+  await tx
+    .insertInto('merchant_balances')
+    .values({ merchant_id: merchantId, currency, available: delta, updated_at: now })
+    .onConflict((oc) =>
+      oc
+        .columns(['merchant_id', 'currency'])
+        .doUpdateSet({ available: sql<number>`merchant_balances.available + ${delta}`, updated_at: now }),
+    )
+    .execute();
 }

@@ -1,11 +1,15 @@
-import { loadCard, maskedCardNo } from '../cards/model.js';
+import { maskedCardNo } from '../cards/model.js';
 import { DomainError } from '../errors.js';
 import { toMajor, toMinor } from '../money/currency.js';
-import { loadTrade, type TradeRecord, toTradeRecord, updateTrade } from '../trades/store.js';
+import { type TradeRecord, toTradeRecord } from '../trades/record.js';
 import { TradeStatus, TradeType } from '../trades/types.js';
+import { allocatePart } from './amounts.js';
 import { book, tradeRow } from './book.js';
-import { heldAuthorization, type LedgerCtx, prorate, resolveBusinessDate } from './common.js';
+import { settlingBusinessDate } from './business-date.js';
+import type { LedgerCtx } from './context.js';
 import { Account } from './journal.js';
+import { heldAuthorization, lockedTrade } from './locks.js';
+import { updateTrade } from './trade-rows.js';
 
 /**
  * Clearing: an authorization becomes a payment (151). The cleared amount (all that is held unless
@@ -27,8 +31,8 @@ export async function clear({
       status: TradeStatus.success,
       amount,
       currencyTxn: auth.currency_txn,
-      txnAmount: prorate(auth.txn_amount, amount, auth.amount),
-      businessDate: resolveBusinessDate(input.businessDate, ctx.now),
+      txnAmount: allocatePart(auth.txn_amount, auth.amount - auth.held, amount, auth.amount),
+      businessDate: settlingBusinessDate(input.businessDate, ctx.now, auth),
       authCode: auth.auth_code,
       remark: auth.remark,
       originalId: auth.id,
@@ -57,11 +61,10 @@ export async function refund({
   ctx: LedgerCtx;
   input: { tradeId: string; amount: number; businessDate?: string | undefined };
 }): Promise<TradeRecord> {
-  const payment = await loadTrade(ctx.tx, ctx.merchantId, input.tradeId);
+  const { trade: payment, card } = await lockedTrade(ctx, input.tradeId);
   if (payment.trade_type !== TradeType.payment || payment.trade_status !== TradeStatus.success) {
     throw new DomainError('tradeState', 'tradeId: only a payment (151) can be refunded');
   }
-  const card = await loadCard(ctx.tx, ctx.merchantId, payment.card_id);
   const amount = toMinor(input.amount, card.currency);
   const refundable = payment.amount - payment.refunded;
   if (amount > refundable) {
@@ -74,8 +77,8 @@ export async function refund({
       status: TradeStatus.refund,
       amount,
       currencyTxn: payment.currency_txn,
-      txnAmount: prorate(payment.txn_amount, amount, payment.amount),
-      businessDate: resolveBusinessDate(input.businessDate, ctx.now),
+      txnAmount: allocatePart(payment.txn_amount, payment.refunded, amount, payment.amount),
+      businessDate: settlingBusinessDate(input.businessDate, ctx.now, payment),
       authCode: payment.auth_code,
       remark: payment.remark,
       originalId: payment.id,

@@ -1,6 +1,6 @@
 import { createPublicKey, randomBytes } from 'node:crypto';
 import { checkCallbackUrl } from '../callbacks/url-guard.js';
-import type { Services } from '../context.js';
+import type { VerbCtx } from '../context.js';
 import { newAppId } from '../db/ids.js';
 import { invalid } from '../errors.js';
 
@@ -24,7 +24,7 @@ export interface CreatedMerchant {
 }
 
 /**
- * RSA keys from 2048 to 3072 bits: a 3072-bit signature is 512 characters of Base64, the limit the
+ * RSA keys from 2048 to 3072 bits, exponent 65537: a 3072-bit signature is 512 characters of Base64, the limit the
  * interface sets for `sign`; a larger key could never sign an accepted request.
  */
 export const RSA_BITS = { min: 2048, max: 3072 } as const;
@@ -39,6 +39,10 @@ export function checkRsaPublicKey(pem: string): string {
     throw invalid('publicKey', 'must be an RSA public key in PEM format');
   }
   if (key.asymmetricKeyType !== 'rsa') throw invalid('publicKey', 'must be an RSA key');
+  // Why exactly 65537: with exponent 1 a "signature" is the message itself, so anyone can forge one;
+  // small exponents (3) open known attacks on PKCS#1 v1.5 verifiers. Every common tool uses 65537.
+  const exponent = key.asymmetricKeyDetails?.publicExponent;
+  if (exponent !== 65537n) throw invalid('publicKey', `must have the public exponent 65537, has ${exponent ?? 'none'}`);
   const bits = key.asymmetricKeyDetails?.modulusLength ?? 0;
   if (bits < RSA_BITS.min) throw invalid('publicKey', `must have at least ${RSA_BITS.min} bits, has ${bits}`);
   if (bits > RSA_BITS.max) {
@@ -47,11 +51,13 @@ export function checkRsaPublicKey(pem: string): string {
   return key.export({ type: 'spki', format: 'pem' }).toString();
 }
 
-export async function createMerchant({ ctx, input }: { ctx: Services; input: CreateMerchantInput }): Promise<CreatedMerchant> {
+/** The operator's new merchant (`cardprogram merchant create`). */
+export async function createMerchant({ ctx, input }: { ctx: VerbCtx; input: CreateMerchantInput }): Promise<CreatedMerchant> {
+  const { svc } = ctx;
   const name = input.name.trim();
   if (name === '' || name.length > 200) throw invalid('name', 'must be 1 to 200 characters');
   const appId = newAppId();
-  const live = ctx.config.env === 'production';
+  const live = svc.config.env === 'production';
   let secret: string | undefined;
   let publicKey: string | null = null;
   if (input.signType === 'HMAC-SHA256') {
@@ -63,18 +69,18 @@ export async function createMerchant({ ctx, input }: { ctx: Services; input: Cre
   }
   // Standard Webhooks secret format: whsec_ and Base64 of the key bytes.
   const webhookSecret = `whsec_${randomBytes(24).toString('base64')}`;
-  const now = ctx.clock();
-  await ctx.database.db
+  const now = ctx.now;
+  await ctx.tx
     .insertInto('merchants')
     .values({
       id: appId,
       name,
       sign_type: input.signType,
-      secret_enc: secret === undefined ? null : ctx.box.seal(secret, `merchant-secret:${appId}`),
+      secret_enc: secret === undefined ? null : svc.box.seal(secret, `merchant-secret:${appId}`),
       public_key: publicKey,
-      webhook_secret_enc: ctx.box.seal(webhookSecret, `webhook-secret:${appId}`),
+      webhook_secret_enc: svc.box.seal(webhookSecret, `webhook-secret:${appId}`),
       login_free: input.loginFree ? 1 : 0,
-      notify_url: input.notifyUrl ? checkCallbackUrl('notifyUrl', input.notifyUrl, ctx.config.env) : null,
+      notify_url: input.notifyUrl ? checkCallbackUrl('notifyUrl', input.notifyUrl, svc.config.env) : null,
       status: 'active',
       created_at: now,
       updated_at: now,

@@ -1,8 +1,14 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Services } from '../context.js';
-import { hmacSign, signingString } from '../http/signing.js';
+import { makePrivateDir, PRIVATE_FILE_MODE } from '../db/files.js';
+import { fundMerchant } from '../ledger/funding.js';
+import { CARD_CURRENCIES } from '../money/currency.js';
+import { runVerb } from '../runner.js';
 import { createMerchant } from './create.js';
+
+/** What the sandbox's demo merchant starts with in each funding account. */
+export const DEMO_FUNDING = '1000000.00';
 
 export interface DemoMerchant {
   appId: string;
@@ -17,14 +23,22 @@ export function demoMerchantFile(svc: Services): string {
 
 /**
  * Sandbox convenience (decisions §1): on first start, with no merchant at all, create one with the
- * login-free page enabled and write its credentials to data/demo-merchant.json (mode 0600).
+ * login-free page enabled and 1,000,000.00 in each funding account, and write its credentials to data/demo-merchant.json (mode 0600).
  * Returns the merchant when it was created now, else null.
  */
 export async function ensureDemoMerchant(svc: Services): Promise<DemoMerchant | null> {
   if (svc.config.env !== 'sandbox' || !svc.config.demoMerchant) return null;
   const any = await svc.database.db.selectFrom('merchants').select('id').limit(1).executeTakeFirst();
   if (any) return null;
-  const created = await createMerchant({ ctx: svc, input: { name: 'Demo merchant', signType: 'HMAC-SHA256', loginFree: true } });
+  const input = { name: 'Demo merchant', signType: 'HMAC-SHA256', loginFree: true } as const;
+  const created = await runVerb(svc, createMerchant, { input, actor: 'sandbox' });
+  // Funded like any merchant, by the operator's verb, so every guide's top-up works at once.
+  for (const currency of CARD_CURRENCIES) {
+    await runVerb(svc, fundMerchant, {
+      input: { appId: created.appId, currency, amount: DEMO_FUNDING, reference: 'sandbox demo funding' },
+      actor: 'sandbox',
+    });
+  }
   const demo: DemoMerchant = {
     appId: created.appId,
     secret: created.secret ?? '',
@@ -32,30 +46,7 @@ export async function ensureDemoMerchant(svc: Services): Promise<DemoMerchant | 
     baseUrl: svc.config.publicUrl,
   };
   const file = demoMerchantFile(svc);
-  writeFileSync(file, `${JSON.stringify(demo, null, 2)}\n`, { mode: 0o600 });
+  makePrivateDir(svc.config.dataDir);
+  writeFileSync(file, `${JSON.stringify(demo, null, 2)}\n`, { mode: PRIVATE_FILE_MODE });
   return demo;
-}
-
-/** A ready-to-paste signed request (a cardholder creation: a write, so pasting it twice is safe). */
-export function exampleCurl(demo: DemoMerchant): string {
-  const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64');
-  const body: Record<string, unknown> = {
-    appId: demo.appId,
-    mobile: '+4915112345678',
-    firstName: b64('Alice'),
-    lastName: b64('Schmidt'),
-    email: 'alice@example.com',
-    dateOfBirth: '1990-04-12',
-    nationality: 'DE',
-    sex: 2,
-    countryCode: 'DE',
-    town: b64('Berlin'),
-    address: b64('Invalidenstrasse 117'),
-    postCode: '10115',
-    idnoType: 1,
-    idno: 'L01X00T47',
-    randomStr: 'DemoHolderAlice0000000000000001x'.slice(0, 32),
-  };
-  body.sign = hmacSign(demo.secret, signingString(body));
-  return `curl -s -X POST ${demo.baseUrl}/api/network/holderCreate.html -H 'content-type: application/json' -d '${JSON.stringify(body)}'`;
 }

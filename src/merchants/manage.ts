@@ -1,6 +1,8 @@
+import type { Kysely } from 'kysely';
 import { NOTIFY_EVENTS } from '../callbacks/outbox.js';
 import { checkCallbackUrl } from '../callbacks/url-guard.js';
-import type { Services } from '../context.js';
+import type { VerbCtx } from '../context.js';
+import type { DB } from '../db/schema.js';
 import { DomainError, invalid } from '../errors.js';
 
 export interface MerchantSummary {
@@ -15,9 +17,23 @@ export interface MerchantSummary {
   createdAt: string;
 }
 
-export async function listMerchants({ ctx }: { ctx: Services }): Promise<MerchantSummary[]> {
-  const rows = await ctx.database.db.selectFrom('merchants').selectAll().orderBy('created_at').execute();
-  return rows.map((m) => ({
+/** Every merchant, oldest first (a read: no transaction of its own). */
+export async function listMerchants(db: Kysely<DB>): Promise<MerchantSummary[]> {
+  const rows = await db.selectFrom('merchants').selectAll().orderBy('created_at').execute();
+  return rows.map(summary);
+}
+
+function summary(m: {
+  id: string;
+  name: string;
+  sign_type: string;
+  status: string;
+  login_free: number;
+  notify_url: string | null;
+  rate_limit: number | null;
+  created_at: number;
+}): MerchantSummary {
+  return {
     appId: m.id,
     name: m.name,
     signType: m.sign_type,
@@ -26,7 +42,7 @@ export async function listMerchants({ ctx }: { ctx: Services }): Promise<Merchan
     notifyUrl: m.notify_url,
     rateLimit: m.rate_limit,
     createdAt: new Date(m.created_at).toISOString(),
-  }));
+  };
 }
 
 export interface UpdateMerchantInput {
@@ -39,7 +55,8 @@ export interface UpdateMerchantInput {
   rateLimit?: number | null | undefined;
 }
 
-export async function updateMerchant({ ctx, input }: { ctx: Services; input: UpdateMerchantInput }): Promise<MerchantSummary> {
+/** The operator's change of a merchant's settings (`cardprogram merchant update`). */
+export async function updateMerchant({ ctx, input }: { ctx: VerbCtx; input: UpdateMerchantInput }): Promise<MerchantSummary> {
   const changes: {
     status?: 'active' | 'disabled';
     login_free?: number;
@@ -47,7 +64,7 @@ export async function updateMerchant({ ctx, input }: { ctx: Services; input: Upd
     rate_limit?: number | null;
     updated_at: number;
   } = {
-    updated_at: ctx.clock(),
+    updated_at: ctx.now,
   };
   if (input.status !== undefined) changes.status = input.status;
   if (input.loginFree !== undefined) changes.login_free = input.loginFree ? 1 : 0;
@@ -58,25 +75,22 @@ export async function updateMerchant({ ctx, input }: { ctx: Services; input: Upd
     changes.rate_limit = input.rateLimit;
   }
   if (input.notifyUrl !== undefined)
-    changes.notify_url = input.notifyUrl === null ? null : checkCallbackUrl('notifyUrl', input.notifyUrl, ctx.config.env);
-  await ctx.database.withTx(async (tx) => {
-    const res = await tx.updateTable('merchants').set(changes).where('id', '=', input.appId).executeTakeFirst();
-    if (Number(res.numUpdatedRows) === 0) throw new DomainError('merchantNotFound', `No merchant with appId ${input.appId}`);
-    // Notify events not yet delivered follow the new URL: an operator fixing a broken URL expects the
-    // queue to drain there. (A KYC request's own callbackUrl is the merchant's word for that request.)
-    if (typeof changes.notify_url === 'string') {
-      await tx
-        .updateTable('callback_events')
-        .set({ url: changes.notify_url })
-        .where('merchant_id', '=', input.appId)
-        .where('type', 'in', [...NOTIFY_EVENTS])
-        .where('status', 'in', ['pending', 'failed'])
-        .execute();
-    }
-  });
-  ctx.merchants.forget(input.appId);
-  const all = await listMerchants({ ctx });
-  const found = all.find((m) => m.appId === input.appId);
-  if (!found) throw new DomainError('merchantNotFound');
-  return found;
+    changes.notify_url = input.notifyUrl === null ? null : checkCallbackUrl('notifyUrl', input.notifyUrl, ctx.svc.config.env);
+  const { tx } = ctx;
+  const res = await tx.updateTable('merchants').set(changes).where('id', '=', input.appId).executeTakeFirst();
+  if (Number(res.numUpdatedRows) === 0) throw new DomainError('merchantNotFound', `No merchant with appId ${input.appId}`);
+  // Notify events not yet delivered follow the new URL: an operator fixing a broken URL expects the
+  // queue to drain there. (A KYC request's own callbackUrl is the merchant's word for that request.)
+  if (typeof changes.notify_url === 'string') {
+    await tx
+      .updateTable('callback_events')
+      .set({ url: changes.notify_url })
+      .where('merchant_id', '=', input.appId)
+      .where('type', 'in', [...NOTIFY_EVENTS])
+      .where('status', 'in', ['pending', 'failed'])
+      .execute();
+  }
+  // Every instance sees the change within the directory's cache bound; this one at once.
+  ctx.afterCommit(() => ctx.svc.merchants.forget(input.appId));
+  return summary(await tx.selectFrom('merchants').selectAll().where('id', '=', input.appId).executeTakeFirstOrThrow());
 }

@@ -32,6 +32,9 @@ export const CURRENCY_EXPONENTS: Readonly<Record<string, number>> = {
 export const CARD_CURRENCIES = ['EUR', 'USDT'] as const;
 export type CardCurrency = (typeof CARD_CURRENCIES)[number];
 
+/** The rule a card currency follows, as a bad value's message states it. */
+export const CARD_CURRENCY_RULE = `must be ${CARD_CURRENCIES.slice(0, -1).join(', ')} or ${CARD_CURRENCIES.at(-1)}`;
+
 export function isCardCurrency(c: string): c is CardCurrency {
   return (CARD_CURRENCIES as readonly string[]).includes(c);
 }

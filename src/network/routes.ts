@@ -2,19 +2,22 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { TSchema } from 'typebox';
 import { revealCard } from '../cards/details.js';
-import { CardDetailsSchema, TradeEnvelope } from '../cards/schemas.js';
+import { CardDetailsSchema } from '../cards/schemas.js';
 import type { Services } from '../context.js';
-import { ledgerCtx, signedRead, signedWrite } from '../http/operation.js';
+import { type OperationInput, operationInput, type SignedBody, signedRead, signedWrite } from '../http/operation.js';
 import { Envelope, errorResponses, ok } from '../http/schemas.js';
+import { adjust } from '../ledger/adjust.js';
 import { authorize } from '../ledger/authorize.js';
+import { balanceInquiry } from '../ledger/balance-inquiry.js';
 import { reverse, voidTrade } from '../ledger/cancel.js';
-import type { LedgerCtx } from '../ledger/common.js';
-import { adjust, balanceInquiry, chargeFee, transfer, withdraw } from '../ledger/other.js';
+import { chargeFee } from '../ledger/charge-fee.js';
+import type { LedgerCtx } from '../ledger/context.js';
 import { clear, refund } from '../ledger/settle.js';
-import type { TradeRecord } from '../trades/store.js';
+import { transfer } from '../ledger/transfer.js';
+import { withdraw } from '../ledger/withdraw.js';
+import type { TradeRecord } from '../trades/record.js';
+import { TradeEnvelope } from '../trades/schemas.js';
 import * as S from './schemas.js';
-
-type Verb = (args: { ctx: LedgerCtx; input: any }) => Promise<TradeRecord>;
 
 /**
  * The sandbox card network (decisions §6): what a card scheme would send, as signed operations, so
@@ -22,48 +25,64 @@ type Verb = (args: { ctx: LedgerCtx; input: any }) => Promise<TradeRecord>;
  * idempotent by randomStr, and answers the record it produced.
  */
 export const networkSandboxRoutes: FastifyPluginAsyncTypebox<{ svc: Services }> = async (app, { svc }) => {
-  const simulation = (path: string, operation: string, summary: string, body: TSchema, verb: Verb) =>
-    app.post(
-      path,
-      {
-        schema: { tags: ['Sandbox'], summary: `${summary} (sandbox only)`, body, response: { 200: TradeEnvelope, ...errorResponses } },
-        config: { operation },
-      },
-      async (req: FastifyRequest, reply: FastifyReply) => {
-        const { appId: _a, sign: _s, timestamp: _t, randomStr, ...input } = req.body as Record<string, unknown> & { randomStr: string };
-        const trade = await signedWrite(svc, req, reply, randomStr, (ctx) => verb({ ctx: ledgerCtx(svc, req, ctx), input }));
-        return ok(trade, req.id);
-      },
-    );
+  /** A simulation's route options: its body schema, the record as its answer. */
+  const simulation = <B extends TSchema>(operation: string, summary: string, body: B) => ({
+    schema: { tags: ['Sandbox'], summary: `${summary} (sandbox only)`, body, response: { 200: TradeEnvelope, ...errorResponses } },
+    config: { operation },
+  });
+  /** Runs a simulation's verb once per randomStr, on the body without its envelope. */
+  const simulate = async <B extends SignedBody>(
+    req: FastifyRequest & { body: B },
+    reply: FastifyReply,
+    verb: (args: { ctx: LedgerCtx; input: OperationInput<B> }) => Promise<TradeRecord>,
+  ) => {
+    const { randomStr, input } = operationInput(req.body);
+    const trade = await signedWrite(svc, req, reply, randomStr, verb, input);
+    return ok(trade, req.id);
+  };
 
-  simulation(
+  app.post(
     '/sandbox/network/authorize',
-    'sandboxAuthorize',
-    'Authorize a card payment: holds funds (150, status 1)',
-    S.AuthorizeBody,
-    authorize,
+    simulation('sandboxAuthorize', 'Authorize a card payment: holds funds (150, status 1)', S.AuthorizeBody),
+    (req, reply) => simulate(req, reply, authorize),
   );
-  simulation('/sandbox/network/clear', 'sandboxClear', 'Clear an authorization into a payment (151)', S.ClearBody, clear);
-  simulation(
+  app.post('/sandbox/network/clear', simulation('sandboxClear', 'Clear an authorization into a payment (151)', S.ClearBody), (req, reply) =>
+    simulate(req, reply, clear),
+  );
+  app.post(
     '/sandbox/network/reverse',
-    'sandboxReverse',
-    'Reverse part or all of an authorization (status 2; 3 when fully reversed)',
-    S.ReverseBody,
-    reverse,
+    simulation('sandboxReverse', 'Reverse part or all of an authorization (status 2; 3 when fully reversed)', S.ReverseBody),
+    (req, reply) => simulate(req, reply, reverse),
   );
-  simulation(
+  app.post(
     '/sandbox/network/void',
-    'sandboxVoid',
-    'Void an authorization or payment (original 6, a status 7 record)',
-    S.VoidBody,
-    voidTrade,
+    simulation('sandboxVoid', 'Void an authorization or payment (original 6, a status 7 record)', S.VoidBody),
+    (req, reply) => simulate(req, reply, voidTrade),
   );
-  simulation('/sandbox/network/refund', 'sandboxRefund', 'Refund part or all of a payment (status 10)', S.RefundBody, refund);
-  simulation('/sandbox/network/withdraw', 'sandboxWithdraw', 'Cash withdrawal (110)', S.WithdrawBody, withdraw);
-  simulation('/sandbox/network/transfer', 'sandboxTransfer', 'Transfer between two cards (121 out, 120 in)', S.TransferBody, transfer);
-  simulation('/sandbox/network/adjust', 'sandboxAdjust', 'Settlement adjustment (200)', S.AdjustBody, adjust);
-  simulation('/sandbox/network/balanceInquiry', 'sandboxBalanceInquiry', 'Balance inquiry (300, no money)', S.InquiryBody, balanceInquiry);
-  simulation('/sandbox/network/fee', 'sandboxFee', 'Charge a fee (500)', S.FeeBody, chargeFee);
+  app.post(
+    '/sandbox/network/refund',
+    simulation('sandboxRefund', 'Refund part or all of a payment (status 10)', S.RefundBody),
+    (req, reply) => simulate(req, reply, refund),
+  );
+  app.post('/sandbox/network/withdraw', simulation('sandboxWithdraw', 'Cash withdrawal (110)', S.WithdrawBody), (req, reply) =>
+    simulate(req, reply, withdraw),
+  );
+  app.post(
+    '/sandbox/network/transfer',
+    simulation('sandboxTransfer', 'Transfer between two cards (121 out, 120 in)', S.TransferBody),
+    (req, reply) => simulate(req, reply, transfer),
+  );
+  app.post('/sandbox/network/adjust', simulation('sandboxAdjust', 'Settlement adjustment (200)', S.AdjustBody), (req, reply) =>
+    simulate(req, reply, adjust),
+  );
+  app.post(
+    '/sandbox/network/balanceInquiry',
+    simulation('sandboxBalanceInquiry', 'Balance inquiry (300, no money)', S.InquiryBody),
+    (req, reply) => simulate(req, reply, balanceInquiry),
+  );
+  app.post('/sandbox/network/fee', simulation('sandboxFee', 'Charge a fee (500)', S.FeeBody), (req, reply) =>
+    simulate(req, reply, chargeFee),
+  );
 
   app.post(
     '/sandbox/network/cardDetails',

@@ -1,15 +1,9 @@
 import { Type } from 'typebox';
-import { CardId, CurrencyCode } from '../cards/schemas.js';
+import { CardId, CurrencyCode, DateText, ShortText, TradeId } from '../http/fields.js';
 import { Money, RandomStr, SignedFields, StringEnum } from '../http/schemas.js';
 
-const TradeId = Type.String({ minLength: 1, maxLength: 64, description: 'must be a tradeId' });
-const Remark = Type.Optional(Type.String({ maxLength: 200, description: 'must be at most 200 characters' }));
-const BusinessDate = Type.Optional(
-  Type.String({
-    pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}$',
-    description: 'must be a date written yyyy-MM-dd (sandbox: places the record on that day)',
-  }),
-);
+const Remark = Type.Optional(ShortText(200));
+const BusinessDate = Type.Optional(DateText('must be a date written yyyy-MM-dd (sandbox: places the record on that day)'));
 
 const body = <P extends Parameters<typeof Type.Object>[0]>(props: P) =>
   Type.Object({ ...SignedFields, ...props, randomStr: RandomStr }, { additionalProperties: false });

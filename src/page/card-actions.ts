@@ -1,8 +1,9 @@
 import { type CardDetails, revealCard } from '../cards/details.js';
 import type { CardModel } from '../cards/model.js';
 import { setCardFrozen } from '../cards/status.js';
-import type { Services } from '../context.js';
+import type { MerchantCtx, Services } from '../context.js';
 import { newId } from '../db/ids.js';
+import { runVerb } from '../runner.js';
 import { sessionCard } from './holder-view.js';
 import type { PageSession } from './links.js';
 
@@ -25,21 +26,34 @@ export async function revealOnPage({
   const card = await sessionCard(svc, session, cardId);
   if (!card) return null;
   if (card.status !== 'active') return 'notActive';
-  await svc.database.write((tx) =>
-    tx
-      .insertInto('card_reveals')
-      .values({
-        id: newId('rvl'),
-        merchant_id: session.merchantId,
-        card_id: card.id,
-        session_hash: session.idHash,
-        host: host.toLowerCase(),
-        created_at: svc.clock(),
-      })
-      .execute(),
-  );
+  await runVerb(svc, recordReveal, {
+    input: { cardId: card.id, sessionHash: session.idHash, host },
+    merchantId: session.merchantId,
+    actor: 'cardholder',
+  });
   svc.log.info({ cardId: card.id }, 'card details revealed on the page');
   return revealCard({ db: svc.database.db, vault: svc.vault, merchantId: session.merchantId, cardId: card.id });
+}
+
+/** A reveal's record: which session saw which card's details, on which host, when. */
+async function recordReveal({
+  ctx,
+  input,
+}: {
+  ctx: MerchantCtx;
+  input: { cardId: string; sessionHash: string; host: string };
+}): Promise<void> {
+  await ctx.tx
+    .insertInto('card_reveals')
+    .values({
+      id: newId('rvl'),
+      merchant_id: ctx.merchantId,
+      card_id: input.cardId,
+      session_hash: input.sessionHash,
+      host: input.host.toLowerCase(),
+      created_at: ctx.now,
+    })
+    .execute();
 }
 
 /**
@@ -59,15 +73,11 @@ export async function setFrozenOnPage({
 }): Promise<CardModel | null> {
   const card = await sessionCard(svc, session, cardId);
   if (!card) return null;
-  const model = await svc.database.withTx((tx) =>
-    setCardFrozen({
-      ctx: { tx, now: svc.clock() },
-      merchantId: session.merchantId,
-      input: { cardId: card.id, frozen, actor: 'cardholder' },
-    }),
-  );
-  svc.notifier.poke();
-  return model;
+  return runVerb(svc, setCardFrozen, {
+    input: { cardId: card.id, frozen, source: 'cardholder' },
+    merchantId: session.merchantId,
+    actor: 'cardholder',
+  });
 }
 
 /** The merchant's name, shown at the top of its users' page. */

@@ -1,6 +1,7 @@
 import { type CardRow, toCardModel } from '../cards/model.js';
 import type { Services } from '../context.js';
 import { AuditStatus } from '../holders/audit-status.js';
+import { openIdentity } from '../holders/identity.js';
 import { listTrades } from '../trades/list.js';
 import type { PageSession } from './links.js';
 import type { HolderView } from './view.js';
@@ -10,23 +11,27 @@ export const PAGE_SIZE = 10;
 
 /** The live cardholder a page session shows: the merchant's, with the session's e-mail, not rejected. */
 async function sessionHolder(svc: Services, session: PageSession) {
-  if (session.email === null) return null;
+  if (session.emailHash === null) return null;
   return (
     (await svc.database.db
       .selectFrom('cardholders')
       .selectAll()
       .where('merchant_id', '=', session.merchantId)
-      .where('email', '=', session.email.toLowerCase())
+      .where('email_hash', '=', session.emailHash)
       .where('audit_status', '<>', AuditStatus.rejected)
       .orderBy('created_at', 'desc')
       .executeTakeFirst()) ?? null
   );
 }
 
-/** One of the session's own cards, or null: a session never reaches another holder's card. */
+/**
+ * One of the session's own cards, or null: a session never reaches another holder's card. Only an
+ * approved cardholder's cards that are not closed: an approval withdrawn (or any status other than
+ * 2) or a closed card ends the page's access to it, whatever session is open.
+ */
 export async function sessionCard(svc: Services, session: PageSession, cardId: string): Promise<CardRow | null> {
   const holder = await sessionHolder(svc, session);
-  if (!holder) return null;
+  if (holder?.audit_status !== AuditStatus.approved) return null;
   return (
     (await svc.database.db
       .selectFrom('cards')
@@ -34,6 +39,7 @@ export async function sessionCard(svc: Services, session: PageSession, cardId: s
       .where('id', '=', cardId)
       .where('merchant_id', '=', session.merchantId)
       .where('holder_id', '=', holder.id)
+      .where('status', '<>', 'closed')
       .executeTakeFirst()) ?? null
   );
 }
@@ -51,11 +57,23 @@ export async function holderView(
   const db = svc.database.db;
   const holder = await sessionHolder(svc, session);
   if (!holder) return null;
-  const cards = await db.selectFrom('cards').selectAll().where('holder_id', '=', holder.id).orderBy('created_at').execute();
+  // The same rule as sessionCard: cards only for an approved cardholder, never a closed one.
+  const cards =
+    holder.audit_status === AuditStatus.approved
+      ? await db
+          .selectFrom('cards')
+          .selectAll()
+          .where('holder_id', '=', holder.id)
+          .where('status', '<>', 'closed')
+          .orderBy('created_at')
+          .execute()
+      : [];
   const today = new Date(svc.clock()).toISOString().slice(0, 10);
   const from = new Date(svc.clock() - 30 * 86_400_000).toISOString().slice(0, 10);
   return {
     name: `${holder.first_name} ${holder.last_name}`.trim(),
+    // Opened from the holder's sealed identity: the session stores only the e-mail's keyed hash.
+    email: openIdentity(svc.box, holder).email,
     auditStatus: holder.audit_status,
     cards: await Promise.all(
       cards.map(async (c) => {

@@ -1,8 +1,9 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { sql } from 'kysely';
-import type { Services } from '../context.js';
+import type { MerchantCtx, Services, VerbCtx } from '../context.js';
 import { DomainError, rateLimited } from '../errors.js';
-import type { MerchantCredentials } from '../merchants/directory.js';
+import { emailHash } from '../holders/identity.js';
+import { runVerb } from '../runner.js';
 
 /** A link opens the page once, within 10 minutes (decisions §8). */
 export const LINK_TTL_MS = 10 * 60 * 1000;
@@ -18,44 +19,45 @@ export const sha256 = (s: string) => createHash('sha256').update(s).digest('hex'
  * Issues a one-time page link for a merchant's user (interface 4.4). The token has 256 random bits
  * and is stored only as its SHA-256: a copy of the database opens no page.
  */
-export async function issueLink({
-  svc,
-  merchant,
-  email,
-}: {
-  svc: Services;
-  merchant: MerchantCredentials;
-  email: string | null;
-}): Promise<string> {
-  if (!merchant.loginFree) throw new DomainError('notEnabled', 'The login-free page is not enabled for this merchant');
-  const merchantId = merchant.appId;
-  const now = svc.clock();
+export async function issueLink({ ctx, input }: { ctx: MerchantCtx; input: { email: string | null } }): Promise<string> {
+  const { tx, now, merchantId } = ctx;
+  // Read in the transaction, as everything a verb reads (on SQLite its one connection is the verb's).
+  const merchant = await tx.selectFrom('merchants').select('login_free').where('id', '=', merchantId).executeTakeFirst();
+  if (merchant?.login_free !== 1) throw new DomainError('notEnabled', 'The login-free page is not enabled for this merchant');
   const token = randomBytes(32).toString('base64url');
+  // Only the e-mail's keyed hash (the one cardholders are found by) is stored with the link and its
+  // session: the e-mail is identity data, sealed at rest like the rest of it (issue 14.6).
+  const emailKey = input.email === null ? null : await emailHash(ctx.svc.vault, tx, input.email);
   // The window's count and the insert in one transaction, serialised per merchant and e-mail (SQLite
   // serialises every write transaction; PostgreSQL takes an advisory lock): concurrent requests,
   // on one instance or several, cannot both take the last slot.
-  await svc.database.withTx(async (tx) => {
-    if (svc.database.dialect === 'postgres') {
-      await sql`select pg_advisory_xact_lock(hashtext(${`page-link:${merchantId}:${email ?? ''}`}))`.execute(tx);
-    }
-    const recent = await tx
-      .selectFrom('page_links')
-      .select(['created_at'])
-      .where('merchant_id', '=', merchantId)
-      .where((eb) => (email === null ? eb('email', 'is', null) : eb('email', '=', email)))
-      .where('created_at', '>', now - 60_000)
-      .orderBy('created_at')
-      .execute();
-    if (recent.length >= LINKS_PER_MINUTE) {
-      const oldest = Number(recent[0]?.created_at ?? now);
-      const seconds = Math.max(1, Math.ceil((oldest + 60_000 - now) / 1000));
-      throw rateLimited(`email: at most ${LINKS_PER_MINUTE} page links a minute; try again in ${seconds} s`, seconds);
-    }
-    await tx
-      .insertInto('page_links')
-      .values({ token_hash: sha256(token), merchant_id: merchantId, email, expires_at: now + LINK_TTL_MS, used_at: null, created_at: now })
-      .execute();
-  });
+  if (ctx.svc.database.dialect === 'postgres') {
+    await sql`select pg_advisory_xact_lock(hashtext(${`page-link:${merchantId}:${emailKey ?? ''}`}))`.execute(tx);
+  }
+  const recent = await tx
+    .selectFrom('page_links')
+    .select(['created_at'])
+    .where('merchant_id', '=', merchantId)
+    .where((eb) => (emailKey === null ? eb('email', 'is', null) : eb('email', '=', emailKey)))
+    .where('created_at', '>', now - 60_000)
+    .orderBy('created_at')
+    .execute();
+  if (recent.length >= LINKS_PER_MINUTE) {
+    const oldest = Number(recent[0]?.created_at ?? now);
+    const seconds = Math.max(1, Math.ceil((oldest + 60_000 - now) / 1000));
+    throw rateLimited(`email: at most ${LINKS_PER_MINUTE} page links a minute; try again in ${seconds} s`, seconds);
+  }
+  await tx
+    .insertInto('page_links')
+    .values({
+      token_hash: sha256(token),
+      merchant_id: merchantId,
+      email: emailKey,
+      expires_at: now + LINK_TTL_MS,
+      used_at: null,
+      created_at: now,
+    })
+    .execute();
   return token;
 }
 
@@ -76,28 +78,56 @@ export async function openLink({
   hostMerchantId: string | null;
 }): Promise<{ sessionId: string } | 'gone' | 'wrongHost'> {
   if (!/^[A-Za-z0-9_-]{43}$/.test(token)) return 'gone';
-  const now = svc.clock();
-  return svc.database.withTx(async (tx) => {
-    if (hostMerchantId !== null) {
-      const link = await tx.selectFrom('page_links').select('merchant_id').where('token_hash', '=', sha256(token)).executeTakeFirst();
-      if (link && link.merchant_id !== hostMerchantId) return 'wrongHost' as const;
-    }
-    const spent = await tx
-      .updateTable('page_links')
-      .set({ used_at: now })
-      .where('token_hash', '=', sha256(token))
-      .where('used_at', 'is', null)
-      .where('expires_at', '>', now)
-      .returning(['merchant_id', 'email'])
-      .executeTakeFirst();
-    if (!spent) return 'gone' as const;
-    const sessionId = randomBytes(32).toString('base64url');
-    await tx
-      .insertInto('page_sessions')
-      .values({ id_hash: sha256(sessionId), merchant_id: spent.merchant_id, email: spent.email, created_at: now, last_seen_at: now })
-      .execute();
-    return { sessionId };
-  });
+  // A link of a merchant that was disabled or lost the login-free permission since it was issued
+  // opens nothing (and stays unspent): the same bound as the merchant's API access.
+  const issued = await svc.database.db
+    .selectFrom('page_links')
+    .select('merchant_id')
+    .where('token_hash', '=', sha256(token))
+    .executeTakeFirst();
+  if (!issued || !(await pageAllowed(svc, issued.merchant_id))) return 'gone';
+  return runVerb(svc, spendLink, { input: { token, hostMerchantId }, actor: 'cardholder' });
+}
+
+/** The write of openLink: the link spent, the session started, in one transaction. */
+async function spendLink({
+  ctx,
+  input: { token, hostMerchantId },
+}: {
+  ctx: VerbCtx;
+  input: { token: string; hostMerchantId: string | null };
+}): Promise<{ sessionId: string } | 'gone' | 'wrongHost'> {
+  const { tx, now } = ctx;
+  if (hostMerchantId !== null) {
+    const link = await tx.selectFrom('page_links').select('merchant_id').where('token_hash', '=', sha256(token)).executeTakeFirst();
+    if (link && link.merchant_id !== hostMerchantId) return 'wrongHost';
+  }
+  const spent = await tx
+    .updateTable('page_links')
+    .set({ used_at: now })
+    .where('token_hash', '=', sha256(token))
+    .where('used_at', 'is', null)
+    .where('expires_at', '>', now)
+    .returning(['merchant_id', 'email'])
+    .executeTakeFirst();
+  if (!spent) return 'gone';
+  const sessionId = randomBytes(32).toString('base64url');
+  await tx
+    .insertInto('page_sessions')
+    .values({ id_hash: sha256(sessionId), merchant_id: spent.merchant_id, email: spent.email, created_at: now, last_seen_at: now })
+    .execute();
+  return { sessionId };
+}
+
+/**
+ * Whether a merchant's page may be used now: it exists, is active and keeps the login-free
+ * permission. Read through the merchant directory on every link open and page request, so taking
+ * access away (the CLI, another process) ends open links and sessions within the directory's cache
+ * bound (CARDPROGRAM_MERCHANT_CACHE_MS, 5 s by default) on every instance, as it ends API access.
+ */
+export async function pageAllowed(svc: Services, merchantId: string): Promise<boolean> {
+  const merchant = await svc.merchants.get(merchantId);
+  return merchant?.active === true && merchant.loginFree;
 }
 
 /** The live session for a cookie value (and it is touched), or null. */
@@ -106,14 +136,37 @@ export async function loadSession({ svc, sessionId }: { svc: Services; sessionId
   const now = svc.clock();
   const row = await svc.database.db.selectFrom('page_sessions').selectAll().where('id_hash', '=', sha256(sessionId)).executeTakeFirst();
   if (!row || now - row.last_seen_at > SESSION_IDLE_MS || now - row.created_at > SESSION_MAX_MS) return null;
+  if (!(await pageAllowed(svc, row.merchant_id))) return null;
   // Bookkeeping: losing it in a crash only shortens a session's idle time.
-  await svc.database.withTx(
-    (tx) => tx.updateTable('page_sessions').set({ last_seen_at: now }).where('id_hash', '=', row.id_hash).execute(),
-    {
-      durable: false,
-    },
-  );
-  return { idHash: row.id_hash, merchantId: row.merchant_id, email: row.email };
+  await runVerb(svc, touchSession, {
+    input: { idHash: row.id_hash },
+    merchantId: row.merchant_id,
+    actor: 'cardholder',
+    now,
+    durable: false,
+  });
+  // A session opened before e-mails were stored hashed holds the e-mail itself (for at most 12 hours).
+  const emailKey = row.email?.includes('@') ? await emailHash(svc.vault, svc.database.db, row.email) : row.email;
+  return { idHash: row.id_hash, merchantId: row.merchant_id, emailHash: emailKey };
+}
+
+/** A session's last use, which its idle bound counts from. */
+async function touchSession({ ctx, input }: { ctx: VerbCtx; input: { idHash: string } }): Promise<void> {
+  await ctx.tx.updateTable('page_sessions').set({ last_seen_at: ctx.now }).where('id_hash', '=', input.idHash).execute();
+}
+
+/**
+ * Deletes links past their expiry and sessions past their idle or 12-hour bound: they open nothing
+ * any more, and keeping them would keep, for ever, which merchant's user asked for the page when.
+ * Run with the idempotency reaper. Returns how many rows went.
+ */
+export async function reapPage(database: Services['database'], now: number): Promise<number> {
+  const links = await database.db.deleteFrom('page_links').where('expires_at', '<', now).executeTakeFirst();
+  const sessions = await database.db
+    .deleteFrom('page_sessions')
+    .where((eb) => eb.or([eb('last_seen_at', '<', now - SESSION_IDLE_MS), eb('created_at', '<', now - SESSION_MAX_MS)]))
+    .executeTakeFirst();
+  return Number(links.numDeletedRows) + Number(sessions.numDeletedRows);
 }
 
 export type PageSession = NonNullable<Awaited<ReturnType<typeof loadSession>>>;

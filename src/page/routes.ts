@@ -3,8 +3,11 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { Services } from '../context.js';
 import { databaseFault } from '../db/faults.js';
-import { DomainError } from '../errors.js';
-import { Envelope, errorResponses, ok, SignedFields } from '../http/schemas.js';
+import { DomainError, invalid } from '../errors.js';
+import { Email } from '../http/fields.js';
+import { signedRead } from '../http/operation.js';
+import { Envelope, errorResponses, ok, RandomStr, SignedFields } from '../http/schemas.js';
+import { runVerb } from '../runner.js';
 import { merchantName, revealOnPage, setFrozenOnPage } from './card-actions.js';
 import { holderView, PAGE_SIZE } from './holder-view.js';
 import { formToken, formTokenMatches, issueLink, loadSession, openLink, type PageSession, SESSION_IDLE_MS } from './links.js';
@@ -14,13 +17,10 @@ const LinkBody = Type.Object(
   {
     ...SignedFields,
     email: Type.Optional(
-      Type.String({
-        maxLength: 64,
-        pattern:
-          "^$|^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$",
-        description: 'must be the user’s e-mail address (at most 64 characters)',
-      }),
+      Email({ maxLength: 64, optionalEmpty: true, description: 'must be the user’s e-mail address (at most 64 characters)' }),
     ),
+    // Freshness (decisions §11): single-use like a read's; required with the timestamp in production.
+    randomStr: Type.Optional(RandomStr),
   },
   { additionalProperties: false },
 );
@@ -36,9 +36,25 @@ const SECURITY_HEADERS = {
   'cross-origin-resource-policy': 'same-origin',
 };
 
-function cookieName(req: FastifyRequest): string {
+/**
+ * Whether the page is served over HTTPS whatever this hop says: production with an https public
+ * address. TLS usually ends at a load balancer, so the request reaching us may be plain http (and
+ * X-Forwarded-Proto counts only from CARDPROGRAM_TRUST_PROXY); the browser is on https regardless.
+ */
+export function httpsOnly(svc: Services): boolean {
+  return svc.config.env === 'production' && svc.config.publicUrl.startsWith('https:');
+}
+
+/** HSTS on every page answer in httpsOnly mode: a browser never again tries the page over http. */
+const HSTS = 'max-age=31536000; includeSubDomains';
+
+function isHttps(svc: Services, req: FastifyRequest): boolean {
+  return httpsOnly(svc) || req.protocol === 'https';
+}
+
+function cookieName(svc: Services, req: FastifyRequest): string {
   // On HTTPS the __Host- prefix pins the cookie to this exact host, path / and Secure.
-  return req.protocol === 'https' ? '__Host-cp_session' : 'cp_session';
+  return isHttps(svc, req) ? '__Host-cp_session' : 'cp_session';
 }
 
 function readCookie(req: FastifyRequest, name: string): string | undefined {
@@ -77,15 +93,19 @@ export const pageRoutes: FastifyPluginAsyncTypebox<{ svc: Services }> = async (a
         tags: ['Login-free page'],
         summary: 'A one-time address of the login-free card page (interface 4.4)',
         description:
-          'email (optional, ≤ 64), appId (≤ 32), sign (≤ 512). The webUrl opens the page once, within 10 minutes, on the merchant’s mapped host when it has one. Needs the login-free permission (2605 otherwise); at most 10 links a minute per merchant and e-mail (1009).',
+          'email (optional, ≤ 64), appId (≤ 32), sign (≤ 512), timestamp (signed Unix ms, within 5 minutes: 1007 outside), randomStr (32 letters or digits, single-use: 1008 when reused). Where timestamps are required (CARDPROGRAM_REQUIRE_TIMESTAMP, on in production) both timestamp (1007 without) and randomStr (1002 without) are required, so a captured body cannot mint another link; the sandbox accepts the interface’s sample body {appId, email, sign}. The webUrl opens the page once, within 10 minutes, on the merchant’s mapped host when it has one. Needs the login-free permission (2605 otherwise); at most 10 links a minute per merchant and e-mail (1009).',
         body: LinkBody,
         response: { 200: Envelope(Type.Object({ webUrl: Type.String() })), ...errorResponses },
       },
       config: { operation: 'loginFreeLink' },
     },
     async (req) => {
+      const { randomStr } = req.body;
+      if (randomStr !== undefined) await signedRead(svc, req, randomStr);
+      else if (svc.config.requireTimestamp) throw invalid('randomStr', 'is required');
       const email = req.body.email ? req.body.email.toLowerCase() : null;
-      const token = await issueLink({ svc, merchant: req.merchant, email });
+      const merchantId = req.merchant.appId;
+      const token = await runVerb(svc, issueLink, { input: { email }, merchantId, actor: `merchant:${merchantId}` });
       return ok({ webUrl: `${await pageBaseUrl(svc, req.merchant.appId)}/page/open?token=${token}` }, req.id);
     },
   );
@@ -98,6 +118,12 @@ export const pageRoutes: FastifyPluginAsyncTypebox<{ svc: Services }> = async (a
  * forms (in this scope only; the API reads JSON alone).
  */
 const browserRoutes: FastifyPluginAsync<{ svc: Services }> = async (app, { svc }) => {
+  if (httpsOnly(svc)) {
+    app.addHook('onSend', async (_req, reply, payload) => {
+      reply.header('strict-transport-security', HSTS);
+      return payload;
+    });
+  }
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 4096 }, (_req, body, done) => {
     done(null, new URLSearchParams(body as string));
   });
@@ -124,7 +150,7 @@ const browserRoutes: FastifyPluginAsync<{ svc: Services }> = async (app, { svc }
 
   /** The request's session, when it has a live one valid on this host; otherwise the answer is sent. */
   async function gate(req: FastifyRequest, reply: FastifyReply): Promise<{ session: PageSession; sessionId: string } | null> {
-    const sessionId = readCookie(req, cookieName(req));
+    const sessionId = readCookie(req, cookieName(svc, req));
     const session = await loadSession({ svc, sessionId });
     if (!session || sessionId === undefined) {
       await html(reply, 401, messagePage('Your session has ended', 'Open the card page again from the app.'));
@@ -146,7 +172,9 @@ const browserRoutes: FastifyPluginAsync<{ svc: Services }> = async (app, { svc }
     const origin = req.headers.origin;
     const crossSite =
       (site !== undefined && site !== 'same-origin' && site !== 'none') ||
-      (origin === 'null' ? site !== 'same-origin' : origin !== undefined && origin !== `${req.protocol}://${req.host}`);
+      (origin === 'null'
+        ? site !== 'same-origin'
+        : origin !== undefined && origin !== `${isHttps(svc, req) ? 'https' : req.protocol}://${req.host}`);
     const gated = await gate(req, reply);
     if (!gated) return null;
     const form = req.body instanceof URLSearchParams ? req.body : null;
@@ -173,8 +201,8 @@ const browserRoutes: FastifyPluginAsync<{ svc: Services }> = async (app, { svc }
         ),
       );
     }
-    const secure = req.protocol === 'https';
-    const cookie = `${cookieName(req)}=${opened.sessionId}; Path=/; HttpOnly; SameSite=Lax; Max-Age=${SESSION_IDLE_MS / 1000}${secure ? '; Secure' : ''}`;
+    const secure = isHttps(svc, req);
+    const cookie = `${cookieName(svc, req)}=${opened.sessionId}; Path=/; HttpOnly; SameSite=Lax; Max-Age=${SESSION_IDLE_MS / 1000}${secure ? '; Secure' : ''}`;
     // The token leaves the address bar (and history) at once.
     return reply.status(303).headers(SECURITY_HEADERS).header('set-cookie', cookie).header('location', '/page').send();
   });
@@ -184,13 +212,13 @@ const browserRoutes: FastifyPluginAsync<{ svc: Services }> = async (app, { svc }
     if (!gated) return reply;
     const { session, sessionId } = gated;
     const brand = await merchantName(svc, session.merchantId);
-    if (session.email === null) return html(reply, 200, productPage(brand));
+    if (session.emailHash === null) return html(reply, 200, productPage(brand));
     const q = req.query as { card?: unknown; start?: unknown; done?: unknown };
     const start = typeof q.start === 'string' && /^\d{1,6}$/.test(q.start) ? Number(q.start) : 0;
     const paging = typeof q.card === 'string' && q.card.length <= 64 ? { cardId: q.card, start: start - (start % PAGE_SIZE) } : null;
     const view = await holderView(svc, session, paging);
     const notice = typeof q.done === 'string' ? NOTICES[q.done] : undefined;
-    return html(reply, 200, holderPage(view, { brand, email: session.email, formToken: formToken(sessionId), notice }));
+    return html(reply, 200, holderPage(view, { brand, email: view?.email ?? '', formToken: formToken(sessionId), notice }));
   });
 
   app.post<{ Params: { cardId: string } }>('/page/cards/:cardId/reveal', { schema: { hide: true } }, async (req, reply) => {
@@ -204,7 +232,7 @@ const browserRoutes: FastifyPluginAsync<{ svc: Services }> = async (app, { svc }
     }
     const view = await holderView(svc, session, null);
     const brand = await merchantName(svc, session.merchantId);
-    return html(reply, 200, holderPage(view, { brand, email: session.email ?? '', formToken: formToken(sessionId), revealed }));
+    return html(reply, 200, holderPage(view, { brand, email: view?.email ?? '', formToken: formToken(sessionId), revealed }));
   });
 
   for (const [action, frozen] of [
@@ -222,7 +250,9 @@ const browserRoutes: FastifyPluginAsync<{ svc: Services }> = async (app, { svc }
         const text =
           err.kind === 'holderNotApproved'
             ? 'Your card can be unfrozen once your identity check is approved.'
-            : 'This card cannot be changed now.';
+            : err.kind === 'statusSource'
+              ? 'Your card was frozen by your card provider; only they can unfreeze it.'
+              : 'This card cannot be changed now.';
         return html(reply, 409, messagePage('The card was not changed', text));
       }
       if (!changed) return html(reply, 404, messagePage('Card not found', 'Go back to your card page.'));

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { CardDetails } from '../cards/details.js';
 import type { CardModel } from '../cards/model.js';
 import { AUDIT_STATUS_NAMES, type AuditStatusValue } from '../holders/audit-status.js';
-import type { TradeRecord } from '../trades/store.js';
+import type { TradeRecord } from '../trades/record.js';
 import { TradeStatus, TradeType } from '../trades/types.js';
 
 /** Everything interpolated into the page goes through here. */
@@ -104,6 +104,8 @@ export interface CardView {
 
 export interface HolderView {
   name: string;
+  /** The cardholder's e-mail ("Signed in as"). */
+  email: string;
   auditStatus: number;
   cards: CardView[];
 }
@@ -147,9 +149,11 @@ function cardActions(card: CardModel, ctx: PageContext, revealed: boolean): stri
   const freeze =
     card.status === 'active'
       ? form('freeze', 'Freeze card', 'danger')
-      : card.status === 'frozen'
+      : card.status === 'frozen' && card.statusSource === 'cardholder'
         ? form('unfreeze', 'Unfreeze card', 'secondary')
-        : '';
+        : card.status === 'frozen'
+          ? '<p class="muted">Frozen by your card provider: only they can unfreeze it.</p>'
+          : '';
   return `<div class="actions">${reveal}${freeze}</div>`;
 }
 

@@ -1,13 +1,15 @@
 import type { Kysely } from 'kysely';
 import { sql } from 'kysely';
+import type { Static } from 'typebox';
 import type { CardRow } from '../cards/model.js';
 import { maskedCardNo } from '../cards/model.js';
 import type { PanVault } from '../cards/vault.js';
+import { parseDate } from '../dates.js';
 import type { DB } from '../db/schema.js';
 import { DomainError, invalid } from '../errors.js';
-import { parseDate } from '../holders/create.js';
 import { isCardCurrency } from '../money/currency.js';
-import { type TradeRecord, toTradeRecord } from './store.js';
+import { toTradeRecord } from './record.js';
+import type { TradePageSchema } from './schemas.js';
 import { DEFAULT_LIST_STATUSES, TRADE_STATUSES, type TradeStatusValue } from './types.js';
 
 export interface ListTradesInput {
@@ -21,10 +23,7 @@ export interface ListTradesInput {
   tradeStatusList?: number[] | undefined;
 }
 
-export interface TradePage {
-  total: number;
-  tradeList: TradeRecord[];
-}
+export type TradePage = Static<typeof TradePageSchema>;
 
 export const MAX_RANGE_DAYS = 30;
 export const DEFAULT_PAGE = 10;

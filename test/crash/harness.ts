@@ -9,19 +9,20 @@
  * `npm run crashtest` runs it in full (test/crash/main.ts); test/crash.test.ts runs a short version
  * in `npm test`.
  */
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { randomInt } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { openDatabase } from '../../src/db/index.js';
-import { checkLedger, type LedgerReport } from '../../src/ledger/check.js';
+import type { LedgerReport } from '../../src/ledger/check.js';
 import { holderBody, kycBody, randomStr, sign } from '../helpers/app.js';
-import { childDatabaseUrl, ROOT, runCli } from '../helpers/cli.js';
+import { childDatabaseUrl, runCli } from '../helpers/cli.js';
 import { isolatedDatabase, type TestDialect } from '../helpers/db.js';
-import { auditing, keepOutput } from '../helpers/log-audit.js';
 import { eventually, receiver } from '../helpers/receiver.js';
 import { freePort } from '../helpers/service.js';
+import { killableService } from './service.js';
+import { type Acknowledged, compareWithDatabase } from './verify.js';
 
 export interface CrashOptions {
   dialect: TestDialect;
@@ -108,56 +109,7 @@ export async function runCrashTest(opts: CrashOptions): Promise<CrashReport> {
     };
 
     // ---- The service, killed and started again ----
-    let child: ChildProcess | null = null;
-    const selfExits: string[] = [];
-    const errorLog: string[] = [];
-    const start = () =>
-      new Promise<void>((resolve, reject) => {
-        const c = spawn(process.execPath, ['bin/cardprogram.js', 'serve'], {
-          cwd: ROOT,
-          env: { ...process.env, ...env, LOG_LEVEL: auditing ? 'trace' : 'info' },
-          stdio: ['ignore', 'pipe', 'pipe'],
-        });
-        child = c;
-        let out = '';
-        const timer = setTimeout(() => reject(new Error(`the service did not start:\n${out}`)), 30_000);
-        let partial = '';
-        c.stdout?.on('data', (d: Buffer) => {
-          const text = d.toString();
-          keepOutput('crash', text);
-          // The service's own account of a 500 (src/http/errors.ts logs it as "unhandled error"; the
-          // 503s of a restarting database are logged at the same level and are not kept), the
-          // latest 20, whole lines even when a chunk ends mid-line.
-          const lines = (partial + text).split('\n');
-          partial = lines.pop() ?? '';
-          for (const line of lines) if (line.includes('"msg":"unhandled error"')) errorLog.push(line.slice(0, 2000));
-          errorLog.splice(0, errorLog.length - 20);
-          if (out.length < 100_000) out += text;
-          if (out.includes('"msg":"cardprogram ready"')) {
-            clearTimeout(timer);
-            resolve();
-          }
-        });
-        c.stderr?.on('data', (d: Buffer) => {
-          keepOutput('crash', d.toString());
-          out += d;
-        });
-        c.once('exit', (code, signal) => {
-          clearTimeout(timer);
-          if (signal !== 'SIGKILL') {
-            // Only the harness kills it: any other end is a crash of the service.
-            selfExits.push(`the service exited by itself (${code ?? signal}):\n${out.slice(-4000)}`);
-            reject(new Error(selfExits.at(-1)));
-          }
-        });
-      });
-    const kill = async () => {
-      const c = child as ChildProcess | null;
-      if (!c || c.exitCode !== null || c.signalCode !== null) return;
-      const exited = new Promise((resolve) => c.once('exit', resolve));
-      c.kill('SIGKILL');
-      await exited;
-    };
+    const { start, kill, selfExits, errorLog } = killableService(env);
     cleanups.push(kill);
 
     await start();
@@ -217,11 +169,11 @@ export async function runCrashTest(opts: CrashOptions): Promise<CrashReport> {
     };
 
     // What the clients were told, to hold the database to.
-    const acked = {
-      holders: new Map<string, string>(), // idno -> holderId
-      cards: new Map<string, string>(), // cardId -> holderId
-      kyc: new Set<string>(), // requestNo
-      trades: new Map<string, { cardId: string; kind: string }>(), // tradeId -> ...
+    const acked: Acknowledged = {
+      holders: new Map(),
+      cards: new Map(),
+      kyc: new Set(),
+      trades: new Map(),
     };
     const expectedAvailable = new Map<string, number>();
     const counts: Record<string, number> = {};
@@ -336,87 +288,13 @@ export async function runCrashTest(opts: CrashOptions): Promise<CrashReport> {
       ...serverErrors.slice(0, 20).map((e) => `answered with a server error: ${e}`),
       ...(serverErrors.length ? errorLog.map((line) => `the service logged: ${line}`) : []),
     ];
-    let lost = 0;
-    let extra = 0;
-    // An approved KYC request makes a cardholder too: those are checked with the KYC requests below.
-    const fromKyc = new Set(
-      (await check.db.selectFrom('kyc_requests').select('holder_id').where('holder_id', 'is not', null).execute()).map((k) => k.holder_id),
+    const { lost, extra, ledger, events, receivedIds, seen } = await compareWithDatabase(
+      check,
+      acked,
+      expectedAvailable,
+      rx.received,
+      problems,
     );
-    const holders = (await check.db.selectFrom('cardholders').select(['id', 'idno']).execute()).filter((h) => !fromKyc.has(h.id));
-    const holderIds = new Map<string, string[]>();
-    for (const h of holders) holderIds.set(h.idno, [...(holderIds.get(h.idno) ?? []), h.id]);
-    for (const [idno, id] of acked.holders) {
-      const found = holderIds.get(idno) ?? [];
-      if (found.length === 0) {
-        lost++;
-        problems.push(`cardholder ${id} (idno ${idno}) was acknowledged but is not stored`);
-      } else if (found.length > 1 || found[0] !== id) {
-        extra++;
-        problems.push(`cardholder idno ${idno}: stored as ${found.join(', ')}, acknowledged as ${id}`);
-      }
-    }
-    if (holders.length > acked.holders.size) {
-      extra += holders.length - acked.holders.size;
-      problems.push(`${holders.length} cardholders stored, ${acked.holders.size} acknowledged`);
-    }
-
-    const cards = await check.db.selectFrom('cards').select(['id', 'holder_id', 'available_balance', 'status']).execute();
-    for (const c of cards) {
-      if (acked.cards.get(c.id) !== c.holder_id) {
-        extra++;
-        problems.push(`card ${c.id} of ${c.holder_id} is stored but was not acknowledged`);
-      }
-      const want = expectedAvailable.get(c.id);
-      if (want !== undefined && c.available_balance !== want)
-        problems.push(`card ${c.id}: available ${c.available_balance}, the acknowledged operations add up to ${want}`);
-    }
-    for (const id of acked.cards.keys()) {
-      if (!cards.some((c) => c.id === id)) {
-        lost++;
-        problems.push(`card ${id} was acknowledged but is not stored`);
-      }
-    }
-
-    const trades = await check.db.selectFrom('trades').select(['id', 'card_id']).execute();
-    const stored = new Set(trades.map((t) => t.id));
-    for (const [id, t] of acked.trades) {
-      if (!stored.has(id)) {
-        lost++;
-        problems.push(`${t.kind} ${id} on card ${t.cardId} was acknowledged but is not stored`);
-      }
-    }
-    // A reversal adds a record (returned to the client) and marks the original in place: every stored
-    // transaction must be one a client was told of.
-    for (const t of trades) {
-      if (!acked.trades.has(t.id)) {
-        extra++;
-        problems.push(`transaction ${t.id} on card ${t.card_id} is stored but no client was told of it`);
-      }
-    }
-
-    const kycStored = await check.db.selectFrom('kyc_requests').select(['request_no']).execute();
-    for (const no of acked.kyc) {
-      if (!kycStored.some((k) => k.request_no === no)) {
-        lost++;
-        problems.push(`KYC request ${no} was acknowledged but is not stored`);
-      }
-    }
-    if (kycStored.length !== acked.kyc.size) {
-      extra += Math.max(0, kycStored.length - acked.kyc.size);
-      problems.push(`${kycStored.length} KYC requests stored, ${acked.kyc.size} acknowledged`);
-    }
-
-    const ledger = await checkLedger(check);
-    problems.push(...ledger.problems);
-
-    const events = await check.db.selectFrom('callback_events').select(['id', 'type']).execute();
-    const receivedIds = rx.received.map((r) => String(r.headers['webhook-id']));
-    const seen = new Set(receivedIds);
-    for (const e of events) if (!seen.has(e.id)) problems.push(`callback ${e.type} ${e.id} is marked delivered but never arrived`);
-    if (rx.received.some((r) => !r.verified)) problems.push('a callback arrived with a signature that does not verify');
-    // Every acknowledged KYC request produced its decision's event.
-    const kycEvents = events.filter((e) => e.type === 'kyc.result').length;
-    if (kycEvents < acked.kyc.size) problems.push(`${kycEvents} kyc.result events for ${acked.kyc.size} decided KYC requests`);
 
     return {
       database: opts.dialect.name,

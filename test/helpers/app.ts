@@ -3,10 +3,15 @@ import type { TestContext } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.js';
 import { type Config, DEFAULT_KYC_PLATFORMS, SANDBOX_BINS } from '../../src/config.js';
+import type { Services } from '../../src/context.js';
+import type { DB } from '../../src/db/schema.js';
 import { hmacSign, signingString } from '../../src/http/signing.js';
-import { DEFAULT_FEES } from '../../src/ledger/fees.js';
+import { fundMerchant } from '../../src/ledger/funding.js';
 import { createMerchant } from '../../src/merchants/create.js';
+import { CARD_CURRENCIES } from '../../src/money/currency.js';
+import { DEFAULT_FEES } from '../../src/money/fees.js';
 import { DEFAULT_RATES } from '../../src/money/fx.js';
+import { runVerb } from '../../src/runner.js';
 import { type IsolatedDatabase, isolatedDatabase, type TestDialect } from './db.js';
 import { auditing, keepOutput, noteReplySecrets, noteSecret, testLogging, testLogLevel } from './log-audit.js';
 
@@ -33,6 +38,19 @@ export interface Reply {
   headers: Record<string, string | string[] | number | undefined>;
 }
 
+/** What each test merchant is funded with, per currency, by the operator's verb (docs/funding.md). */
+export const TEST_FUNDING = 1_000_000_000;
+
+/**
+ * Funds a merchant the way an operator does (`cardprogram merchant fund`), so tests top cards up as
+ * a merchant would; tests of funding itself start from these figures.
+ */
+export async function fundTestMerchant(svc: Services, appId: string, amount = TEST_FUNDING): Promise<void> {
+  for (const currency of CARD_CURRENCIES) {
+    await runVerb(svc, fundMerchant, { input: { appId, currency, amount: String(amount), reference: 'test funding' }, actor: 'test' });
+  }
+}
+
 export function testConfig(dataDir: string, overrides: Partial<Config> = {}): Config {
   return {
     port: 0,
@@ -40,6 +58,7 @@ export function testConfig(dataDir: string, overrides: Partial<Config> = {}): Co
     databaseUrl: 'file::memory:',
     env: 'sandbox',
     publicUrl: 'http://127.0.0.1:8080',
+    trustProxy: [],
     httpsPort: null,
     dataDir,
     masterKey: randomBytes(32),
@@ -50,6 +69,8 @@ export function testConfig(dataDir: string, overrides: Partial<Config> = {}): Co
     // test/rate-limit.test.ts sets its own; other tests send faster than any real merchant.
     rateLimit: null,
     demoMerchant: false,
+    // As loadConfig: required in production. The harness's call() then signs a timestamp, as the SDK does.
+    requireTimestamp: overrides.env === 'production',
     program: { bins: SANDBOX_BINS, fees: DEFAULT_FEES, fxRates: DEFAULT_RATES },
     kyc: { platforms: DEFAULT_KYC_PLATFORMS, autoDecisionMs: 0 },
     // Tests run the worker themselves when they need it, on a fast schedule.
@@ -66,8 +87,9 @@ export function randomStr(): string {
     .slice(0, 32);
 }
 
-export function sign(body: Record<string, unknown>, merchant: TestMerchant): Record<string, unknown> {
-  const withApp = { ...body, appId: body.appId ?? merchant.appId };
+export function sign(body: Record<string, unknown>, merchant: TestMerchant, opts: { timestamp?: boolean } = {}): Record<string, unknown> {
+  const withApp: Record<string, unknown> = { ...body, appId: body.appId ?? merchant.appId };
+  if (opts.timestamp && !('timestamp' in withApp)) withApp.timestamp = Date.now();
   return { ...withApp, sign: hmacSign(merchant.secret, signingString(withApp)) };
 }
 
@@ -75,10 +97,15 @@ export function sign(body: Record<string, unknown>, merchant: TestMerchant): Rec
  * Builds the app with the production factory on a fresh database of the given dialect, with one
  * HMAC merchant, and tears it all down after the test.
  */
-export async function build(t: TestContext, dialect: TestDialect, overrides: Partial<Config> = {}): Promise<Harness> {
+export async function build(
+  t: TestContext,
+  dialect: TestDialect,
+  overrides: Partial<Config> = {},
+  opts: { clock?: () => number } = {},
+): Promise<Harness> {
   const db = await isolatedDatabase(dialect);
   const config = testConfig(db.dataDir, overrides);
-  const app = await buildApp(config, { database: db.database, ...testLogging() });
+  const app = await buildApp(config, { database: db.database, ...testLogging(), ...(opts.clock ? { clock: opts.clock } : {}) });
   // Secrets hygiene (helpers/log-audit.ts): every error reply is kept for the scan after the suite.
   if (auditing) {
     app.addHook('onSend', async (_req, reply, payload) => {
@@ -91,14 +118,18 @@ export async function build(t: TestContext, dialect: TestDialect, overrides: Par
     await db.cleanup();
   });
   const newMerchant = async (opts: { loginFree?: boolean } = {}): Promise<TestMerchant> => {
-    const m = await createMerchant({ ctx: app.svc, input: { name: 'Test merchant', signType: 'HMAC-SHA256', loginFree: opts.loginFree } });
+    const m = await runVerb(app.svc, createMerchant, {
+      input: { name: 'Test merchant', signType: 'HMAC-SHA256', loginFree: opts.loginFree },
+      actor: 'test',
+    });
     noteSecret('merchant-secret', m.secret);
     noteSecret('webhook-secret', m.webhookSecret);
+    await fundTestMerchant(app.svc, m.appId);
     return { appId: m.appId, secret: m.secret ?? '', webhookSecret: m.webhookSecret };
   };
   const merchant = await newMerchant({ loginFree: true });
   const call: Harness['call'] = async (path, body, opts = {}) => {
-    const payload = opts.raw ? body : sign(body, opts.merchant ?? merchant);
+    const payload = opts.raw ? body : sign(body, opts.merchant ?? merchant, { timestamp: config.requireTimestamp });
     const res = await app.inject({ method: 'POST', url: path, payload, headers: { 'content-type': 'application/json' } });
     const reply = res.json();
     noteReplySecrets(reply);
@@ -131,9 +162,13 @@ export function holderBody(overrides: Record<string, unknown> = {}): Record<stri
 }
 
 /** Row counts of every table, to prove a rejected request wrote nothing. */
-export async function rowCounts(h: Harness): Promise<Record<string, number>> {
+/** Row counts of the tables named (by default the cardholder tables): a refused request leaves them as they were. */
+export async function rowCounts(
+  h: Harness,
+  tables: ReadonlyArray<keyof DB> = ['merchants', 'cardholders', 'holder_reviews', 'idempotency_keys'],
+): Promise<Record<string, number>> {
   const out: Record<string, number> = {};
-  for (const table of ['merchants', 'cardholders', 'holder_reviews', 'idempotency_keys'] as const) {
+  for (const table of tables) {
     const r = await h.db.database.db
       .selectFrom(table)
       .select((eb) => eb.fn.countAll<number>().as('n'))

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { type Kysely, sql } from 'kysely';
 import pg from 'pg';
 import { type Database, type Dialect, openDatabase } from '../../src/db/index.js';
 
@@ -15,11 +16,13 @@ export interface TestDialect {
 /**
  * Which databases the suite runs on. By default both (every storage test runs on SQLite and on
  * PostgreSQL); DATABASE_URL narrows it to that one database, as .ci/run does for its two passes.
+ * CARDPROGRAM_TEST_DIALECTS=sqlite is scripts/test.mjs saying PostgreSQL did not answer.
  */
 export function testDialects(): TestDialect[] {
   const url = process.env.DATABASE_URL;
   if (url?.startsWith('postgres')) return [{ name: 'postgres', url }];
   if (url?.startsWith('file:')) return [{ name: 'sqlite', url }];
+  if (process.env.CARDPROGRAM_TEST_DIALECTS === 'sqlite') return [{ name: 'sqlite', url: 'file:' }];
   return [
     { name: 'sqlite', url: 'file:' },
     { name: 'postgres', url: process.env.TEST_POSTGRES_URL ?? DEFAULT_PG_URL },
@@ -77,4 +80,36 @@ export async function isolatedDatabase(dialect: TestDialect): Promise<IsolatedDa
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+export interface TableInfo {
+  name: string;
+  columns: string[];
+}
+
+/**
+ * The tables of this test's own database (its PostgreSQL schema), with their columns, the migration
+ * bookkeeping left out. Not Kysely's introspector: on PostgreSQL it reads every schema, and fails
+ * when another test drops its schema at that moment (tests run side by side).
+ */
+export async function ownTables(db: IsolatedDatabase): Promise<TableInfo[]> {
+  const k = db.database.db as unknown as Kysely<any>;
+  const rows =
+    db.database.dialect === 'postgres'
+      ? (
+          await sql<{ table_name: string; column_name: string }>`
+            select table_name, column_name from information_schema.columns
+            where table_schema = current_schema() order by table_name, ordinal_position`.execute(k)
+        ).rows
+      : (
+          await sql<{ table_name: string; column_name: string }>`
+            select m.name as table_name, p.name as column_name from sqlite_master m join pragma_table_info(m.name) p
+            where m.type = 'table' and m.name not like 'sqlite_%' order by m.name, p.cid`.execute(k)
+        ).rows;
+  const tables = new Map<string, string[]>();
+  for (const r of rows) {
+    if (r.table_name.startsWith('cardprogram_migrations')) continue;
+    tables.set(r.table_name, [...(tables.get(r.table_name) ?? []), r.column_name]);
+  }
+  return [...tables].map(([name, columns]) => ({ name, columns }));
 }

@@ -1,4 +1,4 @@
-import type { CardProgram } from '../client.js';
+import type { Requester } from '../request.js';
 import type { Cardholder } from '../types.js';
 
 export interface CreateHolderParams {
@@ -30,7 +30,7 @@ export interface CreateHolderParams {
 const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64');
 
 export class Holders {
-  constructor(private readonly client: CardProgram) {}
+  constructor(private readonly client: Requester) {}
 
   /**
    * Creates a cardholder (interface 4.2). Retried safely: one cardholder however many attempts.

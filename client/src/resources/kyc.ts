@@ -1,4 +1,4 @@
-import type { CardProgram } from '../client.js';
+import type { Requester } from '../request.js';
 import type { KycStatus } from '../types.js';
 
 export interface KycShareParams {
@@ -25,7 +25,7 @@ export interface KycShareParams {
 }
 
 export class Kyc {
-  constructor(private readonly client: CardProgram) {}
+  constructor(private readonly client: Requester) {}
 
   /**
    * Submits KYC information already verified on your platform (interface 4.3). The result arrives

@@ -1,4 +1,4 @@
-import type { CardProgram } from '../client.js';
+import type { Requester } from '../request.js';
 import type { AuditStatusValue, CardDetails, Cardholder, KycStatus, TradeRecord } from '../types.js';
 
 type Dated = { businessDate?: string; randomStr?: string };
@@ -9,7 +9,7 @@ export type SandboxTrade = TradeRecord & { cardId?: string };
  * card scheme or a compliance team would do, on demand, for tests and demos.
  */
 export class Sandbox {
-  constructor(private readonly client: CardProgram) {}
+  constructor(private readonly client: Requester) {}
 
   private write<T>(name: string, body: object): Promise<T> {
     return this.client.request<T>(name, { ...body }, 'write');

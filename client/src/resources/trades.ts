@@ -1,4 +1,4 @@
-import type { CardProgram } from '../client.js';
+import type { Requester } from '../request.js';
 import type { TradePage, TradeRecord, TradeStatusValue } from '../types.js';
 
 /** The service's limit on one query's range: endDate at most 30 days after beginDate. */
@@ -42,7 +42,7 @@ function day(d: string | Date): number {
 const iso = (t: number) => new Date(t).toISOString().slice(0, 10);
 
 export class Trades {
-  constructor(private readonly client: CardProgram) {}
+  constructor(private readonly client: Requester) {}
 
   /**
    * One page of the transaction list (interface 4.1), as the service returns it.

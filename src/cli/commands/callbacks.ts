@@ -4,8 +4,10 @@ import { listCallbacks, retryCallbacks, startWorker } from '../../callbacks/mana
 import { loadConfig } from '../../config.js';
 import { openDatabase } from '../../db/index.js';
 import { migrateToLatest } from '../../db/migrate.js';
+import { sealPlaintextHolders } from '../../holders/identity.js';
+import { runVerb } from '../../runner.js';
 import { createServices } from '../../services.js';
-import { intArg, print, withServices } from '../util.js';
+import { intArg, OPERATOR, print, withServices } from '../util.js';
 
 /** `worker` and `callbacks list|retry`. */
 export function callbackCommands(program: Command): void {
@@ -18,6 +20,7 @@ export function callbackCommands(program: Command): void {
       await migrateToLatest(database);
       const svc = createServices(config, database, pino({ level: config.logLevel }));
       await svc.vault.ensureKeys(database.db);
+      await sealPlaintextHolders(svc);
       const worker = startWorker(svc);
       svc.log.info({ owner: worker.owner }, 'callback worker running');
       // The worker's own timers do not hold the process open (they must not keep a closing service
@@ -41,7 +44,7 @@ export function callbackCommands(program: Command): void {
     .option('--json', 'print JSON')
     .action(async (o: { status?: 'pending' | 'delivered' | 'failed'; merchant?: string; limit?: number; json?: boolean }) => {
       const rows = await withServices((svc) =>
-        listCallbacks({ svc, filter: { status: o.status, merchantId: o.merchant, limit: o.limit } }),
+        listCallbacks(svc.database.db, { status: o.status, merchantId: o.merchant, limit: o.limit }),
       );
       print(!!o.json, rows, () =>
         rows.length
@@ -61,12 +64,8 @@ export function callbackCommands(program: Command): void {
     .option('--merchant <appId>', 'only this merchant’s')
     .option('--json', 'print JSON')
     .action(async (eventIds: string[], o: { failed?: boolean; merchant?: string; json?: boolean }) => {
-      const queued = await withServices((svc) =>
-        retryCallbacks({
-          svc,
-          input: { eventIds, ...(o.failed ? { allFailed: true } : {}), ...(o.merchant ? { merchantId: o.merchant } : {}) },
-        }),
-      );
+      const input = { eventIds, ...(o.failed ? { allFailed: true } : {}), ...(o.merchant ? { merchantId: o.merchant } : {}) };
+      const queued = await withServices((svc) => runVerb(svc, retryCallbacks, { input, actor: OPERATOR }));
       print(!!o.json, { queued }, () => `${queued} event(s) queued for delivery`);
     });
 }

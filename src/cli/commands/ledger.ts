@@ -9,7 +9,7 @@ export function ledgerCommands(program: Command): void {
   ledger
     .command('check')
     .description(
-      'check, in one read-only snapshot, that every journal entry balances and every card balance is the replay of its journal; exit 1 on any problem',
+      'check, in one read-only snapshot, that every journal entry balances, every card and funding balance is the replay of its journal, no card is above the cap or spent while frozen, and money is conserved; exit 1 on any problem',
     )
     .option('--json', 'print JSON')
     .action(async (o: { json?: boolean }) => {

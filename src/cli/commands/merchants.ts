@@ -1,11 +1,25 @@
 import { readFileSync } from 'node:fs';
+import { userInfo } from 'node:os';
 import { type Command, Option } from 'commander';
 import { addDomain, listDomains, normalizeHost, removeDomain } from '../../domains/store.js';
+import { DomainError } from '../../errors.js';
+import { fundingBalances, fundMerchant } from '../../ledger/funding.js';
 import { createMerchant, SIGN_TYPES, type SignType } from '../../merchants/create.js';
 import { listMerchants, updateMerchant } from '../../merchants/manage.js';
-import { onOff, print, rateLimitArg, withServices } from '../util.js';
+import { rollCredentials } from '../../merchants/roll.js';
+import { runVerb } from '../../runner.js';
+import { OPERATOR, onOff, print, rateLimitArg, withServices } from '../util.js';
 
-/** `merchant create|list|update` and `domain add|list|remove`. */
+/** Who runs the CLI, for the funding record: the operating-system user. */
+function operatorName(): string {
+  try {
+    return userInfo().username;
+  } catch {
+    return process.env.USER ?? 'unknown';
+  }
+}
+
+/** `merchant create|list|update|roll|fund|balance` and `domain add|list|remove`. */
 export function merchantCommands(program: Command): void {
   const merchant = program.command('merchant').description('manage merchants');
   merchant
@@ -30,21 +44,22 @@ export function merchantCommands(program: Command): void {
       }) => {
         const publicKeyPem = o.publicKey ? readFileSync(o.publicKey, 'utf8') : undefined;
         if (o.domain !== undefined) normalizeHost(o.domain); // a malformed host stops before anything is created
-        const created = await withServices(async (svc) => {
-          const made = await createMerchant({
-            ctx: svc,
-            input: { name: o.name, signType: o.signType, publicKeyPem, loginFree: o.loginFree, notifyUrl: o.notifyUrl },
-          });
-          if (o.domain === undefined) return made;
-          try {
-            await addDomain({ svc, input: { appId: made.appId, host: o.domain } });
-          } catch (err) {
-            // The merchant exists already: say so, with its credentials, rather than lose them.
-            process.stderr.write(`cardprogram: merchant ${made.appId} created, but its domain was not: ${(err as Error).message}\n`);
-            process.exitCode = 1;
-          }
-          return made;
-        });
+        const created = await withServices(
+          async (svc) => {
+            const input = { name: o.name, signType: o.signType, publicKeyPem, loginFree: o.loginFree, notifyUrl: o.notifyUrl };
+            const made = await runVerb(svc, createMerchant, { input, actor: OPERATOR });
+            if (o.domain === undefined) return made;
+            try {
+              await runVerb(svc, addDomain, { input: { appId: made.appId, host: o.domain }, actor: OPERATOR });
+            } catch (err) {
+              // The merchant exists already: say so, with its credentials, rather than lose them.
+              process.stderr.write(`cardprogram: merchant ${made.appId} created, but its domain was not: ${(err as Error).message}\n`);
+              process.exitCode = 1;
+            }
+            return made;
+          },
+          { create: true },
+        );
         print(!!o.json, created, () =>
           [
             `appId:         ${created.appId}`,
@@ -59,7 +74,7 @@ export function merchantCommands(program: Command): void {
     .description('list merchants (never their secrets)')
     .option('--json', 'print JSON')
     .action(async (o: { json?: boolean }) => {
-      const all = await withServices((svc) => listMerchants({ ctx: svc }));
+      const all = await withServices((svc) => listMerchants(svc.database.db));
       print(!!o.json, all, () =>
         all.length
           ? all
@@ -88,18 +103,14 @@ export function merchantCommands(program: Command): void {
         appId: string,
         o: { loginFree?: boolean; notifyUrl?: string; status?: 'active' | 'disabled'; rateLimit?: number | 'default'; json?: boolean },
       ) => {
-        const updated = await withServices((svc) =>
-          updateMerchant({
-            ctx: svc,
-            input: {
-              appId,
-              loginFree: o.loginFree,
-              status: o.status,
-              notifyUrl: o.notifyUrl === undefined ? undefined : o.notifyUrl === 'none' ? null : o.notifyUrl,
-              rateLimit: o.rateLimit === 'default' ? null : o.rateLimit,
-            },
-          }),
-        );
+        const input = {
+          appId,
+          loginFree: o.loginFree,
+          status: o.status,
+          notifyUrl: o.notifyUrl === undefined ? undefined : o.notifyUrl === 'none' ? null : o.notifyUrl,
+          rateLimit: o.rateLimit === 'default' ? null : o.rateLimit,
+        };
+        const updated = await withServices((svc) => runVerb(svc, updateMerchant, { input, actor: OPERATOR }));
         print(
           !!o.json,
           updated,
@@ -108,6 +119,58 @@ export function merchantCommands(program: Command): void {
         );
       },
     );
+  merchant
+    .command('roll <appId>')
+    .description(
+      "replace a merchant's signing secret (or RSA public key) at once, e.g. after a leak: the old one is refused within the merchant cache bound (5 s) on every instance",
+    )
+    .option('--public-key <file>', 'PEM file of the new RSA public key (RSA-SHA256 merchants)')
+    .option('--webhook-secret', 'also replace the webhook secret that signs callbacks')
+    .option('--json', 'print JSON')
+    .action(async (appId: string, o: { publicKey?: string; webhookSecret?: boolean; json?: boolean }) => {
+      const publicKeyPem = o.publicKey ? readFileSync(o.publicKey, 'utf8') : undefined;
+      const input = { appId, publicKeyPem, webhookSecret: o.webhookSecret };
+      const rolled = await withServices((svc) => runVerb(svc, rollCredentials, { input, actor: OPERATOR }));
+      print(!!o.json, rolled, () =>
+        [
+          `${rolled.appId}: ${rolled.secret ? `new secret ${rolled.secret}` : 'new public key registered'}`,
+          ...(rolled.webhookSecret ? [`new webhook secret ${rolled.webhookSecret}`] : []),
+          'shown once: give them to the merchant over a secure channel',
+        ].join('\n'),
+      );
+    });
+  merchant
+    .command('fund <appId> <amount>')
+    .description(
+      "credit a merchant's funding account, from which its top-ups are drawn (a negative amount debits it, down to zero; put it after --)",
+    )
+    .addOption(new Option('--currency <currency>', 'the funding account').choices(['EUR', 'USDT']).makeOptionMandatory())
+    .requiredOption('--reference <text>', 'what the money is: a bank transfer reference, a contract')
+    .option('--actor <name>', 'who is crediting (default: the operating-system user)')
+    .option('--json', 'print JSON')
+    .action(async (appId: string, amount: string, o: { currency: string; reference: string; actor?: string; json?: boolean }) => {
+      const input = { appId, amount, currency: o.currency, reference: o.reference };
+      // The funding record keeps who credited: --actor, else the operating-system user.
+      const credit = await withServices((svc) => runVerb(svc, fundMerchant, { input, actor: o.actor ?? operatorName() }));
+      print(
+        !!o.json,
+        credit,
+        () =>
+          `${credit.appId}: ${credit.amount} ${credit.currency} (${credit.reference}); funding balance ${credit.balance} ${credit.currency}`,
+      );
+    });
+  merchant
+    .command('balance <appId>')
+    .description("a merchant's funding balances, per currency")
+    .option('--json', 'print JSON')
+    .action(async (appId: string, o: { json?: boolean }) => {
+      const balances = await withServices(async (svc) => {
+        const m = await svc.database.db.selectFrom('merchants').select('id').where('id', '=', appId).executeTakeFirst();
+        if (!m) throw new DomainError('merchantNotFound', `appId: no merchant ${appId}`);
+        return fundingBalances(svc.database.db, m.id);
+      });
+      print(!!o.json, { appId, balances }, () => balances.map((b) => `${b.currency} ${b.available}`).join('\n'));
+    });
 
   const domain = program.command('domain').description("merchants' own host names for the card page, and their certificates");
   domain
@@ -123,17 +186,13 @@ export function merchantCommands(program: Command): void {
     .action(async (o: { merchant: string; host: string; cert?: string; key?: string; json?: boolean }) => {
       const certPem = o.cert === undefined ? undefined : readFileSync(o.cert, 'utf8');
       const keyPem = o.key === undefined ? undefined : readFileSync(o.key, 'utf8');
-      const added = await withServices((svc) =>
-        addDomain({
-          svc,
-          input: {
-            appId: o.merchant,
-            host: o.host,
-            ...(certPem === undefined ? {} : { certPem }),
-            ...(keyPem === undefined ? {} : { keyPem }),
-          },
-        }),
-      );
+      const input = {
+        appId: o.merchant,
+        host: o.host,
+        ...(certPem === undefined ? {} : { certPem }),
+        ...(keyPem === undefined ? {} : { keyPem }),
+      };
+      const added = await withServices((svc) => runVerb(svc, addDomain, { input, actor: OPERATOR }));
       print(
         !!o.json,
         added,
@@ -147,7 +206,7 @@ export function merchantCommands(program: Command): void {
     .option('--merchant <appId>', 'only this merchant’s')
     .option('--json', 'print JSON')
     .action(async (o: { merchant?: string; json?: boolean }) => {
-      const all = await withServices((svc) => listDomains({ svc, ...(o.merchant === undefined ? {} : { appId: o.merchant }) }));
+      const all = await withServices((svc) => listDomains(svc.database.db, o.merchant));
       print(!!o.json, all, () =>
         all.length
           ? all.map((d) => `${d.host}  ${d.appId}  ${d.tls ? `certificate until ${d.certExpiresAt}` : 'no certificate'}`).join('\n')
@@ -160,7 +219,7 @@ export function merchantCommands(program: Command): void {
     .requiredOption('--host <host>', 'host name')
     .option('--json', 'print JSON')
     .action(async (o: { host: string; json?: boolean }) => {
-      const removed = await withServices((svc) => removeDomain({ svc, host: o.host }));
+      const removed = await withServices((svc) => runVerb(svc, removeDomain, { input: { host: o.host }, actor: OPERATOR }));
       print(!!o.json, removed, () => `${removed.host} removed from ${removed.appId}`);
     });
 }

@@ -1,11 +1,13 @@
 import type { Command } from 'commander';
+import { closeCard } from '../../cards/close.js';
 import { setCardFrozen } from '../../cards/status.js';
 import { ConfigError } from '../../config.js';
 import { reviewHolder } from '../../holders/review.js';
 import { decideKyc } from '../../kyc/decide.js';
-import { intArg, print, withServices } from '../util.js';
+import { runVerb } from '../../runner.js';
+import { intArg, OPERATOR, print, withServices } from '../util.js';
 
-/** The operator's decisions: `holder review`, `card freeze|unfreeze`, `kyc review`. */
+/** The operator's decisions: `holder review`, `card freeze|unfreeze|close`, `kyc review`. */
 export function reviewCommands(program: Command): void {
   const holder = program.command('holder').description('cardholders');
   holder
@@ -15,36 +17,40 @@ export function reviewCommands(program: Command): void {
     .option('--reason <text>', 'reason shown to the merchant in errMsg')
     .option('--json', 'print JSON')
     .action(async (holderId: string, o: { status: number; reason?: string; json?: boolean }) => {
-      const record = await withServices((svc) =>
-        svc.database.withTx((tx) =>
-          reviewHolder({
-            ctx: { tx, now: svc.clock() },
-            merchantId: null,
-            input: { holderId, auditStatus: o.status, errMsg: o.reason, actor: 'cli' },
-          }),
-        ),
-      );
+      const input = { holderId, auditStatus: o.status, errMsg: o.reason };
+      const record = await withServices((svc) => runVerb(svc, reviewHolder, { input, actor: OPERATOR }));
       print(!!o.json, record, () => `${record.holderId}: auditStatus ${record.auditStatus}${record.errMsg ? ` (${record.errMsg})` : ''}`);
     });
 
   const card = program.command('card').description('cards');
-  for (const [name, frozen] of [
-    ['freeze', true],
-    ['unfreeze', false],
-  ] as const) {
+  const actions = {
+    freeze: 'freeze a card as the operator: authorizations decline (2724) until the operator unfreezes it',
+    unfreeze: 'unfreeze a card, whoever froze it (its cardholder must be approved)',
+    close: 'close a card for good; its available balance goes to its merchant’s funding account',
+  } as const;
+  for (const [name, description] of Object.entries(actions) as Array<[keyof typeof actions, string]>) {
     card
       .command(`${name} <cardId>`)
-      .description(
-        frozen ? 'freeze a card: authorizations decline (2724) until it is unfrozen' : 'unfreeze a card (its cardholder must be approved)',
-      )
+      .description(description)
+      .option('--reason <text>', 'why (at most 200 characters), sent to the merchant in the card.status callback')
       .option('--json', 'print JSON')
-      .action(async (cardId: string, o: { json?: boolean }) => {
+      .action(async (cardId: string, o: { reason?: string; json?: boolean }) => {
+        if (o.reason !== undefined && (o.reason.length > 200 || /\p{Cc}/u.test(o.reason))) {
+          throw new ConfigError('--reason must be at most 200 characters, without control characters');
+        }
+        // The operator is the source: its freeze outranks the merchant's and the cardholder's.
+        const input = { cardId, source: 'operator' as const, reason: o.reason };
         const model = await withServices((svc) =>
-          svc.database.withTx((tx) =>
-            setCardFrozen({ ctx: { tx, now: svc.clock() }, merchantId: null, input: { cardId, frozen, actor: 'operator' } }),
-          ),
+          name === 'close'
+            ? runVerb(svc, closeCard, { input, actor: OPERATOR })
+            : runVerb(svc, setCardFrozen, { input: { ...input, frozen: name === 'freeze' }, actor: OPERATOR }),
         );
-        print(!!o.json, model, () => `${model.cardId}: ${model.status}`);
+        print(
+          !!o.json,
+          model,
+          () =>
+            `${model.cardId}: ${model.status}${model.statusSource ? ` (by the ${model.statusSource}${model.statusReason ? `: ${model.statusReason}` : ''})` : ''}`,
+        );
       });
   }
 
@@ -67,15 +73,10 @@ export function reviewCommands(program: Command): void {
           'approved' | 'rejected' | 'reviewing'
         >;
         if (chosen.length !== 1) throw new ConfigError('say exactly one of --approve, --reject, --reviewing');
+        const input = { requestNo, status: chosen[0] as 'approved', reason: o.reason };
+        // --merchant scopes the decision to that merchant's request, as a merchant's own would be.
         const model = await withServices((svc) =>
-          svc.database.withTx((tx) =>
-            decideKyc({
-              ctx: { tx, now: svc.clock() },
-              box: svc.box,
-              merchantId: o.merchant ?? null,
-              input: { requestNo, status: chosen[0] as 'approved', reason: o.reason, actor: 'cli' },
-            }),
-          ),
+          runVerb(svc, decideKyc, { input, actor: OPERATOR, ...(o.merchant === undefined ? {} : { merchantId: o.merchant }) }),
         );
         print(
           !!o.json,

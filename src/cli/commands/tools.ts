@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { ConfigError, loadConfig } from '../../config.js';
 import { callOperation } from '../call.js';
 import { progressBar, runDemo } from '../demo.js';
-import { intArg, print, withServices } from '../util.js';
+import { intArg, print, requireExistingData, withServices } from '../util.js';
 
 /** A newcomer's tools: `call` and `demo`. */
 export function toolCommands(program: Command): void {
@@ -55,6 +55,8 @@ export function toolCommands(program: Command): void {
     .action(async (o: { holders: number; days: number; trades?: number; seed?: number; merchant?: string; json?: boolean }) => {
       if (o.holders < 1 || o.holders > 10_000) throw new ConfigError('--holders must be 1 to 10000');
       if (o.days > 365) throw new ConfigError('--days must be at most 365');
+      // The demo fills the running service's data: it starts from that, never from a new ./data.
+      requireExistingData();
       const config = loadConfig();
       const result = await runDemo(config, {
         holders: o.holders,

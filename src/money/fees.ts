@@ -1,4 +1,4 @@
-import { basisPoints } from '../money/currency.js';
+import { basisPoints } from './currency.js';
 
 /** What a fee is charged on. */
 export type FeeEvent = 'topUp' | 'authorization' | 'authorizationFx' | 'withdrawal' | 'transferOut';

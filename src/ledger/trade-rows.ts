@@ -1,44 +1,13 @@
-import type { Insertable, Kysely, Selectable } from 'kysely';
+import type { Insertable, Kysely } from 'kysely';
+import { emitEvent } from '../callbacks/outbox.js';
+import { maskedCardNo } from '../cards/model.js';
 import type { DB, TradesTable } from '../db/schema.js';
 import { DomainError } from '../errors.js';
-import { tradeEvent } from '../ledger/book.js';
-import type { LedgerCtx } from '../ledger/common.js';
-import { toMajor } from '../money/currency.js';
+import { type TradeRow, toTradeRecord } from '../trades/record.js';
+import type { LedgerCtx } from './context.js';
 
-export type TradeRow = Selectable<TradesTable>;
-
-/** The transaction record of interface §2.1. */
-export interface TradeRecord {
-  cardNo: string;
-  currency: string;
-  amount: number;
-  fee: number;
-  currencyTxn: string;
-  txnAmount: number;
-  businessDate: string;
-  tradeId: string;
-  authCode: string;
-  tradeType: number;
-  tradeStatus: number;
-  remark: string;
-}
-
-export function toTradeRecord(row: Omit<TradeRow, 'seq'>, maskedCardNo: string): TradeRecord {
-  return {
-    cardNo: maskedCardNo,
-    currency: row.currency,
-    amount: toMajor(row.amount, row.currency),
-    fee: toMajor(row.fee, row.currency),
-    currencyTxn: row.currency_txn,
-    txnAmount: toMajor(row.txn_amount, row.currency_txn),
-    businessDate: row.business_date,
-    tradeId: row.id,
-    authCode: row.auth_code,
-    tradeType: row.trade_type,
-    tradeStatus: row.trade_status,
-    remark: row.remark,
-  };
-}
+/** A trade about to be inserted: every column but the generated seq. */
+export type NewTrade = Omit<TradeRow, 'seq'>;
 
 async function bumpDayCount(tx: Kysely<DB>, cardId: string, businessDate: string, status: number, by: number): Promise<void> {
   await tx
@@ -97,4 +66,31 @@ export async function loadTrade(tx: Kysely<DB>, merchantId: string, tradeId: str
   const row = await tx.selectFrom('trades').selectAll().where('id', '=', tradeId).where('merchant_id', '=', merchantId).executeTakeFirst();
   if (!row) throw new DomainError('tradeState', 'tradeId: transaction not found');
   return row;
+}
+
+/**
+ * A `trade` callback for a record that was written or changed, when the merchant has a notify URL.
+ * The URL is read in the transaction, not from the merchant cache: a URL set a moment ago by the
+ * CLI (another process) gets this event, as `holder.audit` and `card.status` events do.
+ */
+export async function tradeEvent(ctx: LedgerCtx, trade: NewTrade): Promise<void> {
+  const row = await ctx.tx
+    .selectFrom('cards')
+    .innerJoin('merchants', 'merchants.id', 'cards.merchant_id')
+    .select(['cards.pan_first6', 'cards.pan_last4', 'cards.pan_length', 'merchants.notify_url'])
+    .where('cards.id', '=', trade.card_id)
+    .executeTakeFirstOrThrow();
+  if (!row.notify_url) return;
+  await emitEvent(
+    ctx.tx,
+    {
+      merchantId: trade.merchant_id,
+      type: 'trade',
+      subject: `card:${trade.card_id}`,
+      url: row.notify_url,
+      body: { cardId: trade.card_id, ...toTradeRecord(trade, maskedCardNo(row)) },
+      now: ctx.now,
+    },
+    ctx.wake,
+  );
 }

@@ -1,0 +1,95 @@
+// The import rules of docs/architecture.md ("Layers"), checked by `npm run lint` (lint:imports) and
+// by test/import-rules.test.ts, which also proves that each rule fails on a planted violation.
+//
+// Parsed with swc: dependency-cruiser reads TypeScript through the `typescript` package's API,
+// which TypeScript 7 no longer ships.
+
+/** Folders whose files are verbs (and their helpers), except each one's routes.ts and schemas.ts. */
+const DOMAINS = '(merchants|holders|kyc|cards|ledger|trades|domains|callbacks|idempotency|page|network)';
+
+/**
+ * Besides each domain's schemas.ts, the tables of the interface's codes (trade types and statuses,
+ * audit statuses) are wire format: the schemas build their enums and descriptions from them.
+ */
+const CODES = '(schemas|types|audit-status)';
+
+/**
+ * The layers, top to bottom: a module may import from its own layer and the layers below it, never
+ * from one above. A module is in the first layer one of whose patterns matches its path.
+ */
+const LAYERS = [
+  { name: 'entry points', paths: ['^src/cli/', '^src/server\\.ts$', '^src/cluster\\.ts$'] },
+  { name: 'assembly', paths: ['^src/app\\.ts$', '^src/services\\.ts$'] },
+  {
+    name: 'transports',
+    paths: [`^src/${DOMAINS}/routes\\.ts$`, '^src/docs/', '^src/http/(?!(schemas|fields|signing|signature-detail)\\.ts$)'],
+  },
+  { name: 'domains', paths: [`^src/${DOMAINS}/(?!${CODES}\\.ts$)`, '^src/(context|runner)\\.ts$', '^src/crypto/reseal\\.ts$'] },
+  {
+    name: 'wire format',
+    paths: ['^src/[^/]+/schemas\\.ts$', `^src/${DOMAINS}/${CODES}\\.ts$`, '^src/http/(fields|signing|signature-detail)\\.ts$'],
+  },
+  { name: 'foundation', paths: ['^src/(config|errors|dates|canonical-json)\\.ts$', '^src/(money|crypto|db)/'] },
+];
+
+/**
+ * Verbs that still see HTTP, each allowed only the one import listed. Empty since issue 18's verb
+ * work (one verb runner; the demo's curl lines moved to src/cli/example-curl.ts): keep it so.
+ */
+const KNOWN_HTTP_IN_VERBS = [];
+
+const HTTP = ['^src/http/', '(^|/)node_modules/(fastify|fastify-plugin|@fastify/)'];
+
+const above = (i) => LAYERS.slice(0, i).flatMap((l) => l.paths);
+
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-cycle',
+      comment: 'No import cycle, type-only imports included: a module and what it imports form a tree.',
+      severity: 'error',
+      from: {},
+      to: { circular: true },
+    },
+    {
+      name: 'verb-without-http',
+      comment: 'A verb (a domain file other than routes.ts and schemas.ts) never sees HTTP: no src/http, no Fastify.',
+      severity: 'error',
+      from: { path: `^src/${DOMAINS}/`, pathNot: [`^src/${DOMAINS}/(routes|schemas)\\.ts$`, ...KNOWN_HTTP_IN_VERBS.map((k) => k.from)] },
+      to: { path: HTTP },
+    },
+    ...KNOWN_HTTP_IN_VERBS.map((known) => ({
+      name: 'verb-without-http',
+      comment: 'A verb on the list above: nothing of HTTP but the one import it is allowed for now (issue 18).',
+      severity: 'error',
+      from: { path: known.from },
+      to: { path: HTTP, pathNot: known.to },
+    })),
+    {
+      name: 'client-without-server',
+      comment: 'The SDK is its own package: it imports no server code.',
+      severity: 'error',
+      from: { path: '^client/' },
+      to: { path: '^src/' },
+    },
+    {
+      name: 'layer-known',
+      comment: 'Every module of src/ is in a layer: a new top-level file or folder is added to LAYERS (and to docs/architecture.md).',
+      severity: 'error',
+      from: { path: '^src/', pathNot: LAYERS.flatMap((l) => l.paths) },
+      to: {},
+    },
+    ...LAYERS.slice(1).map((layer, j) => ({
+      name: `layer-${layer.name.replaceAll(' ', '-')}`,
+      comment: `A module of the ${layer.name} layer imports nothing from a layer above it (docs/architecture.md, "Layers").`,
+      severity: 'error',
+      from: { path: layer.paths, pathNot: above(j + 1) },
+      to: { path: above(j + 1) },
+    })),
+  ],
+  options: {
+    parser: 'swc',
+    tsPreCompilationDeps: true,
+    doNotFollow: { path: 'node_modules' },
+  },
+};

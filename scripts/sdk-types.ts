@@ -1,0 +1,154 @@
+// Generates the SDK's record types (client/src/wire.ts) from the service's OpenAPI document, so the
+// SDK cannot describe a record differently from what the service sends. `npm run build` writes the
+// file; `npm run lint` runs this with --check, which fails when the checked-in file differs (a schema
+// changed and the file was not regenerated and committed).
+//
+// The converter knows the JSON Schema the service's TypeBox schemas produce (objects, arrays,
+// strings, numbers, integers, booleans, null, enum, const, anyOf) and throws on anything else, so a
+// new kind of schema cannot be typed wrongly without notice.
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { AuditStatus } from '../src/holders/audit-status.js';
+import { TradeStatus, TradeType } from '../src/trades/types.js';
+import { openapiDocument } from './openapi-doc.js';
+
+const OUT = join('client', 'src', 'wire.ts');
+
+interface JsonSchema {
+  type?: string;
+  description?: string;
+  enum?: unknown[];
+  const?: unknown;
+  anyOf?: JsonSchema[];
+  items?: JsonSchema;
+  properties?: Record<string, JsonSchema>;
+  required?: string[];
+  [keyword: string]: unknown;
+}
+
+/**
+ * The code tables: emitted as the SDK's constants, and a field whose `enum` is exactly a table's codes
+ * is typed with the table's name.
+ */
+const TABLES = [
+  { name: 'TradeType', doc: 'Transaction types of interface §2.1.', table: TradeType },
+  { name: 'TradeStatus', doc: 'Transaction statuses of interface §2.1.', table: TradeStatus },
+  { name: 'AuditStatus', doc: 'Cardholder audit statuses of interface §3.1.', table: AuditStatus },
+];
+
+/**
+ * The SDK's record types, in order (a later one names an earlier one it contains): where each is
+ * found, as an operationId and a path from its 200 response's schema.
+ */
+const RECORDS = [
+  {
+    name: 'TradeRecord',
+    doc: 'A transaction record (interface §2.1). Amounts are in major units of `currency`.',
+    at: ['sandboxAuthorize', 'model'],
+  },
+  { name: 'TradePage', doc: 'One page of the transaction list (interface 4.1).', at: ['tradeList'] },
+  { name: 'Cardholder', doc: 'A cardholder (interface §2.2).', at: ['holderQuery', 'model'] },
+  { name: 'Card', doc: 'A card: never its full number.', at: ['cardQuery', 'model'] },
+  {
+    name: 'FundingBalance',
+    doc: 'One funding account of the merchant (merchantBalance).',
+    at: ['merchantBalance', 'model', 'balances', 'items'],
+  },
+  { name: 'KycStatus', doc: 'A KYC request and its result (interface 3.2).', at: ['kycQuery', 'model'] },
+  { name: 'CardDetails', doc: 'Full card details (sandbox only).', at: ['sandboxCardDetails', 'model'] },
+];
+
+function find(doc: Record<string, any>, [operationId, ...path]: string[]): JsonSchema {
+  const op = Object.values(doc.paths as Record<string, Record<string, any>>)
+    .flatMap((item) => Object.values(item))
+    .find((o) => o?.operationId === operationId);
+  if (!op) throw new Error(`no operation ${operationId} in the OpenAPI document`);
+  let schema = op.responses?.['200']?.content?.['application/json']?.schema as JsonSchema | undefined;
+  for (const step of path) {
+    schema = step === 'items' ? schema?.items : schema?.properties?.[step];
+  }
+  if (!schema) throw new Error(`no schema at ${[operationId, ...path].join('.')}`);
+  return schema;
+}
+
+const KNOWN = new Set(['type', 'description', 'enum', 'const', 'anyOf', 'items', 'properties', 'required', 'additionalProperties']);
+// Rules a value satisfies: they narrow no TypeScript type.
+const RULES = new Set(['minLength', 'maxLength', 'pattern', 'minimum', 'maximum', 'minItems', 'maxItems', 'format']);
+
+const named: Array<{ name: string; schema: JsonSchema }> = [];
+const sameSet = (a: unknown[], b: unknown[]) => a.length === b.length && a.every((v) => b.includes(v));
+
+function typeOf(schema: JsonSchema, indent: string): string {
+  for (const keyword of Object.keys(schema)) {
+    if (!KNOWN.has(keyword) && !RULES.has(keyword)) throw new Error(`cannot type the keyword "${keyword}" in ${JSON.stringify(schema)}`);
+  }
+  const same = named.find((n) => JSON.stringify(n.schema) === JSON.stringify(schema));
+  if (same) return same.name;
+  if (schema.anyOf) return schema.anyOf.map((s) => typeOf(s, indent)).join(' | ');
+  if (schema.const !== undefined) return JSON.stringify(schema.const);
+  if (schema.enum) {
+    const table = TABLES.find((t) => sameSet(Object.values(t.table), schema.enum ?? []));
+    return table ? `${table.name}Value` : schema.enum.map((v) => JSON.stringify(v)).join(' | ');
+  }
+  switch (schema.type) {
+    case 'string':
+    case 'number':
+    case 'boolean':
+    case 'null':
+      return schema.type;
+    case 'integer':
+      return 'number';
+    case 'array': {
+      if (!schema.items) throw new Error('an array without items');
+      const item = typeOf(schema.items, indent);
+      return /[ |]/.test(item) ? `Array<${item}>` : `${item}[]`;
+    }
+    case 'object':
+      return `{\n${members(schema, `${indent}  `)}${indent}}`;
+    default:
+      throw new Error(`cannot type ${JSON.stringify(schema)}`);
+  }
+}
+
+function members(schema: JsonSchema, indent: string): string {
+  const required = new Set(schema.required ?? []);
+  return Object.entries(schema.properties ?? {})
+    .map(([key, prop]) => {
+      const doc = prop.description ? `${indent}/** ${prop.description.replaceAll('*/', '* /')} */\n` : '';
+      return `${doc}${indent}${key}${required.has(key) ? '' : '?'}: ${typeOf(prop, indent)};\n`;
+    })
+    .join('');
+}
+
+function generate(doc: Record<string, any>): string {
+  const out = [
+    '// Generated by scripts/sdk-types.ts from the service’s OpenAPI document (npm run build); do not edit.',
+    '// npm run lint fails when this file differs from what the document gives.',
+    '',
+  ];
+  for (const { name, doc: comment, table } of TABLES) {
+    out.push(`/** ${comment} */`, `export const ${name} = ${JSON.stringify(table)} as const;`);
+    out.push(`export type ${name}Value = (typeof ${name})[keyof typeof ${name}];`, '');
+  }
+  for (const { name, doc: comment, at } of RECORDS) {
+    const schema = find(doc, at);
+    if (schema.type !== 'object') throw new Error(`${name} is not an object`);
+    out.push(`/** ${comment} */`, `export interface ${name} {`, `${members(schema, '  ')}}`, '');
+    named.push({ name, schema });
+  }
+  return out.join('\n');
+}
+
+const text = generate(await openapiDocument());
+// Formatted as the repository's formatter writes the file, so the check compares like with like.
+const res = spawnSync(join('node_modules', '.bin', 'biome'), ['format', `--stdin-file-path=${OUT}`], { input: text, encoding: 'utf8' });
+if (res.status !== 0) throw new Error(`biome format failed: ${res.stderr}`);
+const formatted = res.stdout;
+const current = existsSync(OUT) ? readFileSync(OUT, 'utf8') : '';
+if (formatted === current) process.exit(0);
+if (process.argv.includes('--check')) {
+  console.error(`${OUT} is not what the OpenAPI document gives: run npm run build and commit it`);
+  process.exit(1);
+}
+writeFileSync(OUT, formatted);

@@ -1,0 +1,64 @@
+import { randomBytes } from 'node:crypto';
+import { type FastifyReply, type FastifyRequest, type FastifyServerOptions, LogController } from 'fastify';
+import type { Config } from '../config.js';
+import { errorEnvelope } from './errors.js';
+
+export const BODY_LIMIT = 1024 * 1024;
+
+export interface ServerOptionsInput {
+  /** Fastify logger options, or false; defaults to JSON logs at config.logLevel. */
+  logger?: FastifyServerOptions['logger'] | undefined;
+  /** Where the default logger writes (stdout unless given): the same lines, redactions included. */
+  logStream?: { write(line: string): void } | undefined;
+  /** Fastify's schemaController option (src/http/compilers.ts). */
+  schemaController: NonNullable<FastifyServerOptions['schemaController']>;
+}
+
+/** How the HTTP server is set up: logs, trace ids, proxies, limits, and how bodies are validated. */
+export function serverOptions(config: Config, opts: ServerOptionsInput): FastifyServerOptions {
+  return {
+    logger: opts.logger ?? {
+      level: config.logLevel,
+      // Bodies are never logged (they carry PII and, for some operations, card data); headers that
+      // carry credentials are redacted.
+      redact: { paths: ['req.headers.cookie', 'req.headers.authorization', 'res.headers["set-cookie"]'], censor: '[redacted]' },
+      serializers: {
+        // A page link's token is a credential until it is spent: the logged URL never carries it.
+        req: (req) => ({
+          method: req.method,
+          url: String(req.url).replace(/([?&]token=)[^&#]*/gi, '$1[redacted]'),
+          host: req.host,
+          remoteAddress: req.ip,
+          remotePort: req.socket?.remotePort ?? 0,
+        }),
+      },
+      ...(opts.logStream ? { stream: opts.logStream } : {}),
+    },
+    genReqId: () => randomBytes(16).toString('hex'),
+    logController: new LogController({ requestIdLogLabel: 'traceId' }),
+    bodyLimit: BODY_LIMIT,
+    // X-Forwarded-Proto/For/Host count only from the proxies named in CARDPROGRAM_TRUST_PROXY: from
+    // anyone else they would let a client claim HTTPS, another address or another host.
+    trustProxy: config.trustProxy.length > 0 ? config.trustProxy : false,
+    return503OnClosing: true,
+    // Errors the router raises before any hook (a malformed URL) get the envelope too.
+    frameworkErrors: (err, req, reply) => {
+      const r = reply as unknown as FastifyReply;
+      r.header('x-trace-id', req.id);
+      r.status(400).send(
+        errorEnvelope(req as unknown as FastifyRequest, '1002', `url: ${err.code === 'FST_ERR_BAD_URL' ? 'is malformed' : 'is invalid'}`),
+      );
+    },
+    schemaController: opts.schemaController,
+    ajv: {
+      customOptions: {
+        // Reject, never silently drop or coerce: an unknown field or "12" for 12 is a 1002.
+        removeAdditional: false,
+        coerceTypes: false,
+        useDefaults: true,
+        allErrors: false,
+        verbose: true,
+      },
+    },
+  };
+}

@@ -1,0 +1,30 @@
+import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
+import type { Database } from '../db/index.js';
+import { reapKeys } from '../idempotency/keys.js';
+import { reapPage } from '../page/links.js';
+
+const EVERY_MS = 60 * 60 * 1000;
+
+export interface ReaperOptions {
+  database: Database;
+  clock: () => number;
+  /** How long a randomStr is remembered (decisions §4: at least 24 h). */
+  retentionMs: number;
+}
+
+/**
+ * Once an hour, forgets what has outlived its use: randomStr keys past the retention period, and
+ * spent or expired page links and sessions. Stopped when the service closes.
+ */
+export const reaperPlugin = fp(
+  async (app: FastifyInstance, { database, clock, retentionMs }: ReaperOptions) => {
+    const timer = setInterval(() => {
+      reapKeys(database, clock() - retentionMs).catch((err) => app.log.warn({ err }, 'reaping idempotency keys failed'));
+      reapPage(database, clock()).catch((err) => app.log.warn({ err }, 'reaping page links and sessions failed'));
+    }, EVERY_MS);
+    timer.unref();
+    app.addHook('onClose', async () => clearInterval(timer));
+  },
+  { name: 'cardprogram-reaper' },
+);

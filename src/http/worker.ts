@@ -1,0 +1,27 @@
+import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
+import { startWorker } from '../callbacks/manage.js';
+import type { CallbackWorker } from '../callbacks/worker.js';
+import type { Services } from '../context.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The callback worker running inside the service, or null (CARDPROGRAM_WORKER=off). */
+    worker: CallbackWorker | null;
+  }
+}
+
+/**
+ * The callback worker runs inside the service unless CARDPROGRAM_WORKER=off (then `cardprogram
+ * worker` runs it); it stops, its deliveries under way finished, when the service closes.
+ */
+export const workerPlugin = fp(
+  async (app: FastifyInstance, { svc }: { svc: Services }) => {
+    const worker = svc.config.callbacks.worker ? startWorker(svc) : null;
+    app.decorate('worker', worker);
+    app.addHook('onClose', async () => {
+      await worker?.stop();
+    });
+  },
+  { name: 'cardprogram-worker' },
+);

@@ -1,0 +1,49 @@
+import { maskedCardNo } from '../cards/model.js';
+import { DomainError } from '../errors.js';
+import { toMinor } from '../money/currency.js';
+import { type TradeRecord, toTradeRecord } from '../trades/record.js';
+import { TradeStatus, TradeType } from '../trades/types.js';
+import { book, tradeRow } from './book.js';
+import { resolveBusinessDate } from './business-date.js';
+import type { CardAmount, LedgerCtx } from './context.js';
+import { Account } from './journal.js';
+import { lockCard } from './locks.js';
+
+/**
+ * Settlement adjustment (200): the network corrects a settled amount. A credit moves settlement →
+ * card; a debit moves card → settlement and is recorded with a negative amount.
+ */
+export async function adjust({
+  ctx,
+  input,
+}: {
+  ctx: LedgerCtx;
+  input: CardAmount & { direction: 'credit' | 'debit' };
+}): Promise<TradeRecord> {
+  const card = await lockCard(ctx, input.cardId);
+  if (card.status === 'closed') throw new DomainError('cardStatus', 'cardId: the card is closed');
+  const amount = toMinor(input.amount, card.currency);
+  const signed = input.direction === 'credit' ? amount : -amount;
+  const trade = tradeRow(
+    {
+      card,
+      type: TradeType.settlementAdjustment,
+      status: TradeStatus.success,
+      amount: signed,
+      txnAmount: signed,
+      businessDate: resolveBusinessDate(input.businessDate, ctx.now),
+      remark: input.remark ?? 'Settlement adjustment',
+    },
+    ctx.now,
+  );
+  await book(
+    ctx,
+    card.currency,
+    [
+      { account: Account.settlement, amount: -signed },
+      { account: Account.available(card.id), amount: signed },
+    ],
+    [trade],
+  );
+  return toTradeRecord(trade, maskedCardNo(card));
+}

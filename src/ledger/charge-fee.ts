@@ -1,0 +1,38 @@
+import { maskedCardNo } from '../cards/model.js';
+import { DomainError } from '../errors.js';
+import { toMinor } from '../money/currency.js';
+import { type TradeRecord, toTradeRecord } from '../trades/record.js';
+import { TradeStatus, TradeType } from '../trades/types.js';
+import { book, tradeRow } from './book.js';
+import { resolveBusinessDate } from './business-date.js';
+import type { CardAmount, LedgerCtx } from './context.js';
+import { Account } from './journal.js';
+import { lockCard } from './locks.js';
+
+/** A standalone fee (500), e.g. a card or service fee: available → program fees. */
+export async function chargeFee({ ctx, input }: { ctx: LedgerCtx; input: CardAmount }): Promise<TradeRecord> {
+  const card = await lockCard(ctx, input.cardId);
+  if (card.status === 'closed') throw new DomainError('cardStatus', 'cardId: the card is closed');
+  const amount = toMinor(input.amount, card.currency);
+  const trade = tradeRow(
+    {
+      card,
+      type: TradeType.fee,
+      status: TradeStatus.success,
+      amount,
+      businessDate: resolveBusinessDate(input.businessDate, ctx.now),
+      remark: input.remark ?? 'Fee',
+    },
+    ctx.now,
+  );
+  await book(
+    ctx,
+    card.currency,
+    [
+      { account: Account.available(card.id), amount: -amount },
+      { account: Account.fees, amount },
+    ],
+    [trade],
+  );
+  return toTradeRecord(trade, maskedCardNo(card));
+}

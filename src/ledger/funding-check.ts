@@ -1,0 +1,114 @@
+import { type Kysely, sql } from 'kysely';
+import type { DB } from '../db/schema.js';
+import { TradeType } from '../trades/types.js';
+import { Account, MAX_CARD_BALANCE } from './journal.js';
+
+/** Invariant 6a: no card's balance is above the cap (docs/architecture.md, Concurrency). */
+export async function checkCaps(db: Kysely<DB>): Promise<string[]> {
+  const over = await db.selectFrom('cards').select(['id', 'ledger_balance']).where('ledger_balance', '>', MAX_CARD_BALANCE).execute();
+  return over.map((c) => `card ${c.id}: ledger balance ${c.ledger_balance} is above the cap of ${MAX_CARD_BALANCE}`);
+}
+
+/**
+ * Invariant 6b: nothing spent on a card after it was frozen or closed and before it was active
+ * again. A status change records the largest trade seq when it happened, under the card's lock: a
+ * trade of the card with a larger seq came after it.
+ */
+export async function checkFrozenSpending(db: Kysely<DB>): Promise<string[]> {
+  const events = await db.selectFrom('card_status_events').select(['card_id', 'status', 'after_seq']).orderBy('id').execute();
+  if (events.length === 0) return [];
+  const byCard = new Map<string, Array<{ status: string; after: number }>>();
+  for (const e of events) byCard.set(e.card_id, [...(byCard.get(e.card_id) ?? []), { status: e.status, after: Number(e.after_seq) }]);
+  const spending = await db
+    .selectFrom('trades')
+    .select(['id', 'card_id', 'seq', 'trade_type'])
+    .where('card_id', 'in', [...byCard.keys()])
+    .where((eb) =>
+      eb.or([
+        eb.and([eb('trade_type', '=', TradeType.authorization), eb('original_id', 'is', null)]),
+        eb('trade_type', '=', TradeType.withdrawal),
+        eb('trade_type', '=', TradeType.transferOut),
+      ]),
+    )
+    .execute();
+  // A withdrawal whose money went to the merchant's funding account is a closing card's balance going
+  // back (src/cards/close.ts), not spending: the journal, not the record's text, says where it went.
+  const withdrawals = spending.filter((t) => t.trade_type === TradeType.withdrawal).map((t) => t.id);
+  const returned = new Set(
+    withdrawals.length === 0
+      ? []
+      : (
+          await db
+            .selectFrom('ledger_postings')
+            .select('trade_id')
+            .where('trade_id', 'in', withdrawals)
+            .where('account', 'like', 'merchant:%:funding')
+            .where('amount', '>', 0)
+            .execute()
+        ).map((p) => p.trade_id),
+  );
+  const problems: string[] = [];
+  for (const t of spending.filter((s) => !returned.has(s.id))) {
+    // The card's status when the trade was booked: that of the last change before it.
+    let status = 'active';
+    for (const e of byCard.get(t.card_id) ?? []) if (e.after < Number(t.seq)) status = e.status;
+    if (status !== 'active') problems.push(`card ${t.card_id}: ${t.id} (type ${t.trade_type}) was booked while the card was ${status}`);
+  }
+  return problems;
+}
+
+/**
+ * Invariant 7: funding accounts and conservation. What operators funded is the capital account,
+ * negated (plus the old shared `program:funding` account that top-ups drew from before merchants had
+ * funding accounts); every unit of it is in a merchant's funding account, on a card (available or
+ * held), in settlement or in fees.
+ */
+export async function checkFunding(db: Kysely<DB>): Promise<string[]> {
+  const problems: string[] = [];
+  const sums = await db
+    .selectFrom('ledger_postings')
+    .select(['account', 'currency', sql<number>`sum(amount)`.as('s')])
+    .groupBy(['account', 'currency'])
+    .execute();
+  const balances = await db.selectFrom('merchant_balances').select(['merchant_id', 'currency', 'available']).execute();
+  const cached = new Map(balances.map((b) => [`${Account.merchantFunding(b.merchant_id)} ${b.currency}`, Number(b.available)]));
+  const funded = new Map<string, number>();
+  const held = new Map<string, number>();
+  const add = (m: Map<string, number>, c: string, v: number) => m.set(c, (m.get(c) ?? 0) + v);
+  const replayed = new Set<string>();
+  for (const r of sums) {
+    const s = Number(r.s);
+    if (r.account === Account.capital || r.account === Account.funding) add(funded, r.currency, -s);
+    else if (/^card:.+:(available|held)$/.test(r.account) || r.account === Account.settlement || r.account === Account.fees)
+      add(held, r.currency, s);
+    else if (/^merchant:.+:funding$/.test(r.account)) {
+      add(held, r.currency, s);
+      const key = `${r.account} ${r.currency}`;
+      replayed.add(key);
+      if ((cached.get(key) ?? 0) !== s)
+        problems.push(`${r.account}: ${r.currency} balance ${cached.get(key) ?? 0}, its journal replays to ${s}`);
+    } else problems.push(`journal account ${r.account} is not an account of the program`);
+  }
+  for (const [key, v] of cached) {
+    if (!replayed.has(key) && v !== 0) problems.push(`${key.split(' ')[0]}: ${key.split(' ')[1]} balance ${v}, its journal replays to 0`);
+    if (v < 0) problems.push(`${key.split(' ')[0]}: ${key.split(' ')[1]} balance ${v} is negative`);
+  }
+  const credits = await db
+    .selectFrom('funding_credits')
+    .select(['currency', sql<number>`sum(amount)`.as('s')])
+    .groupBy('currency')
+    .execute();
+  const capital = new Map(sums.filter((r) => r.account === Account.capital).map((r) => [r.currency, -Number(r.s)]));
+  for (const c of new Set([...capital.keys(), ...credits.map((r) => r.currency)])) {
+    const recorded = Number(credits.find((r) => r.currency === c)?.s ?? 0);
+    if ((capital.get(c) ?? 0) !== recorded)
+      problems.push(`${Account.capital}: operators funded ${recorded} ${c} by their records, the journal says ${capital.get(c) ?? 0}`);
+  }
+  for (const c of new Set([...funded.keys(), ...held.keys()])) {
+    if ((funded.get(c) ?? 0) !== (held.get(c) ?? 0))
+      problems.push(
+        `${c}: operators funded ${funded.get(c) ?? 0}, but merchant funding, cards, settlement and fees hold ${held.get(c) ?? 0}`,
+      );
+  }
+  return problems;
+}

@@ -1,0 +1,61 @@
+import type { CardRow } from '../cards/model.js';
+import { forUpdate } from '../db/locks.js';
+import { DomainError } from '../errors.js';
+import { toMajor, toMinor } from '../money/currency.js';
+import type { TradeRow } from '../trades/record.js';
+import { TradeStatus, TradeType } from '../trades/types.js';
+import type { LedgerCtx } from './context.js';
+import { loadTrade } from './trade-rows.js';
+
+/**
+ * One merchant's card, its row locked (FOR UPDATE on PostgreSQL) before anything about it is read:
+ * every money verb decides on the card's status and balances, and every change of them takes this
+ * lock first, so what was read is still true at commit. Another merchant's card is 2648.
+ */
+export async function lockCard(ctx: LedgerCtx, cardId: string): Promise<CardRow> {
+  const q = ctx.tx.selectFrom('cards').selectAll().where('id', '=', cardId).where('merchant_id', '=', ctx.merchantId);
+  const card = await forUpdate(ctx.tx, q).executeTakeFirst();
+  if (!card) throw new DomainError('cardNotFound');
+  return card;
+}
+
+/** Two cards locked in the one global order (by id ascending), so two transfers cannot deadlock. */
+export async function lockTwoCards(ctx: LedgerCtx, a: string, b: string): Promise<[CardRow, CardRow]> {
+  if (b < a) {
+    const second = await lockCard(ctx, b);
+    return [await lockCard(ctx, a), second];
+  }
+  const first = await lockCard(ctx, a);
+  return [first, await lockCard(ctx, b)];
+}
+
+/**
+ * A transaction record and its card, the card locked first: a record changes only under its card's
+ * lock, so the record read after it (held, refunded, status) is the latest.
+ */
+export async function lockedTrade(ctx: LedgerCtx, tradeId: string): Promise<{ trade: TradeRow; card: CardRow }> {
+  const first = await loadTrade(ctx.tx, ctx.merchantId, tradeId);
+  const card = await lockCard(ctx, first.card_id);
+  return { trade: await loadTrade(ctx.tx, ctx.merchantId, tradeId), card };
+}
+
+/**
+ * The authorization a clearing or a reversal acts on: it must still hold funds (2730 otherwise).
+ * Returns it, its card (locked), and the amount asked for: all that is held unless less is given
+ * (2723 if more).
+ */
+export async function heldAuthorization(
+  ctx: LedgerCtx,
+  input: { tradeId: string; amount?: number | undefined },
+  action: 'cleared' | 'reversed',
+) {
+  const { trade: auth, card } = await lockedTrade(ctx, input.tradeId);
+  if (auth.trade_type !== TradeType.authorization || auth.trade_status !== TradeStatus.success || auth.held <= 0) {
+    throw new DomainError('tradeState', `tradeId: only an authorization that still holds funds can be ${action}`);
+  }
+  const amount = input.amount === undefined ? auth.held : toMinor(input.amount, card.currency);
+  if (amount > auth.held) {
+    throw new DomainError('incorrectAmount', `amount: at most the ${toMajor(auth.held, card.currency)} ${card.currency} still held`);
+  }
+  return { auth, card, amount };
+}

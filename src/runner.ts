@@ -1,0 +1,61 @@
+import type { Services, Verb, VerbCtx } from './context.js';
+import { type RequestKey, runWrite } from './idempotency/keys.js';
+
+/** How a verb is to be run: its input, who asks, and for which merchant. */
+export interface Run<I> {
+  input: I;
+  actor: string;
+  merchantId?: string;
+  /**
+   * Run at most once per key (decisions §4: a signed write's randomStr, for the merchant named
+   * above): a repeat answers the first answer, stored with the effect, and `onReplay` is told.
+   */
+  once?: Omit<RequestKey, 'merchantId'> & { onReplay?: () => void };
+  /** The moment the verb happens at, when the caller has fixed it (a worker's pass); else the clock's now. */
+  now?: number;
+  /** Bookkeeping whose loss in a crash is harmless (see Database.withTx). */
+  durable?: false;
+}
+
+/**
+ * Runs a verb: opens its transaction (retried on PostgreSQL after a lost deadlock or serialization
+ * conflict, src/db/index.ts), applies idempotency when asked, and after the commit wakes the
+ * callback worker if the verb left it work (an event). Routes, the CLI, the page and the worker all call
+ * verbs through here.
+ */
+export async function runVerb<I, O, C extends VerbCtx>(
+  svc: Services,
+  verb: Verb<I, O, C>,
+  run: Run<I> & Pick<C, 'merchantId'>,
+): Promise<O> {
+  const now = run.now ?? svc.clock();
+  const wake = { worker: false };
+  let after: Array<() => void> = [];
+  const afterCommit = (fn: () => void) => {
+    after.push(fn);
+  };
+  const ctx = { svc, now, wake, afterCommit, actor: run.actor, ...(run.merchantId === undefined ? {} : { merchantId: run.merchantId }) };
+  const effect = (tx: VerbCtx['tx']) => {
+    // A transaction tried again starts from nothing.
+    wake.worker = false;
+    after = [];
+    return verb({ ctx: { ...ctx, tx } as C, input: run.input });
+  };
+  let result: O;
+  if (run.once) {
+    if (run.merchantId === undefined) throw new Error('runVerb: an idempotent run needs its merchant');
+    const { onReplay, ...key } = run.once;
+    const outcome = await runWrite(svc.database, { ...key, merchantId: run.merchantId }, now, effect, svc.box);
+    if (outcome.replayed) {
+      // Nothing of this run was committed: its afterCommit work, if any, is not done.
+      onReplay?.();
+      return outcome.body;
+    }
+    result = outcome.body;
+  } else {
+    result = await svc.database.withTx(effect, run.durable === false ? { durable: false } : undefined);
+  }
+  for (const fn of after) fn();
+  if (wake.worker) svc.notifier.poke();
+  return result;
+}

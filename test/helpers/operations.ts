@@ -1,0 +1,271 @@
+// Every signed operation, in one table: how to call it for a tenant, which of its fields name the
+// merchant's own things, and how it answers an unknown one (test/isolation*.test.ts).
+import { holderBody, kycBody, randomStr } from './app.js';
+import {
+  APPLY,
+  AUTHORIZE,
+  authorization,
+  type Body,
+  CLEAR,
+  CREATE,
+  DETAILS,
+  HOLDER_REVIEW,
+  KYC_SHARE,
+  kycRequest,
+  LINK,
+  payment,
+  pendingHolder,
+  spareCard,
+  type Tenant,
+  TOPUP,
+} from './tenant.js';
+
+/** A field naming one of the merchant's things, and what the operation answers when it names nothing known. */
+interface IdField {
+  of: (s: Tenant) => string;
+  unknown: [status: number, code: string | undefined];
+}
+const HOLDER: IdField = { of: (s) => s.holderId, unknown: [404, '2606'] };
+const CARD: IdField = { of: (s) => s.cardId, unknown: [404, '2648'] };
+const CARD_NO: IdField = { of: (s) => s.pan, unknown: [404, '2648'] };
+const AUTHORIZATION: IdField = { of: (s) => s.authId, unknown: [409, '2730'] };
+const PAYMENT: IdField = { of: (s) => s.paymentId, unknown: [409, '2730'] };
+const KYC_REQUEST: IdField = { of: (s) => s.requestNo, unknown: [404, '2613'] };
+// Unique within one merchant only: another merchant's value is as free as a new one (no 2611, 1008 or 2610).
+const IDNO: IdField = { of: (s) => s.idno, unknown: [200, undefined] };
+const FREE_REQUEST_NO: IdField = { of: (s) => s.requestNo, unknown: [200, '0'] };
+const FREE_KYC_EMAIL: IdField = { of: (s) => s.kycEmail, unknown: [200, '0'] };
+
+export type Operation = {
+  operation: string;
+  path: string;
+  /** A valid body for the tenant's merchant (without appId and sign); it may create what it needs. */
+  body: (s: Tenant) => Body | Promise<Body>;
+  /** Fields that name one of the merchant's own things. */
+  ids: Record<string, IdField>;
+  /** Reply fields that differ on every success by design. */
+  volatile?: string[];
+} & (
+  | { kind: 'read' }
+  /** change: the same key (randomStr, requestNo) with another valid body; null when the operation has no key. */
+  | { kind: 'write'; change: ((b: Body) => Body) | null }
+);
+
+const day = (offsetDays = 0) => new Date(Date.now() + offsetDays * 86_400_000).toISOString().slice(0, 10);
+
+/** Every signed operation (test/isolation.test.ts checks the app registers exactly these). */
+export const OPERATIONS: Operation[] = [
+  {
+    operation: 'holderCreate',
+    path: CREATE,
+    kind: 'write',
+    body: () => holderBody(),
+    ids: { idno: IDNO },
+    volatile: ['holderId'],
+    change: (b) => ({ ...b, mobile: '+4915100000001' }),
+  },
+  {
+    operation: 'holderQuery',
+    path: '/api/network/holderQuery.html',
+    kind: 'read',
+    body: (s) => ({ holderId: s.holderId, randomStr: randomStr() }),
+    ids: { holderId: HOLDER },
+  },
+  {
+    operation: 'cardApply',
+    path: APPLY,
+    kind: 'write',
+    body: (s) => ({ holderId: s.holderId, currency: 'EUR', randomStr: randomStr() }),
+    ids: { holderId: HOLDER },
+    change: (b) => ({ ...b, currency: 'USDT' }),
+  },
+  {
+    operation: 'cardQuery',
+    path: '/api/network/cardQuery.html',
+    kind: 'read',
+    body: (s) => ({ cardId: s.cardId, randomStr: randomStr() }),
+    ids: { cardId: CARD },
+  },
+  {
+    operation: 'cardTopUp',
+    path: TOPUP,
+    kind: 'write',
+    body: (s) => ({ cardId: s.cardId, amount: 5, randomStr: randomStr() }),
+    ids: { cardId: CARD },
+    change: (b) => ({ ...b, amount: 6 }),
+  },
+  {
+    operation: 'merchantBalance',
+    path: '/api/network/merchantBalance.html',
+    kind: 'read',
+    body: () => ({ currency: 'EUR', randomStr: randomStr() }),
+    ids: {},
+  },
+  {
+    // A card of its own: the tenant's card stays active for the operations after it.
+    operation: 'cardFreeze',
+    path: '/api/network/cardFreeze.html',
+    kind: 'write',
+    body: async (s) => ({ cardId: await spareCard(s), reason: 'lost phone', randomStr: randomStr() }),
+    ids: { cardId: CARD },
+    change: (b) => ({ ...b, reason: 'stolen phone' }),
+  },
+  {
+    operation: 'cardUnfreeze',
+    path: '/api/network/cardUnfreeze.html',
+    kind: 'write',
+    body: async (s) => ({ cardId: await spareCard(s, true), randomStr: randomStr() }),
+    ids: { cardId: CARD },
+    change: (b) => ({ ...b, reason: 'found it' }),
+  },
+  {
+    operation: 'cardClose',
+    path: '/api/network/cardClose.html',
+    kind: 'write',
+    body: async (s) => ({ cardId: await spareCard(s), reason: 'customer left', randomStr: randomStr() }),
+    ids: { cardId: CARD },
+    change: (b) => ({ ...b, reason: 'other reason' }),
+  },
+  {
+    operation: 'tradeList',
+    path: '/api/network/networkAuthTradeList.html',
+    kind: 'read',
+    body: (s) => ({ cardId: s.cardId, cardNo: s.pan, beginDate: day(-29), endDate: day(), start: 0, randomStr: randomStr() }),
+    ids: { cardId: CARD, cardNo: CARD_NO },
+  },
+  {
+    operation: 'kycShare',
+    path: KYC_SHARE,
+    kind: 'write',
+    body: () => kycBody(),
+    ids: { requestNo: FREE_REQUEST_NO, email: FREE_KYC_EMAIL },
+    change: (b) => ({ ...b, email: `${randomStr().slice(0, 10).toLowerCase()}@example.com` }),
+  },
+  {
+    operation: 'kycQuery',
+    path: '/open/api/kyc/share/query',
+    kind: 'read',
+    body: (s) => ({ requestNo: s.requestNo, randomStr: randomStr() }),
+    ids: { requestNo: KYC_REQUEST },
+  },
+  {
+    // No holder id: the link names an e-mail (the page test below covers another merchant's cardholder).
+    // Its randomStr is single-use, like a read's (decisions §11): a replayed body mints no second link.
+    operation: 'loginFreeLink',
+    path: LINK,
+    kind: 'read',
+    body: () => ({ email: `${randomStr().slice(0, 10).toLowerCase()}@example.com`, randomStr: randomStr() }),
+    ids: {},
+    volatile: ['model.webUrl'],
+  },
+  {
+    operation: 'sandboxHolderReview',
+    path: HOLDER_REVIEW,
+    kind: 'write',
+    body: async (s) => ({ holderId: await pendingHolder(s), auditStatus: 2, randomStr: randomStr() }),
+    ids: { holderId: HOLDER },
+    change: (b) => ({ ...b, auditStatus: 1 }),
+  },
+  {
+    operation: 'sandboxKycReview',
+    path: '/sandbox/kyc/review',
+    kind: 'write',
+    body: async (s) => ({
+      requestNo: (await kycRequest(s)).requestNo,
+      kycStatus: 'rejected',
+      reason: 'blurred document',
+      randomStr: randomStr(),
+    }),
+    ids: { requestNo: KYC_REQUEST },
+    change: (b) => ({ ...b, kycStatus: 'approved' }),
+  },
+  {
+    operation: 'sandboxAuthorize',
+    path: AUTHORIZE,
+    kind: 'write',
+    body: (s) => ({ cardId: s.cardId, amount: 1, randomStr: randomStr() }),
+    ids: { cardId: CARD },
+    change: (b) => ({ ...b, amount: 2 }),
+  },
+  {
+    operation: 'sandboxClear',
+    path: CLEAR,
+    kind: 'write',
+    body: async (s) => ({ tradeId: await authorization(s), randomStr: randomStr() }),
+    ids: { tradeId: AUTHORIZATION },
+    change: (b) => ({ ...b, amount: 0.5 }),
+  },
+  {
+    operation: 'sandboxReverse',
+    path: '/sandbox/network/reverse',
+    kind: 'write',
+    body: async (s) => ({ tradeId: await authorization(s), randomStr: randomStr() }),
+    ids: { tradeId: AUTHORIZATION },
+    change: (b) => ({ ...b, amount: 0.5 }),
+  },
+  {
+    operation: 'sandboxVoid',
+    path: '/sandbox/network/void',
+    kind: 'write',
+    body: async (s) => ({ tradeId: await authorization(s), randomStr: randomStr() }),
+    ids: { tradeId: AUTHORIZATION },
+    change: (b) => ({ ...b, businessDate: day() }),
+  },
+  {
+    operation: 'sandboxRefund',
+    path: '/sandbox/network/refund',
+    kind: 'write',
+    body: async (s) => ({ tradeId: await payment(s), amount: 0.5, randomStr: randomStr() }),
+    ids: { tradeId: PAYMENT },
+    change: (b) => ({ ...b, amount: 0.25 }),
+  },
+  {
+    operation: 'sandboxWithdraw',
+    path: '/sandbox/network/withdraw',
+    kind: 'write',
+    body: (s) => ({ cardId: s.cardId, amount: 1, randomStr: randomStr() }),
+    ids: { cardId: CARD },
+    change: (b) => ({ ...b, amount: 2 }),
+  },
+  {
+    operation: 'sandboxTransfer',
+    path: '/sandbox/network/transfer',
+    kind: 'write',
+    body: (s) => ({ cardId: s.cardId, toCardId: s.card2Id, amount: 1, randomStr: randomStr() }),
+    ids: { cardId: CARD, toCardId: CARD },
+    change: (b) => ({ ...b, amount: 2 }),
+  },
+  {
+    operation: 'sandboxAdjust',
+    path: '/sandbox/network/adjust',
+    kind: 'write',
+    body: (s) => ({ cardId: s.cardId, amount: 1, direction: 'credit', randomStr: randomStr() }),
+    ids: { cardId: CARD },
+    change: (b) => ({ ...b, direction: 'debit' }),
+  },
+  {
+    operation: 'sandboxBalanceInquiry',
+    path: '/sandbox/network/balanceInquiry',
+    kind: 'write',
+    body: (s) => ({ cardId: s.cardId, randomStr: randomStr() }),
+    ids: { cardId: CARD },
+    change: (b) => ({ ...b, businessDate: day() }),
+  },
+  {
+    operation: 'sandboxFee',
+    path: '/sandbox/network/fee',
+    kind: 'write',
+    body: (s) => ({ cardId: s.cardId, amount: 0.5, randomStr: randomStr() }),
+    ids: { cardId: CARD },
+    change: (b) => ({ ...b, amount: 0.75 }),
+  },
+  {
+    operation: 'sandboxCardDetails',
+    path: DETAILS,
+    kind: 'read',
+    body: (s) => ({ cardId: s.cardId, randomStr: randomStr() }),
+    ids: { cardId: CARD },
+  },
+];
+
+export const sandboxOnly = (op: Operation) => op.path.startsWith('/sandbox/');
