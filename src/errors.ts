@@ -32,6 +32,8 @@ export const ErrorCodes = {
   insufficientBalance: { code: '2725', status: 409, msg: 'Insufficient balance' },
   insufficientFunding: { code: '2726', status: 409, msg: 'Insufficient funding balance' },
   statusSource: { code: '2727', status: 409, msg: 'Card status set by another party' },
+  spendingControl: { code: '2728', status: 409, msg: 'Declined by the card’s spending controls' },
+  merchantDeclined: { code: '2729', status: 409, msg: 'Declined by the program’s authorization endpoint' },
   tradeState: {
     code: '2730',
     status: 409,

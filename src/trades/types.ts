@@ -26,3 +26,38 @@ export const TRADE_STATUSES = Object.values(TradeStatus) as TradeStatusValue[];
 
 /** What the transaction list returns when no tradeStatusList is sent (interface 4.1 rule 2). */
 export const DEFAULT_LIST_STATUSES: readonly TradeStatusValue[] = [TradeStatus.success, TradeStatus.refund];
+
+/**
+ * Why an authorization was declined (decisions §11): stored with the decline, returned by
+ * tradeQuery and the `authorization.declined` callback. Each maps to one result code: card
+ * status 2724, balance 2725, the spending controls 2728, the merchant's authorization endpoint 2729.
+ */
+export const DeclineReason = {
+  /** The card is frozen or closed (2724). */
+  cardInactive: 'card_inactive',
+  /** The available balance does not cover amount and fees (2725). */
+  insufficientFunds: 'insufficient_funds',
+  /** A `spendingLimits` entry of the card or its cardholder would be exceeded (2728). */
+  spendingLimit: 'spending_limit',
+  /** The MCC is not in `allowedMccs` (or the authorization has none) (2728). */
+  mccNotAllowed: 'mcc_not_allowed',
+  /** The MCC is in `blockedMccs` (2728). */
+  mccBlocked: 'mcc_blocked',
+  /** The acceptor's country is not in `allowedCountries` (or the authorization has none) (2728). */
+  countryNotAllowed: 'country_not_allowed',
+  /** The acceptor's country is in `blockedCountries` (2728). */
+  countryBlocked: 'country_blocked',
+  /** The channel is not in `channels` (2728). */
+  channelNotAllowed: 'channel_not_allowed',
+  /** The merchant's authorization endpoint answered `approved: false` (2729). */
+  merchantDeclined: 'merchant_declined',
+  /** No answer within the deadline, and the merchant's default is `decline` (2729). */
+  merchantTimeout: 'merchant_timeout',
+  /** Unreachable, refused URL, non-2xx or unreadable answer, and the default is `decline` (2729). */
+  merchantError: 'merchant_error',
+} as const;
+export type DeclineReasonValue = (typeof DeclineReason)[keyof typeof DeclineReason];
+
+/** The channels a network names an authorization's acceptor by (decisions §11). */
+export const Channel = { ecommerce: 'ecommerce', pos: 'pos', atm: 'atm' } as const;
+export type ChannelValue = (typeof Channel)[keyof typeof Channel];
