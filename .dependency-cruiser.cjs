@@ -22,12 +22,16 @@ const LAYERS = [
   { name: 'assembly', paths: ['^src/app\\.ts$', '^src/services\\.ts$'] },
   {
     name: 'transports',
-    paths: [`^src/${DOMAINS}/routes\\.ts$`, '^src/docs/', '^src/http/(?!(schemas|fields|signing|signature-detail)\\.ts$)'],
+    paths: [`^src/${DOMAINS}/routes\\.ts$`, '^src/docs/', '^src/http/(?!(schemas|fields|signing|signature-detail|decline-detail)\\.ts$)'],
   },
   { name: 'domains', paths: [`^src/${DOMAINS}/(?!${CODES}\\.ts$)`, '^src/(context|runner)\\.ts$', '^src/crypto/reseal\\.ts$'] },
   {
     name: 'wire format',
-    paths: ['^src/[^/]+/schemas\\.ts$', `^src/${DOMAINS}/${CODES}\\.ts$`, '^src/http/(fields|signing|signature-detail)\\.ts$'],
+    paths: [
+      '^src/[^/]+/schemas\\.ts$',
+      `^src/${DOMAINS}/${CODES}\\.ts$`,
+      '^src/http/(fields|signing|signature-detail|decline-detail)\\.ts$',
+    ],
   },
   { name: 'foundation', paths: ['^src/(config|errors|dates|canonical-json)\\.ts$', '^src/(money|crypto|db)/'] },
 ];

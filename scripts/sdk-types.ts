@@ -10,7 +10,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AuditStatus } from '../src/holders/audit-status.js';
-import { TradeStatus, TradeType } from '../src/trades/types.js';
+import { Channel, DeclineReason, TradeStatus, TradeType } from '../src/trades/types.js';
 import { openapiDocument } from './openapi-doc.js';
 
 const OUT = join('client', 'src', 'wire.ts');
@@ -35,6 +35,8 @@ const TABLES = [
   { name: 'TradeType', doc: 'Transaction types of interface §2.1.', table: TradeType },
   { name: 'TradeStatus', doc: 'Transaction statuses of interface §2.1.', table: TradeStatus },
   { name: 'AuditStatus', doc: 'Cardholder audit statuses of interface §3.1.', table: AuditStatus },
+  { name: 'DeclineReason', doc: 'Why an authorization was declined (docs/transactions.md).', table: DeclineReason },
+  { name: 'Channel', doc: 'How a card was presented for an authorization.', table: Channel },
 ];
 
 /**
@@ -48,6 +50,16 @@ const RECORDS = [
     at: ['sandboxAuthorize', 'model'],
   },
   { name: 'TradePage', doc: 'One page of the transaction list (interface 4.1).', at: ['tradeList'] },
+  {
+    name: 'Authorization',
+    doc: 'An authorization, approved or declined: the acceptor the network sent and how the program decided.',
+    at: ['tradeQuery', 'model', 'authorization', 'value'],
+  },
+  {
+    name: 'TradeDetail',
+    doc: 'One transaction (tradeQuery): its record, and the authorization when it is one.',
+    at: ['tradeQuery', 'model'],
+  },
   { name: 'Cardholder', doc: 'A cardholder (interface §2.2).', at: ['holderQuery', 'model'] },
   { name: 'Card', doc: 'A card: never its full number.', at: ['cardQuery', 'model'] },
   {
@@ -66,7 +78,9 @@ function find(doc: Record<string, any>, [operationId, ...path]: string[]): JsonS
   if (!op) throw new Error(`no operation ${operationId} in the OpenAPI document`);
   let schema = op.responses?.['200']?.content?.['application/json']?.schema as JsonSchema | undefined;
   for (const step of path) {
-    schema = step === 'items' ? schema?.items : schema?.properties?.[step];
+    // 'value': the member of a nullable union (`anyOf: [X, null]`) that is not null.
+    schema =
+      step === 'items' ? schema?.items : step === 'value' ? schema?.anyOf?.find((s) => s.type !== 'null') : schema?.properties?.[step];
   }
   if (!schema) throw new Error(`no schema at ${[operationId, ...path].join('.')}`);
   return schema;

@@ -139,7 +139,10 @@ eachDialect('merchant SDK (client/) against the real service', (dialect) => {
       (await sdk.funding.balance()).map((b) => b.currency),
       ['EUR', 'USDT'],
     );
-    const auth = await sdk.sandbox.authorize({ cardId: card.cardId, amount: 12.5, remark: 'Coffee' });
+    const auth = await sdk.sandbox.authorize({ cardId: card.cardId, amount: 12.5, remark: 'Coffee', mcc: '5814', channel: 'pos' });
+    const detail = await sdk.trades.get(auth.tradeId);
+    assert.deepEqual(detail.trade, auth);
+    assert.deepEqual([detail.authorization?.merchant.mcc, detail.authorization?.channel], ['5814', 'pos']);
     const payment = await sdk.sandbox.clear({ tradeId: auth.tradeId });
     assert.equal(payment.tradeType, TradeType.payment);
     await sdk.sandbox.refund({ tradeId: payment.tradeId, amount: 2.5 });
@@ -201,6 +204,11 @@ eachDialect('merchant SDK (client/) against the real service', (dialect) => {
     const broke = await sdk.sandbox.authorize({ cardId: card.cardId, amount: 50 }).catch((e: unknown) => e);
     assert.ok(broke instanceof ConflictError);
     assert.equal(broke.code, '2725');
+    // The declined authorization is read back by the id the decline carries.
+    assert.equal(broke.decline?.declineReason, 'insufficient_funds');
+    const declined = await sdk.trades.get(broke.decline?.tradeId ?? '');
+    assert.equal(declined.trade, null);
+    assert.deepEqual([declined.authorization?.decision.approved, declined.authorization?.decision.code], [false, '2725']);
     const wrongSecret = await client(h.merchant, { secret: 'sk_test_wrong' })
       .cards.get(card.cardId)
       .catch((e: unknown) => e);

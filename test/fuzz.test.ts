@@ -184,7 +184,7 @@ eachDialect('fuzz: every operation, bad input at scale', (dialect) => {
           const after = await counts(h);
           // What a rejected request may leave: a read's randomStr is used up once it was checked (a
           // nonce, docs/idempotency.md), and a declined authorization is recorded on purpose.
-          const allowed = new Set(['idempotency_keys', 'auth_declines']);
+          const allowed = new Set(['idempotency_keys', 'authorizations']);
           for (const [table, n] of Object.entries(after)) {
             if (!allowed.has(table)) assert.equal(n, before[table], `${op.url} rejected with ${reply.code} but wrote to ${table}`);
           }

@@ -113,15 +113,23 @@ eachDialect('transaction lifecycle and ledger', (dialect) => {
     const res = await h.call(`${N}/authorize`, body, { raw: true });
     assert.equal(res.status, 409);
     assert.equal(res.body.code, '2725');
-    const declines = await h.db.database.db.selectFrom('auth_declines').selectAll().where('card_id', '=', cardId).execute();
+    const declines = await h.db.database.db
+      .selectFrom('authorizations')
+      .selectAll()
+      .where('card_id', '=', cardId)
+      .where('approved', '=', 0)
+      .execute();
     assert.equal(declines.length, 1);
-    assert.equal(declines[0]?.reason_code, '2725');
+    assert.equal(declines[0]?.decline_code, '2725');
+    assert.equal(declines[0]?.decline_reason, 'insufficient_funds');
     assert.equal(Number(declines[0]?.amount), 1001);
+    assert.deepEqual(res.body.detail, { tradeId: declines[0]?.id, declineReason: 'insufficient_funds' });
     const again = await h.call(`${N}/authorize`, body, { raw: true });
     assert.equal(again.body.code, '2725');
     assert.equal(again.headers['x-idempotent-replay'], 'true', 'the stored decline is replayed');
+    assert.deepEqual(again.body.detail, res.body.detail, 'with the same declined authorization');
     assert.equal(
-      (await h.db.database.db.selectFrom('auth_declines').selectAll().where('card_id', '=', cardId).execute()).length,
+      (await h.db.database.db.selectFrom('authorizations').selectAll().where('card_id', '=', cardId).execute()).length,
       1,
       'a retry records nothing more',
     );
@@ -140,8 +148,12 @@ eachDialect('transaction lifecycle and ledger', (dialect) => {
     const res = await h.call(`${N}/authorize`, { cardId, amount: 1, randomStr: randomStr() });
     assert.equal(res.body.code, '2724');
     assert.match(res.body.msg, /frozen/);
-    const declines = await h.db.database.db.selectFrom('auth_declines').select('reason_code').where('card_id', '=', cardId).execute();
-    assert.deepEqual(declines, [{ reason_code: '2724' }]);
+    const declines = await h.db.database.db
+      .selectFrom('authorizations')
+      .select(['decline_code', 'decline_reason'])
+      .where('card_id', '=', cardId)
+      .execute();
+    assert.deepEqual(declines, [{ decline_code: '2724', decline_reason: 'card_inactive' }]);
     await ok(h, '/api/network/cardTopUp.html', { cardId, amount: 5 });
     assert.deepEqual(await balances(h, cardId), { available: 15, ledger: 15, status: 'frozen' });
   });

@@ -1,3 +1,5 @@
+import type { DeclineReasonValue } from './wire.js';
+
 /** What a sandbox service answers with a signature error (docs/errors.md). */
 export interface SignatureDetail {
   signingString: string;
@@ -15,6 +17,18 @@ function isSignatureDetail(v: unknown): v is SignatureDetail {
     Array.isArray(d.unsignedFields) &&
     typeof d.signType === 'string'
   );
+}
+
+/** What a declined sandbox authorization answers (2724, 2725, 2728, 2729): read it with `trades.get(tradeId)`. */
+export interface DeclineDetail {
+  tradeId: string;
+  declineReason: DeclineReasonValue;
+}
+
+function isDeclineDetail(v: unknown): v is DeclineDetail {
+  if (typeof v !== 'object' || v === null) return false;
+  const d = v as Record<string, unknown>;
+  return typeof d.tradeId === 'string' && typeof d.declineReason === 'string';
 }
 
 /** Every error the SDK throws is one of these. */
@@ -40,6 +54,8 @@ export class APIError extends CardProgramError {
      * `unsignedFields`, `signType`); compare it with the string you signed. Never the secret.
      */
     readonly detail?: SignatureDetail,
+    /** On a declined sandbox authorization: its id (read it with `trades.get`) and `declineReason`. */
+    readonly decline?: DeclineDetail,
   ) {
     super(`${code ? `${code} ` : ''}${msg}${traceId ? ` (traceId ${traceId})` : ''}`);
   }
@@ -71,7 +87,15 @@ export class APIError extends CardProgramError {
                   : status >= 500
                     ? InternalServerError
                     : APIError;
-    return new Class(status, code, msg, traceId, headers, isSignatureDetail(env.detail) ? env.detail : undefined);
+    return new Class(
+      status,
+      code,
+      msg,
+      traceId,
+      headers,
+      isSignatureDetail(env.detail) ? env.detail : undefined,
+      isDeclineDetail(env.detail) ? env.detail : undefined,
+    );
   }
 }
 

@@ -1,14 +1,20 @@
-import type { AuditStatusValue, TradeRecord } from './wire.js';
+import type { AuditStatusValue, Authorization, TradeRecord } from './wire.js';
 import { AuditStatus as WireAuditStatus } from './wire.js';
 
 // The records and code tables are generated from the service's OpenAPI document (wire.ts).
 export {
   type AuditStatusValue,
+  type Authorization,
   type Card,
   type CardDetails,
   type Cardholder,
+  Channel,
+  type ChannelValue,
+  DeclineReason,
+  type DeclineReasonValue,
   type FundingBalance,
   type KycStatus,
+  type TradeDetail,
   type TradePage,
   type TradeRecord,
   TradeStatus,
@@ -45,7 +51,15 @@ export type CallbackEvent =
       holderId: string | null;
     })
   | (EventBase & { type: 'holder.audit'; holderId: string; auditStatus: AuditStatusValue; errMsg: string })
-  | (EventBase & TradeRecord & { type: 'trade'; cardId: string })
+  | (EventBase &
+      TradeRecord & {
+        type: 'trade';
+        cardId: string;
+        /** On an authorization's record (tradeType 150) when it is written: the acceptor and the decision. */
+        authorization?: Authorization;
+      })
+  /** An authorization the program declined: not a listed trade; read it again with `trades.get(authorization.id)`. */
+  | (EventBase & { type: 'authorization.declined'; authorization: Authorization })
   | (EventBase & {
       type: 'card.status';
       cardId: string;

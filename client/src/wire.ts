@@ -23,6 +23,26 @@ export type TradeStatusValue = (typeof TradeStatus)[keyof typeof TradeStatus];
 export const AuditStatus = { pending: 0, underReview: 1, approved: 2, rejected: 3, dataToBeCompleted: 4 } as const;
 export type AuditStatusValue = (typeof AuditStatus)[keyof typeof AuditStatus];
 
+/** Why an authorization was declined (docs/transactions.md). */
+export const DeclineReason = {
+  cardInactive: 'card_inactive',
+  insufficientFunds: 'insufficient_funds',
+  spendingLimit: 'spending_limit',
+  mccNotAllowed: 'mcc_not_allowed',
+  mccBlocked: 'mcc_blocked',
+  countryNotAllowed: 'country_not_allowed',
+  countryBlocked: 'country_blocked',
+  channelNotAllowed: 'channel_not_allowed',
+  merchantDeclined: 'merchant_declined',
+  merchantTimeout: 'merchant_timeout',
+  merchantError: 'merchant_error',
+} as const;
+export type DeclineReasonValue = (typeof DeclineReason)[keyof typeof DeclineReason];
+
+/** How a card was presented for an authorization. */
+export const Channel = { ecommerce: 'ecommerce', pos: 'pos', atm: 'atm' } as const;
+export type ChannelValue = (typeof Channel)[keyof typeof Channel];
+
 /** A transaction record (interface §2.1). Amounts are in major units of `currency`. */
 export interface TradeRecord {
   /** first 6 and last 4 digits, the rest * */
@@ -50,6 +70,48 @@ export interface TradePage {
   /** records in the whole filtered range */
   total: number;
   tradeList: TradeRecord[];
+}
+
+/** An authorization, approved or declined: the acceptor the network sent and how the program decided. */
+export interface Authorization {
+  /** the 150 trade’s tradeId when approved; dcl_… when declined */
+  id: string;
+  cardId: string;
+  /** first 6 and last 4 digits, the rest * */
+  cardNo: string;
+  currency: string;
+  /** in the card currency, major units */
+  amount: number;
+  currencyTxn: string;
+  /** in currencyTxn, major units */
+  txnAmount: number;
+  merchant: {
+    mcc: string | null;
+    name: string | null;
+    city: string | null;
+    country: string | null;
+  };
+  channel: ChannelValue | null;
+  decision: {
+    approved: boolean;
+    /** null when approved */
+    declineReason: DeclineReasonValue | null;
+    /** the result code the decline answered (2724, 2725, 2728, 2729); null when approved */
+    code: string | null;
+    /** the decision in words */
+    message: string;
+  };
+  remark: string;
+  /** when the network asked, ISO 8601 UTC */
+  createdAt: string;
+}
+
+/** One transaction (tradeQuery): its record, and the authorization when it is one. */
+export interface TradeDetail {
+  /** the 4.1 record; null for a declined authorization */
+  trade: TradeRecord | null;
+  /** for an authorization (tradeType 150, or a declined one): the acceptor and the decision; null otherwise */
+  authorization: Authorization | null;
 }
 
 /** A cardholder (interface §2.2). */

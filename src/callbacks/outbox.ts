@@ -3,10 +3,10 @@ import type { TxCtx } from '../context.js';
 import { newId } from '../db/ids.js';
 import type { DB } from '../db/schema.js';
 
-export type EventType = 'kyc.result' | 'holder.audit' | 'trade' | 'card.status';
+export type EventType = 'kyc.result' | 'holder.audit' | 'trade' | 'card.status' | 'authorization.declined';
 
 /** The events sent to the merchant's notify URL (a `kyc.result` goes to its request's own `callbackUrl`). */
-export const NOTIFY_EVENTS: readonly EventType[] = ['holder.audit', 'trade', 'card.status'];
+export const NOTIFY_EVENTS: readonly EventType[] = ['holder.audit', 'trade', 'card.status', 'authorization.declined'];
 
 /**
  * Writes a callback event into the outbox, in the caller's transaction: the event exists if and only

@@ -149,16 +149,26 @@ export interface LedgerPostingsTable {
   created_at: number;
 }
 
-export interface AuthDeclinesTable {
+/** Every authorization, approved (id of its 150 trade) or declined (`dcl_…`, no trade). */
+export interface AuthorizationsTable {
   id: string;
   merchant_id: string;
   card_id: string;
+  /** 1 approved, 0 declined. */
+  approved: number;
   currency: string;
   amount: number;
   currency_txn: string;
   txn_amount: number;
-  reason_code: string;
-  reason: string;
+  mcc: string | null;
+  merchant_name: string | null;
+  merchant_city: string | null;
+  merchant_country: string | null;
+  channel: string | null;
+  /** A DeclineReason (src/trades/types.ts); null when approved. */
+  decline_reason: string | null;
+  decline_code: string | null;
+  message: string;
   remark: string;
   created_at: number;
 }
@@ -308,7 +318,7 @@ export interface DB {
   trades: TradesTable;
   trade_day_counts: TradeDayCountsTable;
   ledger_postings: LedgerPostingsTable;
-  auth_declines: AuthDeclinesTable;
+  authorizations: AuthorizationsTable;
   merchants: MerchantsTable;
   cardholders: CardholdersTable;
   holder_reviews: HolderReviewsTable;

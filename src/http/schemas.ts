@@ -1,4 +1,5 @@
 import { type TSchema, Type } from 'typebox';
+import { DeclineDetailSchema } from './decline-detail.js';
 import { SignatureDetailSchema } from './signature-detail.js';
 
 /**
@@ -68,7 +69,7 @@ export const ErrorEnvelope = Type.Object({
   success: Type.Literal(false),
   error: Type.Literal(true),
   errMsg: Type.Optional(Type.String({ description: 'same text as msg (cardholder creation only)' })),
-  detail: Type.Optional(SignatureDetailSchema),
+  detail: Type.Optional(Type.Union([SignatureDetailSchema, DeclineDetailSchema])),
 });
 
 export const errorResponses = {

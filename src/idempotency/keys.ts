@@ -58,8 +58,9 @@ async function replay<T>(db: Kysely<DB>, box: SecretBox | null, key: RequestKey,
   const answer = openAnswer(box, key, row.response_body);
   if (row.response_status !== 200) {
     // A stored failure (a recorded decline) replays as the same failure.
-    const failure = JSON.parse(answer) as { kind: ErrorKind; msg: string };
+    const failure = JSON.parse(answer) as { kind: ErrorKind; msg: string; detail?: Record<string, unknown> };
     const err = new DomainError(failure.kind, failure.msg);
+    err.detail = failure.detail;
     err.replayed = true;
     throw err;
   }
@@ -118,7 +119,7 @@ export async function runWrite<T>(
       } catch (err) {
         if (!(err instanceof CommittedFailure)) throw err;
         status = err.error.status;
-        stored = { kind: err.error.kind, msg: err.error.message };
+        stored = { kind: err.error.kind, msg: err.error.message, detail: err.error.detail };
         result = err;
       }
       await tx

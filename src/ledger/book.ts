@@ -56,7 +56,14 @@ const MERCHANT_FUNDING = /^merchant:(.+):funding$/;
  * lock order of docs/architecture.md), then the balanced journal entry, then the listed trades, all
  * in the caller's transaction.
  */
-export async function book(ctx: LedgerCtx, currency: string, given: Leg[], trades: NewTrade[]): Promise<void> {
+export async function book(
+  ctx: LedgerCtx,
+  currency: string,
+  given: Leg[],
+  trades: NewTrade[],
+  /** Fields added to the first trade's `trade` callback (an authorization's acceptor and decision). */
+  eventExtra?: Record<string, unknown>,
+): Promise<void> {
   const { tx, now } = ctx;
   let legs = given;
   const deltas = new Map<string, { available: number; held: number }>();
@@ -91,8 +98,8 @@ export async function book(ctx: LedgerCtx, currency: string, given: Leg[], trade
     if (delta !== 0) await moveMerchantFunding(tx, merchantId, currency, delta, now);
   }
   await postEntry(tx, { tradeId: trades[0]?.id ?? null, currency, now, legs });
-  for (const t of trades) {
+  for (const [i, t] of trades.entries()) {
     await insertTrade(tx, t);
-    await tradeEvent(ctx, t);
+    await tradeEvent(ctx, t, i === 0 ? eventExtra : undefined);
   }
 }

@@ -73,7 +73,7 @@ export async function loadTrade(tx: Kysely<DB>, merchantId: string, tradeId: str
  * The URL is read in the transaction, not from the merchant cache: a URL set a moment ago by the
  * CLI (another process) gets this event, as `holder.audit` and `card.status` events do.
  */
-export async function tradeEvent(ctx: LedgerCtx, trade: NewTrade): Promise<void> {
+export async function tradeEvent(ctx: LedgerCtx, trade: NewTrade, extra?: Record<string, unknown>): Promise<void> {
   const row = await ctx.tx
     .selectFrom('cards')
     .innerJoin('merchants', 'merchants.id', 'cards.merchant_id')
@@ -88,7 +88,7 @@ export async function tradeEvent(ctx: LedgerCtx, trade: NewTrade): Promise<void>
       type: 'trade',
       subject: `card:${trade.card_id}`,
       url: row.notify_url,
-      body: { cardId: trade.card_id, ...toTradeRecord(trade, maskedCardNo(row)) },
+      body: { cardId: trade.card_id, ...toTradeRecord(trade, maskedCardNo(row)), ...extra },
       now: ctx.now,
     },
     ctx.wake,

@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
-import { CardId, CurrencyCode, DateText, ShortText, TradeId } from '../http/fields.js';
+import { CardId, CountryCode, CurrencyCode, DateText, ShortText, TradeId } from '../http/fields.js';
 import { Money, RandomStr, SignedFields, StringEnum } from '../http/schemas.js';
+import { Channel } from '../trades/types.js';
 
 const Remark = Type.Optional(ShortText(200));
 const BusinessDate = Type.Optional(DateText('must be a date written yyyy-MM-dd (sandbox: places the record on that day)'));
@@ -15,6 +16,14 @@ export const AuthorizeBody = body({
   txnAmount: Type.Optional(Type.Number({ description: 'must be the amount in currencyTxn, major units' })),
   remark: Remark,
   businessDate: BusinessDate,
+  // The acceptor, as a network sends it (decisions §11): read back with tradeQuery.
+  mcc: Type.Optional(Type.String({ pattern: '^[0-9]{4}$', description: 'must be a merchant category code: 4 digits, e.g. 5411' })),
+  merchantName: Type.Optional(
+    Type.String({ minLength: 1, maxLength: 100, description: 'must be 1 to 100 characters: the acceptor’s name' }),
+  ),
+  merchantCity: Type.Optional(Type.String({ minLength: 1, maxLength: 40, description: 'must be 1 to 40 characters: the acceptor’s city' })),
+  merchantCountry: Type.Optional(CountryCode('must be an ISO 3166-1 alpha-2 country code, e.g. DE')),
+  channel: Type.Optional(StringEnum(Object.values(Channel), 'must be ecommerce, pos or atm')),
 });
 export const ClearBody = body({ tradeId: TradeId, amount: Type.Optional(Money), businessDate: BusinessDate });
 export const ReverseBody = ClearBody;

@@ -1,9 +1,9 @@
 import type { Selectable } from 'kysely';
 import type { Static } from 'typebox';
-import type { TradesTable } from '../db/schema.js';
+import type { AuthorizationsTable, TradesTable } from '../db/schema.js';
 import { toMajor } from '../money/currency.js';
-import type { TradeRecordSchema } from './schemas.js';
-import type { TradeStatusValue, TradeTypeValue } from './types.js';
+import type { AuthorizationSchema, TradeRecordSchema } from './schemas.js';
+import type { ChannelValue, DeclineReasonValue, TradeStatusValue, TradeTypeValue } from './types.js';
 
 export type TradeRow = Selectable<TradesTable>;
 
@@ -25,5 +25,33 @@ export function toTradeRecord(row: Omit<TradeRow, 'seq'>, maskedCardNo: string):
     tradeType: row.trade_type as TradeTypeValue,
     tradeStatus: row.trade_status as TradeStatusValue,
     remark: row.remark,
+  };
+}
+
+export type AuthorizationRow = Selectable<AuthorizationsTable>;
+
+/** An authorization, approved or declined, with its acceptor and decision (decisions §11). */
+export type Authorization = Static<typeof AuthorizationSchema>;
+
+export function toAuthorization(row: AuthorizationRow, maskedCardNo: string): Authorization {
+  return {
+    id: row.id,
+    cardId: row.card_id,
+    cardNo: maskedCardNo,
+    currency: row.currency,
+    amount: toMajor(row.amount, row.currency),
+    currencyTxn: row.currency_txn,
+    txnAmount: toMajor(row.txn_amount, row.currency_txn),
+    merchant: { mcc: row.mcc, name: row.merchant_name, city: row.merchant_city, country: row.merchant_country },
+    // The columns hold only values of the tables in types.ts: authorize writes them from those.
+    channel: row.channel as ChannelValue | null,
+    decision: {
+      approved: row.approved === 1,
+      declineReason: row.decline_reason as DeclineReasonValue | null,
+      code: row.decline_code,
+      message: row.message,
+    },
+    remark: row.remark,
+    createdAt: new Date(Number(row.created_at)).toISOString(),
   };
 }

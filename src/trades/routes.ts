@@ -1,9 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Services } from '../context.js';
 import { signedRead } from '../http/operation.js';
-import { errorResponses } from '../http/schemas.js';
+import { errorResponses, ok } from '../http/schemas.js';
 import { listTrades } from './list.js';
-import { TradeListBody, TradePageSchema } from './schemas.js';
+import { queryTrade } from './query.js';
+import { TradeDetailEnvelope, TradeListBody, TradePageSchema, TradeQueryBody } from './schemas.js';
 
 export const tradeRoutes: FastifyPluginAsyncTypebox<{ svc: Services }> = async (app, { svc }) => {
   app.post(
@@ -25,6 +26,26 @@ export const tradeRoutes: FastifyPluginAsyncTypebox<{ svc: Services }> = async (
       const orAbsent = (v: string | undefined) => (v === '' ? undefined : v);
       const input = { ...rest, cardId: orAbsent(cardId), cardNo: orAbsent(cardNo), currency: orAbsent(currency) };
       return listTrades({ db: svc.database.db, vault: svc.vault, merchantId: req.merchant.appId, input });
+    },
+  );
+
+  app.post(
+    '/api/network/tradeQuery.html',
+    {
+      schema: {
+        tags: ['Transactions'],
+        summary: 'One transaction by tradeId, with the acceptor and decision of an authorization (approved or declined)',
+        description:
+          'The 4.1 record (null for a declined authorization, which is not a listed trade) and, for an authorization, the acceptor data the network sent and how the program decided. Another merchant’s tradeId is answered as an unknown one (2730). A read: randomStr is single-use.',
+        body: TradeQueryBody,
+        response: { 200: TradeDetailEnvelope, ...errorResponses },
+      },
+      config: { operation: 'tradeQuery' },
+    },
+    async (req) => {
+      const { tradeId, randomStr } = req.body;
+      await signedRead(svc, req, randomStr);
+      return ok(await queryTrade({ db: svc.database.db, merchantId: req.merchant.appId, tradeId }), req.id);
     },
   );
 };

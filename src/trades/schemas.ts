@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
-import { CardCurrencyFilter, DateText, Id } from '../http/fields.js';
-import { CodeEnum, Envelope, RandomStr, SignedFields } from '../http/schemas.js';
-import { TRADE_STATUSES, TradeStatus, TradeType } from './types.js';
+import { CardCurrencyFilter, DateText, Id, TradeId } from '../http/fields.js';
+import { CodeEnum, Envelope, RandomStr, SignedFields, StringEnum } from '../http/schemas.js';
+import { Channel, DeclineReason, TRADE_STATUSES, TradeStatus, TradeType } from './types.js';
 
 export const TradeRecordSchema = Type.Object({
   cardNo: Type.String({ description: 'first 6 and last 4 digits, the rest *' }),
@@ -50,3 +50,52 @@ export const TradePageSchema = Type.Object({
   total: Type.Integer({ description: 'records in the whole filtered range' }),
   tradeList: Type.Array(TradeRecordSchema),
 });
+
+const nullable = <T extends ReturnType<typeof Type.String>>(t: T) => Type.Union([t, Type.Null()]);
+
+/** The acceptor, as the network sent it with the authorization (null: not sent). */
+export const AcceptorSchema = Type.Object({
+  mcc: nullable(Type.String({ description: 'merchant category code, 4 digits' })),
+  name: nullable(Type.String()),
+  city: nullable(Type.String()),
+  country: nullable(Type.String({ description: 'ISO 3166-1 alpha-2' })),
+});
+
+/** How the program decided an authorization (docs/transactions.md, "Authorization decisions"). */
+export const DecisionSchema = Type.Object({
+  approved: Type.Boolean(),
+  declineReason: Type.Union([StringEnum(Object.values(DeclineReason), 'why it was declined'), Type.Null()], {
+    description: 'null when approved',
+  }),
+  code: Type.Union([Type.String(), Type.Null()], {
+    description: 'the result code the decline answered (2724, 2725, 2728, 2729); null when approved',
+  }),
+  message: Type.String({ description: 'the decision in words' }),
+});
+
+/** One authorization the network asked for, approved or declined (decisions §11). */
+export const AuthorizationSchema = Type.Object({
+  id: Type.String({ description: 'the 150 trade’s tradeId when approved; dcl_… when declined' }),
+  cardId: Type.String(),
+  cardNo: Type.String({ description: 'first 6 and last 4 digits, the rest *' }),
+  currency: Type.String(),
+  amount: Type.Number({ description: 'in the card currency, major units' }),
+  currencyTxn: Type.String(),
+  txnAmount: Type.Number({ description: 'in currencyTxn, major units' }),
+  merchant: AcceptorSchema,
+  channel: Type.Union([StringEnum(Object.values(Channel), 'how the card was presented'), Type.Null()]),
+  decision: DecisionSchema,
+  remark: Type.String(),
+  createdAt: Type.String({ description: 'when the network asked, ISO 8601 UTC' }),
+});
+
+export const TradeQueryBody = Type.Object({ ...SignedFields, tradeId: TradeId, randomStr: RandomStr }, { additionalProperties: false });
+
+/** tradeQuery's answer: the record (null for a declined authorization) and the authorization, if it is one. */
+export const TradeDetailSchema = Type.Object({
+  trade: Type.Union([TradeRecordSchema, Type.Null()], { description: 'the 4.1 record; null for a declined authorization' }),
+  authorization: Type.Union([AuthorizationSchema, Type.Null()], {
+    description: 'for an authorization (tradeType 150, or a declined one): the acceptor and the decision; null otherwise',
+  }),
+});
+export const TradeDetailEnvelope = Envelope(TradeDetailSchema);

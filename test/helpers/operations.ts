@@ -134,6 +134,13 @@ export const OPERATIONS: Operation[] = [
     ids: { cardId: CARD, cardNo: CARD_NO },
   },
   {
+    operation: 'tradeQuery',
+    path: '/api/network/tradeQuery.html',
+    kind: 'read',
+    body: async (s) => ({ tradeId: await authorization(s), randomStr: randomStr() }),
+    ids: { tradeId: AUTHORIZATION },
+  },
+  {
     operation: 'kycShare',
     path: KYC_SHARE,
     kind: 'write',

@@ -1,5 +1,5 @@
 import type { Requester } from '../request.js';
-import type { AuditStatusValue, CardDetails, Cardholder, KycStatus, TradeRecord } from '../types.js';
+import type { AuditStatusValue, CardDetails, Cardholder, ChannelValue, KycStatus, TradeRecord } from '../types.js';
 
 type Dated = { businessDate?: string; randomStr?: string };
 export type SandboxTrade = TradeRecord & { cardId?: string };
@@ -39,10 +39,23 @@ export class Sandbox {
    * A card payment's authorization (150): holds the amount.
    *
    * @example
-   * const { tradeId } = await client.sandbox.authorize({ cardId, amount: 12.5, remark: 'Coffee' });
+   * const { tradeId } = await client.sandbox.authorize({ cardId, amount: 12.5, remark: 'Coffee', mcc: '5814', channel: 'pos' });
    */
   authorize(
-    p: { cardId: string; amount: number; currencyTxn?: string; txnAmount?: number; remark?: string } & Dated,
+    p: {
+      cardId: string;
+      amount: number;
+      currencyTxn?: string;
+      txnAmount?: number;
+      remark?: string;
+      /** The acceptor, as a network sends it (read back with `trades.get`). */
+      mcc?: string;
+      merchantName?: string;
+      merchantCity?: string;
+      /** ISO 3166-1 alpha-2. */
+      merchantCountry?: string;
+      channel?: ChannelValue;
+    } & Dated,
   ): Promise<SandboxTrade> {
     return this.write('/sandbox/network/authorize', p);
   }

@@ -1,5 +1,5 @@
 import type { Requester } from '../request.js';
-import type { TradePage, TradeRecord, TradeStatusValue } from '../types.js';
+import type { TradeDetail, TradePage, TradeRecord, TradeStatusValue } from '../types.js';
 
 /** The service's limit on one query's range: endDate at most 30 days after beginDate. */
 export const MAX_WINDOW_DAYS = 30;
@@ -52,6 +52,19 @@ export class Trades {
    */
   page(params: TradePageParams): Promise<TradePage> {
     return this.client.request<TradePage>('/api/network/networkAuthTradeList.html', { ...params }, 'read');
+  }
+
+  /**
+   * One transaction by id (tradeQuery): its record and, for an authorization, the acceptor and the
+   * decision. A declined authorization's id (`dcl_…`, from the decline's `detail.tradeId` or an
+   * `authorization.declined` callback) gives `trade: null` and the authorization.
+   *
+   * @example
+   * const { trade, authorization } = await client.trades.get('trd_…');
+   * if (authorization && !authorization.decision.approved) console.log(authorization.decision.declineReason);
+   */
+  get(tradeId: string): Promise<TradeDetail> {
+    return this.client.request<TradeDetail>('/api/network/tradeQuery.html', { tradeId }, 'read');
   }
 
   /**

@@ -1,0 +1,42 @@
+import type { Kysely } from 'kysely';
+import type { Static } from 'typebox';
+import { maskedCardNo } from '../cards/model.js';
+import type { DB } from '../db/schema.js';
+import { DomainError } from '../errors.js';
+import { toAuthorization, toTradeRecord } from './record.js';
+import type { TradeDetailSchema } from './schemas.js';
+
+/** tradeQuery's answer: a record and, for an authorization, its acceptor and decision. */
+export type TradeDetail = Static<typeof TradeDetailSchema>;
+
+/**
+ * One of the merchant's trades by id (decisions §11): its 4.1 record and, for an authorization,
+ * approved (its 150 trade's id) or declined (`dcl_…`, no record), the acceptor and the decision.
+ * Another merchant's id is answered exactly as an unknown one (2730).
+ */
+export async function queryTrade({
+  db,
+  merchantId,
+  tradeId,
+}: {
+  db: Kysely<DB>;
+  merchantId: string;
+  tradeId: string;
+}): Promise<TradeDetail> {
+  const [trade, authorization] = await Promise.all([
+    db.selectFrom('trades').selectAll().where('id', '=', tradeId).where('merchant_id', '=', merchantId).executeTakeFirst(),
+    db.selectFrom('authorizations').selectAll().where('id', '=', tradeId).where('merchant_id', '=', merchantId).executeTakeFirst(),
+  ]);
+  const cardId = trade?.card_id ?? authorization?.card_id;
+  if (cardId === undefined) throw new DomainError('tradeState', 'tradeId: transaction not found');
+  const card = await db
+    .selectFrom('cards')
+    .select(['pan_first6', 'pan_last4', 'pan_length'])
+    .where('id', '=', cardId)
+    .executeTakeFirstOrThrow();
+  const cardNo = maskedCardNo(card);
+  return {
+    trade: trade ? toTradeRecord(trade, cardNo) : null,
+    authorization: authorization ? toAuthorization(authorization, cardNo) : null,
+  };
+}
