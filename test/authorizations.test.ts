@@ -221,6 +221,12 @@ eachDialect('authorizations: the acceptor, the decision, tradeQuery', (dialect) 
       message: 'amount: more than the available balance',
     });
     assert.deepEqual([old.body.model.authorization.amount, old.body.model.authorization.remark], [9, 'Old shop']);
+    const oldRow = await h.db.database.db
+      .selectFrom('authorizations')
+      .select('business_date')
+      .where('id', '=', 'dcl_old')
+      .executeTakeFirstOrThrow();
+    assert.equal(oldRow.business_date, '2023-11-14', 'listed on the UTC day it was declined');
     const approved = await h.call(QUERY, { tradeId: auth.tradeId, randomStr: randomStr() });
     assert.deepEqual(
       [

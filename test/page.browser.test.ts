@@ -53,12 +53,10 @@ eachDialect('the card page in a real browser (Chromium)', (dialect) => {
     assert.deepEqual(
       (await rows.allTextContents()).map((r) => r.replace(/^\d{4}-\d\d-\d\d/, '')),
       [
-        'Rail ticketAuthorization (hold)62.99 EUR',
-        'Café CentralCard payment−4.20 EUR',
-        'Café CentralAuthorization (hold)4.20 EUR',
-        'Bookshop LindqvistCard payment−18.40 EUR',
-        'Bookshop LindqvistAuthorization (hold)18.40 EUR',
-        'Top-upTop-up+250.00 EUR',
+        'Rail ticketCard payment · Pending−62.99 EUR',
+        'Café CentralCard payment · Posted−4.20 EUR',
+        'Bookshop LindqvistCard payment · Posted−18.40 EUR',
+        'Top-upTop-up · Posted+250.00 EUR',
       ],
     );
     mkdirSync(ARTIFACTS, { recursive: true });

@@ -248,27 +248,6 @@ eachDialect('login-free page (interface 4.4)', (dialect) => {
     assert.ok(Number(events[1]?.sequence) > Number(events[0]?.sequence), 'ordered with the card’s trade events');
   });
 
-  it('transactions are paged through the 4.1 query, ten at a time', async (t) => {
-    const h = await build(t, dialect);
-    const { cardId } = await fundedCard(h, { topUp: 1 });
-    for (let i = 0; i < 11; i++) await ok(h, '/api/network/cardTopUp.html', { cardId, amount: i + 2 });
-    const { cookie, page } = await signIn(h);
-    assert.match(page.body, /1–10 of 12/);
-    assert.equal((page.body.match(/<tr><td>/g) ?? []).length, 10);
-    const older = new RegExp(`href="/page\\?card=${cardId}&amp;start=10#tx-${cardId}">Older`);
-    assert.match(page.body, older);
-    const second = await h.app.inject({ method: 'GET', url: `/page?card=${cardId}&start=10`, headers: { cookie } });
-    assert.match(second.body, /11–12 of 12/);
-    assert.equal((second.body.match(/<tr><td>/g) ?? []).length, 2);
-    assert.match(second.body, /← Newer/);
-    // The oldest two are the first top-ups, +1.00 and +2.00.
-    assert.match(second.body, /\+2\.00 EUR/);
-    assert.match(second.body, /\+1\.00 EUR/);
-    for (const q of ['?card=x&start=-1', '?start=abc', `?card=${cardId}&start=99999999`]) {
-      assert.equal((await h.app.inject({ method: 'GET', url: `/page${q}`, headers: { cookie } })).statusCode, 200, q);
-    }
-  });
-
   it('a mapped host: links use https://HOST; another merchant’s token or session there is refused, and the token stays unspent', async (t) => {
     const h = await build(t, dialect);
     const other = await h.newMerchant({ loginFree: true });

@@ -170,6 +170,8 @@ export interface AuthorizationsTable {
   decline_code: string | null;
   message: string;
   remark: string;
+  /** The day it is listed under: the request's businessDate, else its UTC day. */
+  business_date: string;
   created_at: number;
 }
 

@@ -74,6 +74,7 @@ export async function authorize({ ctx, input }: { ctx: LedgerCtx; input: Authori
     channel: input.channel ?? null,
     ...decision,
     remark,
+    business_date: businessDate,
     created_at: ctx.now,
   });
 

@@ -2,12 +2,9 @@ import { type CardRow, toCardModel } from '../cards/model.js';
 import type { Services } from '../context.js';
 import { AuditStatus } from '../holders/audit-status.js';
 import { openIdentity } from '../holders/identity.js';
-import { listTrades } from '../trades/list.js';
+import { type ActivityCursor, cardActivity } from './activity.js';
 import type { PageSession } from './links.js';
 import type { HolderView } from './view.js';
-
-/** Transactions per page of a card's history on the page. */
-export const PAGE_SIZE = 10;
 
 /** The live cardholder a page session shows: the merchant's, with the session's e-mail, not rejected. */
 async function sessionHolder(svc: Services, session: PageSession) {
@@ -45,14 +42,14 @@ export async function sessionCard(svc: Services, session: PageSession, cardId: s
 }
 
 /**
- * What the page shows for a merchant's user: the cardholder, its cards, and each card's
- * transactions of the last 30 days through the same ledger query as interface 4.1, a page of
- * PAGE_SIZE at a time (`paging` moves one card's page), or null when there is no cardholder.
+ * What the page shows for a merchant's user: the cardholder, its cards, and each card's activity
+ * (src/page/activity.ts), newest first, a page at a time (`paging` shows one card's older page), or
+ * null when there is no cardholder.
  */
 export async function holderView(
   svc: Services,
   session: PageSession,
-  paging: { cardId: string; start: number } | null,
+  paging: { cardId: string; older: ActivityCursor } | null,
 ): Promise<HolderView | null> {
   const db = svc.database.db;
   const holder = await sessionHolder(svc, session);
@@ -68,8 +65,6 @@ export async function holderView(
           .orderBy('created_at')
           .execute()
       : [];
-  const today = new Date(svc.clock()).toISOString().slice(0, 10);
-  const from = new Date(svc.clock() - 30 * 86_400_000).toISOString().slice(0, 10);
   return {
     name: `${holder.first_name} ${holder.last_name}`.trim(),
     // Opened from the holder's sealed identity: the session stores only the e-mail's keyed hash.
@@ -77,14 +72,8 @@ export async function holderView(
     auditStatus: holder.audit_status,
     cards: await Promise.all(
       cards.map(async (c) => {
-        const start = paging?.cardId === c.id ? paging.start : 0;
-        const page = await listTrades({
-          db,
-          vault: svc.vault,
-          merchantId: session.merchantId,
-          input: { cardId: c.id, beginDate: from, endDate: today, start, maxSize: PAGE_SIZE },
-        });
-        return { card: toCardModel(c), trades: page.tradeList, total: page.total, start, pageSize: PAGE_SIZE };
+        const older = paging?.cardId === c.id ? paging.older : null;
+        return { card: toCardModel(c), activity: await cardActivity(db, c.id, older), paged: older !== null };
       }),
     ),
   };

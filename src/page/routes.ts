@@ -8,8 +8,9 @@ import { Email } from '../http/fields.js';
 import { signedRead } from '../http/operation.js';
 import { Envelope, errorResponses, ok, RandomStr, SignedFields } from '../http/schemas.js';
 import { runVerb } from '../runner.js';
+import { parseCursor } from './activity.js';
 import { merchantName, revealOnPage, setFrozenOnPage } from './card-actions.js';
-import { holderView, PAGE_SIZE } from './holder-view.js';
+import { holderView } from './holder-view.js';
 import { formToken, formTokenMatches, issueLink, loadSession, openLink, type PageSession, SESSION_IDLE_MS } from './links.js';
 import { holderPage, messagePage, productPage, STYLE_HASH } from './view.js';
 
@@ -213,9 +214,10 @@ const browserRoutes: FastifyPluginAsync<{ svc: Services }> = async (app, { svc }
     const { session, sessionId } = gated;
     const brand = await merchantName(svc, session.merchantId);
     if (session.emailHash === null) return html(reply, 200, productPage(brand));
-    const q = req.query as { card?: unknown; start?: unknown; done?: unknown };
-    const start = typeof q.start === 'string' && /^\d{1,6}$/.test(q.start) ? Number(q.start) : 0;
-    const paging = typeof q.card === 'string' && q.card.length <= 64 ? { cardId: q.card, start: start - (start % PAGE_SIZE) } : null;
+    const q = req.query as { card?: unknown; older?: unknown; done?: unknown };
+    // A card's older activity (src/page/activity.ts); anything malformed shows the newest.
+    const older = typeof q.older === 'string' ? parseCursor(q.older) : null;
+    const paging = typeof q.card === 'string' && q.card.length <= 64 && older ? { cardId: q.card, older } : null;
     const view = await holderView(svc, session, paging);
     const notice = typeof q.done === 'string' ? NOTICES[q.done] : undefined;
     return html(reply, 200, holderPage(view, { brand, email: view?.email ?? '', formToken: formToken(sessionId), notice }));

@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto';
 import type { CardDetails } from '../cards/details.js';
 import type { CardModel } from '../cards/model.js';
 import { AUDIT_STATUS_NAMES, type AuditStatusValue } from '../holders/audit-status.js';
-import type { TradeRecord } from '../trades/record.js';
-import { TradeStatus, TradeType } from '../trades/types.js';
+import { exponent } from '../money/currency.js';
+import { type ActivityLine, type ActivityPage, formatCursor, formatMoney, type LineState } from './activity.js';
 
 /** Everything interpolated into the page goes through here. */
 export function esc(value: unknown): string {
@@ -36,6 +36,7 @@ a{color:var(--accent)}
 table{width:100%;border-collapse:collapse}caption{text-align:left;padding:10px 10px 0;color:var(--muted)}
 th,td{text-align:left;padding:9px 10px;border-bottom:1px solid var(--line);font-size:.95rem}th{color:var(--muted);font-weight:600}
 td.amt,th.amt{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}td:first-child{white-space:nowrap}td small{font-size:.85rem}tr:last-child td{border-bottom:0}
+.state{font-weight:600}.state.pending{color:#7a4f00}.state.declined{color:var(--danger)}.state.posted{color:var(--ok)}.state.void{color:var(--muted)}
 .pager{display:flex;justify-content:space-between;margin-top:10px}
 .empty{background:#fff;border:1px dashed var(--line);border-radius:12px;padding:24px;text-align:center}
 @media (max-width:480px){h1{font-size:1.35rem}th,td{padding:8px 6px;font-size:.9rem}.card{padding:16px}.card .num{font-size:1.1rem}}
@@ -68,38 +69,15 @@ export function productPage(brand: string): string {
   );
 }
 
-const TRADE_NAMES: Record<number, string> = {
-  [TradeType.authorization]: 'Authorization (hold)',
-  [TradeType.payment]: 'Card payment',
-  [TradeType.topUp]: 'Top-up',
-  [TradeType.withdrawal]: 'Withdrawal',
-  [TradeType.transferIn]: 'Transfer in',
-  [TradeType.transferOut]: 'Transfer out',
-  [TradeType.settlementAdjustment]: 'Adjustment',
-  [TradeType.balanceInquiry]: 'Balance inquiry',
-  [TradeType.fee]: 'Fee',
-};
-const CREDITS: ReadonlySet<number> = new Set([TradeType.topUp, TradeType.transferIn]);
-// An authorization only holds money (its payment, 151, takes it): shown without a sign.
-const DEBITS: ReadonlySet<number> = new Set([TradeType.payment, TradeType.withdrawal, TradeType.transferOut, TradeType.fee]);
-
 function money(amount: number, currency: string): string {
-  return `${amount.toFixed(2)} ${currency}`;
-}
-
-function signed(t: TradeRecord): string {
-  // A refund gives money back whatever the type it refunds.
-  const credit = t.tradeStatus === TradeStatus.refund ? DEBITS.has(t.tradeType) : CREDITS.has(t.tradeType);
-  const debit = t.tradeStatus === TradeStatus.refund ? CREDITS.has(t.tradeType) : DEBITS.has(t.tradeType);
-  return `${credit ? '+' : debit ? '−' : ''}${money(t.amount, t.currency)}`;
+  return formatMoney(Math.round(amount * 10 ** exponent(currency)), currency);
 }
 
 export interface CardView {
   card: CardModel;
-  trades: TradeRecord[];
-  total: number;
-  start: number;
-  pageSize: number;
+  activity: ActivityPage;
+  /** Whether this is an older page (not the newest). */
+  paged: boolean;
 }
 
 export interface HolderView {
@@ -157,23 +135,38 @@ function cardActions(card: CardModel, ctx: PageContext, revealed: boolean): stri
   return `<div class="actions">${reveal}${freeze}</div>`;
 }
 
+const STATE_CLASS: Record<LineState, string> = {
+  Pending: 'pending',
+  Posted: 'posted',
+  Reversed: 'void',
+  Cancelled: 'void',
+  Refunded: 'posted',
+  Declined: 'declined',
+};
+
+function line(l: ActivityLine): string {
+  const amount =
+    l.amount === null
+      ? `<s aria-label="${esc(l.state)}, nothing taken">${esc(formatMoney(l.asked, l.currency))}</s>`
+      : `${l.amount > 0 ? '+' : l.amount < 0 ? '−' : ''}${esc(formatMoney(l.amount, l.currency))}`;
+  const notes = l.notes.map((n) => `<br><small class="muted">${esc(n)}</small>`).join('');
+  return `<tr><td>${esc(l.date)}</td><td>${esc(l.title)}<br><small class="muted">${esc(l.kind)} · <span class="state ${STATE_CLASS[l.state]}">${esc(l.state)}</span></small>${notes}</td><td class="amt">${amount}</td></tr>`;
+}
+
 function history(view: CardView): string {
-  const { card, trades, total, start, pageSize } = view;
-  const rows = trades.length
-    ? trades
-        .map(
-          (t) =>
-            `<tr><td>${esc(t.businessDate)}</td><td>${esc(t.remark)}<br><small class="muted">${esc(TRADE_NAMES[t.tradeType] ?? t.tradeType)}${t.tradeStatus === TradeStatus.refund ? ' · refunded' : ''}</small></td><td class="amt">${esc(signed(t))}</td></tr>`,
-        )
-        .join('')
-    : '<tr><td colspan="3" class="muted">No transactions in the last 30 days.</td></tr>';
-  const link = (s: number, label: string, rel: string) =>
-    `<a rel="${rel}" href="/page?card=${esc(card.cardId)}&amp;start=${s}#tx-${esc(card.cardId)}">${label}</a>`;
+  const { card, activity, paged } = view;
+  const rows = activity.lines.length
+    ? activity.lines.map(line).join('')
+    : `<tr><td colspan="3" class="muted">${paged ? 'Nothing older.' : 'No transactions yet.'}</td></tr>`;
+  const newest = `<a rel="first" href="/page#tx-${esc(card.cardId)}">← Newest</a>`;
+  const older = activity.older
+    ? `<a rel="next" href="/page?card=${esc(card.cardId)}&amp;older=${esc(formatCursor(activity.older))}#tx-${esc(card.cardId)}">Older →</a>`
+    : '';
   const pager =
-    total > pageSize
-      ? `<nav class="pager" aria-label="Transactions of the card ending ${esc(last4(card.cardNo))}"><span>${start > 0 ? link(Math.max(0, start - pageSize), '← Newer', 'prev') : ''}</span><span class="muted">${start + 1}–${Math.min(total, start + trades.length)} of ${total}</span><span>${start + pageSize < total ? link(start + pageSize, 'Older →', 'next') : ''}</span></nav>`
+    paged || older
+      ? `<nav class="pager" aria-label="Transactions of the card ending ${esc(last4(card.cardNo))}"><span>${paged ? newest : ''}</span><span>${older}</span></nav>`
       : '';
-  return `<h2 id="tx-${esc(card.cardId)}">Transactions · card ending ${esc(last4(card.cardNo))}</h2><div class="table-wrap"><table><caption>Last 30 days, newest first</caption><thead><tr><th scope="col">Date</th><th scope="col">Description</th><th scope="col" class="amt">Amount</th></tr></thead><tbody>${rows}</tbody></table></div>${pager}`;
+  return `<h2 id="tx-${esc(card.cardId)}">Transactions · card ending ${esc(last4(card.cardNo))}</h2><div class="table-wrap"><table><caption>Newest first; a purchase is one line, pending until it is paid</caption><thead><tr><th scope="col">Date</th><th scope="col">Description</th><th scope="col" class="amt">Amount</th></tr></thead><tbody>${rows}</tbody></table></div>${pager}`;
 }
 
 export function holderPage(view: HolderView | null, ctx: PageContext): string {

@@ -25,25 +25,51 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('decline_code', 'varchar(8)')
     .addColumn('message', 'text', (c) => c.notNull())
     .addColumn('remark', 'text', (c) => c.notNull())
+    .addColumn('business_date', 'varchar(10)', (c) => c.notNull())
     .addColumn('created_at', 'bigint', (c) => c.notNull())
     .execute();
-  await db.schema.createIndex('authorizations_card').on('authorizations').columns(['card_id', 'created_at']).execute();
-  // The declines recorded so far, with the reason their result code stands for.
-  await sql`
-    insert into authorizations
-      (id, merchant_id, card_id, approved, currency, amount, currency_txn, txn_amount,
-       decline_reason, decline_code, message, remark, created_at)
-    select id, merchant_id, card_id, 0, currency, amount, currency_txn, txn_amount,
-       case reason_code when '2724' then 'card_inactive' when '2725' then 'insufficient_funds' else null end,
-       reason_code, reason, remark, created_at
-    from auth_declines`.execute(db);
+  // The card page lists a card's declines newest first, by day then time (src/page/activity.ts).
+  await db.schema
+    .createIndex('authorizations_card')
+    .on('authorizations')
+    .columns(['card_id', 'approved', 'business_date', 'created_at'])
+    .execute();
+  // The declines recorded so far, with the reason their result code stands for, listed on their
+  // UTC day (computed here, the same on both databases), a page at a time.
+  const reasons: Record<string, string> = { '2724': 'card_inactive', '2725': 'insufficient_funds' };
+  for (let after = ''; ; ) {
+    const rows = await db.selectFrom('auth_declines').selectAll().where('id', '>', after).orderBy('id').limit(500).execute();
+    if (rows.length === 0) break;
+    await db
+      .insertInto('authorizations')
+      .values(
+        rows.map((r) => ({
+          id: r.id,
+          merchant_id: r.merchant_id,
+          card_id: r.card_id,
+          approved: 0,
+          currency: r.currency,
+          amount: r.amount,
+          currency_txn: r.currency_txn,
+          txn_amount: r.txn_amount,
+          decline_reason: reasons[r.reason_code] ?? null,
+          decline_code: r.reason_code,
+          message: r.reason,
+          remark: r.remark,
+          business_date: new Date(Number(r.created_at)).toISOString().slice(0, 10),
+          created_at: r.created_at,
+        })),
+      )
+      .execute();
+    after = rows[rows.length - 1]?.id as string;
+  }
   await db.schema.dropTable('auth_declines').execute();
   // And the approvals so far (their 150 trades), without acceptor data: none was sent then.
   await sql`
     insert into authorizations
       (id, merchant_id, card_id, approved, currency, amount, currency_txn, txn_amount,
-       decline_reason, decline_code, message, remark, created_at)
+       decline_reason, decline_code, message, remark, business_date, created_at)
     select id, merchant_id, card_id, 1, currency, amount, currency_txn, txn_amount,
-       null, null, 'Approved', remark, created_at
+       null, null, 'Approved', remark, business_date, created_at
     from trades where trade_type = 150`.execute(db);
 }
