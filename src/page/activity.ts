@@ -196,13 +196,7 @@ export async function cardActivity(db: Kysely<DB>, cardId: string, cursor: Activ
   let declines = db.selectFrom('authorizations').selectAll().where('card_id', '=', cardId).where('approved', '=', 0);
   const dc = cursor?.decline;
   if (dc) {
-    declines = declines.where((eb) =>
-      eb.or([
-        eb('business_date', '<', dc.date),
-        eb.and([eb('business_date', '=', dc.date), eb('created_at', '<', dc.at)]),
-        eb.and([eb('business_date', '=', dc.date), eb('created_at', '=', dc.at), eb('id', '<', dc.id)]),
-      ]),
-    );
+    declines = declines.where((eb) => eb(eb.refTuple('business_date', 'created_at', 'id'), '<', eb.tuple(dc.date, dc.at, dc.id)));
   }
   const [trades, declined] = await Promise.all([
     roots.orderBy('business_date', 'desc').orderBy('seq', 'desc').limit(n).execute(),
