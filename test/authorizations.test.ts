@@ -115,6 +115,9 @@ eachDialect('authorizations: the acceptor, the decision, tradeQuery', (dialect) 
       // A retry with the same randomStr is the same decline: same id, nothing recorded again.
       const again = await h.call(`${N}/authorize`, body);
       assert.deepEqual([again.body.code, again.body.detail, again.headers['x-idempotent-replay']], [c.code, res.body.detail, 'true']);
+      // The same randomStr with another body is 1008 and tells nothing of the decline.
+      const other = await h.call(`${N}/authorize`, { ...body, amount: 0.5 });
+      assert.deepEqual([other.status, other.body.code, other.body.detail], [409, '1008', undefined]);
     }
     const declined = await h.db.database.db.selectFrom('authorizations').select('id').where('approved', '=', 0).execute();
     assert.equal(declined.length, 2);
