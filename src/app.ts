@@ -4,6 +4,7 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastif
 import { cardRoutes, cardStatusRoutes } from './cards/routes.js';
 import type { Config } from './config.js';
 import type { Services } from './context.js';
+import { controlsRoutes } from './controls/routes.js';
 import { widePermissions } from './db/files.js';
 import { type Database, openDatabase } from './db/index.js';
 import { migrateToLatest } from './db/migrate.js';
@@ -99,6 +100,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   await app.register(tradeRoutes, { svc });
   await app.register(fundingRoutes, { svc });
   await app.register(cardStatusRoutes, { svc });
+  await app.register(controlsRoutes, { svc });
   await app.register(kycRoutes, { svc });
   await app.register(pageRoutes, { svc });
   if (config.env === 'sandbox') {

@@ -58,7 +58,7 @@ eachDialect('authorizations: the acceptor, the decision, tradeQuery', (dialect) 
         txnAmount: 4.2,
         merchant: { mcc: '5411', name: 'Corner Grocery', city: 'Berlin', country: 'DE' },
         channel: 'pos',
-        decision: { approved: true, declineReason: null, code: null, message: 'Approved' },
+        decision: { approved: true, declineReason: null, code: null, message: 'Approved', endpoint: null },
         remark: 'Groceries',
         createdAt: 'string',
       },
@@ -180,9 +180,22 @@ eachDialect('authorizations: the acceptor, the decision, tradeQuery', (dialect) 
     const h = await build(t, dialect);
     const { cardId } = await fundedCard(h, { topUp: 5 });
     const auth = await ok(h, `${N}/authorize`, { cardId, amount: 1, remark: 'Kiosk' });
-    // The database as it was before 0010: declines in auth_declines, approvals only as trades.
+    // The database as it was before 0010: declines in auth_declines, approvals only as trades (and
+    // nothing of the migrations after it).
     const db = h.db.database.db as unknown as Kysely<any>;
     await db.schema.dropTable('authorizations').execute();
+    await db.schema.dropTable('spend_counters').execute();
+    await db.schema.dropTable('authorization_requests').execute();
+    for (const [table, column] of [
+      ['cards', 'controls'],
+      ['cardholders', 'controls'],
+      ['merchants', 'authorization_url'],
+      ['merchants', 'authorization_timeout_ms'],
+      ['merchants', 'authorization_default'],
+    ] as const) {
+      await db.schema.alterTable(table).dropColumn(column).execute();
+    }
+    await db.deleteFrom('cardprogram_migrations').where('name', '=', '2026_11_24_0011_controls_and_endpoint').execute();
     await db.schema
       .createTable('auth_declines')
       .addColumn('id', 'varchar(40)', (c) => c.primaryKey())
@@ -215,13 +228,14 @@ eachDialect('authorizations: the acceptor, the decision, tradeQuery', (dialect) 
       .execute();
     await db.deleteFrom('cardprogram_migrations').where('name', '=', '2026_11_24_0010_authorizations').execute();
 
-    assert.deepEqual(await migrateToLatest(h.db.database), ['2026_11_24_0010_authorizations']);
+    assert.deepEqual(await migrateToLatest(h.db.database), ['2026_11_24_0010_authorizations', '2026_11_24_0011_controls_and_endpoint']);
     const old = await h.call(QUERY, { tradeId: 'dcl_old', randomStr: randomStr() });
     assert.deepEqual(old.body.model.authorization.decision, {
       approved: false,
       declineReason: 'insufficient_funds',
       code: '2725',
       message: 'amount: more than the available balance',
+      endpoint: null,
     });
     assert.deepEqual([old.body.model.authorization.amount, old.body.model.authorization.remark], [9, 'Old shop']);
     const oldRow = await h.db.database.db

@@ -1,4 +1,7 @@
 import type { MerchantCtx } from '../context.js';
+import type { Controls } from '../controls/schemas.js';
+import { rebuildCounters } from '../controls/spending.js';
+import { checkControls, storedControls } from '../controls/update.js';
 import { newId } from '../db/ids.js';
 import { isUniqueViolation } from '../db/index.js';
 import { forUpdate } from '../db/locks.js';
@@ -11,8 +14,17 @@ import { generatePan } from './vault.js';
 /** Cards are valid for three years, to the end of the month. */
 const VALIDITY_MONTHS = 36;
 
-/** Issues a virtual card to one of the merchant's approved cardholders. */
-export async function applyCard({ ctx, input }: { ctx: MerchantCtx; input: { holderId: string; currency: string } }): Promise<CardModel> {
+/**
+ * Issues a virtual card to one of the merchant's approved cardholders, with its own spending
+ * controls when given (a new card has spent nothing: its limits' counters start at 0).
+ */
+export async function applyCard({
+  ctx,
+  input,
+}: {
+  ctx: MerchantCtx;
+  input: { holderId: string; currency: string; controls?: Controls | undefined };
+}): Promise<CardModel> {
   const { merchantId } = ctx;
   const { vault, config } = ctx.svc;
   // Locked before its status is read: a review that rejects the holder meanwhile either waits for
@@ -29,6 +41,7 @@ export async function applyCard({ ctx, input }: { ctx: MerchantCtx; input: { hol
     );
   }
   if (!isCardCurrency(input.currency)) throw new DomainError('unsupportedCurrency', 'currency: must be EUR or USDT');
+  const controls = checkControls(input.controls ?? {}, [input.currency]);
 
   const now = new Date(ctx.now);
   const expiry = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + VALIDITY_MONTHS, 1));
@@ -63,6 +76,7 @@ export async function applyCard({ ctx, input }: { ctx: MerchantCtx; input: { hol
       updated_at: ctx.now,
       status_source: null,
       status_reason: null,
+      controls: storedControls(controls),
     };
     try {
       await ctx.tx.insertInto('cards').values(row).execute();
@@ -70,6 +84,7 @@ export async function applyCard({ ctx, input }: { ctx: MerchantCtx; input: { hol
       if (isUniqueViolation(err)) throw new Error('card number collision under concurrency; retry the request');
       throw err;
     }
+    await rebuildCounters(ctx, { id, cardIds: [id], currencies: [input.currency], controls });
     return toCardModel(row);
   }
 }

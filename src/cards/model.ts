@@ -1,5 +1,6 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { Static } from 'typebox';
+import { parseControls } from '../controls/spending.js';
 import type { CardsTable, DB } from '../db/schema.js';
 import { DomainError } from '../errors.js';
 import { toMajor } from '../money/currency.js';
@@ -26,6 +27,7 @@ export function toCardModel(card: CardRow): CardModel {
     statusReason: card.status_reason,
     availableBalance: toMajor(card.available_balance, card.currency),
     ledgerBalance: toMajor(card.ledger_balance, card.currency),
+    controls: parseControls(card.controls),
   };
 }
 

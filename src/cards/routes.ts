@@ -1,13 +1,13 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Services } from '../context.js';
 import { signedRead, signedWrite } from '../http/operation.js';
-import { errorResponses, ok } from '../http/schemas.js';
+import { Envelope, errorResponses, ok } from '../http/schemas.js';
 import { topUp } from '../ledger/fund.js';
 import { TradeEnvelope } from '../trades/schemas.js';
 import { applyCard } from './apply.js';
 import { closeCard } from './close.js';
-import { loadCard, toCardModel } from './model.js';
-import { CardApplyBody, CardEnvelope, CardQueryBody, CardStatusBody, CardTopUpBody } from './schemas.js';
+import { queryCard } from './query.js';
+import { CardApplyBody, CardEnvelope, CardQueryBody, CardQueryModelSchema, CardStatusBody, CardTopUpBody } from './schemas.js';
 import { setCardFrozen } from './status.js';
 
 export const cardRoutes: FastifyPluginAsyncTypebox<{ svc: Services }> = async (app, { svc }) => {
@@ -17,15 +17,16 @@ export const cardRoutes: FastifyPluginAsyncTypebox<{ svc: Services }> = async (a
       schema: {
         tags: ['Cards'],
         summary: 'Issue a virtual card to an approved cardholder',
-        description: 'Only a cardholder with auditStatus 2 gets a card (2607 otherwise); currency EUR or USDT (2720 otherwise). A write.',
+        description:
+          'Only a cardholder with auditStatus 2 gets a card (2607 otherwise); currency EUR or USDT (2720 otherwise). `controls`: the card’s own spending controls (docs/transactions.md, “Spending controls”); later changed with cardControlsUpdate. A write.',
         body: CardApplyBody,
         response: { 200: CardEnvelope, ...errorResponses },
       },
       config: { operation: 'cardApply' },
     },
     async (req, reply) => {
-      const { holderId, currency, randomStr } = req.body;
-      const card = await signedWrite(svc, req, reply, randomStr, applyCard, { holderId, currency });
+      const { holderId, currency, controls, randomStr } = req.body;
+      const card = await signedWrite(svc, req, reply, randomStr, applyCard, { holderId, currency, controls });
       return ok(card, req.id);
     },
   );
@@ -35,15 +36,15 @@ export const cardRoutes: FastifyPluginAsyncTypebox<{ svc: Services }> = async (a
     {
       schema: {
         tags: ['Cards'],
-        summary: 'Query a card and its balances',
+        summary: 'Query a card, its balances, its spending controls and what its limits have left',
         body: CardQueryBody,
-        response: { 200: CardEnvelope, ...errorResponses },
+        response: { 200: Envelope(CardQueryModelSchema), ...errorResponses },
       },
       config: { operation: 'cardQuery' },
     },
     async (req) => {
       await signedRead(svc, req, req.body.randomStr);
-      return ok(toCardModel(await loadCard(svc.database.db, req.merchant.appId, req.body.cardId)), req.id);
+      return ok(await queryCard(svc.database.db, req.merchant.appId, req.body.cardId, svc.clock()), req.id);
     },
   );
 
@@ -52,7 +53,7 @@ export const cardRoutes: FastifyPluginAsyncTypebox<{ svc: Services }> = async (a
     {
       schema: {
         tags: ['Cards'],
-        summary: 'Fund a card from the program account (trade type 100)',
+        summary: 'Fund a card from the merchant’s funding account (trade type 100)',
         body: CardTopUpBody,
         response: { 200: TradeEnvelope, ...errorResponses },
       },

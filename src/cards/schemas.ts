@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { ControlsSchema, SpendingStateSchema } from '../controls/schemas.js';
 import { CARD_STATUSES, STATUS_SOURCES } from '../db/schema.js';
 import { CardId, CurrencyCode, HolderId } from '../http/fields.js';
 import { Envelope, Money, orList, RandomStr, SignedFields, StringEnum } from '../http/schemas.js';
@@ -18,10 +19,19 @@ export const CardModelSchema = Type.Object({
   }),
   availableBalance: Type.Number({ description: 'what can be spent, in major units' }),
   ledgerBalance: Type.Number({ description: 'available plus what authorizations hold, in major units' }),
+  controls: ControlsSchema,
+});
+
+/** cardQuery's answer: the card and, for each spending limit that applies to it, what is left now. */
+export const CardQueryModelSchema = Type.Object({
+  ...CardModelSchema.properties,
+  spending: Type.Array(SpendingStateSchema, {
+    description: 'the spending limits that apply to the card (its own, else its cardholder’s), each with what is spent and left now',
+  }),
 });
 
 export const CardApplyBody = Type.Object(
-  { ...SignedFields, holderId: HolderId, currency: CurrencyCode, randomStr: RandomStr },
+  { ...SignedFields, holderId: HolderId, currency: CurrencyCode, controls: Type.Optional(ControlsSchema), randomStr: RandomStr },
   { additionalProperties: false },
 );
 export const CardQueryBody = Type.Object({ ...SignedFields, cardId: CardId, randomStr: RandomStr }, { additionalProperties: false });

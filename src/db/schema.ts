@@ -13,9 +13,19 @@ export interface MerchantsTable {
   status: 'active' | 'disabled';
   /** Requests per second; null: the service's default (CARDPROGRAM_RATE_LIMIT). */
   rate_limit: ColumnType<number | null, number | null | undefined, number | null>;
+  /** The real-time authorization endpoint (migration 0011); null: none. */
+  authorization_url: ColumnType<string | null, string | null | undefined, string | null>;
+  /** How long the endpoint may take, ms (at most 5000). */
+  authorization_timeout_ms: ColumnType<number, number | undefined, number>;
+  /** What applies when the endpoint does not answer in time or readably. */
+  authorization_default: ColumnType<AuthorizationDefault, AuthorizationDefault | undefined, AuthorizationDefault>;
   created_at: number;
   updated_at: number;
 }
+
+/** What applies when a merchant's authorization endpoint does not answer (decisions §11). */
+export const AUTHORIZATION_DEFAULTS = ['approve', 'decline'] as const;
+export type AuthorizationDefault = (typeof AUTHORIZATION_DEFAULTS)[number];
 
 export interface CardholdersTable {
   id: string;
@@ -45,6 +55,8 @@ export interface CardholdersTable {
   email_hash: string | null;
   audit_status: number;
   err_msg: string;
+  /** Spending controls as JSON (src/controls/schemas.ts); null: none (migration 0011). */
+  controls: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: number;
   updated_at: number;
 }
@@ -105,6 +117,8 @@ export interface CardsTable {
   status_source: StatusSource | null;
   /** Why, at most 200 characters; null while active. */
   status_reason: string | null;
+  /** Spending controls as JSON (src/controls/schemas.ts); null: none (migration 0011). */
+  controls: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 /** Who froze or closed a card, in order of precedence: the operator's word outranks the merchant's, which outranks the cardholder's. */
@@ -172,6 +186,36 @@ export interface AuthorizationsTable {
   remark: string;
   /** The day it is listed under: the request's businessDate, else its UTC day. */
   business_date: string;
+  created_at: number;
+  /** What the merchant's authorization endpoint said (an EndpointOutcome); null: it was not asked. */
+  endpoint_outcome: ColumnType<EndpointOutcome | null, EndpointOutcome | null | undefined, EndpointOutcome | null>;
+  /** How long the endpoint took, ms; null: it was not asked. */
+  endpoint_ms: ColumnType<number | null, number | null | undefined, number | null>;
+}
+
+/** What a merchant's authorization endpoint said: an answer, or none in time, or none readable. */
+export const ENDPOINT_OUTCOMES = ['approved', 'declined', 'timeout', 'error'] as const;
+export type EndpointOutcome = (typeof ENDPOINT_OUTCOMES)[number];
+
+/** A spending limit's counter (src/controls/spending.ts). */
+export interface SpendCountersTable {
+  owner_id: string;
+  limit_key: string;
+  currency: string;
+  period_start: number;
+  used: number;
+  updated_at: number;
+}
+
+/** An authorization whose merchant endpoint is being (or was) asked, by its request's randomStr. */
+export interface AuthorizationRequestsTable {
+  merchant_id: string;
+  random_str: string;
+  trade_id: string;
+  outcome: EndpointOutcome | null;
+  reason: string | null;
+  endpoint_ms: number | null;
+  deadline_at: number;
   created_at: number;
 }
 
@@ -303,6 +347,8 @@ export interface CardStatusEventsTable {
 }
 
 export interface DB {
+  spend_counters: SpendCountersTable;
+  authorization_requests: AuthorizationRequestsTable;
   merchant_balances: MerchantBalancesTable;
   funding_credits: FundingCreditsTable;
   card_status_events: CardStatusEventsTable;

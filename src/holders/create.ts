@@ -111,6 +111,7 @@ export async function createHolder({ ctx, input }: { ctx: MerchantCtx; input: Cr
     err_msg: '',
     created_at: ctx.now,
     updated_at: ctx.now,
+    controls: null,
   };
   try {
     await ctx.tx.insertInto('cardholders').values(row).execute();

@@ -1,10 +1,12 @@
 import { emitEvent } from '../callbacks/outbox.js';
-import { assertActive, type CardRow, maskedCardNo } from '../cards/model.js';
+import { type CardRow, maskedCardNo } from '../cards/model.js';
+import { effectiveRules, brokenRule } from '../controls/rules.js';
+import { checkSpend, parseControls, type SpendCheck } from '../controls/spending.js';
 import { newId } from '../db/ids.js';
-import type { AuthorizationsTable } from '../db/schema.js';
+import type { AuthorizationsTable, EndpointOutcome } from '../db/schema.js';
 import { CommittedFailure, DomainError, invalid } from '../errors.js';
 import { ISO_COUNTRIES } from '../holders/countries.js';
-import { exponent, toMinor } from '../money/currency.js';
+import { exponent, toMajor, toMinor } from '../money/currency.js';
 import { feeFor } from '../money/fees.js';
 import { type TradeRecord, toAuthorization, toTradeRecord } from '../trades/record.js';
 import { type ChannelValue, DeclineReason, type DeclineReasonValue, TradeStatus, TradeType } from '../trades/types.js';
@@ -29,18 +31,34 @@ export interface AuthorizeInput {
   merchantCity?: string | undefined;
   merchantCountry?: string | undefined;
   channel?: ChannelValue | undefined;
+  /**
+   * What the merchant's authorization endpoint said (src/network/endpoint-flow.ts), and the id it was
+   * told the authorization has; absent when the merchant has no endpoint.
+   */
+  endpoint?: EndpointVerdict | undefined;
 }
 
-/**
- * Authorization (150, status 1): holds `amount` on the card (available → held) and charges the
- * authorization fee (plus the FX fee when the transaction's currency is not the card's). A frozen
- * or closed card (2724) or an insufficient available balance (2725) declines: the decline is
- * recorded with its reason (an `authorizations` row, read by tradeQuery; an
- * `authorization.declined` callback), committed with the request's key, and is not a listed trade.
- * An approval records the acceptor and decision beside its trade, under the trade's id.
- */
-export async function authorize({ ctx, input }: { ctx: LedgerCtx; input: AuthorizeInput }): Promise<TradeRecord> {
-  const card = await lockCard(ctx, input.cardId);
+/** The endpoint's part in a decision: its answer, or none, and what then applies. */
+export interface EndpointVerdict {
+  tradeId: string;
+  outcome: EndpointOutcome;
+  /** The merchant's reason for a decline (at most 200 characters). */
+  reason: string | null;
+  latencyMs: number;
+  /** What applies when the outcome is timeout or error: the merchant's default. */
+  fallback: 'approve' | 'decline';
+}
+
+/** An authorization's amounts and day, worked out from the request and the card. */
+interface Priced {
+  amount: number;
+  currencyTxn: string;
+  txnAmount: number;
+  fee: number;
+  businessDate: string;
+}
+
+function price(ctx: LedgerCtx, card: CardRow, input: AuthorizeInput): Priced {
   const amount = toMinor(input.amount, card.currency);
   const currencyTxn = input.currencyTxn ?? card.currency;
   exponent(currencyTxn, 'currencyTxn');
@@ -55,10 +73,117 @@ export async function authorize({ ctx, input }: { ctx: LedgerCtx; input: Authori
   const fee =
     feeFor(ctx.svc.config.program.fees, 'authorization', amount) +
     (currencyTxn === card.currency ? 0 : feeFor(ctx.svc.config.program.fees, 'authorizationFx', amount));
-  const remark = input.remark ?? '';
   if (input.merchantCountry !== undefined && !ISO_COUNTRIES.has(input.merchantCountry)) {
     throw invalid('merchantCountry', 'must be an ISO 3166-1 alpha-2 country code, e.g. DE');
   }
+  return { amount, currencyTxn, txnAmount, fee, businessDate };
+}
+
+/** A decline the program's own rules decide: the reason and the error the request is answered with. */
+interface ProgramDecline {
+  reason: DeclineReasonValue;
+  error: DomainError;
+}
+
+/**
+ * The program's rules, in order (docs/transactions.md, "Authorization decisions"): the card's status,
+ * its spending controls (channel, categories, countries, then limits), its available balance. On the
+ * verb's transaction with the card locked the answer holds until the commit; `check` is prepared to
+ * count the authorization against the limits once the money has moved.
+ */
+async function programDecision(
+  ctx: LedgerCtx,
+  card: CardRow,
+  input: AuthorizeInput,
+  priced: Priced,
+): Promise<{ decline: ProgramDecline } | { decline: null; check: SpendCheck }> {
+  if (card.status !== 'active') {
+    return { decline: { reason: DeclineReason.cardInactive, error: new DomainError('cardStatus', `cardId: the card is ${card.status}`) } };
+  }
+  const holder = await ctx.tx.selectFrom('cardholders').select(['id', 'controls']).where('id', '=', card.holder_id).executeTakeFirstOrThrow();
+  const owners = {
+    card: { id: card.id, currency: card.currency, controls: parseControls(card.controls) },
+    holder: { id: holder.id, controls: parseControls(holder.controls) },
+  };
+  const broken = brokenRule(effectiveRules(owners.card.controls, owners.holder.controls), input);
+  if (broken) return { decline: { reason: broken.reason, error: new DomainError('spendingControl', `cardId: ${broken.message}`) } };
+  const check = await checkSpend(ctx, owners, priced.amount, input.mcc);
+  if (check.exceeded) {
+    const { source, limit, remaining } = check.exceeded;
+    const scope = limit.mccs ? ` for categories ${limit.mccs.join(', ')}` : '';
+    const message = `amount: the ${source === 'card' ? 'card’s' : 'cardholder’s'} ${limit.interval.replace('_', '-')} limit of ${limit.amount} ${card.currency}${scope} has ${toMajor(remaining, card.currency)} ${card.currency} left`;
+    return { decline: { reason: DeclineReason.spendingLimit, error: new DomainError('spendingControl', message) } };
+  }
+  if (card.available_balance < priced.amount + priced.fee) {
+    return { decline: { reason: DeclineReason.insufficientFunds, error: new DomainError('insufficientBalance') } };
+  }
+  return { decline: null, check };
+}
+
+/**
+ * Would the program's rules approve this authorization now? Asked, without locks, before a
+ * merchant's endpoint is called (outside any transaction): the verb decides again under lock.
+ */
+export async function programWouldApprove(ctx: LedgerCtx, input: AuthorizeInput): Promise<boolean> {
+  const card = await ctx.tx
+    .selectFrom('cards')
+    .selectAll()
+    .where('id', '=', input.cardId)
+    .where('merchant_id', '=', ctx.merchantId)
+    .executeTakeFirst();
+  if (!card) return false;
+  try {
+    const d = await programDecision(ctx, card, input, price(ctx, card, input));
+    return d.decline === null;
+  } catch {
+    // A request the verb will refuse (a bad amount): the verb says so, the endpoint is not asked.
+    return false;
+  }
+}
+
+const ENDPOINT_DECLINES: Record<EndpointOutcome, DeclineReasonValue> = {
+  approved: DeclineReason.merchantDeclined,
+  declined: DeclineReason.merchantDeclined,
+  timeout: DeclineReason.merchantTimeout,
+  error: DeclineReason.merchantError,
+};
+
+/** The endpoint's verdict as a decision: approve, or decline with its reason and message. */
+function endpointDecision(v: EndpointVerdict): { approve: true; message: string } | { approve: false; decline: ProgramDecline } {
+  if (v.outcome === 'approved') return { approve: true, message: 'Approved' };
+  if (v.outcome === 'declined') {
+    const why = v.reason ? `: ${v.reason}` : '';
+    return {
+      approve: false,
+      decline: { reason: DeclineReason.merchantDeclined, error: new DomainError('merchantDeclined', `the program’s endpoint declined${why}`) },
+    };
+  }
+  const what = v.outcome === 'timeout' ? 'did not answer in time' : 'did not answer readably';
+  if (v.fallback === 'approve') return { approve: true, message: `Approved by default: the authorization endpoint ${what}` };
+  return {
+    approve: false,
+    decline: {
+      reason: ENDPOINT_DECLINES[v.outcome],
+      error: new DomainError('merchantDeclined', `declined by default: the program’s authorization endpoint ${what}`),
+    },
+  };
+}
+
+/**
+ * Authorization (150, status 1): holds `amount` on the card (available → held) and charges the
+ * authorization fee (plus the FX fee when the transaction's currency is not the card's). The
+ * program's rules decide first (programDecision), then the merchant's endpoint's verdict when it
+ * has one. A decline is recorded with its reason (an `authorizations` row, read by tradeQuery; an
+ * `authorization.declined` callback), committed with the request's key, and is not a listed trade.
+ * An approval records the acceptor and decision beside its trade, under the trade's id, and counts
+ * against the spending limits.
+ */
+export async function authorize({ ctx, input }: { ctx: LedgerCtx; input: AuthorizeInput }): Promise<TradeRecord> {
+  const card = await lockCard(ctx, input.cardId);
+  const priced = price(ctx, card, input);
+  const { amount, currencyTxn, txnAmount, fee, businessDate } = priced;
+  const remark = input.remark ?? '';
+  const endpoint = input.endpoint;
   const record = (id: string, decision: Pick<AuthorizationsTable, 'approved' | 'decline_reason' | 'decline_code' | 'message'>) => ({
     id,
     merchant_id: card.merchant_id,
@@ -76,23 +201,29 @@ export async function authorize({ ctx, input }: { ctx: LedgerCtx; input: Authori
     remark,
     business_date: businessDate,
     created_at: ctx.now,
+    endpoint_outcome: endpoint?.outcome ?? null,
+    endpoint_ms: endpoint?.latencyMs ?? null,
   });
 
-  const decline = async (reason: DeclineReasonValue, error: DomainError): Promise<never> => {
-    const row = record(newId('dcl'), { approved: 0, decline_reason: reason, decline_code: error.code, message: error.message });
+  const decline = async ({ reason, error }: ProgramDecline): Promise<never> => {
+    const row = record(endpoint?.tradeId ?? newId('dcl'), { approved: 0, decline_reason: reason, decline_code: error.code, message: error.message });
     await ctx.tx.insertInto('authorizations').values(row).execute();
     await declinedEvent(ctx, card, toAuthorization(row, maskedCardNo(card)));
     error.detail = { tradeId: row.id, declineReason: reason };
     throw new CommittedFailure(error);
   };
 
-  try {
-    assertActive(card);
-  } catch (err) {
-    return decline(DeclineReason.cardInactive, err as DomainError);
+  const program = await programDecision(ctx, card, input, priced);
+  if (program.decline) return decline(program.decline);
+  let message = 'Approved';
+  if (endpoint) {
+    const verdict = endpointDecision(endpoint);
+    if (!verdict.approve) return decline(verdict.decline);
+    message = verdict.message;
   }
   const trade = tradeRow(
     {
+      ...(endpoint ? { id: endpoint.tradeId } : {}),
       card,
       type: TradeType.authorization,
       status: TradeStatus.success,
@@ -107,7 +238,7 @@ export async function authorize({ ctx, input }: { ctx: LedgerCtx; input: Authori
     ctx.now,
   );
   const c = card.id;
-  const approved = record(trade.id, { approved: 1, decline_reason: null, decline_code: null, message: 'Approved' });
+  const approved = record(trade.id, { approved: 1, decline_reason: null, decline_code: null, message });
   try {
     await book(
       ctx,
@@ -122,10 +253,13 @@ export async function authorize({ ctx, input }: { ctx: LedgerCtx; input: Authori
       { authorization: toAuthorization(approved, maskedCardNo(card)) },
     );
   } catch (err) {
-    // book() moves the balance first: nothing was written when it refuses.
-    if (err instanceof DomainError && err.kind === 'insufficientBalance') return decline(DeclineReason.insufficientFunds, err);
+    // Checked above under the card's lock; book() refuses before writing anything if it were not so.
+    if (err instanceof DomainError && err.kind === 'insufficientBalance') {
+      return decline({ reason: DeclineReason.insufficientFunds, error: err });
+    }
     throw err;
   }
+  await program.check.record();
   await ctx.tx.insertInto('authorizations').values(approved).execute();
   return toTradeRecord(trade, maskedCardNo(card));
 }

@@ -6,6 +6,8 @@ import { Account, type Leg, moveCardBalances, moveMerchantFunding, postEntry } f
 import { insertTrade, type NewTrade, tradeEvent } from './trade-rows.js';
 
 export interface TradeSpec {
+  /** The record's id when it was fixed beforehand (an authorization its endpoint was told of). */
+  id?: string;
   card: CardRow;
   type: number;
   status: number;
@@ -27,7 +29,7 @@ export function newAuthCode(): string {
 /** A trade row from its essentials; transaction currency and amount default to the card's. */
 export function tradeRow(spec: TradeSpec, now: number): NewTrade {
   return {
-    id: newId('trd'),
+    id: spec.id ?? newId('trd'),
     merchant_id: spec.card.merchant_id,
     card_id: spec.card.id,
     trade_type: spec.type,

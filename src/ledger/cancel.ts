@@ -1,4 +1,5 @@
 import { maskedCardNo } from '../cards/model.js';
+import { releaseSpend } from '../controls/spending.js';
 import { DomainError } from '../errors.js';
 import { type TradeRecord, toTradeRecord } from '../trades/record.js';
 import { TradeStatus, TradeType } from '../trades/types.js';
@@ -43,6 +44,7 @@ export async function reverse({
   );
   await updateTrade(ctx, auth, { held, status: held === 0 ? TradeStatus.reversed : TradeStatus.success });
   await book(ctx, card.currency, release(card.id, amount, feeBack), [record]);
+  await releaseSpend(ctx, card, auth.id, amount);
   return toTradeRecord(record, maskedCardNo(card));
 }
 
@@ -102,5 +104,9 @@ export async function voidTrade({
   );
   await updateTrade(ctx, original, { status: TradeStatus.voided, held: 0 });
   await book(ctx, card.currency, legs, [record]);
+  // What a void gives back no longer counts against the spending limits: the authorization's
+  // amount, or the payment's, counted under the authorization it cleared.
+  const authId = original.trade_type === TradeType.authorization ? original.id : original.original_id;
+  if (authId) await releaseSpend(ctx, card, authId, original.amount);
   return toTradeRecord(record, maskedCardNo(card));
 }

@@ -1,4 +1,5 @@
 import { maskedCardNo } from '../cards/model.js';
+import { releaseSpend } from '../controls/spending.js';
 import { DomainError } from '../errors.js';
 import { toMajor, toMinor } from '../money/currency.js';
 import { type TradeRecord, toTradeRecord } from '../trades/record.js';
@@ -50,6 +51,8 @@ export async function clear({
     ],
     [payment],
   );
+  // What the clearing did not take is no longer spent.
+  await releaseSpend(ctx, card, auth.id, auth.held - amount);
   return toTradeRecord(payment, maskedCardNo(card));
 }
 

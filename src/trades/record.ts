@@ -50,6 +50,7 @@ export function toAuthorization(row: AuthorizationRow, maskedCardNo: string): Au
       declineReason: row.decline_reason as DeclineReasonValue | null,
       code: row.decline_code,
       message: row.message,
+      endpoint: row.endpoint_outcome === null ? null : { outcome: row.endpoint_outcome, latencyMs: Number(row.endpoint_ms ?? 0) },
     },
     remark: row.remark,
     createdAt: new Date(Number(row.created_at)).toISOString(),

@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import { CardCurrencyFilter, DateText, Id, TradeId } from '../http/fields.js';
-import { CodeEnum, Envelope, RandomStr, SignedFields, StringEnum } from '../http/schemas.js';
+import { ENDPOINT_OUTCOMES } from '../db/schema.js';
+import { CodeEnum, Envelope, orList, RandomStr, SignedFields, StringEnum } from '../http/schemas.js';
 import { Channel, DeclineReason, TRADE_STATUSES, TradeStatus, TradeType } from './types.js';
 
 export const TradeRecordSchema = Type.Object({
@@ -71,6 +72,16 @@ export const DecisionSchema = Type.Object({
     description: 'the result code the decline answered (2724, 2725, 2728, 2729); null when approved',
   }),
   message: Type.String({ description: 'the decision in words' }),
+  endpoint: Type.Union(
+    [
+      Type.Object({
+        outcome: StringEnum(ENDPOINT_OUTCOMES, `${orList(ENDPOINT_OUTCOMES)}: what the endpoint said, or that it did not answer in time or readably`),
+        latencyMs: Type.Integer({ description: 'how long it took to answer (or to fail), ms' }),
+      }),
+      Type.Null(),
+    ],
+    { description: 'the merchant’s real-time authorization endpoint, when it was asked; null otherwise' },
+  ),
 });
 
 /** One authorization the network asked for, approved or declined (decisions §11). */

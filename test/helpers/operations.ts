@@ -127,6 +127,23 @@ export const OPERATIONS: Operation[] = [
     change: (b) => ({ ...b, reason: 'other reason' }),
   },
   {
+    operation: 'cardControlsUpdate',
+    path: '/api/network/cardControlsUpdate.html',
+    kind: 'write',
+    body: (s) => ({ cardId: s.cardId, controls: { blockedMccs: ['7995'] }, randomStr: randomStr() }),
+    ids: { cardId: CARD },
+    change: (b) => ({ ...b, controls: { blockedMccs: ['7994'] } }),
+  },
+  {
+    // The same operation for a cardholder's controls.
+    operation: 'cardControlsUpdate',
+    path: '/api/network/cardControlsUpdate.html',
+    kind: 'write',
+    body: (s) => ({ holderId: s.holderId, controls: { blockedCountries: ['KP'] }, randomStr: randomStr() }),
+    ids: { holderId: HOLDER },
+    change: (b) => ({ ...b, controls: { blockedCountries: ['IR'] } }),
+  },
+  {
     operation: 'tradeList',
     path: '/api/network/networkAuthTradeList.html',
     kind: 'read',

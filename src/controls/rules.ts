@@ -1,0 +1,55 @@
+import { DeclineReason, type DeclineReasonValue } from '../trades/types.js';
+import type { Controls } from './schemas.js';
+
+/**
+ * The rules on the acceptor, each one or two fields: a level sets either the allowed or the blocked
+ * list of a kind, never both (checkControls), and the pair is one rule.
+ */
+const RULES = [['channels'], ['allowedMccs', 'blockedMccs'], ['allowedCountries', 'blockedCountries']] as const;
+type RuleField = (typeof RULES)[number][number];
+
+/**
+ * The controls that decide a card's authorizations: each rule the card sets, else its
+ * cardholder's ("the card wins where both apply"): a card that allows some categories replaces the
+ * categories its cardholder blocks. Spending limits follow the same rule as one list (checkSpend).
+ */
+export function effectiveRules(card: Controls, holder: Controls): Pick<Controls, RuleField> {
+  const out: Record<string, unknown> = {};
+  for (const fields of RULES) {
+    const from = fields.some((f) => card[f]) ? card : holder;
+    for (const f of fields) if (from[f]) out[f] = from[f];
+  }
+  return out as Pick<Controls, RuleField>;
+}
+
+export interface Acceptor {
+  mcc?: string | null | undefined;
+  merchantCountry?: string | null | undefined;
+  channel?: string | null | undefined;
+}
+
+/**
+ * The first rule an authorization breaks, with its reason and a sentence for the decline message, or
+ * null. A rule that admits only listed values declines an authorization that does not say its value.
+ */
+export function brokenRule(rules: Controls, a: Acceptor): { reason: DeclineReasonValue; message: string } | null {
+  if (rules.channels && !(a.channel && (rules.channels as string[]).includes(a.channel))) {
+    return { reason: DeclineReason.channelNotAllowed, message: `channel ${a.channel ?? '(none)'} is not allowed on this card` };
+  }
+  if (rules.allowedMccs && !(a.mcc && rules.allowedMccs.includes(a.mcc))) {
+    return { reason: DeclineReason.mccNotAllowed, message: `merchant category ${a.mcc ?? '(none)'} is not allowed on this card` };
+  }
+  if (rules.blockedMccs && a.mcc && rules.blockedMccs.includes(a.mcc)) {
+    return { reason: DeclineReason.mccBlocked, message: `merchant category ${a.mcc} is blocked on this card` };
+  }
+  if (rules.allowedCountries && !(a.merchantCountry && rules.allowedCountries.includes(a.merchantCountry))) {
+    return {
+      reason: DeclineReason.countryNotAllowed,
+      message: `merchant country ${a.merchantCountry ?? '(none)'} is not allowed on this card`,
+    };
+  }
+  if (rules.blockedCountries && a.merchantCountry && rules.blockedCountries.includes(a.merchantCountry)) {
+    return { reason: DeclineReason.countryBlocked, message: `merchant country ${a.merchantCountry} is blocked on this card` };
+  }
+  return null;
+}
