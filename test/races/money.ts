@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { spendOfHistory } from '../../src/controls/spending.js';
 import { adjust } from '../../src/ledger/adjust.js';
 import { checkLedger } from '../../src/ledger/check.js';
 import { fundMerchant } from '../../src/ledger/funding.js';
@@ -162,6 +163,36 @@ export async function noEarlierBusinessDate(s: Served, { cardId }: { cardId: str
 }
 
 /**
+ * 8. A cardholder's daily limit raced by authorizations on both of its cards, with the limit set
+ * again in the middle (its counters rebuilt from the records): exactly what fits is approved, and
+ * the counter equals what the records say.
+ */
+export async function limitAcrossCards(s: Served, { holderId, cards }: { holderId: string; cards: string[] }): Promise<void> {
+  const controls = { spendingLimits: [{ amount: 10, interval: 'daily' }] };
+  await s.must('/api/network/cardControlsUpdate.html', { holderId, controls });
+  const replies = await all(41, (i) =>
+    i === 20
+      ? s.post('/api/network/cardControlsUpdate.html', { holderId, controls })
+      : s.post(`${N}/authorize`, { cardId: cards[i % 2] as string, amount: 0.5 }),
+  );
+  assert.deepEqual(tally(replies), { '0': 21, '2728': 20 }, 'the update and 20 authorizations of 0.50 fit 10.00');
+  const counter = await s.h.db.database.db
+    .selectFrom('spend_counters')
+    .select('used')
+    .where('owner_id', '=', holderId)
+    .where('currency', '=', 'EUR')
+    .executeTakeFirstOrThrow();
+  assert.equal(Number(counter.used), 1000);
+  assert.equal(await spendOfHistory(s.h.db.database.db, { cardIds: cards, currency: 'EUR', since: 0, mccs: null }), 1000);
+  // Release half concurrently: reversals give the room back exactly.
+  const approved = replies.filter((r, i) => i !== 20 && r.status === 200).map((r) => r.body.model.tradeId as string);
+  const reversals = await all(10, (i) => s.post(`${N}/reverse`, { tradeId: approved[i] as string }));
+  assert.deepEqual(tally(reversals), { '0': 10 });
+  const after = await all(20, (i) => s.post(`${N}/authorize`, { cardId: cards[i % 2] as string, amount: 0.5 }));
+  assert.deepEqual(tally(after), { '0': 10, '2728': 10 });
+}
+
+/**
  * Each race with its fixtures: `prepare` makes what `n` rounds need (concurrently, or one shared
  * thing), `round` runs one round on its part. `run` does `rounds` rounds, or, with `until`, batches
  * of rounds until that time; it answers how many it ran. Used by test/concurrency.test.ts and
@@ -229,5 +260,16 @@ export const RACES: Race[] = [
     '7. a settling record dated before what it settles: 1002',
     (s, n) => shared(n, () => holderWithCard(s, 1000)),
     noEarlierBusinessDate,
+  ),
+  race(
+    '8. a cardholder’s spending limit raced on two cards while it is set again: exactly what fits',
+    (s, n) =>
+      many(n, async () => {
+        const { holderId, cardId } = await holderWithCard(s, 100);
+        const second = await s.must('/api/network/cardApply.html', { holderId, currency: 'EUR' });
+        await s.must('/api/network/cardTopUp.html', { cardId: second.cardId, amount: 100 });
+        return { holderId, cards: [cardId, second.cardId as string] };
+      }),
+    limitAcrossCards,
   ),
 ];
