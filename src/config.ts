@@ -166,20 +166,32 @@ const MIN_DISTINCT_BYTES = 16;
  * it (merchant secrets, PAN data keys, identity data) with it. 32 random bytes have fewer than 16
  * distinct values with a probability below 10^-9.
  */
+/**
+ * Why 32 bytes do not look like a random key, or null. Each test is one a random key fails with a
+ * negligible chance: fewer than 16 distinct values (a random key has about 30), bytes that step
+ * by one or two fixed amounts (00 01 02 …, ab ab ab …), all printable text (a passphrase: 2^-46).
+ */
+function keyWeakness(key: Buffer): string | null {
+  const distinct = new Set(key).size;
+  if (distinct < MIN_DISTINCT_BYTES) return `${distinct} distinct byte values in 32; a random key has about 30`;
+  const steps = new Set(key.subarray(1).map((b, i) => (b - (key[i] ?? 0) + 256) % 256));
+  if (steps.size <= 2) return 'its bytes follow a pattern';
+  if (key.every((b) => b >= 0x20 && b < 0x7f)) return 'its bytes are all printable characters: a passphrase, not a key';
+  return null;
+}
+
 export function parseMasterKey(raw: string, name = 'CARDPROGRAM_MASTER_KEY'): Buffer {
   const text = raw.trim();
   let key: Buffer | null = null;
   if (/^[0-9a-fA-F]{64}$/.test(text)) key = Buffer.from(text, 'hex');
-  else if (/^[A-Za-z0-9+/]{43}=?$|^[A-Za-z0-9_-]{43}$/.test(text)) key = Buffer.from(text, 'base64');
+  // Base64 as `openssl rand -base64 32` writes it: 43 characters and one `=`. Without the padding a
+  // 43-letter passphrase would pass for a key.
+  else if (/^[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=$/.test(text)) key = Buffer.from(text, 'base64');
   if (key === null || key.length !== 32) {
     throw new ConfigError(`${name} must be 32 bytes, as 64 hex characters or Base64 (generate one: openssl rand -hex 32)`);
   }
-  const distinct = new Set(key).size;
-  if (distinct < MIN_DISTINCT_BYTES) {
-    throw new ConfigError(
-      `${name} does not look random (${distinct} distinct byte values in 32; a random key has about 30): generate one with openssl rand -hex 32`,
-    );
-  }
+  const weakness = keyWeakness(key);
+  if (weakness) throw new ConfigError(`${name} does not look random (${weakness}): generate one with openssl rand -hex 32`);
   return key;
 }
 

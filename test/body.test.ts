@@ -32,5 +32,14 @@ describe('JSON body checks', () => {
       field: 'a[1].b',
       rule: 'must not contain control characters',
     });
+    // Found by an outside review: C1 controls and invisible formatting characters went through.
+    for (const c of ['\u0080', '\u0085', '\u009b', '\u009f']) {
+      assert.equal(jsonShapeProblem({ remark: `a${c}b` })?.rule, 'must not contain control characters', escape(c));
+    }
+    for (const c of ['\u2028', '\u2029', '\u202e', '\u2066', '\u2069', '\ufeff']) {
+      assert.match(jsonShapeProblem({ remark: `a${c}b` })?.rule ?? '', /invisible formatting/, escape(c));
+    }
+    // Ordinary text outside ASCII is fine: accents, CJK, emoji, the no-break space.
+    assert.equal(jsonShapeProblem({ name: 'Zoë Ørsted 张伟 🙂\u00a0x' }), null);
   });
 });

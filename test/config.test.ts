@@ -151,6 +151,16 @@ describe('configuration from the environment (decisions §1)', () => {
       ],
       [{ CARDPROGRAM_MASTER_KEY_PREVIOUS: `${KEY},${'b'.repeat(64)}` }, /^CARDPROGRAM_MASTER_KEY_PREVIOUS \(key 2\) does not look random/],
       [{ CARDPROGRAM_MASTER_KEY: `${KEY}00` }, /^CARDPROGRAM_MASTER_KEY must be 32 bytes/],
+      // Found by an outside review: a counting sequence and a passphrase that reads as Base64.
+      [
+        { CARDPROGRAM_MASTER_KEY: '000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f' },
+        /^CARDPROGRAM_MASTER_KEY does not look random \(its bytes follow a pattern\)/,
+      ],
+      [{ CARDPROGRAM_MASTER_KEY: 'ThisIsMyProductionMasterKeyPleaseDoNotShare' }, /^CARDPROGRAM_MASTER_KEY must be 32 bytes/],
+      [
+        { CARDPROGRAM_MASTER_KEY: Buffer.from('correct horse battery staple 123').toString('base64') },
+        /^CARDPROGRAM_MASTER_KEY does not look random \(its bytes are all printable characters/,
+      ],
       [{ CARDPROGRAM_REQUIRE_TIMESTAMP: 'maybe' }, /^CARDPROGRAM_REQUIRE_TIMESTAMP must be "on" or "off", got "maybe"/],
     ];
     for (const [env, msg] of cases) {

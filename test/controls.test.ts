@@ -83,7 +83,7 @@ eachDialect('spending controls', (dialect) => {
     assert.equal(a1.approved, true);
     const over = await authorize(h, cardId, 40.01);
     assert.deepEqual([over.approved, over.code, over.reason], [false, '2728', 'spending_limit']);
-    assert.match(over.msg, /daily limit of 100 EUR has 40 EUR left/);
+    assert.match(over.msg ?? '', /daily limit of 100 EUR has 40 EUR left/);
     const a2 = await authorize(h, cardId, 40);
     assert.equal(a2.approved, true, 'exactly the limit is allowed');
     let [state] = (await spending(h, cardId)).spending;

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { chmodSync, existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -34,6 +34,20 @@ describe('private files: data directory 0700, database, WAL, SHM, master.key and
       [],
       'no warning for private files',
     );
+  });
+
+  it('a demo-merchant.json left wider by hand is narrowed when a new demo merchant is written to it', async (t) => {
+    const root = mkdtempSync(join(tmpdir(), 'cardprogram-files-'));
+    t.after(() => rmSync(root, { recursive: true, force: true }));
+    const dataDir = join(root, 'data');
+    const config = { ...loadConfig({ CARDPROGRAM_DATA_DIR: dataDir }), logLevel: 'silent', demoMerchant: true };
+    const file = join(dataDir, 'demo-merchant.json');
+    writeFileSync(file, '{}\n', { mode: 0o644 });
+    chmodSync(file, 0o644);
+    const app = await buildApp(config, { logger: false });
+    t.after(() => app.close());
+    assert.ok(await ensureDemoMerchant(app.svc), 'a new demo merchant was written');
+    assert.equal(mode(file).toString(8), '600');
   });
 
   it('start-up warns, one line naming the path and mode, for each one that is wider', async (t) => {

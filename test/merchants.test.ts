@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { generateKeyPairSync } from 'node:crypto';
+import { createPublicKey, generateKeyPairSync } from 'node:crypto';
 import { it } from 'node:test';
 import { createMerchant } from '../src/merchants/create.js';
 import { listMerchants, updateMerchant } from '../src/merchants/manage.js';
@@ -89,6 +89,15 @@ eachDialect('rolling a merchant’s credentials', (dialect) => {
         actor: 'test',
       }),
       /publicKey: must have the public exponent 65537/,
+    );
+    // An even modulus (2048 bits, exponent 65537) factors at once: refused too.
+    const jwk = next.publicKey.export({ format: 'jwk' });
+    const n = Buffer.from(jwk.n ?? '', 'base64url');
+    n[n.length - 1] = (n[n.length - 1] ?? 0) & 0xfe;
+    const even = createPublicKey({ key: { ...jwk, n: n.toString('base64url') }, format: 'jwk' }).export({ type: 'spki', format: 'pem' });
+    await assert.rejects(
+      runVerb(h.app.svc, rollCredentials, { input: { appId: m.appId, publicKeyPem: even.toString() }, actor: 'test' }),
+      /publicKey: is not a valid RSA key: its modulus is even/,
     );
     const pem = next.publicKey.export({ type: 'spki', format: 'pem' }).toString();
     const rolled = await runVerb(h.app.svc, rollCredentials, { input: { appId: m.appId, publicKeyPem: pem }, actor: 'test' });

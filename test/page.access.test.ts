@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { updateMerchant } from '../src/merchants/manage.js';
+import { rollCredentials } from '../src/merchants/roll.js';
 import { runVerb } from '../src/runner.js';
 import { createServices } from '../src/services.js';
 import { build, type Harness, randomStr } from './helpers/app.js';
@@ -51,7 +52,7 @@ eachDialect('the card page: access ends with the merchant, the cardholder or the
     ['disabled', { status: 'disabled' }, { status: 'active' }],
     ['loses the login-free permission', { loginFree: false }, { loginFree: true }],
   ] as const) {
-    it(`a merchant ${what} by another process: its open sessions and unopened links stop within the merchant cache bound`, async (t) => {
+    it(`a merchant ${what} by another process: its open sessions and unopened links end at once, for good`, async (t) => {
       let now = Date.now();
       const h = await build(t, dialect, { merchantCacheMs: 5000 }, { clock: () => now });
       await h.db.database.db.updateTable('merchants').set({ notify_url: 'http://127.0.0.1:9/hooks' }).execute();
@@ -64,10 +65,10 @@ eachDialect('the card page: access ends with the merchant, the cardholder or the
       const set = (v: typeof change | typeof undo) =>
         runVerb(cli, updateMerchant, { input: { appId: h.merchant.appId, ...v }, actor: 'test' });
       await set(change);
-      // Within the bound this instance may still serve the page (what the bound means); past it, not.
-      assert.equal((await h.app.inject({ method: 'GET', url: '/page', headers: { cookie } })).statusCode, 200);
-      now += 5001;
+      // Ended in the same transaction as the change: not even this instance's merchant cache, which
+      // still holds the old state for its bound, keeps a session going.
       const before = await footprint(h);
+      assert.equal(before.sessions, 0, 'the sessions are gone');
       const page = await h.app.inject({ method: 'GET', url: '/page', headers: { cookie } });
       assert.equal(page.statusCode, 401);
       assert.match(page.body, /Your session has ended/);
@@ -81,13 +82,39 @@ eachDialect('the card page: access ends with the merchant, the cardholder or the
       assert.equal(opened.statusCode, 410);
       assert.equal(opened.headers['set-cookie'], undefined);
       assert.deepEqual(await footprint(h), before, 'nothing revealed, frozen, sent or started');
-      // Access given back: the same link opens (it was refused for its merchant, not spent or expired).
+      // Access given back: nothing comes back with it (ended, not suspended); a new link works.
       await set(undo);
       now += 5001;
-      assert.equal((await h.app.inject({ method: 'GET', url: unopened })).statusCode, 303);
-      assert.equal((await h.app.inject({ method: 'GET', url: '/page', headers: { cookie } })).statusCode, 200);
+      assert.equal((await h.app.inject({ method: 'GET', url: unopened })).statusCode, 410);
+      assert.equal((await h.app.inject({ method: 'GET', url: '/page', headers: { cookie } })).statusCode, 401);
+      assert.equal((await h.app.inject({ method: 'GET', url: await link(h) })).statusCode, 303);
     });
   }
+
+  it('a card id in the address that no card could have (NUL, control characters, too long) is 404, never a 500', async (t) => {
+    const h = await build(t, dialect);
+    await fundedCard(h, { topUp: 10 });
+    const { cookie, form } = await signIn(h);
+    for (const id of ['%00', 'card_%00x', 'card_%1b', 'x'.repeat(65), '%C2%9B']) {
+      for (const action of ['reveal', 'freeze', 'unfreeze']) {
+        const r = await post(h, cookie, id, action, form);
+        assert.equal(r.statusCode, 404, `${action} ${id}: ${r.body.slice(0, 200)}`);
+      }
+      const page = await h.app.inject({ method: 'GET', url: `/page?card=${id}&older=1`, headers: { cookie } });
+      assert.equal(page.statusCode, 200, id);
+    }
+  });
+
+  it('a merchant whose credentials are rolled (after a leak): every open session and unopened link ends', async (t) => {
+    const h = await build(t, dialect);
+    await fundedCard(h, { topUp: 10 });
+    const { cookie } = await signIn(h);
+    const unopened = await link(h);
+    const cli = createServices(h.config, h.db.database, h.app.log, Date.now);
+    await runVerb(cli, rollCredentials, { input: { appId: h.merchant.appId, webhookSecret: true }, actor: 'test' });
+    assert.equal((await h.app.inject({ method: 'GET', url: '/page', headers: { cookie } })).statusCode, 401);
+    assert.equal((await h.app.inject({ method: 'GET', url: unopened })).statusCode, 410);
+  });
 
   for (const status of [0, 1, 4]) {
     it(`a cardholder whose auditStatus leaves 2 (now ${status}): its cards leave the page, and no form post reaches them`, async (t) => {

@@ -14,7 +14,16 @@ export interface ShapeProblem {
 }
 
 /**
- * Why a string cannot be accepted, or null. Refused: C0 controls (NUL included) and DEL. Why: PostgreSQL
+ * Characters that change how text around them reads without being seen: the bidirectional embeddings,
+ * overrides and isolates (U+202A–U+202E, U+2066–U+2069: "Trojan Source" text that shows one thing and
+ * stores another), the line and paragraph separators (U+2028, U+2029: line breaks to a log reader),
+ * and the byte-order mark (U+FEFF). No field has a use for them.
+ */
+const INVISIBLE = new Set([0x2028, 0x2029, 0x202a, 0x202b, 0x202c, 0x202d, 0x202e, 0x2066, 0x2067, 0x2068, 0x2069, 0xfeff]);
+
+/**
+ * Why a string cannot be accepted, or null. Refused: C0 controls (NUL included), DEL and the C1
+ * controls (U+0080–U+009F: CSI, NEL), and the invisible formatting characters above. Why: PostgreSQL
  * cannot store NUL in text (the query failed with 500) while SQLite stores it silently, so the two
  * databases disagreed; and no field of any operation has business holding a control character (they
  * corrupt logs, exports and the page). A lone surrogate is not Unicode: it cannot be written as
@@ -23,7 +32,8 @@ export interface ShapeProblem {
 function stringProblem(s: string): string | null {
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i);
-    if (c < 0x20 || c === 0x7f) return 'must not contain control characters';
+    if (c < 0x20 || (c >= 0x7f && c <= 0x9f)) return 'must not contain control characters';
+    if (INVISIBLE.has(c)) return 'must not contain invisible formatting characters (direction overrides, line separators, BOM)';
     if (c >= 0xd800 && c <= 0xdfff) {
       const next = s.charCodeAt(i + 1);
       if (c <= 0xdbff && next >= 0xdc00 && next <= 0xdfff) i++;

@@ -48,6 +48,10 @@ export function checkRsaPublicKey(pem: string): string {
   if (bits > RSA_BITS.max) {
     throw invalid('publicKey', `must have at most ${RSA_BITS.max} bits (its signatures must fit the 512 characters of sign), has ${bits}`);
   }
+  // An even modulus is not a product of two large primes: its factor 2 gives the private key away.
+  const n = key.export({ format: 'jwk' }).n ?? '';
+  const last = Buffer.from(n, 'base64url').at(-1) ?? 0;
+  if (last % 2 === 0) throw invalid('publicKey', 'is not a valid RSA key: its modulus is even');
   return key.export({ type: 'spki', format: 'pem' }).toString();
 }
 

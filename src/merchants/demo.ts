@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs';
+import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Services } from '../context.js';
 import { makePrivateDir, PRIVATE_FILE_MODE } from '../db/files.js';
@@ -48,5 +48,8 @@ export async function ensureDemoMerchant(svc: Services): Promise<DemoMerchant | 
   const file = demoMerchantFile(svc);
   makePrivateDir(svc.config.dataDir);
   writeFileSync(file, `${JSON.stringify(demo, null, 2)}\n`, { mode: PRIVATE_FILE_MODE });
+  // The mode applies only when the file is created: one left wider by hand is narrowed before it
+  // holds the new secret for long.
+  chmodSync(file, PRIVATE_FILE_MODE);
   return demo;
 }

@@ -4,6 +4,7 @@ import { checkCallbackUrl } from '../callbacks/url-guard.js';
 import type { VerbCtx } from '../context.js';
 import type { DB } from '../db/schema.js';
 import { DomainError, invalid } from '../errors.js';
+import { endPageAccess } from '../page/links.js';
 
 export interface MerchantSummary {
   appId: string;
@@ -90,6 +91,8 @@ export async function updateMerchant({ ctx, input }: { ctx: VerbCtx; input: Upda
       .where('status', 'in', ['pending', 'failed'])
       .execute();
   }
+  // Access taken away ends the card page's links and sessions too, for good (docs/login-free-page.md).
+  if (input.status === 'disabled' || input.loginFree === false) await endPageAccess(tx, input.appId);
   // Every instance sees the change within the directory's cache bound; this one at once.
   ctx.afterCommit(() => ctx.svc.merchants.forget(input.appId));
   return summary(await tx.selectFrom('merchants').selectAll().where('id', '=', input.appId).executeTakeFirstOrThrow());

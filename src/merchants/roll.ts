@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { VerbCtx } from '../context.js';
 import { DomainError, invalid } from '../errors.js';
+import { endPageAccess } from '../page/links.js';
 import { checkRsaPublicKey } from './create.js';
 
 export interface RollCredentialsInput {
@@ -24,7 +25,8 @@ export interface RolledCredentials {
  * its webhook secret, at once: a leaked secret stops working on this instance now and on every other
  * one within the merchant cache's bound (5 s by default), with no new appId for the merchant to
  * adopt. Requests already signed with the old secret are refused (1006) from then on; events not yet
- * delivered are signed with the new webhook secret when they are sent.
+ * delivered are signed with the new webhook secret when they are sent. Every card page link and
+ * session of the merchant ends: cardholders open the page again with a link the merchant asks for.
  */
 export async function rollCredentials({ ctx, input }: { ctx: VerbCtx; input: RollCredentialsInput }): Promise<RolledCredentials> {
   const { svc } = ctx;
@@ -47,6 +49,8 @@ export async function rollCredentials({ ctx, input }: { ctx: VerbCtx; input: Rol
     changes.webhook_secret_enc = svc.box.seal(rolled.webhookSecret, `webhook-secret:${merchant.id}`);
   }
   await ctx.tx.updateTable('merchants').set(changes).where('id', '=', merchant.id).execute();
+  // A session or link got with the leaked secret must not outlive it: every one ends now.
+  await endPageAccess(ctx.tx, merchant.id);
   ctx.afterCommit(() => svc.merchants.forget(merchant.id));
   return rolled;
 }

@@ -1,6 +1,7 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { MerchantCtx, Services, VerbCtx } from '../context.js';
+import type { DB } from '../db/schema.js';
 import { DomainError, rateLimited } from '../errors.js';
 import { emailHash } from '../holders/identity.js';
 import { runVerb } from '../runner.js';
@@ -160,6 +161,16 @@ async function touchSession({ ctx, input }: { ctx: VerbCtx; input: { idHash: str
  * any more, and keeping them would keep, for ever, which merchant's user asked for the page when.
  * Run with the idempotency reaper. Returns how many rows went.
  */
+/**
+ * Ends every page link and session of a merchant: its access was taken away (disabled, login-free
+ * turned off) or its credentials rolled after a leak. Deleted, not suspended: turning access back on
+ * brings none of them back, so a link or session an attacker got with a leaked secret is gone for good.
+ */
+export async function endPageAccess(tx: Kysely<DB>, merchantId: string): Promise<void> {
+  await tx.deleteFrom('page_sessions').where('merchant_id', '=', merchantId).execute();
+  await tx.deleteFrom('page_links').where('merchant_id', '=', merchantId).execute();
+}
+
 export async function reapPage(database: Services['database'], now: number): Promise<number> {
   const links = await database.db.deleteFrom('page_links').where('expires_at', '<', now).executeTakeFirst();
   const sessions = await database.db

@@ -186,6 +186,12 @@ const browserRoutes: FastifyPluginAsync<{ svc: Services }> = async (app, { svc }
     return gated;
   }
 
+  /**
+   * Does a card id from the address look like one the service issues? Anything else (a NUL, which
+   * PostgreSQL refuses to compare, other control characters, 65 characters) is no card: 404.
+   */
+  const isIdText = (s: string) => /^[A-Za-z0-9_-]{1,64}$/.test(s);
+
   app.get('/page/open', { schema: { hide: true } }, async (req, reply) => {
     const token = (req.query as { token?: unknown }).token;
     const opened = typeof token === 'string' ? await openLink({ svc, token, hostMerchantId: await hostMerchant(req) }) : 'gone';
@@ -217,7 +223,7 @@ const browserRoutes: FastifyPluginAsync<{ svc: Services }> = async (app, { svc }
     const q = req.query as { card?: unknown; older?: unknown; done?: unknown };
     // A card's older activity (src/page/activity.ts); anything malformed shows the newest.
     const older = typeof q.older === 'string' ? parseCursor(q.older) : null;
-    const paging = typeof q.card === 'string' && q.card.length <= 64 && older ? { cardId: q.card, older } : null;
+    const paging = typeof q.card === 'string' && isIdText(q.card) && older ? { cardId: q.card, older } : null;
     const view = await holderView(svc, session, paging);
     const notice = typeof q.done === 'string' ? NOTICES[q.done] : undefined;
     return html(reply, 200, holderPage(view, { brand, email: view?.email ?? '', formToken: formToken(sessionId), notice }));
@@ -227,7 +233,9 @@ const browserRoutes: FastifyPluginAsync<{ svc: Services }> = async (app, { svc }
     const gated = await formGate(req, reply);
     if (!gated) return reply;
     const { session, sessionId } = gated;
-    const revealed = await revealOnPage({ svc, session, cardId: req.params.cardId, host: req.hostname });
+    const revealed = isIdText(req.params.cardId)
+      ? await revealOnPage({ svc, session, cardId: req.params.cardId, host: req.hostname })
+      : null;
     if (revealed === null) return html(reply, 404, messagePage('Card not found', 'Go back to your card page.'));
     if (revealed === 'notActive') {
       return html(reply, 409, messagePage('Card details are not available', 'Unfreeze the card first to see its details.'));
@@ -246,7 +254,9 @@ const browserRoutes: FastifyPluginAsync<{ svc: Services }> = async (app, { svc }
       if (!gated) return reply;
       let changed: Awaited<ReturnType<typeof setFrozenOnPage>>;
       try {
-        changed = await setFrozenOnPage({ svc, session: gated.session, cardId: req.params.cardId, frozen });
+        changed = isIdText(req.params.cardId)
+          ? await setFrozenOnPage({ svc, session: gated.session, cardId: req.params.cardId, frozen })
+          : null;
       } catch (err) {
         if (!(err instanceof DomainError) || err.status >= 500) throw err;
         const text =
