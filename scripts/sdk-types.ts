@@ -61,7 +61,33 @@ const RECORDS = [
     at: ['tradeQuery', 'model'],
   },
   { name: 'Cardholder', doc: 'A cardholder (interface §2.2).', at: ['holderQuery', 'model'] },
-  { name: 'Card', doc: 'A card: never its full number.', at: ['cardQuery', 'model'] },
+  {
+    name: 'SpendingLimit',
+    doc: 'A spending limit: the most an interval may spend, optionally for some merchant categories only.',
+    at: ['cardQuery', 'model', 'controls', 'spendingLimits', 'items'],
+  },
+  {
+    name: 'Controls',
+    doc: 'Spending controls of a card or a cardholder (docs/transactions.md, “Spending controls”).',
+    at: ['cardQuery', 'model', 'controls'],
+  },
+  {
+    name: 'SpendingState',
+    doc: 'A spending limit that applies to a card, with what is spent and left of it now.',
+    at: ['cardQuery', 'model', 'spending', 'items'],
+  },
+  { name: 'Card', doc: 'A card: never its full number.', at: ['cardApply', 'model'] },
+  {
+    name: 'CardWithSpending',
+    doc: 'A card as cardQuery gives it: with each spending limit that applies and what it has left.',
+    at: ['cardQuery', 'model'],
+  },
+  { name: 'ControlsModel', doc: 'The controls of one card or cardholder (cardControlsUpdate).', at: ['cardControlsUpdate', 'model'] },
+  {
+    name: 'AuthorizationEndpoint',
+    doc: 'The merchant’s real-time authorization endpoint (authorizationEndpointUpdate).',
+    at: ['authorizationEndpointUpdate', 'model'],
+  },
   {
     name: 'FundingBalance',
     doc: 'One funding account of the merchant (merchantBalance).',
@@ -79,6 +105,7 @@ function find(doc: Record<string, any>, [operationId, ...path]: string[]): JsonS
   let schema = op.responses?.['200']?.content?.['application/json']?.schema as JsonSchema | undefined;
   for (const step of path) {
     // 'value': the member of a nullable union (`anyOf: [X, null]`) that is not null.
+    // 'items' of an optional list: the list's items.
     schema =
       step === 'items' ? schema?.items : step === 'value' ? schema?.anyOf?.find((s) => s.type !== 'null') : schema?.properties?.[step];
   }
@@ -88,7 +115,18 @@ function find(doc: Record<string, any>, [operationId, ...path]: string[]): JsonS
 
 const KNOWN = new Set(['type', 'description', 'enum', 'const', 'anyOf', 'items', 'properties', 'required', 'additionalProperties']);
 // Rules a value satisfies: they narrow no TypeScript type.
-const RULES = new Set(['minLength', 'maxLength', 'pattern', 'minimum', 'maximum', 'minItems', 'maxItems', 'format']);
+const RULES = new Set([
+  'minLength',
+  'maxLength',
+  'pattern',
+  'minimum',
+  'maximum',
+  'exclusiveMinimum',
+  'minItems',
+  'maxItems',
+  'uniqueItems',
+  'format',
+]);
 
 const named: Array<{ name: string; schema: JsonSchema }> = [];
 const sameSet = (a: unknown[], b: unknown[]) => a.length === b.length && a.every((v) => b.includes(v));

@@ -23,6 +23,7 @@ import { reaperPlugin } from './http/reaper.js';
 import { workerPlugin } from './http/worker.js';
 import { kycRoutes, kycSandboxRoutes } from './kyc/routes.js';
 import { fundingRoutes } from './ledger/routes.js';
+import { merchantRoutes } from './merchants/routes.js';
 import { networkSandboxRoutes } from './network/routes.js';
 import { pageRoutes } from './page/routes.js';
 import { createServices } from './services.js';
@@ -101,6 +102,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   await app.register(fundingRoutes, { svc });
   await app.register(cardStatusRoutes, { svc });
   await app.register(controlsRoutes, { svc });
+  await app.register(merchantRoutes, { svc });
   await app.register(kycRoutes, { svc });
   await app.register(pageRoutes, { svc });
   if (config.env === 'sandbox') {

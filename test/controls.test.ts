@@ -6,7 +6,6 @@ import { eachDialect } from './helpers/dialects.js';
 
 const N = '/sandbox/network';
 const UPDATE = '/api/network/cardControlsUpdate.html';
-const DAY = 86_400_000;
 /** Tuesday 24 November 2026, 10:00 UTC. */
 const T0 = Date.UTC(2026, 10, 24, 10, 0);
 

@@ -19,13 +19,19 @@ eachDialect('tenant isolation of every signed operation', (dialect) => {
     const registered = h.app.operations.map((o) => `${o.operation} ${o.url}`).sort();
     // An operation may stand in the table more than once, once per way of naming what it acts on.
     const table = (f: (o: (typeof OPERATIONS)[number]) => string) => [...new Set(OPERATIONS.map(f))].sort();
-    assert.deepEqual(table((o) => `${o.operation} ${o.path}`), registered);
+    assert.deepEqual(
+      table((o) => `${o.operation} ${o.path}`),
+      registered,
+    );
     const doc = (await h.app.inject({ method: 'GET', url: '/openapi.json' })).json() as { paths: Record<string, { post?: unknown }> };
     const documented = Object.entries(doc.paths)
       .filter(([, p]) => p.post)
       .map(([path]) => path)
       .sort();
-    assert.deepEqual(table((o) => o.path), documented);
+    assert.deepEqual(
+      table((o) => o.path),
+      documented,
+    );
   });
 
   it('another merchant’s identifier is answered exactly as an unknown one, and nothing of the other merchant changes', async (t) => {

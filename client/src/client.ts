@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { APIConnectionError, APIConnectionTimeoutError, APIError, CardProgramError } from './errors.js';
 import type { Requester, RequestKind } from './request.js';
 import { Cards } from './resources/cards.js';
-import { Funding } from './resources/funding.js';
+import { AuthorizationEndpointSettings, Funding } from './resources/funding.js';
 import { Holders } from './resources/holders.js';
 import { Kyc } from './resources/kyc.js';
 import { Page } from './resources/page.js';
@@ -74,6 +74,7 @@ export class CardProgram implements Requester {
   readonly holders: Holders;
   readonly cards: Cards;
   readonly funding: Funding;
+  readonly authorizationEndpoint: AuthorizationEndpointSettings;
   readonly trades: Trades;
   readonly kyc: Kyc;
   readonly page: Page;
@@ -100,6 +101,7 @@ export class CardProgram implements Requester {
     this.holders = new Holders(this);
     this.cards = new Cards(this);
     this.funding = new Funding(this);
+    this.authorizationEndpoint = new AuthorizationEndpointSettings(this);
     this.trades = new Trades(this);
     this.kyc = new Kyc(this);
     this.page = new Page(this);

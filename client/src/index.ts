@@ -4,5 +4,6 @@ export type { CreateHolderParams } from './resources/holders.js';
 export type { KycShareParams } from './resources/kyc.js';
 export type { SandboxTrade } from './resources/sandbox.js';
 export { MAX_WINDOW_DAYS, type TradeListParams, type TradePageParams } from './resources/trades.js';
+export { Webhooks } from './resources/webhooks.js';
 export { type Credentials, canonicalJson, signature, signingString } from './signing.js';
 export * from './types.js';

@@ -5,15 +5,21 @@ import { AuditStatus as WireAuditStatus } from './wire.js';
 export {
   type AuditStatusValue,
   type Authorization,
+  type AuthorizationEndpoint,
   type Card,
   type CardDetails,
   type Cardholder,
+  type CardWithSpending,
   Channel,
   type ChannelValue,
+  type Controls,
+  type ControlsModel,
   DeclineReason,
   type DeclineReasonValue,
   type FundingBalance,
   type KycStatus,
+  type SpendingLimit,
+  type SpendingState,
   type TradeDetail,
   type TradePage,
   type TradeRecord,
@@ -32,6 +38,16 @@ export const AuditStatus = {
    */
   dataToComplete: WireAuditStatus.dataToBeCompleted,
 } as const;
+
+/**
+ * What the merchant's authorization endpoint receives (docs/transactions.md, "Authorization
+ * decisions"): the authorization as tradeQuery will show it, under the id it will have, without
+ * its decision, with its cardholder, its fee and what the card has available.
+ */
+export interface AuthorizationRequest {
+  type: 'authorization.request';
+  authorization: Omit<Authorization, 'decision'> & { holderId: string; fee: number; availableBalance: number };
+}
 
 interface EventBase {
   eventId: string;

@@ -74,7 +74,7 @@ export interface TradePage {
 
 /** An authorization, approved or declined: the acceptor the network sent and how the program decided. */
 export interface Authorization {
-  /** the 150 trade’s tradeId when approved; dcl_… when declined */
+  /** the 150 trade’s tradeId when approved; when declined, the id the merchant’s authorization endpoint was told if it was asked, else dcl_… */
   id: string;
   cardId: string;
   /** first 6 and last 4 digits, the rest * */
@@ -100,6 +100,13 @@ export interface Authorization {
     code: string | null;
     /** the decision in words */
     message: string;
+    /** the merchant’s real-time authorization endpoint, when it was asked; null otherwise */
+    endpoint: {
+      /** approved, declined, timeout or error: what the endpoint said, or that it did not answer in time or readably */
+      outcome: 'approved' | 'declined' | 'timeout' | 'error';
+      /** how long it took to answer (or to fail), ms */
+      latencyMs: number;
+    } | null;
   };
   remark: string;
   /** when the network asked, ISO 8601 UTC */
@@ -127,6 +134,50 @@ export interface Cardholder {
   mobile: string;
 }
 
+/** A spending limit: the most an interval may spend, optionally for some merchant categories only. */
+export interface SpendingLimit {
+  /** must be greater than 0: the most the interval may spend, in major units of the card’s currency */
+  amount: number;
+  /** must be per_authorization, daily, weekly, monthly, yearly or all_time */
+  interval: 'per_authorization' | 'daily' | 'weekly' | 'monthly' | 'yearly' | 'all_time';
+  /** the limit counts only these merchant categories: 1 to 50 different 4-digit codes; absent: every category */
+  mccs?: string[];
+}
+
+/** Spending controls of a card or a cardholder (docs/transactions.md, “Spending controls”). */
+export interface Controls {
+  /** 1 to 10 limits, each on its own interval and categories; an authorization must fit every limit that counts it */
+  spendingLimits?: SpendingLimit[];
+  /** only these merchant categories are approved (an authorization without an mcc is declined): 1 to 200 different 4-digit codes */
+  allowedMccs?: string[];
+  /** these merchant categories are declined: 1 to 200 different 4-digit codes */
+  blockedMccs?: string[];
+  /** only acceptors in these countries are approved (an authorization without merchantCountry is declined): 1 to 250 different ISO 3166-1 alpha-2 codes */
+  allowedCountries?: string[];
+  /** acceptors in these countries are declined: 1 to 250 different ISO 3166-1 alpha-2 codes */
+  blockedCountries?: string[];
+  /** only these channels are approved (ecommerce, pos or atm; an authorization without a channel is declined) */
+  channels?: ChannelValue[];
+}
+
+/** A spending limit that applies to a card, with what is spent and left of it now. */
+export interface SpendingState {
+  /** card or cardholder: whose limit this is */
+  source: 'card' | 'cardholder';
+  /** the limit, in major units of the card’s currency */
+  amount: number;
+  /** per_authorization, daily, weekly, monthly, yearly or all_time */
+  interval: 'per_authorization' | 'daily' | 'weekly' | 'monthly' | 'yearly' | 'all_time';
+  /** the categories it counts; null: every category */
+  mccs: string[] | null;
+  /** what counts against it now: approved authorizations of the current interval not reversed or voided (a cardholder’s limit: of all its cards in this currency); 0 for per_authorization */
+  spent: number;
+  /** amount − spent, at least 0 */
+  remaining: number;
+  /** when the interval ends (ISO 8601, UTC); null for per_authorization and all_time */
+  resetsAt: string | null;
+}
+
 /** A card: never its full number. */
 export interface Card {
   cardId: string;
@@ -144,6 +195,50 @@ export interface Card {
   availableBalance: number;
   /** available plus what authorizations hold, in major units */
   ledgerBalance: number;
+  /** Spending controls: each field set here replaces the cardholder’s for this card; a field left out follows the cardholder’s. `{}` sets none. */
+  controls: Controls;
+}
+
+/** A card as cardQuery gives it: with each spending limit that applies and what it has left. */
+export interface CardWithSpending {
+  cardId: string;
+  /** first 6 and last 4 digits, the rest * */
+  cardNo: string;
+  currency: string;
+  holderId: string;
+  /** active, frozen or closed */
+  status: 'active' | 'frozen' | 'closed';
+  /** who froze or closed the card (null while active); a freeze is lifted only by the same party or the operator (precedence operator > merchant > cardholder) */
+  statusSource: 'cardholder' | 'merchant' | 'operator' | null;
+  /** why, as given by whoever set the status; null while active */
+  statusReason: string | null;
+  /** what can be spent, in major units */
+  availableBalance: number;
+  /** available plus what authorizations hold, in major units */
+  ledgerBalance: number;
+  /** Spending controls: each field set here replaces the cardholder’s for this card; a field left out follows the cardholder’s. `{}` sets none. */
+  controls: Controls;
+  /** the spending limits that apply to the card (its own, else its cardholder’s), each with what is spent and left now */
+  spending: SpendingState[];
+}
+
+/** The controls of one card or cardholder (cardControlsUpdate). */
+export interface ControlsModel {
+  /** the card whose controls these are; null for a cardholder’s */
+  cardId: string | null;
+  holderId: string;
+  /** Spending controls: each field set here replaces the cardholder’s for this card; a field left out follows the cardholder’s. `{}` sets none. */
+  controls: Controls;
+}
+
+/** The merchant’s real-time authorization endpoint (authorizationEndpointUpdate). */
+export interface AuthorizationEndpoint {
+  /** where each authorization the program approves is sent for the merchant’s decision; null: none */
+  authorizationUrl: string | null;
+  /** how long the endpoint may take to answer, ms */
+  timeoutMs: number;
+  /** approve or decline: what applies without a readable answer in time */
+  defaultDecision: 'approve' | 'decline';
 }
 
 /** One funding account of the merchant (merchantBalance). */

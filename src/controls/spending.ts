@@ -5,7 +5,7 @@ import type { DB } from '../db/schema.js';
 import { toMajor, toMinor } from '../money/currency.js';
 import { TradeStatus, TradeType } from '../trades/types.js';
 import { period } from './periods.js';
-import type { Controls, SpendingLimit, SpendInterval } from './schemas.js';
+import type { Controls, SpendInterval, SpendingLimit } from './schemas.js';
 
 /**
  * Spending limits, counted in O(1) per authorization whatever the card's history: one counter per
@@ -90,10 +90,7 @@ export async function checkSpend(ctx: TxCtx, owners: SpendOwners, amount: number
   const effective = cardLimits
     ? { source: 'card' as const, ownerId: card.id, limits: cardLimits }
     : { source: 'cardholder' as const, ownerId: holder.id, limits: holder.controls.spendingLimits ?? [] };
-  const tracked = [
-    ...(counted(card.controls).length ? [card.id] : []),
-    ...(counted(holder.controls).length ? [holder.id] : []),
-  ].sort();
+  const tracked = [...(counted(card.controls).length ? [card.id] : []), ...(counted(holder.controls).length ? [holder.id] : [])].sort();
   const rows = await lockCounters(ctx, tracked, card.currency);
   const row = (owner: string, key: string) => rows.find((r) => r.owner_id === owner && r.limit_key === key);
 
@@ -148,11 +145,7 @@ export async function releaseSpend(
   if (amount <= 0) return;
   const rows = await lockCounters(ctx, [card.id, card.holder_id].sort(), card.currency);
   if (rows.length === 0) return;
-  const auth = await ctx.tx
-    .selectFrom('authorizations')
-    .select(['mcc', 'created_at'])
-    .where('id', '=', authId)
-    .executeTakeFirst();
+  const auth = await ctx.tx.selectFrom('authorizations').select(['mcc', 'created_at']).where('id', '=', authId).executeTakeFirst();
   if (!auth) return;
   const at = Number(auth.created_at);
   for (const row of rows) {

@@ -85,7 +85,11 @@ export async function updateControls({
     if (!card) throw new DomainError('cardNotFound');
     if (card.status === 'closed') throw new DomainError('cardStatus', 'cardId: the card is closed');
     const controls = checkControls(input.controls, [card.currency]);
-    await ctx.tx.updateTable('cards').set({ controls: storedControls(controls), updated_at: ctx.now }).where('id', '=', card.id).execute();
+    await ctx.tx
+      .updateTable('cards')
+      .set({ controls: storedControls(controls), updated_at: ctx.now })
+      .where('id', '=', card.id)
+      .execute();
     await rebuildCounters(ctx, { id: card.id, cardIds: [card.id], currencies: [card.currency], controls });
     return { cardId: card.id, holderId: card.holder_id, controls };
   }

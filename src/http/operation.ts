@@ -17,17 +17,17 @@ export function signedWrite<I, O>(
   input: I,
   actor = `merchant:${req.merchant.appId}`,
 ): Promise<O> {
-  return runVerb(svc, verb, {
-    input,
-    actor,
-    merchantId: req.merchant.appId,
-    once: {
-      randomStr,
-      operation: req.routeOptions.config.operation ?? req.url,
-      canonical: req.canonical,
-      onReplay: () => reply.header('x-idempotent-replay', 'true'),
-    },
-  });
+  return runVerb(svc, verb, { input, actor, merchantId: req.merchant.appId, once: writeKey(req, reply, randomStr) });
+}
+
+/** A signed write's key (decisions §4): its randomStr, operation and canonical body; a replay is marked. */
+export function writeKey(req: FastifyRequest, reply: FastifyReply, randomStr: string) {
+  return {
+    randomStr,
+    operation: req.routeOptions.config.operation ?? req.url,
+    canonical: req.canonical,
+    onReplay: () => reply.header('x-idempotent-replay', 'true'),
+  };
 }
 
 /** Spends a read's randomStr; a reused one is 1008. */

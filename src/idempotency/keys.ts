@@ -170,5 +170,7 @@ export async function consumeNonce(database: Database, key: RequestKey, now: num
 /** Deletes keys older than the retention period; returns how many went. */
 export async function reapKeys(database: Database, olderThan: number): Promise<number> {
   const res = await database.db.deleteFrom('idempotency_keys').where('created_at', '<', olderThan).executeTakeFirst();
+  // The claims of authorizations whose endpoint was asked (src/network/endpoint-flow.ts) go with their keys.
+  await database.db.deleteFrom('authorization_requests').where('created_at', '<', olderThan).execute();
   return Number(res.numDeletedRows);
 }

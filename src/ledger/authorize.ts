@@ -1,6 +1,6 @@
 import { emitEvent } from '../callbacks/outbox.js';
 import { type CardRow, maskedCardNo } from '../cards/model.js';
-import { effectiveRules, brokenRule } from '../controls/rules.js';
+import { brokenRule, effectiveRules } from '../controls/rules.js';
 import { checkSpend, parseControls, type SpendCheck } from '../controls/spending.js';
 import { newId } from '../db/ids.js';
 import type { AuthorizationsTable, EndpointOutcome } from '../db/schema.js';
@@ -33,13 +33,15 @@ export interface AuthorizeInput {
   channel?: ChannelValue | undefined;
   /**
    * What the merchant's authorization endpoint said (src/network/endpoint-flow.ts), and the id it was
-   * told the authorization has; absent when the merchant has no endpoint.
+   * told the authorization has; absent when the merchant has no endpoint. `asked: false`: it has
+   * one, not asked because the program's rules declined when it was checked.
    */
-  endpoint?: EndpointVerdict | undefined;
+  endpoint?: EndpointVerdict | { asked: false; tradeId: string } | undefined;
 }
 
 /** The endpoint's part in a decision: its answer, or none, and what then applies. */
 export interface EndpointVerdict {
+  asked: true;
   tradeId: string;
   outcome: EndpointOutcome;
   /** The merchant's reason for a decline (at most 200 characters). */
@@ -79,6 +81,32 @@ function price(ctx: LedgerCtx, card: CardRow, input: AuthorizeInput): Priced {
   return { amount, currencyTxn, txnAmount, fee, businessDate };
 }
 
+type Decision = Pick<AuthorizationsTable, 'approved' | 'decline_reason' | 'decline_code' | 'message'>;
+
+/** The `authorizations` row of a decision: the acceptor as sent, the amounts as priced. */
+function authorizationRow(card: CardRow, priced: Priced, input: AuthorizeInput, id: string, now: number, decision: Decision) {
+  return {
+    id,
+    merchant_id: card.merchant_id,
+    card_id: card.id,
+    currency: card.currency,
+    amount: priced.amount,
+    currency_txn: priced.currencyTxn,
+    txn_amount: priced.txnAmount,
+    mcc: input.mcc ?? null,
+    merchant_name: input.merchantName ?? null,
+    merchant_city: input.merchantCity ?? null,
+    merchant_country: input.merchantCountry ?? null,
+    channel: input.channel ?? null,
+    ...decision,
+    remark: input.remark ?? '',
+    business_date: priced.businessDate,
+    created_at: now,
+    endpoint_outcome: input.endpoint?.asked ? input.endpoint.outcome : null,
+    endpoint_ms: input.endpoint?.asked ? input.endpoint.latencyMs : null,
+  };
+}
+
 /** A decline the program's own rules decide: the reason and the error the request is answered with. */
 interface ProgramDecline {
   reason: DeclineReasonValue;
@@ -100,7 +128,11 @@ async function programDecision(
   if (card.status !== 'active') {
     return { decline: { reason: DeclineReason.cardInactive, error: new DomainError('cardStatus', `cardId: the card is ${card.status}`) } };
   }
-  const holder = await ctx.tx.selectFrom('cardholders').select(['id', 'controls']).where('id', '=', card.holder_id).executeTakeFirstOrThrow();
+  const holder = await ctx.tx
+    .selectFrom('cardholders')
+    .select(['id', 'controls'])
+    .where('id', '=', card.holder_id)
+    .executeTakeFirstOrThrow();
   const owners = {
     card: { id: card.id, currency: card.currency, controls: parseControls(card.controls) },
     holder: { id: holder.id, controls: parseControls(holder.controls) },
@@ -121,23 +153,50 @@ async function programDecision(
 }
 
 /**
- * Would the program's rules approve this authorization now? Asked, without locks, before a
- * merchant's endpoint is called (outside any transaction): the verb decides again under lock.
+ * What the merchant's endpoint is asked about, if the program's rules would approve this
+ * authorization now (else null). Asked without the card's lock, outside any transaction, before the
+ * endpoint is called: the verb decides again under lock. The request is the authorization as
+ * tradeQuery will show it, under the id it will have, without its decision, plus the card's holder
+ * and what it has available.
  */
-export async function programWouldApprove(ctx: LedgerCtx, input: AuthorizeInput): Promise<boolean> {
+export async function endpointRequest(ctx: LedgerCtx, input: AuthorizeInput, tradeId: string): Promise<Record<string, unknown> | null> {
   const card = await ctx.tx
     .selectFrom('cards')
     .selectAll()
     .where('id', '=', input.cardId)
     .where('merchant_id', '=', ctx.merchantId)
     .executeTakeFirst();
-  if (!card) return false;
+  if (!card) return null;
+  let priced: Priced;
   try {
-    const d = await programDecision(ctx, card, input, price(ctx, card, input));
-    return d.decline === null;
+    priced = price(ctx, card, input);
+    if ((await programDecision(ctx, card, input, priced)).decline !== null) return null;
   } catch {
-    // A request the verb will refuse (a bad amount): the verb says so, the endpoint is not asked.
-    return false;
+    // A request the verb will refuse (a bad amount): the verb says so; the endpoint is not asked.
+    return null;
+  }
+  const row = authorizationRow(card, priced, { ...input, endpoint: undefined }, tradeId, ctx.now, {
+    approved: 0,
+    decline_reason: null,
+    decline_code: null,
+    message: '',
+  });
+  const { decision: _decision, ...authorization } = toAuthorization(row, maskedCardNo(card));
+  return {
+    authorization: {
+      ...authorization,
+      holderId: card.holder_id,
+      fee: toMajor(priced.fee, card.currency),
+      availableBalance: toMajor(card.available_balance, card.currency),
+    },
+  };
+}
+
+/** Thrown by the verb when the program approves but the merchant's endpoint was not asked: ask it, then run again. */
+export class EndpointNotAsked extends Error {
+  constructor() {
+    super('the authorization endpoint was not asked');
+    this.name = 'EndpointNotAsked';
   }
 }
 
@@ -155,7 +214,10 @@ function endpointDecision(v: EndpointVerdict): { approve: true; message: string 
     const why = v.reason ? `: ${v.reason}` : '';
     return {
       approve: false,
-      decline: { reason: DeclineReason.merchantDeclined, error: new DomainError('merchantDeclined', `the program’s endpoint declined${why}`) },
+      decline: {
+        reason: DeclineReason.merchantDeclined,
+        error: new DomainError('merchantDeclined', `the program’s endpoint declined${why}`),
+      },
     };
   }
   const what = v.outcome === 'timeout' ? 'did not answer in time' : 'did not answer readably';
@@ -184,29 +246,16 @@ export async function authorize({ ctx, input }: { ctx: LedgerCtx; input: Authori
   const { amount, currencyTxn, txnAmount, fee, businessDate } = priced;
   const remark = input.remark ?? '';
   const endpoint = input.endpoint;
-  const record = (id: string, decision: Pick<AuthorizationsTable, 'approved' | 'decline_reason' | 'decline_code' | 'message'>) => ({
-    id,
-    merchant_id: card.merchant_id,
-    card_id: card.id,
-    currency: card.currency,
-    amount,
-    currency_txn: currencyTxn,
-    txn_amount: txnAmount,
-    mcc: input.mcc ?? null,
-    merchant_name: input.merchantName ?? null,
-    merchant_city: input.merchantCity ?? null,
-    merchant_country: input.merchantCountry ?? null,
-    channel: input.channel ?? null,
-    ...decision,
-    remark,
-    business_date: businessDate,
-    created_at: ctx.now,
-    endpoint_outcome: endpoint?.outcome ?? null,
-    endpoint_ms: endpoint?.latencyMs ?? null,
-  });
+  const record = (id: string, decision: Decision) => authorizationRow(card, priced, input, id, ctx.now, decision);
 
   const decline = async ({ reason, error }: ProgramDecline): Promise<never> => {
-    const row = record(endpoint?.tradeId ?? newId('dcl'), { approved: 0, decline_reason: reason, decline_code: error.code, message: error.message });
+    // The id the endpoint was told, when it was asked; else a decline's own.
+    const row = record(endpoint?.asked ? endpoint.tradeId : newId('dcl'), {
+      approved: 0,
+      decline_reason: reason,
+      decline_code: error.code,
+      message: error.message,
+    });
     await ctx.tx.insertInto('authorizations').values(row).execute();
     await declinedEvent(ctx, card, toAuthorization(row, maskedCardNo(card)));
     error.detail = { tradeId: row.id, declineReason: reason };
@@ -217,6 +266,8 @@ export async function authorize({ ctx, input }: { ctx: LedgerCtx; input: Authori
   if (program.decline) return decline(program.decline);
   let message = 'Approved';
   if (endpoint) {
+    // The rules approve now though they declined when checked: the endpoint must have its say first.
+    if (!endpoint.asked) throw new EndpointNotAsked();
     const verdict = endpointDecision(endpoint);
     if (!verdict.approve) return decline(verdict.decline);
     message = verdict.message;

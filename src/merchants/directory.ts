@@ -1,5 +1,6 @@
 import type { SecretBox } from '../crypto/secretbox.js';
 import type { Database } from '../db/index.js';
+import type { AuthorizationDefault } from '../db/schema.js';
 
 /** What the signature check needs of a merchant, secrets already decrypted. */
 export interface MerchantCredentials {
@@ -11,6 +12,15 @@ export interface MerchantCredentials {
   active: boolean;
   /** The merchant's own limit in requests per second; null: the service's default. */
   rateLimit: number | null;
+  /** The real-time authorization endpoint (decisions §11), or null when it has none. */
+  authorizationEndpoint: AuthorizationEndpoint | null;
+}
+
+/** Where a merchant's `authorization.request` goes, how long it may take, what applies without an answer. */
+export interface AuthorizationEndpoint {
+  url: string;
+  timeoutMs: number;
+  fallback: AuthorizationDefault;
 }
 
 /**
@@ -42,6 +52,9 @@ export class MerchantDirectory {
           loginFree: row.login_free === 1,
           active: row.status === 'active',
           rateLimit: row.rate_limit,
+          authorizationEndpoint: row.authorization_url
+            ? { url: row.authorization_url, timeoutMs: row.authorization_timeout_ms, fallback: row.authorization_default }
+            : null,
         }
       : null;
     // Unknown ids are cached too (briefly), so a flood of made-up appIds costs one read each per ttl;

@@ -2,9 +2,10 @@ import type { Kysely } from 'kysely';
 import { NOTIFY_EVENTS } from '../callbacks/outbox.js';
 import { checkCallbackUrl } from '../callbacks/url-guard.js';
 import type { VerbCtx } from '../context.js';
-import type { DB } from '../db/schema.js';
+import type { AuthorizationDefault, DB } from '../db/schema.js';
 import { DomainError, invalid } from '../errors.js';
 import { endPageAccess } from '../page/links.js';
+import { endpointChanges } from './authorization-endpoint.js';
 
 export interface MerchantSummary {
   appId: string;
@@ -15,6 +16,10 @@ export interface MerchantSummary {
   notifyUrl: string | null;
   /** Requests per second; null: the service's default. */
   rateLimit: number | null;
+  /** The real-time authorization endpoint, its deadline (ms) and its default decision. */
+  authorizationUrl: string | null;
+  authorizationTimeoutMs: number;
+  authorizationDefault: string;
   createdAt: string;
 }
 
@@ -32,6 +37,9 @@ function summary(m: {
   login_free: number;
   notify_url: string | null;
   rate_limit: number | null;
+  authorization_url: string | null;
+  authorization_timeout_ms: number;
+  authorization_default: string;
   created_at: number;
 }): MerchantSummary {
   return {
@@ -42,6 +50,9 @@ function summary(m: {
     loginFree: m.login_free === 1,
     notifyUrl: m.notify_url,
     rateLimit: m.rate_limit,
+    authorizationUrl: m.authorization_url,
+    authorizationTimeoutMs: m.authorization_timeout_ms,
+    authorizationDefault: m.authorization_default,
     createdAt: new Date(m.created_at).toISOString(),
   };
 }
@@ -54,6 +65,10 @@ export interface UpdateMerchantInput {
   notifyUrl?: string | null | undefined;
   /** Requests per second; null goes back to the service's default. */
   rateLimit?: number | null | undefined;
+  /** The real-time authorization endpoint: null removes it (src/merchants/authorization-endpoint.ts). */
+  authorizationUrl?: string | null | undefined;
+  authorizationTimeoutMs?: number | undefined;
+  authorizationDefault?: AuthorizationDefault | undefined;
 }
 
 /** The operator's change of a merchant's settings (`cardprogram merchant update`). */
@@ -64,8 +79,12 @@ export async function updateMerchant({ ctx, input }: { ctx: VerbCtx; input: Upda
     notify_url?: string | null;
     rate_limit?: number | null;
     updated_at: number;
-  } = {
+  } & ReturnType<typeof endpointChanges> = {
     updated_at: ctx.now,
+    ...endpointChanges(
+      { authorizationUrl: input.authorizationUrl, timeoutMs: input.authorizationTimeoutMs, defaultDecision: input.authorizationDefault },
+      ctx.svc.config.env,
+    ),
   };
   if (input.status !== undefined) changes.status = input.status;
   if (input.loginFree !== undefined) changes.login_free = input.loginFree ? 1 : 0;

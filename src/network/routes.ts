@@ -4,7 +4,7 @@ import type { TSchema } from 'typebox';
 import { revealCard } from '../cards/details.js';
 import { CardDetailsSchema } from '../cards/schemas.js';
 import type { Services } from '../context.js';
-import { type OperationInput, operationInput, type SignedBody, signedRead, signedWrite } from '../http/operation.js';
+import { type OperationInput, operationInput, type SignedBody, signedRead, signedWrite, writeKey } from '../http/operation.js';
 import { Envelope, errorResponses, ok } from '../http/schemas.js';
 import { adjust } from '../ledger/adjust.js';
 import { authorize } from '../ledger/authorize.js';
@@ -17,6 +17,7 @@ import { transfer } from '../ledger/transfer.js';
 import { withdraw } from '../ledger/withdraw.js';
 import type { TradeRecord } from '../trades/record.js';
 import { TradeEnvelope } from '../trades/schemas.js';
+import { authorizeWithEndpoint } from './endpoint-flow.js';
 import * as S from './schemas.js';
 
 /**
@@ -44,7 +45,13 @@ export const networkSandboxRoutes: FastifyPluginAsyncTypebox<{ svc: Services }> 
   app.post(
     '/sandbox/network/authorize',
     simulation('sandboxAuthorize', 'Authorize a card payment: holds funds (150, status 1)', S.AuthorizeBody),
-    (req, reply) => simulate(req, reply, authorize),
+    async (req, reply) => {
+      const endpoint = req.merchant.authorizationEndpoint;
+      if (!endpoint) return simulate(req, reply, authorize);
+      // The merchant decides too, in real time (decisions §11): src/network/endpoint-flow.ts.
+      const { randomStr, input } = operationInput(req.body);
+      return ok(await authorizeWithEndpoint(svc, req.merchant.appId, endpoint, writeKey(req, reply, randomStr), input), req.id);
+    },
   );
   app.post('/sandbox/network/clear', simulation('sandboxClear', 'Clear an authorization into a payment (151)', S.ClearBody), (req, reply) =>
     simulate(req, reply, clear),

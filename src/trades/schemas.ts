@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
-import { CardCurrencyFilter, DateText, Id, TradeId } from '../http/fields.js';
 import { ENDPOINT_OUTCOMES } from '../db/schema.js';
+import { CardCurrencyFilter, DateText, Id, TradeId } from '../http/fields.js';
 import { CodeEnum, Envelope, orList, RandomStr, SignedFields, StringEnum } from '../http/schemas.js';
 import { Channel, DeclineReason, TRADE_STATUSES, TradeStatus, TradeType } from './types.js';
 
@@ -75,7 +75,10 @@ export const DecisionSchema = Type.Object({
   endpoint: Type.Union(
     [
       Type.Object({
-        outcome: StringEnum(ENDPOINT_OUTCOMES, `${orList(ENDPOINT_OUTCOMES)}: what the endpoint said, or that it did not answer in time or readably`),
+        outcome: StringEnum(
+          ENDPOINT_OUTCOMES,
+          `${orList(ENDPOINT_OUTCOMES)}: what the endpoint said, or that it did not answer in time or readably`,
+        ),
         latencyMs: Type.Integer({ description: 'how long it took to answer (or to fail), ms' }),
       }),
       Type.Null(),
@@ -86,7 +89,10 @@ export const DecisionSchema = Type.Object({
 
 /** One authorization the network asked for, approved or declined (decisions §11). */
 export const AuthorizationSchema = Type.Object({
-  id: Type.String({ description: 'the 150 trade’s tradeId when approved; dcl_… when declined' }),
+  id: Type.String({
+    description:
+      'the 150 trade’s tradeId when approved; when declined, the id the merchant’s authorization endpoint was told if it was asked, else dcl_…',
+  }),
   cardId: Type.String(),
   cardNo: Type.String({ description: 'first 6 and last 4 digits, the rest *' }),
   currency: Type.String(),

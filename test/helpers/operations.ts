@@ -144,6 +144,15 @@ export const OPERATIONS: Operation[] = [
     change: (b) => ({ ...b, controls: { blockedCountries: ['IR'] } }),
   },
   {
+    // Removing the endpoint (null): the tenant's later authorizations stay the program's alone.
+    operation: 'authorizationEndpointUpdate',
+    path: '/api/network/authorizationEndpointUpdate.html',
+    kind: 'write',
+    body: () => ({ authorizationUrl: null, timeoutMs: 1500, randomStr: randomStr() }),
+    ids: {},
+    change: (b) => ({ ...b, timeoutMs: 1600 }),
+  },
+  {
     operation: 'tradeList',
     path: '/api/network/networkAuthTradeList.html',
     kind: 'read',

@@ -1,5 +1,5 @@
 import type { Requester } from '../request.js';
-import type { Card, TradeRecord } from '../types.js';
+import type { Card, CardWithSpending, Controls, ControlsModel, TradeRecord } from '../types.js';
 
 export class Cards {
   constructor(private readonly client: Requester) {}
@@ -10,18 +10,37 @@ export class Cards {
    * @example
    * const card = await client.cards.apply({ holderId: 'hld_…', currency: 'EUR' });
    */
-  apply(params: { holderId: string; currency: 'EUR' | 'USDT'; randomStr?: string }): Promise<Card> {
+  apply(params: { holderId: string; currency: 'EUR' | 'USDT'; controls?: Controls; randomStr?: string }): Promise<Card> {
     return this.client.request<Card>('/api/network/cardApply.html', params, 'write');
   }
 
   /**
-   * A card with its balances (masked number).
+   * A card with its balances (masked number), its spending controls, and what each spending limit
+   * that applies to it has left now.
    *
    * @example
-   * const { availableBalance } = await client.cards.get('card_…');
+   * const { availableBalance, spending } = await client.cards.get('card_…');
+   * for (const l of spending) console.log(`${l.interval}: ${l.remaining} of ${l.amount} left`);
    */
-  get(cardId: string): Promise<Card> {
-    return this.client.request<Card>('/api/network/cardQuery.html', { cardId }, 'read');
+  get(cardId: string): Promise<CardWithSpending> {
+    return this.client.request<CardWithSpending>('/api/network/cardQuery.html', { cardId }, 'read');
+  }
+
+  /**
+   * Replaces the spending controls of a card (`cardId`) or of a cardholder (`holderId`: they apply to
+   * each of its cards that does not set the same rule). `{}` removes them. An authorization they
+   * refuse throws a `ConflictError` with code `2728`; `error.decline.declineReason` says which rule.
+   *
+   * @example
+   * await client.cards.updateControls({
+   *   cardId: 'card_…',
+   *   controls: { spendingLimits: [{ amount: 200, interval: 'daily' }], blockedMccs: ['7995'], channels: ['ecommerce', 'pos'] },
+   * });
+   */
+  updateControls(
+    params: ({ cardId: string; holderId?: never } | { holderId: string; cardId?: never }) & { controls: Controls; randomStr?: string },
+  ): Promise<ControlsModel> {
+    return this.client.request<ControlsModel>('/api/network/cardControlsUpdate.html', params, 'write');
   }
 
   /**

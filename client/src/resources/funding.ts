@@ -1,5 +1,5 @@
 import type { Requester } from '../request.js';
-import type { FundingBalance } from '../types.js';
+import type { AuthorizationEndpoint, FundingBalance } from '../types.js';
 
 /** The merchant's funding accounts: top-ups draw from them; the program's operator credits them. */
 export class Funding {
@@ -20,5 +20,28 @@ export class Funding {
       'read',
     );
     return model.balances;
+  }
+}
+
+/** The merchant's real-time authorization endpoint (docs/transactions.md, "Authorization decisions"). */
+export class AuthorizationEndpointSettings {
+  constructor(private readonly client: Requester) {}
+
+  /**
+   * Sets where each authorization the program approves is sent for your decision, how long your
+   * endpoint may take (100 to 5000 ms, default 2000) and what applies when it does not answer in
+   * time or readably (default `decline`). `authorizationUrl: null` removes it. Answer the requests
+   * with `client.webhooks.authorizationRequest` and `Webhooks.decide`.
+   *
+   * @example
+   * await client.authorizationEndpoint.update({ authorizationUrl: 'https://acme.example/authorize', timeoutMs: 1500 });
+   */
+  update(params: {
+    authorizationUrl: string | null;
+    timeoutMs?: number;
+    defaultDecision?: 'approve' | 'decline';
+    randomStr?: string;
+  }): Promise<AuthorizationEndpoint> {
+    return this.client.request<AuthorizationEndpoint>('/api/network/authorizationEndpointUpdate.html', params, 'write');
   }
 }

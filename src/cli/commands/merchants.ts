@@ -8,7 +8,7 @@ import { createMerchant, SIGN_TYPES, type SignType } from '../../merchants/creat
 import { listMerchants, updateMerchant } from '../../merchants/manage.js';
 import { rollCredentials } from '../../merchants/roll.js';
 import { runVerb } from '../../runner.js';
-import { OPERATOR, onOff, print, rateLimitArg, withServices } from '../util.js';
+import { intArg, OPERATOR, onOff, print, rateLimitArg, withServices } from '../util.js';
 
 /** Who runs the CLI, for the funding record: the operating-system user. */
 function operatorName(): string {
@@ -97,11 +97,31 @@ export function merchantCommands(program: Command): void {
       'requests a second this merchant may send, bursts of twice that ("default": CARDPROGRAM_RATE_LIMIT)',
       rateLimitArg,
     )
+    .option(
+      '--authorization-url <url>',
+      'real-time authorization endpoint: each authorization the program approves is sent there for the merchant’s decision ("none" removes it)',
+    )
+    .option('--authorization-timeout <ms>', 'how long the endpoint may take to answer, 100 to 5000 ms (default 2000)', intArg)
+    .addOption(
+      new Option('--authorization-default <decision>', 'what applies when the endpoint does not answer in time or readably').choices([
+        'approve',
+        'decline',
+      ]),
+    )
     .option('--json', 'print JSON')
     .action(
       async (
         appId: string,
-        o: { loginFree?: boolean; notifyUrl?: string; status?: 'active' | 'disabled'; rateLimit?: number | 'default'; json?: boolean },
+        o: {
+          loginFree?: boolean;
+          notifyUrl?: string;
+          status?: 'active' | 'disabled';
+          rateLimit?: number | 'default';
+          authorizationUrl?: string;
+          authorizationTimeout?: number;
+          authorizationDefault?: 'approve' | 'decline';
+          json?: boolean;
+        },
       ) => {
         const input = {
           appId,
@@ -109,13 +129,16 @@ export function merchantCommands(program: Command): void {
           status: o.status,
           notifyUrl: o.notifyUrl === undefined ? undefined : o.notifyUrl === 'none' ? null : o.notifyUrl,
           rateLimit: o.rateLimit === 'default' ? null : o.rateLimit,
+          authorizationUrl: o.authorizationUrl === undefined ? undefined : o.authorizationUrl === 'none' ? null : o.authorizationUrl,
+          authorizationTimeoutMs: o.authorizationTimeout,
+          authorizationDefault: o.authorizationDefault,
         };
         const updated = await withServices((svc) => runVerb(svc, updateMerchant, { input, actor: OPERATOR }));
         print(
           !!o.json,
           updated,
           () =>
-            `${updated.appId} updated: status ${updated.status}, login-free ${updated.loginFree ? 'on' : 'off'}, notify URL ${updated.notifyUrl ?? 'none'}, rate limit ${updated.rateLimit === null ? 'default' : `${updated.rateLimit}/s`}`,
+            `${updated.appId} updated: status ${updated.status}, login-free ${updated.loginFree ? 'on' : 'off'}, notify URL ${updated.notifyUrl ?? 'none'}, rate limit ${updated.rateLimit === null ? 'default' : `${updated.rateLimit}/s`}, authorization endpoint ${updated.authorizationUrl ? `${updated.authorizationUrl} (${updated.authorizationTimeoutMs} ms, default ${updated.authorizationDefault})` : 'none'}`,
         );
       },
     );

@@ -24,7 +24,10 @@ export async function up(db: Kysely<any>): Promise<void> {
   // The merchant's real-time authorization endpoint (decisions §11): where `authorization.request`
   // goes, how long it may take (ms, at most 5000), and what applies when it does not answer.
   await db.schema.alterTable('merchants').addColumn('authorization_url', 'text').execute();
-  await db.schema.alterTable('merchants').addColumn('authorization_timeout_ms', 'integer', (c) => c.notNull().defaultTo(2000)).execute();
+  await db.schema
+    .alterTable('merchants')
+    .addColumn('authorization_timeout_ms', 'integer', (c) => c.notNull().defaultTo(2000))
+    .execute();
   await db.schema
     .alterTable('merchants')
     .addColumn('authorization_default', 'varchar(8)', (c) => c.notNull().defaultTo('decline'))

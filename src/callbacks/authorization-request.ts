@@ -1,0 +1,72 @@
+import type { EndpointOutcome } from '../db/schema.js';
+import { deliver, type Resolver } from './deliver.js';
+import { webhookHeaders } from './webhook-signature.js';
+
+/** What the merchant's endpoint said, and how long it took. */
+export interface EndpointAnswer {
+  outcome: EndpointOutcome;
+  /** The merchant's reason for a decline, at most 200 characters of plain text; else null. */
+  reason: string | null;
+  latencyMs: number;
+  /** Why the answer could not be used (for the log): the transport's error or what was wrong with it. */
+  problem: string | null;
+}
+
+/** Text without control characters (C0, DEL, C1): fit for a record and a message. */
+const plain = (s: string) =>
+  ![...s].some((c) => (c.codePointAt(0) ?? 0) < 0x20 || ((c.codePointAt(0) ?? 0) >= 0x7f && (c.codePointAt(0) ?? 0) <= 0x9f));
+
+/**
+ * Reads an endpoint's answer: a 2xx whose body is JSON `{"approved": true|false, "reason"?: string}`.
+ * Anything else (another status, not JSON, `approved` missing or not a boolean) is unreadable.
+ */
+export function readAnswer(status: number | null, body: string): { approved: boolean; reason: string | null } | string {
+  if (status === null || status < 200 || status > 299) return `answered HTTP ${status}`;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    return 'the answer is not JSON';
+  }
+  if (typeof parsed !== 'object' || parsed === null || typeof (parsed as { approved?: unknown }).approved !== 'boolean') {
+    return 'the answer has no boolean "approved"';
+  }
+  const { approved, reason } = parsed as { approved: boolean; reason?: unknown };
+  const text = typeof reason === 'string' && plain(reason) ? reason.slice(0, 200) : null;
+  return { approved, reason: text || null };
+}
+
+/**
+ * Asks the merchant's endpoint (decisions §11): an `authorization.request` event, signed as callbacks
+ * are (Standard Webhooks, the merchant's webhook secret; `webhook-id` is the authorization's id),
+ * posted once, with the SSRF rules of callbacks checked at connect time. No answer within
+ * `timeoutMs` is a timeout; an answer that cannot be read is an error.
+ */
+export async function askEndpoint(opts: {
+  url: string;
+  webhookSecret: string;
+  id: string;
+  payload: Record<string, unknown>;
+  timeoutMs: number;
+  env: 'sandbox' | 'production';
+  now: number;
+  resolver?: Resolver;
+}): Promise<EndpointAnswer> {
+  const body = JSON.stringify({ type: 'authorization.request', ...opts.payload });
+  const result = await deliver({
+    url: opts.url,
+    body,
+    headers: webhookHeaders(opts.webhookSecret, opts.id, Math.floor(opts.now / 1000), body),
+    timeoutMs: opts.timeoutMs,
+    env: opts.env,
+    ...(opts.resolver ? { resolver: opts.resolver } : {}),
+  });
+  const latencyMs = Math.min(result.durationMs, opts.timeoutMs);
+  if (result.error !== null) {
+    const timeout = result.error.startsWith('timed out');
+    return { outcome: timeout ? 'timeout' : 'error', reason: null, latencyMs, problem: result.error };
+  }
+  const answer = readAnswer(result.status, result.excerpt);
+  if (typeof answer === 'string') return { outcome: 'error', reason: null, latencyMs, problem: answer };
+  return { outcome: answer.approved ? 'approved' : 'declined', reason: answer.reason, latencyMs, problem: null };
+}

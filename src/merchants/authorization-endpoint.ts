@@ -1,0 +1,68 @@
+import { checkCallbackUrl } from '../callbacks/url-guard.js';
+import type { VerbCtx } from '../context.js';
+import type { AuthorizationDefault } from '../db/schema.js';
+import { DomainError, invalid } from '../errors.js';
+import type { AuthorizationEndpointModel } from './schemas.js';
+
+/** How long an authorization endpoint may take: 2 s unless the merchant says otherwise, at most 5 s. */
+export const ENDPOINT_TIMEOUT = { default: 2000, min: 100, max: 5000 } as const;
+
+export interface EndpointSettingsInput {
+  /** The merchant whose endpoint this is (the operator's CLI); a merchant's own request sets its own. */
+  appId?: string;
+  /** The URL (the SSRF rules of callbacks apply); null removes it; absent leaves it. */
+  authorizationUrl?: string | null | undefined;
+  timeoutMs?: number | undefined;
+  defaultDecision?: AuthorizationDefault | undefined;
+}
+
+export type EndpointSettings = AuthorizationEndpointModel;
+
+/** The columns a change of the endpoint's settings writes, checked. */
+export function endpointChanges(
+  input: EndpointSettingsInput,
+  env: 'sandbox' | 'production',
+): { authorization_url?: string | null; authorization_timeout_ms?: number; authorization_default?: AuthorizationDefault } {
+  const out: ReturnType<typeof endpointChanges> = {};
+  if (input.authorizationUrl !== undefined) {
+    out.authorization_url = input.authorizationUrl === null ? null : checkCallbackUrl('authorizationUrl', input.authorizationUrl, env);
+  }
+  if (input.timeoutMs !== undefined) {
+    const ms = input.timeoutMs;
+    if (!Number.isSafeInteger(ms) || ms < ENDPOINT_TIMEOUT.min || ms > ENDPOINT_TIMEOUT.max) {
+      throw invalid('timeoutMs', `must be a whole number of milliseconds, ${ENDPOINT_TIMEOUT.min} to ${ENDPOINT_TIMEOUT.max}`);
+    }
+    out.authorization_timeout_ms = ms;
+  }
+  if (input.defaultDecision !== undefined) {
+    if (input.defaultDecision !== 'approve' && input.defaultDecision !== 'decline') {
+      throw invalid('defaultDecision', 'must be approve or decline');
+    }
+    out.authorization_default = input.defaultDecision;
+  }
+  return out;
+}
+
+/**
+ * Sets where the merchant's `authorization.request` events go (decisions §11), how long the
+ * endpoint may take and what applies when it does not answer. This instance uses the new settings
+ * at once, every other within the merchant cache's bound.
+ */
+export async function setAuthorizationEndpoint({ ctx, input }: { ctx: VerbCtx; input: EndpointSettingsInput }): Promise<EndpointSettings> {
+  const appId = ctx.merchantId ?? input.appId;
+  if (!appId) throw new Error('setAuthorizationEndpoint: no merchant');
+  const changes = endpointChanges(input, ctx.svc.config.env);
+  const res = await ctx.tx
+    .updateTable('merchants')
+    .set({ ...changes, updated_at: ctx.now })
+    .where('id', '=', appId)
+    .executeTakeFirst();
+  if (Number(res.numUpdatedRows) === 0) throw new DomainError('merchantNotFound', `No merchant with appId ${appId}`);
+  ctx.afterCommit(() => ctx.svc.merchants.forget(appId));
+  const row = await ctx.tx
+    .selectFrom('merchants')
+    .select(['authorization_url', 'authorization_timeout_ms', 'authorization_default'])
+    .where('id', '=', appId)
+    .executeTakeFirstOrThrow();
+  return { authorizationUrl: row.authorization_url, timeoutMs: row.authorization_timeout_ms, defaultDecision: row.authorization_default };
+}

@@ -1,0 +1,164 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { askEndpoint } from '../callbacks/authorization-request.js';
+import type { MerchantCtx, Services } from '../context.js';
+import { newId } from '../db/ids.js';
+import { isUniqueViolation } from '../db/index.js';
+import type { RequestKey } from '../idempotency/keys.js';
+import { type AuthorizeInput, authorize, EndpointNotAsked, type EndpointVerdict, endpointRequest } from '../ledger/authorize.js';
+import type { AuthorizationEndpoint } from '../merchants/directory.js';
+import { runVerb } from '../runner.js';
+import type { TradeRecord } from '../trades/record.js';
+
+/** How long past its deadline a retry waits for the first request's decision before it applies the default itself. */
+const GRACE_MS = 2000;
+const POLL_MS = 25;
+
+export interface AuthorizeKey extends Omit<RequestKey, 'merchantId'> {
+  onReplay?: () => void;
+}
+
+/**
+ * An authorization for a merchant with a real-time endpoint (decisions §11):
+ *
+ * 1. The request's randomStr is claimed (`authorization_requests`) with the id the authorization
+ *    will have. A retry that finds the claim taken, on any instance, does not ask again: it waits
+ *    for the first request's answer and replays it, or, if none comes by the deadline and a grace
+ *    period (the first request's process died), applies the endpoint's recorded answer or the
+ *    merchant's default as a timeout: one decision either way.
+ * 2. The program's rules are checked without locks; the endpoint is asked only if they approve.
+ * 3. The endpoint is asked outside any transaction: a slow merchant holds no lock.
+ * 4. The authorization verb runs once (by randomStr) with the answer, deciding again under the
+ *    card's lock: the rules first, then the endpoint's answer (or the default when it gave none).
+ */
+export async function authorizeWithEndpoint(
+  svc: Services,
+  merchantId: string,
+  endpoint: AuthorizationEndpoint,
+  key: AuthorizeKey,
+  input: AuthorizeInput,
+): Promise<TradeRecord> {
+  const run = (verdict: NonNullable<AuthorizeInput['endpoint']>) =>
+    runVerb(svc, authorize, { input: { ...input, endpoint: verdict }, actor: `merchant:${merchantId}`, merchantId, once: key });
+  const db = svc.database.db;
+  const now = svc.clock();
+  const tradeId = newId('trd');
+  const deadline = now + endpoint.timeoutMs;
+  try {
+    await db
+      .insertInto('authorization_requests')
+      .values({
+        merchant_id: merchantId,
+        random_str: key.randomStr,
+        trade_id: tradeId,
+        outcome: null,
+        reason: null,
+        endpoint_ms: null,
+        deadline_at: deadline,
+        created_at: now,
+      })
+      .execute();
+  } catch (err) {
+    if (!isUniqueViolation(err)) throw err;
+    const first = await awaitFirst(svc, merchantId, endpoint, key, run);
+    // The claim is gone (reaped with its key): this request is new after all.
+    return first ?? authorizeWithEndpoint(svc, merchantId, endpoint, key, input);
+  }
+
+  const claimed = { merchantId, randomStr: key.randomStr, tradeId };
+  let verdict: NonNullable<AuthorizeInput['endpoint']> = { asked: false, tradeId };
+  if ((await endpointRequest(readCtx(svc, merchantId, now), input, tradeId)) !== null) {
+    verdict = await ask(svc, endpoint, input, claimed);
+  }
+  try {
+    return await run(verdict);
+  } catch (err) {
+    // The rules declined when checked and approve now: the endpoint has its say, then the verb runs again.
+    if (!(err instanceof EndpointNotAsked)) throw err;
+    return run(await ask(svc, endpoint, input, claimed));
+  }
+}
+
+/** A context for reads outside a transaction: the pre-check of the rules. */
+function readCtx(svc: Services, merchantId: string, now: number): MerchantCtx {
+  return { svc, tx: svc.database.db, now, merchantId, actor: `merchant:${merchantId}`, wake: { worker: false }, afterCommit: () => {} };
+}
+
+/** Asks the endpoint and records its answer with the claim (for a retry that comes after a crash). */
+async function ask(
+  svc: Services,
+  endpoint: AuthorizationEndpoint,
+  input: AuthorizeInput,
+  { merchantId, randomStr, tradeId }: { merchantId: string; randomStr: string; tradeId: string },
+): Promise<EndpointVerdict> {
+  const now = svc.clock();
+  const request = await endpointRequest(readCtx(svc, merchantId, now), input, tradeId);
+  const merchant = await svc.database.db
+    .selectFrom('merchants')
+    .select('webhook_secret_enc')
+    .where('id', '=', merchantId)
+    .executeTakeFirstOrThrow();
+  const answer = await askEndpoint({
+    url: endpoint.url,
+    webhookSecret: svc.box.open(merchant.webhook_secret_enc, `webhook-secret:${merchantId}`),
+    id: tradeId,
+    payload: request ?? {},
+    timeoutMs: endpoint.timeoutMs,
+    env: svc.config.env,
+    now,
+  });
+  if (answer.problem) svc.log.warn({ merchantId, tradeId, outcome: answer.outcome, problem: answer.problem }, 'authorization endpoint');
+  await svc.database.db
+    .updateTable('authorization_requests')
+    .set({ outcome: answer.outcome, reason: answer.reason, endpoint_ms: answer.latencyMs })
+    .where('merchant_id', '=', merchantId)
+    .where('random_str', '=', randomStr)
+    .execute();
+  return { asked: true, tradeId, outcome: answer.outcome, reason: answer.reason, latencyMs: answer.latencyMs, fallback: endpoint.fallback };
+}
+
+/**
+ * A retry of a request whose randomStr is claimed: waits for the first request's stored answer (then
+ * replays it) or its deadline and a grace period (then applies what the endpoint said, if it was
+ * recorded, or a timeout).
+ */
+async function awaitFirst(
+  svc: Services,
+  merchantId: string,
+  endpoint: AuthorizationEndpoint,
+  key: AuthorizeKey,
+  run: (verdict: NonNullable<AuthorizeInput['endpoint']>) => Promise<TradeRecord>,
+): Promise<TradeRecord | null> {
+  const db = svc.database.db;
+  for (;;) {
+    const [claim, answered] = await Promise.all([
+      db
+        .selectFrom('authorization_requests')
+        .selectAll()
+        .where('merchant_id', '=', merchantId)
+        .where('random_str', '=', key.randomStr)
+        .executeTakeFirst(),
+      db
+        .selectFrom('idempotency_keys')
+        .select('response_status')
+        .where('merchant_id', '=', merchantId)
+        .where('random_str', '=', key.randomStr)
+        .executeTakeFirst(),
+    ]);
+    if (!claim && !answered) return null;
+    // The first request has committed (or the key is another request's): the verb's key check
+    // replays its answer (or says 1008) before anything is decided.
+    if (answered || !claim) return run({ asked: false, tradeId: claim?.trade_id ?? newId('trd') });
+    if (svc.clock() > Number(claim.deadline_at) + GRACE_MS) {
+      const outcome = claim.outcome ?? 'timeout';
+      return run({
+        asked: true,
+        tradeId: claim.trade_id,
+        outcome,
+        reason: claim.reason,
+        latencyMs: claim.endpoint_ms ?? endpoint.timeoutMs,
+        fallback: endpoint.fallback,
+      });
+    }
+    await sleep(POLL_MS);
+  }
+}
