@@ -41,7 +41,7 @@ eachDialect('the API reference in a real browser (Chromium)', (dialect) => {
     }
     assert.ok(await page.getByText('/api/network/networkAuthTradeList.html').count(), 'paths are shown');
     // An operation's example body (src/docs/examples.ts), in its request example, ready to copy.
-    await page.getByText('Query a card and its balances').first().click();
+    await page.getByText('Query a card, its balances, its spending controls and what its limits have left').first().click();
     await page
       .getByText(/card_7Hq2Lm8Np4Rt6Vb1Cd3Fg5Hj/)
       .first()

@@ -26,6 +26,10 @@ eachDialect('ledger check: each invariant', (dialect) => {
       await db.selectFrom('card_status_events').select('after_seq').where('card_id', '=', cardId).executeTakeFirstOrThrow()
     ).after_seq;
     const funding = TEST_FUNDING * 100 - 10_000;
+    await ok(h, '/api/network/cardControlsUpdate.html', {
+      cardId: other.cardId,
+      controls: { spendingLimits: [{ amount: 5, interval: 'daily' }] },
+    });
     assert.deepEqual((await checkLedger(h.db.database)).problems, []);
 
     const entry = await db.selectFrom('ledger_postings').select('entry_id').where('trade_id', '=', auth.tradeId).executeTakeFirstOrThrow();
@@ -49,6 +53,12 @@ eachDialect('ledger check: each invariant', (dialect) => {
           new RegExp(`^journal entry ${entry.entry_id} sums to 5 EUR, not 0$`),
           /^EUR: operators funded 99999999995, but merchant funding, cards, settlement and fees hold 100000000000$/,
         ],
+      ],
+      [
+        'a spending counter that is not what the records say',
+        (d) => d.updateTable('spend_counters').set({ used: 5 }).where('owner_id', '=', other.cardId).execute(),
+        (d) => d.updateTable('spend_counters').set({ used: 0 }).where('owner_id', '=', other.cardId).execute(),
+        [new RegExp(`^spending counter ${other.cardId} daily\\| EUR: 5, the records say 0$`)],
       ],
       [
         'a ledger balance that is not the replay',

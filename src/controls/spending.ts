@@ -254,3 +254,24 @@ export async function spendingState(db: Kysely<DB>, owners: SpendOwners, now: nu
     };
   });
 }
+
+/**
+ * `ledger check`'s look at the spending limits: each counter must hold what the records say its
+ * owner spent since the start of its interval (spendOfHistory), else it would let too much through
+ * or too little.
+ */
+export async function counterProblems(db: Kysely<DB>): Promise<string[]> {
+  const problems: string[] = [];
+  const counters = await db.selectFrom('spend_counters').selectAll().execute();
+  for (const c of counters) {
+    const cardIds = c.owner_id.startsWith('card_')
+      ? [c.owner_id]
+      : (await db.selectFrom('cards').select('id').where('holder_id', '=', c.owner_id).execute()).map((r) => r.id);
+    const { mccs } = parseKey(c.limit_key);
+    const want = await spendOfHistory(db, { cardIds, currency: c.currency, since: Number(c.period_start), mccs });
+    if (Number(c.used) !== want) {
+      problems.push(`spending counter ${c.owner_id} ${c.limit_key} ${c.currency}: ${Number(c.used)}, the records say ${want}`);
+    }
+  }
+  return problems;
+}

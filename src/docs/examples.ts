@@ -49,6 +49,8 @@ const SAMPLES: Record<string, unknown> = {
   remark: 'Coffee',
   callbackUrl: 'https://merchant.example/kyc',
   kycPlatform: 'SUMSUB',
+  authorizationUrl: 'https://merchant.example/authorize',
+  mcc: '5411',
 };
 
 /** Where a field of the same name is plain text (KYC data), not Base64 as in holderCreate. */
@@ -56,10 +58,14 @@ const SAMPLES_AT: Record<string, unknown> = {
   'individualInfo.firstName': 'Erika',
   'individualInfo.lastName': 'Mustermann',
   'individualInfo.address.address': 'Unter den Linden 1',
+  controls: { spendingLimits: [{ amount: 200, interval: 'daily' }], blockedMccs: ['7995'], channels: ['ecommerce', 'pos'] },
 };
 
-/** Optional fields an example still shows, because the operation needs one of two placements. */
-const SHOWN_OPTIONAL = new Set(['individualInfo.address']);
+/**
+ * Optional fields an example still shows, because the operation needs one of two: an address
+ * placement (KYC), a card or its number (the list), a card or a cardholder (cardControlsUpdate).
+ */
+const SHOWN_OPTIONAL = new Set(['individualInfo.address', 'cardId']);
 
 interface JsonSchema {
   type?: string | string[];
@@ -79,8 +85,8 @@ function isSchema(v: unknown): v is JsonSchema {
 function valueFor(name: string, schema: JsonSchema, path: string): unknown {
   if (schema.const !== undefined) return schema.const;
   if (schema.enum?.length) return schema.enum.includes(SAMPLES[name]) ? SAMPLES[name] : schema.enum[0];
-  if (schema.type === 'object' && schema.properties) return fieldsOf(schema, path);
   if (path in SAMPLES_AT) return SAMPLES_AT[path];
+  if (schema.type === 'object' && schema.properties) return fieldsOf(schema, path);
   if (name in SAMPLES) return SAMPLES[name];
   if (schema.anyOf?.[0]) return valueFor(name, schema.anyOf[0], path);
   switch (schema.type) {

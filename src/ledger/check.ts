@@ -1,4 +1,5 @@
 import { type Kysely, sql } from 'kysely';
+import { counterProblems } from '../controls/spending.js';
 import type { Database } from '../db/index.js';
 import type { DB } from '../db/schema.js';
 import { checkCaps, checkFrozenSpending, checkFunding } from './funding-check.js';
@@ -26,7 +27,8 @@ export interface LedgerReport {
  *    out) on a card after it was frozen or closed (`funding-check.ts`);
  * 7. each merchant's funding balance is the replay of its journal account and not negative; the
  *    capital account is what the operators' funding records say; and per currency, merchant
- *    funding + cards + settlement + fees = what operators funded (money is conserved).
+ *    funding + cards + settlement + fees = what operators funded (money is conserved);
+ * 8. each spending limit's counter holds what the records say was spent in its interval.
  *
  * It reads in one read-only snapshot (REPEATABLE READ on PostgreSQL, one read transaction on SQLite
  * in WAL mode), so a live service's commits meanwhile cannot make sound books look broken.
@@ -102,7 +104,12 @@ async function checkBooks(db: Kysely<DB>): Promise<LedgerReport> {
     const cardId = account.split(':')[1] ?? '';
     if (!known.has(cardId)) problems.push(`journal account ${account} belongs to no card`);
   }
-  problems.push(...(await checkCaps(db)), ...(await checkFrozenSpending(db)), ...(await checkFunding(db)));
+  problems.push(
+    ...(await checkCaps(db)),
+    ...(await checkFrozenSpending(db)),
+    ...(await checkFunding(db)),
+    ...(await counterProblems(db)),
+  );
 
   const counted = await db
     .selectFrom('trade_day_counts')
