@@ -85,6 +85,14 @@ eachDialect('getting started (docs/getting-started.md), as a new user runs it', 
       /^holder hld_\w+ auditStatus 0\nreviewed: auditStatus 2\ncard card_\w+ \d{6}\*+\d{4} active\ntop-up trd_\w+ 100 EUR\nauthorization trd_\w+ 12\.5 EUR\n\d{4}-\d\d-\d\d 150 1 12\.5 EUR Coffee\n\d{4}-\d\d-\d\d 100 1 100 EUR Top-up\navailable 87\.5 ledger 100\n$/,
     );
 
+    // 3b. A card with a daily limit: the second authorization is declined by it.
+    const limited = await sh(snippet('daily-limit'), { CARD_ID: cardId });
+    assert.equal(limited.code, 0, `${limited.stderr}\n${limited.stdout}`);
+    assert.match(limited.stdout, /^1\n/);
+    assert.match(limited.stdout, /"code": "2728",\n\s+"msg": "amount: the card’s daily limit of 20 EUR has 5 EUR left"/);
+    assert.match(limited.stdout, /"declineReason": "spending_limit"/);
+    assert.match(limited.stdout, /source: 'card',[\s\S]*spent: 15,[\s\S]*remaining: 5/);
+
     // 4. curl and openssl.
     const curl = await sh(snippet('curl-trade-list'), { CARD_ID: cardId });
     assert.equal(curl.code, 0, curl.stderr);

@@ -104,12 +104,7 @@ async function checkBooks(db: Kysely<DB>): Promise<LedgerReport> {
     const cardId = account.split(':')[1] ?? '';
     if (!known.has(cardId)) problems.push(`journal account ${account} belongs to no card`);
   }
-  problems.push(
-    ...(await checkCaps(db)),
-    ...(await checkFrozenSpending(db)),
-    ...(await checkFunding(db)),
-    ...(await counterProblems(db)),
-  );
+  problems.push(...(await checkCaps(db)), ...(await checkFrozenSpending(db)), ...(await checkFunding(db)), ...(await counterProblems(db)));
 
   const counted = await db
     .selectFrom('trade_day_counts')
