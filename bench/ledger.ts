@@ -6,7 +6,11 @@
  *    including the last page) against an ordinary card with 100 trades; and, for contrast, the naive
  *    COUNT(*) + OFFSET query on the same data.
  * 2. Durable authorizations per second through the domain verb (idempotency key, balance move,
- *    journal entry, trade, day count: one committed transaction each), one at a time and 16 at once.
+ *    journal entry, trade, day count: one committed transaction each), one at a time and 16 at once:
+ *    plain; on a card with 3 active spending controls (a daily limit, blocked MCCs, allowed
+ *    countries) and a cardholder's monthly limit, on the hot card with its long history (the check
+ *    is a counter per limit, not a scan); and with the merchant's authorization endpoint pointing at a
+ *    local receiver that answers in 1 ms (issue 16).
  *
  * Seeding writes the rows directly (the same tables and per-day counts the verbs maintain), because
  * a million acknowledged one-by-one writes would take the benchmark's whole budget.
@@ -17,11 +21,14 @@
  */
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { cpus, hostname } from 'node:os';
 import { sql } from 'kysely';
 import { pino } from 'pino';
 import { applyCard } from '../src/cards/apply.js';
 import type { Services } from '../src/context.js';
+import { updateControls } from '../src/controls/update.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import { createHolder } from '../src/holders/create.js';
 import { reviewHolder } from '../src/holders/review.js';
@@ -29,6 +36,7 @@ import { authorize } from '../src/ledger/authorize.js';
 import { topUp } from '../src/ledger/fund.js';
 import { fundMerchant } from '../src/ledger/funding.js';
 import { createMerchant } from '../src/merchants/create.js';
+import { authorizeWithEndpoint } from '../src/network/endpoint-flow.js';
 import { runVerb } from '../src/runner.js';
 import { createServices } from '../src/services.js';
 import { listTrades } from '../src/trades/list.js';
@@ -158,32 +166,68 @@ async function timeNaive(svc: Services, cardId: string, total: number) {
   return stats(samples);
 }
 
-async function timeAuthorizations(svc: Services, merchantId: string, cardId: string, concurrency: number) {
+type AuthorizeHow = 'plain' | 'controls' | 'endpoint';
+
+/** A merchant's authorization endpoint on loopback that approves everything after 1 ms. */
+async function approvingEndpoint(): Promise<{ url: string; close: () => void }> {
+  const server = http.createServer((req, res) => {
+    req.resume();
+    req.on('end', () => setTimeout(() => res.writeHead(200, { 'content-type': 'application/json' }).end('{"approved":true}'), 1));
+  });
+  server.keepAliveTimeout = 1;
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/authorize`, close: () => server.close() };
+}
+
+async function timeAuthorizations(svc: Services, merchantId: string, cardId: string, concurrency: number, how: AuthorizeHow = 'plain') {
   // Top-ups draw from the merchant's funding account (docs/funding.md): the operator credits it first.
   await runVerb(svc, fundMerchant, {
     input: { appId: merchantId, currency: 'EUR', amount: '1000000', reference: 'bench' },
     actor: 'bench',
   });
   await runVerb(svc, topUp, { input: { cardId, amount: 1_000_000 }, merchantId, actor: 'bench' });
+  const endpoint = how === 'endpoint' ? await approvingEndpoint() : null;
+  if (how === 'controls') {
+    const card = await svc.database.db.selectFrom('cards').select('holder_id').where('id', '=', cardId).executeTakeFirstOrThrow();
+    const controls = {
+      spendingLimits: [{ amount: 10_000_000, interval: 'daily' as const }],
+      blockedMccs: ['7995'],
+      allowedCountries: ['DE', 'FR'],
+    };
+    await runVerb(svc, updateControls, { input: { cardId, controls }, merchantId, actor: 'bench' });
+    await runVerb(svc, updateControls, {
+      input: { holderId: card.holder_id, controls: { spendingLimits: [{ amount: 10_000_000, interval: 'monthly' as const }] } },
+      merchantId,
+      actor: 'bench',
+    });
+  }
   let next = 0;
   const t0 = performance.now();
   const worker = async () => {
     while (next < AUTHS) {
       const i = next++;
       const randomStr = randomBytes(16).toString('hex');
-      const input = { cardId, amount: 1 };
+      const input = how === 'plain' ? { cardId, amount: 1 } : { cardId, amount: 1, mcc: '5411', merchantCountry: 'DE' };
       // As the route runs it: once per randomStr, the answer stored with the effect.
-      await runVerb(svc, authorize, {
-        input,
-        merchantId,
-        actor: 'bench',
-        once: { randomStr, operation: 'sandboxAuthorize', canonical: JSON.stringify(input) },
-      });
+      const once = { randomStr, operation: 'sandboxAuthorize', canonical: JSON.stringify(input) };
+      if (endpoint) {
+        await authorizeWithEndpoint(svc, merchantId, { url: endpoint.url, timeoutMs: 2000, fallback: 'decline' }, once, input);
+      } else {
+        await runVerb(svc, authorize, { input, merchantId, actor: 'bench', once });
+      }
       if (i % 100 === 0) progress(`  authorizations ×${concurrency}`, Math.min(i + 100, AUTHS), AUTHS);
     }
   };
   await Promise.all(Array.from({ length: concurrency }, worker));
   const seconds = (performance.now() - t0) / 1000;
+  endpoint?.close();
+  const approved = await svc.database.db
+    .selectFrom('authorizations')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('card_id', '=', cardId)
+    .where('approved', '=', 1)
+    .executeTakeFirstOrThrow();
+  if (Number(approved.n) !== AUTHS) throw new Error(`${how}: ${approved.n} of ${AUTHS} authorizations approved`);
   return Math.round(AUTHS / seconds);
 }
 
@@ -217,6 +261,11 @@ async function run(dialect: TestDialect) {
     const naive = await timeNaive(svc, hot, HOT);
     const serial = await timeAuthorizations(svc, merchantId, await newCard(svc, merchantId, 3), 1);
     const parallel = await timeAuthorizations(svc, merchantId, await newCard(svc, merchantId, 4), 16);
+    // The controls on the hot card: its 200,000 records do not enter the check.
+    const controlsSerial = await timeAuthorizations(svc, merchantId, hot, 1, 'controls');
+    const controlsParallel = await timeAuthorizations(svc, merchantId, hot, 16, 'controls');
+    const endpointSerial = await timeAuthorizations(svc, merchantId, await newCard(svc, merchantId, 5), 1, 'endpoint');
+    const endpointParallel = await timeAuthorizations(svc, merchantId, await newCard(svc, merchantId, 6), 16, 'endpoint');
     return {
       dialect: dialect.name,
       trades: TOTAL,
@@ -227,6 +276,8 @@ async function run(dialect: TestDialect) {
       hotToOrdinaryP99: Math.round((hotList.p99 / ordinaryList.p99) * 100) / 100,
       naiveCountOffsetMs: naive,
       durableAuthorizationsPerSecond: { sequential: serial, concurrent16: parallel },
+      withThreeControlsOnTheHotCard: { sequential: controlsSerial, concurrent16: controlsParallel },
+      withEndpointAnswering1ms: { sequential: endpointSerial, concurrent16: endpointParallel },
     };
   } finally {
     await db.cleanup();

@@ -168,6 +168,20 @@ eachDialect('the merchant’s real-time authorization endpoint', (dialect) => {
     assert.equal(r.received.length, 0, 'not asked again');
   });
 
+  it('a request refused for a bad field asks nothing and leaves no claim: its retry is answered at once', async (t) => {
+    const h = await build(t, dialect);
+    const { cardId } = await fundedCard(h, { topUp: 50 });
+    const r = await withEndpoint(t, h, { timeoutMs: 2000 });
+    const body = { cardId, amount: 1.001, randomStr: randomStr() };
+    for (let i = 0; i < 2; i++) {
+      const started = Date.now();
+      const res = await h.call(`${N}/authorize`, body);
+      assert.equal(res.body.code, '2723');
+      assert.ok(Date.now() - started < 1000, `answered in ${Date.now() - started} ms`);
+    }
+    assert.equal(r.received.length, 0);
+  });
+
   it('settings: checked like callback URLs, the timeout bounded; null removes the endpoint', async (t) => {
     const h = await build(t, dialect);
     const bad: Array<[Record<string, unknown>, RegExp]> = [

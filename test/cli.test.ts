@@ -48,7 +48,7 @@ eachDialect('cardprogram CLI', (dialect) => {
 
     const limited = await runCli(['merchant', 'update', created.appId, '--rate-limit', '25'], env);
     assert.equal(limited.code, 0, limited.stderr);
-    assert.match(limited.stdout, /rate limit 25\/s$/m);
+    assert.match(limited.stdout, /rate limit 25\/s, authorization endpoint none$/m);
     const back = await runCli(['merchant', 'update', created.appId, '--rate-limit', 'default', '--json'], env);
     assert.equal(JSON.parse(back.stdout).rateLimit, null);
     const zero = await runCli(['merchant', 'update', created.appId, '--rate-limit', '0'], env);
@@ -56,6 +56,47 @@ eachDialect('cardprogram CLI', (dialect) => {
     const word = await runCli(['merchant', 'update', created.appId, '--rate-limit', 'fast'], env);
     assert.equal(word.code, 1);
     assert.match(word.stderr, /option '--rate-limit <n\|default>' argument 'fast' is invalid/);
+
+    // The real-time authorization endpoint (issue 16).
+    const endpoint = await runCli(
+      ['merchant', 'update', created.appId, '--authorization-url', 'https://acme.example/authorize', '--authorization-timeout', '1500'],
+      env,
+    );
+    assert.equal(endpoint.code, 0, endpoint.stderr);
+    assert.match(endpoint.stdout, /authorization endpoint https:\/\/acme\.example\/authorize \(1500 ms, default decline\)$/m);
+    const approve = await runCli(['merchant', 'update', created.appId, '--authorization-default', 'approve', '--json'], env);
+    assert.deepEqual(
+      [JSON.parse(approve.stdout).authorizationUrl, JSON.parse(approve.stdout).authorizationDefault],
+      ['https://acme.example/authorize', 'approve'],
+    );
+    const slow = await runCli(['merchant', 'update', created.appId, '--authorization-timeout', '9000'], env);
+    assert.deepEqual([slow.code, slow.stderr], [1, 'cardprogram: timeoutMs: must be a whole number of milliseconds, 100 to 5000\n']);
+    const none = await runCli(['merchant', 'update', created.appId, '--authorization-url', 'none', '--json'], env);
+    assert.equal(JSON.parse(none.stdout).authorizationUrl, null);
+  });
+
+  it('card controls: shows a card’s controls and what its limits have left; --set replaces them, checked', async (t) => {
+    const h = await build(t, dialect);
+    const env = { DATABASE_URL: childDatabaseUrl(h.db), CARDPROGRAM_MASTER_KEY: h.config.masterKey.toString('hex') };
+    const { cardId } = await fundedCard(h, { topUp: 50 });
+    const set = await runCli(
+      ['card', 'controls', cardId, '--set', '{"spendingLimits":[{"amount":30,"interval":"daily"}],"channels":["pos"]}'],
+      env,
+    );
+    assert.equal(set.code, 0, set.stderr);
+    assert.match(
+      set.stdout,
+      /^card_\w+: controls \{"spendingLimits":\[\{"amount":30,"interval":"daily"\}\],"channels":\["pos"\]\}\n {2}daily limit 30 \(card\): spent 0, 30 left\n$/,
+    );
+    const auth = await h.call('/sandbox/network/authorize', { cardId, amount: 40, channel: 'pos', randomStr: randomStr() });
+    assert.equal(auth.body.code, '2728', 'the operator’s controls decide');
+    const shown = await runCli(['card', 'controls', cardId, '--json'], env);
+    assert.deepEqual(JSON.parse(shown.stdout).spending[0].remaining, 30);
+    const bad = await runCli(['card', 'controls', cardId, '--set', '{"channels":["phone"]}'], env);
+    assert.equal(bad.code, 1);
+    assert.match(bad.stderr, /^cardprogram: --set: \/channels\/0 /);
+    const unknown = await runCli(['card', 'controls', 'card_nope', '--set', '{}'], env);
+    assert.deepEqual([unknown.code, unknown.stderr], [1, 'cardprogram: Card not found\n']);
   });
 
   it('merchant create with RSA-SHA256 and a public key prints no secret', async (t) => {
@@ -307,6 +348,8 @@ it('every subcommand has --help, and says what it does', async () => {
     'holder review',
     'card freeze',
     'card unfreeze',
+    'card close',
+    'card controls',
     'kyc review',
     'callbacks list',
     'callbacks retry',

@@ -78,11 +78,14 @@ eachDialect('error envelope (decisions §5)', (dialect) => {
       assert.equal(res.body.code, '1002');
       assert.equal(res.body.msg, msg, payload);
     }
-    // A raw (unescaped) control byte is not JSON at all; a real surrogate pair and C1/Unicode text are fine.
+    // A raw (unescaped) control byte is not JSON at all; a real surrogate pair and other Unicode text
+    // are fine; C1 controls are controls too (an outside review found U+0085 and U+009B let through).
     const raw = await post(h, `{"appId":"x\u0001"}`, 'application/json');
     assert.equal(raw.body.code, '1002');
-    const fine = await post(h, '{"appId":"mch_nobody","remark":"Zoë \\ud83d\\ude00 \\u0085","sign":"x"}', 'application/json');
-    assert.doesNotMatch(fine.body.msg, /control|surrogate/, 'a surrogate pair and C1 characters pass the body parser');
+    const fine = await post(h, '{"appId":"mch_nobody","remark":"Zoë \\ud83d\\ude00 \\u00a0","sign":"x"}', 'application/json');
+    assert.doesNotMatch(fine.body.msg, /control|surrogate/, 'a surrogate pair and other Unicode text pass the body parser');
+    const c1 = await post(h, '{"appId":"mch_nobody","remark":"a\\u009bb","sign":"x"}', 'application/json');
+    assert.deepEqual([c1.status, c1.body.msg], [400, 'remark: must not contain control characters']);
     assert.deepEqual(await rowCounts(h), before);
   });
 

@@ -39,24 +39,25 @@ export async function authorizeWithEndpoint(
 ): Promise<TradeRecord> {
   const run = (verdict: NonNullable<AuthorizeInput['endpoint']>) =>
     runVerb(svc, authorize, { input: { ...input, endpoint: verdict }, actor: `merchant:${merchantId}`, merchantId, once: key });
-  const db = svc.database.db;
   const now = svc.clock();
   const tradeId = newId('trd');
   const deadline = now + endpoint.timeoutMs;
   try {
-    await db
-      .insertInto('authorization_requests')
-      .values({
-        merchant_id: merchantId,
-        random_str: key.randomStr,
-        trade_id: tradeId,
-        outcome: null,
-        reason: null,
-        endpoint_ms: null,
-        deadline_at: deadline,
-        created_at: now,
-      })
-      .execute();
+    await svc.database.write((w) =>
+      w
+        .insertInto('authorization_requests')
+        .values({
+          merchant_id: merchantId,
+          random_str: key.randomStr,
+          trade_id: tradeId,
+          outcome: null,
+          reason: null,
+          endpoint_ms: null,
+          deadline_at: deadline,
+          created_at: now,
+        })
+        .execute(),
+    );
   } catch (err) {
     if (!isUniqueViolation(err)) throw err;
     const first = await awaitFirst(svc, merchantId, endpoint, key, run);
@@ -65,16 +66,46 @@ export async function authorizeWithEndpoint(
   }
 
   const claimed = { merchantId, randomStr: key.randomStr, tradeId };
-  let verdict: NonNullable<AuthorizeInput['endpoint']> = { asked: false, tradeId };
-  if ((await endpointRequest(readCtx(svc, merchantId, now), input, tradeId)) !== null) {
-    verdict = await ask(svc, endpoint, input, claimed);
-  }
   try {
-    return await run(verdict);
+    let verdict: NonNullable<AuthorizeInput['endpoint']> = { asked: false, tradeId };
+    if ((await endpointRequest(readCtx(svc, merchantId, now), input, tradeId)) !== null) {
+      verdict = await ask(svc, endpoint, input, claimed);
+    }
+    try {
+      return await run(verdict);
+    } catch (err) {
+      // The rules declined when checked and approve now: the endpoint has its say, then the verb runs again.
+      if (!(err instanceof EndpointNotAsked)) throw err;
+      return await run(await ask(svc, endpoint, input, claimed));
+    }
   } catch (err) {
-    // The rules declined when checked and approve now: the endpoint has its say, then the verb runs again.
-    if (!(err instanceof EndpointNotAsked)) throw err;
-    return run(await ask(svc, endpoint, input, claimed));
+    await releaseClaim(svc, claimed);
+    throw err;
+  }
+}
+
+/**
+ * A request that failed without an answer stored for its randomStr (a bad field, a database fault)
+ * leaves no claim: its retry is a new request, not one to wait for. A stored answer keeps the claim.
+ */
+async function releaseClaim(svc: Services, claim: { merchantId: string; randomStr: string }): Promise<void> {
+  try {
+    const answered = await svc.database.db
+      .selectFrom('idempotency_keys')
+      .select('random_str')
+      .where('merchant_id', '=', claim.merchantId)
+      .where('random_str', '=', claim.randomStr)
+      .executeTakeFirst();
+    if (answered) return;
+    await svc.database.write((w) =>
+      w
+        .deleteFrom('authorization_requests')
+        .where('merchant_id', '=', claim.merchantId)
+        .where('random_str', '=', claim.randomStr)
+        .execute(),
+    );
+  } catch {
+    // The database is failing: the claim stays, and a retry waits for its deadline and goes on.
   }
 }
 
@@ -107,12 +138,14 @@ async function ask(
     now,
   });
   if (answer.problem) svc.log.warn({ merchantId, tradeId, outcome: answer.outcome, problem: answer.problem }, 'authorization endpoint');
-  await svc.database.db
-    .updateTable('authorization_requests')
-    .set({ outcome: answer.outcome, reason: answer.reason, endpoint_ms: answer.latencyMs })
-    .where('merchant_id', '=', merchantId)
-    .where('random_str', '=', randomStr)
-    .execute();
+  await svc.database.write((w) =>
+    w
+      .updateTable('authorization_requests')
+      .set({ outcome: answer.outcome, reason: answer.reason, endpoint_ms: answer.latencyMs })
+      .where('merchant_id', '=', merchantId)
+      .where('random_str', '=', randomStr)
+      .execute(),
+  );
   return { asked: true, tradeId, outcome: answer.outcome, reason: answer.reason, latencyMs: answer.latencyMs, fallback: endpoint.fallback };
 }
 

@@ -1,13 +1,18 @@
 import type { Command } from 'commander';
+import { Value } from 'typebox/value';
 import { closeCard } from '../../cards/close.js';
+import { queryCard } from '../../cards/query.js';
 import { setCardFrozen } from '../../cards/status.js';
 import { ConfigError } from '../../config.js';
+import { type Controls, ControlsSchema } from '../../controls/schemas.js';
+import { updateControls } from '../../controls/update.js';
+import { DomainError } from '../../errors.js';
 import { reviewHolder } from '../../holders/review.js';
 import { decideKyc } from '../../kyc/decide.js';
 import { runVerb } from '../../runner.js';
 import { intArg, OPERATOR, print, withServices } from '../util.js';
 
-/** The operator's decisions: `holder review`, `card freeze|unfreeze|close`, `kyc review`. */
+/** The operator's decisions: `holder review`, `card freeze|unfreeze|close|controls`, `kyc review`. */
 export function reviewCommands(program: Command): void {
   const holder = program.command('holder').description('cardholders');
   holder
@@ -53,6 +58,46 @@ export function reviewCommands(program: Command): void {
         );
       });
   }
+
+  card
+    .command('controls <cardId>')
+    .description('show a card’s spending controls and what its limits have left; --set replaces them (as cardControlsUpdate)')
+    .option('--set <json>', 'the controls, as JSON: e.g. \'{"spendingLimits":[{"amount":200,"interval":"daily"}]}\'; {} removes them')
+    .option('--json', 'print JSON')
+    .action(async (cardId: string, o: { set?: string; json?: boolean }) => {
+      let controls: Controls | undefined;
+      if (o.set !== undefined) {
+        try {
+          controls = JSON.parse(o.set) as Controls;
+        } catch {
+          throw new ConfigError('--set must be JSON, e.g. \'{"channels":["ecommerce"]}\'');
+        }
+        if (!Value.Check(ControlsSchema, controls)) {
+          const first = [...Value.Errors(ControlsSchema, controls)][0];
+          throw new ConfigError(`--set: ${first ? `${first.instancePath || 'controls'} ${first.message}` : 'not valid controls'}`);
+        }
+      }
+      const shown = await withServices(async (svc) => {
+        // The operator acts on any merchant's card, as that merchant's program.
+        const { merchant_id: merchantId } = await svc.database.db
+          .selectFrom('cards')
+          .select('merchant_id')
+          .where('id', '=', cardId)
+          .executeTakeFirstOrThrow(() => new DomainError('cardNotFound'));
+        if (controls) await runVerb(svc, updateControls, { input: { cardId, controls }, merchantId, actor: OPERATOR });
+        return queryCard(svc.database.db, merchantId, cardId, svc.clock());
+      });
+      const model = { cardId: shown.cardId, controls: shown.controls, spending: shown.spending };
+      print(!!o.json, model, () =>
+        [
+          `${model.cardId}: controls ${JSON.stringify(model.controls)}`,
+          ...model.spending.map(
+            (l) =>
+              `  ${l.interval} limit ${l.amount} (${l.source}${l.mccs ? `, categories ${l.mccs.join(',')}` : ''}): spent ${l.spent}, ${l.remaining} left`,
+          ),
+        ].join('\n'),
+      );
+    });
 
   const kyc = program.command('kyc').description('KYC share requests');
   kyc
