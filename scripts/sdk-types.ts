@@ -186,7 +186,19 @@ function generate(doc: Record<string, any>): string {
   for (const { name, doc: comment, at } of RECORDS) {
     const schema = find(doc, at);
     if (schema.type !== 'object') throw new Error(`${name} is not an object`);
-    out.push(`/** ${comment} */`, `export interface ${name} {`, `${members(schema, '  ')}}`, '');
+    // A record that is an earlier one plus fields (cardQuery's card: the card and its spending) extends it.
+    const base = named.find(
+      (n) =>
+        Object.keys(n.schema.properties ?? {}).length > 0 &&
+        Object.entries(n.schema.properties ?? {}).every(([k, v]) => JSON.stringify(schema.properties?.[k]) === JSON.stringify(v)),
+    );
+    const own = base
+      ? {
+          ...schema,
+          properties: Object.fromEntries(Object.entries(schema.properties ?? {}).filter(([k]) => !(k in (base.schema.properties ?? {})))),
+        }
+      : schema;
+    out.push(`/** ${comment} */`, `export interface ${name}${base ? ` extends ${base.name}` : ''} {`, `${members(own, '  ')}}`, '');
     named.push({ name, schema });
   }
   return out.join('\n');

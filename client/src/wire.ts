@@ -200,24 +200,7 @@ export interface Card {
 }
 
 /** A card as cardQuery gives it: with each spending limit that applies and what it has left. */
-export interface CardWithSpending {
-  cardId: string;
-  /** first 6 and last 4 digits, the rest * */
-  cardNo: string;
-  currency: string;
-  holderId: string;
-  /** active, frozen or closed */
-  status: 'active' | 'frozen' | 'closed';
-  /** who froze or closed the card (null while active); a freeze is lifted only by the same party or the operator (precedence operator > merchant > cardholder) */
-  statusSource: 'cardholder' | 'merchant' | 'operator' | null;
-  /** why, as given by whoever set the status; null while active */
-  statusReason: string | null;
-  /** what can be spent, in major units */
-  availableBalance: number;
-  /** available plus what authorizations hold, in major units */
-  ledgerBalance: number;
-  /** Spending controls: each field set here replaces the cardholder’s for this card; a field left out follows the cardholder’s. `{}` sets none. */
-  controls: Controls;
+export interface CardWithSpending extends Card {
   /** the spending limits that apply to the card (its own, else its cardholder’s), each with what is spent and left now */
   spending: SpendingState[];
 }
