@@ -33,7 +33,7 @@ const LAYERS = [
       '^src/http/(fields|signing|signature-detail|decline-detail)\\.ts$',
     ],
   },
-  { name: 'foundation', paths: ['^src/(config|errors|dates|canonical-json)\\.ts$', '^src/(money|crypto|db)/'] },
+  { name: 'foundation', paths: ['^src/(config|errors|dates|canonical-json|metrics)\\.ts$', '^src/(money|crypto|db)/'] },
 ];
 
 /**

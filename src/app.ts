@@ -16,6 +16,7 @@ import { lazySchemaCompilers } from './http/compilers.js';
 import { registerErrorHandling } from './http/errors.js';
 import { healthPlugin } from './http/health.js';
 import { inFlightPlugin } from './http/in-flight.js';
+import { metricsPlugin } from './http/metrics.js';
 import { openApiPlugin } from './http/openapi.js';
 import { serverOptions } from './http/options.js';
 import { RateLimiter } from './http/rate-limit.js';
@@ -95,6 +96,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     explainSignature: config.env === 'sandbox',
   });
   await app.register(healthPlugin, { database });
+  await app.register(metricsPlugin, { svc, token: config.metricsToken });
 
   await app.register(holderRoutes, { svc });
   await app.register(cardRoutes, { svc });

@@ -32,6 +32,10 @@ export interface Config {
   trustProxy: string[];
   /** HTTPS port for merchants' mapped hosts (certificate chosen by SNI); null: no HTTPS listener. */
   httpsPort: number | null;
+  /** Bearer token for GET /metrics on the main listener (CARDPROGRAM_METRICS_TOKEN); null: not served there. */
+  metricsToken: string | null;
+  /** A listener of its own for GET /metrics, without a token (CARDPROGRAM_METRICS_PORT); null: none. */
+  metricsPort: number | null;
   dataDir: string;
   /** 32 bytes; encrypts stored secrets, PAN data keys, KYC documents and domain keys. */
   masterKey: Buffer;
@@ -135,6 +139,16 @@ function intVar(env: Env, name: string, fallback: number, min: number, max: numb
   const n = Number(raw);
   if (n < min || n > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${n}`);
   return n;
+}
+
+/** CARDPROGRAM_METRICS_TOKEN: at least 16 characters of letters, digits, `-`, `_`, `.` (a header's worth). */
+function metricsTokenVar(env: Env): string | null {
+  const raw = env.CARDPROGRAM_METRICS_TOKEN?.trim();
+  if (!raw) return null;
+  if (!/^[A-Za-z0-9._~+/=-]{16,256}$/.test(raw)) {
+    throw new ConfigError('CARDPROGRAM_METRICS_TOKEN must be 16 to 256 characters of letters, digits and -._~+/= (openssl rand -hex 24)');
+  }
+  return raw;
 }
 
 /** An on/off switch: on, off, true, false, 1 or 0 (any case); unset or empty: the fallback. */
@@ -301,6 +315,8 @@ export function loadConfig(env: Env = process.env): Config {
     publicUrl,
     trustProxy: trustProxyList(env.CARDPROGRAM_TRUST_PROXY),
     httpsPort: env.HTTPS_PORT ? intVar(env, 'HTTPS_PORT', 0, 0, 65535) : null,
+    metricsToken: metricsTokenVar(env),
+    metricsPort: env.CARDPROGRAM_METRICS_PORT ? intVar(env, 'CARDPROGRAM_METRICS_PORT', 0, 0, 65535) : null,
     dataDir,
     masterKey,
     masterKeyPrevious: (env.CARDPROGRAM_MASTER_KEY_PREVIOUS ?? '')

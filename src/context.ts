@@ -7,6 +7,7 @@ import type { Database } from './db/index.js';
 import type { DB } from './db/schema.js';
 import type { DomainDirectory } from './domains/directory.js';
 import type { MerchantDirectory } from './merchants/directory.js';
+import type { Metrics } from './metrics.js';
 
 /** The service's long-lived parts. Built once in src/app.ts or the CLI; verbs reach them as `ctx.svc`. */
 export interface Services {
@@ -21,6 +22,8 @@ export interface Services {
   clock: () => number;
   /** Told after a commit that wrote callback events (src/runner.ts); the in-process worker listens. */
   notifier: { poke(): void };
+  /** What a monitoring system scrapes at /metrics (src/metrics.ts). */
+  metrics: Metrics;
 }
 
 /**

@@ -42,6 +42,7 @@ export async function runVerb<I, O, C extends VerbCtx>(
     return verb({ ctx: { ...ctx, tx } as C, input: run.input });
   };
   let result: O;
+  const started = performance.now();
   if (run.once) {
     if (run.merchantId === undefined) throw new Error('runVerb: an idempotent run needs its merchant');
     const { onReplay, ...key } = run.once;
@@ -55,6 +56,7 @@ export async function runVerb<I, O, C extends VerbCtx>(
   } else {
     result = await svc.database.withTx(effect, run.durable === false ? { durable: false } : undefined);
   }
+  svc.metrics.transaction((performance.now() - started) / 1000);
   for (const fn of after) fn();
   if (wake.worker) svc.notifier.poke();
   return result;

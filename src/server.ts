@@ -1,3 +1,4 @@
+import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
@@ -10,6 +11,8 @@ export interface Running {
   url: string;
   /** The HTTPS port of merchants' mapped hosts, when HTTPS_PORT is set. */
   httpsPort: number | null;
+  /** The port of the metrics listener, when CARDPROGRAM_METRICS_PORT is set. */
+  metricsPort: number | null;
   stop(): Promise<void>;
 }
 
@@ -65,12 +68,28 @@ export async function serve(config: Config, { handleSignals = true } = {}): Prom
     // Page links name the port actually taken (HTTPS_PORT=0 picks a free one).
     if (typeof httpsAddr === 'object' && httpsAddr) app.svc.config.httpsPort = httpsAddr.port;
   }
+  // Metrics on a port of their own (a private network's scraper): no token there.
+  let metricsServer: HttpServer | null = null;
+  if (config.metricsPort !== null) {
+    metricsServer = createHttpServer((req, res) => {
+      if (req.method !== 'GET' || req.url !== '/metrics') return res.writeHead(404).end();
+      app.svc.metrics.text().then(
+        (text) => res.writeHead(200, { 'content-type': app.svc.metrics.contentType }).end(text),
+        () => res.writeHead(500).end(),
+      );
+    });
+    await new Promise<void>((resolve, reject) => {
+      metricsServer?.once('error', reject);
+      metricsServer?.listen(config.metricsPort ?? 0, config.host, () => resolve());
+    });
+  }
   const demo = await ensureDemoMerchant(app.svc);
   app.starting = false;
   app.log.info(
     {
       url,
       httpsPort: app.svc.config.httpsPort,
+      metricsPort: metricsServer ? (metricsServer.address() as { port: number }).port : null,
       env: config.env,
       database: app.svc.database.dialect,
       readyMs: Math.round(performance.now() - started),
@@ -99,6 +118,7 @@ export async function serve(config: Config, { handleSignals = true } = {}): Prom
         https.closeIdleConnections();
         await closed;
       }
+      if (metricsServer) await new Promise<void>((resolve) => metricsServer?.close(() => resolve()));
       await app.close();
     })();
     return stopping;
@@ -118,5 +138,6 @@ export async function serve(config: Config, { handleSignals = true } = {}): Prom
   // them all before listening took most of the start-up. Now, in the background, so that the first
   // requests rarely pay for it.
   app.compileSchemas().catch((err) => app.log.error({ err }, 'compiling the request and reply schemas failed'));
-  return { app, url, httpsPort: app.svc.config.httpsPort, stop };
+  const metricsPort = metricsServer ? (metricsServer.address() as { port: number }).port : null;
+  return { app, url, httpsPort: app.svc.config.httpsPort, metricsPort, stop };
 }

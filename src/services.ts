@@ -6,10 +6,13 @@ import { SecretBox } from './crypto/secretbox.js';
 import type { Database } from './db/index.js';
 import { DomainDirectory } from './domains/directory.js';
 import { MerchantDirectory } from './merchants/directory.js';
+import { Metrics } from './metrics.js';
 
 /** The long-lived parts every verb uses, for the HTTP app and the CLI alike. */
 export function createServices(config: Config, database: Database, log: FastifyBaseLogger, clock: () => number = Date.now): Services {
   const box = new SecretBox(config.masterKey, config.masterKeyPrevious);
+  const metrics = new Metrics();
+  database.observer = metrics;
   return {
     config,
     database,
@@ -20,5 +23,6 @@ export function createServices(config: Config, database: Database, log: FastifyB
     log,
     clock,
     notifier: { poke: () => undefined },
+    metrics,
   };
 }

@@ -224,6 +224,7 @@ export class CallbackWorker {
             .where('lease_owner', '=', this.owner)
             .execute();
           if (!ok) this.svc.log.info({ eventId: event.id, attempt: attempts, error, next }, 'callback attempt failed');
+          this.svc.metrics.delivery(ok ? 'delivered' : next === null ? 'failed' : 'retry');
         }
       },
       { durable: false },

@@ -27,6 +27,10 @@ export interface Database {
    */
   write<T>(fn: (db: Kysely<DB>) => Promise<T>): Promise<T>;
   close(): Promise<void>;
+  /** Told how many transactions each SQLite group commit held (the service's metrics). */
+  observer?: { groupCommit(size: number): void };
+  /** PostgreSQL: the pool's connections now: open, idle, and callers waiting for one. */
+  pool?: () => { total: number; idle: number; waiting: number };
 }
 
 export interface OpenOptions {
@@ -86,13 +90,15 @@ function openSqlite(file: string): Database {
   };
   const db = new Kysely<DB>({ dialect: new SqliteDialect({ database }) });
   const committer = new GroupCommitter(db);
-  return {
+  const sqlite: Database = {
     db,
     dialect: 'sqlite',
     withTx: (fn) => committer.run(fn),
     write: (fn) => committer.run(fn),
     close: () => db.destroy(),
   };
+  committer.onGroup = (size) => sqlite.observer?.groupCommit(size);
+  return sqlite;
 }
 
 interface Pending {
@@ -121,6 +127,8 @@ const MAX_GROUP = 256;
 class GroupCommitter {
   private readonly queue: Pending[] = [];
   private draining = false;
+  /** Told each group's size (metrics). */
+  onGroup: ((size: number) => void) | undefined;
 
   constructor(private readonly db: Kysely<DB>) {}
 
@@ -139,6 +147,7 @@ class GroupCommitter {
         // they join this group; the connection is free for their reads until the group begins.
         await new Promise((resolve) => setImmediate(resolve));
         const group = this.queue.splice(0, MAX_GROUP);
+        this.onGroup?.(group.length);
         const outcomes = await this.db
           .connection()
           .execute((conn) => this.commitGroup(conn, group))
@@ -280,6 +289,7 @@ function openPostgres(url: string, opts: OpenOptions): Database {
     },
     write: (fn) => fn(db),
     close: () => db.destroy(),
+    pool: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
   };
 }
 

@@ -39,7 +39,7 @@ export const MIGRATIONS: ReadonlyArray<[string, Migration]> = [
  * takes no lock and writes nothing. Any failure (no table yet, among others) says "not known to be
  * current", and the locked path below finds out, or fails with the error that matters.
  */
-async function isCurrent(database: Database): Promise<boolean> {
+export async function isCurrent(database: Database): Promise<boolean> {
   try {
     const { rows } = await sql<{ name: string }>`select name from cardprogram_migrations`.execute(database.db);
     const done = new Set(rows.map((r) => r.name));

@@ -118,6 +118,9 @@ export function errorEnvelope(req: FastifyRequest, code: string, msg: string, de
 }
 
 function send(req: FastifyRequest, reply: FastifyReply, status: number, code: string, msg: string, detail?: Record<string, unknown>) {
+  // What the request's metrics are labelled with (src/http/metrics.ts).
+  req.resultCode = code;
+  if (typeof detail?.declineReason === 'string') req.declineReason = detail.declineReason;
   return reply.status(status).send(errorEnvelope(req, code, msg, detail));
 }
 

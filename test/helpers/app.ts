@@ -60,6 +60,8 @@ export function testConfig(dataDir: string, overrides: Partial<Config> = {}): Co
     publicUrl: 'http://127.0.0.1:8080',
     trustProxy: [],
     httpsPort: null,
+    metricsToken: null,
+    metricsPort: null,
     dataDir,
     masterKey: randomBytes(32),
     masterKeyPrevious: [],

@@ -1,0 +1,95 @@
+import { timingSafeEqual } from 'node:crypto';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import fp from 'fastify-plugin';
+import type { Services } from '../context.js';
+import { isCurrent } from '../db/migrate.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The answer's result code ("0" on success), set with the error envelope (src/http/errors.ts). */
+    resultCode: string;
+    /** A declined authorization's reason, set with its envelope. */
+    declineReason: string | undefined;
+  }
+}
+
+export interface MetricsOptions {
+  svc: Services;
+  /** Bearer token that /metrics on this listener requires; null: /metrics is not served here. */
+  token: string | null;
+}
+
+/**
+ * The monitoring side (docs/operations.md, "Metrics and health"): every request counted and timed by
+ * operation and result code; GET /readyz (the database answers and every migration is applied);
+ * GET /metrics in Prometheus' text format, behind a bearer token (or on a listener of its own,
+ * src/server.ts). Gauges that describe state are read when scraped.
+ */
+export const metricsPlugin = fp(
+  async (app: FastifyInstance, { svc, token }: MetricsOptions) => {
+    const { metrics, database } = svc;
+    app.decorateRequest('resultCode', '0');
+    app.decorateRequest('declineReason', undefined);
+    app.addHook('onResponse', async (req, reply) => {
+      const operation = req.routeOptions.config?.operation ?? (req.routeOptions.url ? 'other' : 'unknown');
+      metrics.request(operation, req.resultCode, reply.statusCode, reply.elapsedTime / 1000);
+      if (req.resultCode === '1009') metrics.rateLimitRefusal();
+      if (operation === 'sandboxAuthorize' && reply.getHeader('x-idempotent-replay') !== 'true') {
+        if (reply.statusCode === 200) metrics.authorization(true, null);
+        else if (req.declineReason) metrics.authorization(false, req.declineReason);
+      }
+    });
+
+    const db = database.db;
+    metrics.gauge('cardprogram_callback_queue_oldest_seconds', 'Age of the oldest callback event not yet delivered (0: none)', async () => {
+      const row = await db
+        .selectFrom('callback_events')
+        .select((eb) => eb.fn.min('created_at').as('oldest'))
+        .where('status', '=', 'pending')
+        .executeTakeFirst();
+      return row?.oldest == null ? 0 : Math.max(0, (svc.clock() - Number(row.oldest)) / 1000);
+    });
+    metrics.gauge('cardprogram_callback_events_failed', 'Callback events given up on (they wait for callbacks retry)', async () => {
+      const row = await db
+        .selectFrom('callback_events')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('status', '=', 'failed')
+        .executeTakeFirst();
+      return Number(row?.n ?? 0);
+    });
+    const pool = database.pool;
+    if (pool) {
+      metrics.gauge('cardprogram_db_pool_connections', 'PostgreSQL connections open', () => pool().total);
+      metrics.gauge('cardprogram_db_pool_idle', 'PostgreSQL connections idle', () => pool().idle);
+      metrics.gauge('cardprogram_db_pool_waiting', 'Callers waiting for a PostgreSQL connection', () => pool().waiting);
+    }
+
+    app.get('/readyz', { schema: { hide: true } }, async (_req, reply) => {
+      try {
+        const current = await isCurrent(database);
+        if (!current) return reply.status(503).send({ status: 'migrations pending', database: database.dialect });
+        return { status: 'ready', database: database.dialect };
+      } catch {
+        return reply.status(503).send({ status: 'database unavailable', database: database.dialect });
+      }
+    });
+
+    if (token !== null) {
+      const expected = Buffer.from(`Bearer ${token}`);
+      app.get('/metrics', { schema: { hide: true } }, async (req, reply) => {
+        const sent = Buffer.from(req.headers.authorization ?? '');
+        // Constant time: a comparison that stops early tells an attacker how much of a guess is right.
+        if (sent.length !== expected.length || !timingSafeEqual(sent, expected)) {
+          return reply.status(401).header('www-authenticate', 'Bearer').send({ status: 'unauthorized' });
+        }
+        return sendMetrics(svc, reply);
+      });
+    }
+  },
+  { name: 'cardprogram-metrics' },
+);
+
+/** The scrape itself: Prometheus' text format. */
+export async function sendMetrics(svc: Services, reply: FastifyReply): Promise<FastifyReply> {
+  return reply.header('content-type', svc.metrics.contentType).send(await svc.metrics.text());
+}

@@ -1,0 +1,110 @@
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+
+/**
+ * What the service tells a monitoring system (docs/operations.md, "Metrics"), in Prometheus' text
+ * format at GET /metrics. One registry per service (tests build many in one process); the parts of
+ * the service record into it through the typed methods below, and the gauges that describe state
+ * (queue age, pool use) are read from their source when scraped.
+ */
+export class Metrics {
+  readonly registry = new Registry();
+
+  private readonly requests = new Counter({
+    name: 'cardprogram_http_requests_total',
+    help: 'HTTP requests answered, by operation, result code ("0" on success) and HTTP status',
+    labelNames: ['operation', 'code', 'status'] as const,
+    registers: [this.registry],
+  });
+
+  private readonly latency = new Histogram({
+    name: 'cardprogram_http_request_duration_seconds',
+    help: 'Time from a request’s arrival to its answer, by operation',
+    labelNames: ['operation'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [this.registry],
+  });
+
+  private readonly authorizations = new Counter({
+    name: 'cardprogram_authorizations_total',
+    help: 'Authorizations decided, by decision and decline reason ("" when approved); replays not counted',
+    labelNames: ['decision', 'reason'] as const,
+    registers: [this.registry],
+  });
+
+  private readonly deliveries = new Counter({
+    name: 'cardprogram_callback_deliveries_total',
+    help: 'Callback delivery attempts, by outcome: delivered, retry (failed, to be tried again) or failed (given up)',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
+  private readonly rateLimited = new Counter({
+    name: 'cardprogram_rate_limited_total',
+    help: 'Signed requests refused by the per-merchant rate limit (1009)',
+    registers: [this.registry],
+  });
+
+  private readonly transactions = new Histogram({
+    name: 'cardprogram_db_transaction_duration_seconds',
+    help: 'Time of a verb’s database transaction, commit included',
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [this.registry],
+  });
+
+  private readonly groups = new Histogram({
+    name: 'cardprogram_sqlite_group_commit_size',
+    help: 'Transactions committed together by one SQLite commit (group commit)',
+    buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256],
+    registers: [this.registry],
+  });
+
+  constructor() {
+    // Process CPU and memory, GC, and event-loop lag (nodejs_eventloop_lag_seconds and its percentiles).
+    collectDefaultMetrics({ register: this.registry, prefix: 'cardprogram_' });
+  }
+
+  request(operation: string, code: string, status: number, seconds: number): void {
+    this.requests.inc({ operation, code, status: String(status) });
+    this.latency.observe({ operation }, seconds);
+  }
+
+  authorization(approved: boolean, reason: string | null): void {
+    this.authorizations.inc({ decision: approved ? 'approved' : 'declined', reason: reason ?? '' });
+  }
+
+  delivery(outcome: 'delivered' | 'retry' | 'failed'): void {
+    this.deliveries.inc({ outcome });
+  }
+
+  rateLimitRefusal(): void {
+    this.rateLimited.inc();
+  }
+
+  transaction(seconds: number): void {
+    this.transactions.observe(seconds);
+  }
+
+  groupCommit(size: number): void {
+    this.groups.observe(size);
+  }
+
+  /** A gauge whose value is read when scraped (a count in the database, the pool's state). */
+  gauge(name: string, help: string, read: () => Promise<number> | number): void {
+    new Gauge({
+      name,
+      help,
+      registers: [this.registry],
+      async collect() {
+        this.set(await read());
+      },
+    });
+  }
+
+  text(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+}
