@@ -151,6 +151,9 @@ describe('configuration from the environment (decisions §1)', () => {
       ],
       [{ CARDPROGRAM_MASTER_KEY_PREVIOUS: `${KEY},${'b'.repeat(64)}` }, /^CARDPROGRAM_MASTER_KEY_PREVIOUS \(key 2\) does not look random/],
       [{ CARDPROGRAM_MASTER_KEY: `${KEY}00` }, /^CARDPROGRAM_MASTER_KEY must be 32 bytes/],
+      [{ CARDPROGRAM_METRICS_TOKEN: 'short' }, /^CARDPROGRAM_METRICS_TOKEN must be 16 to 256 characters/],
+      [{ CARDPROGRAM_METRICS_TOKEN: 'a token with spaces in it' }, /^CARDPROGRAM_METRICS_TOKEN must be 16 to 256 characters/],
+      [{ CARDPROGRAM_METRICS_PORT: '70000' }, /^CARDPROGRAM_METRICS_PORT must be between 0 and 65535/],
       // Found by an outside review: a counting sequence and a passphrase that reads as Base64.
       [
         { CARDPROGRAM_MASTER_KEY: '000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f' },
