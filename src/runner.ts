@@ -1,4 +1,5 @@
 import type { Services, Verb, VerbCtx } from './context.js';
+import { type AuditSpec, recordAudit } from './audit/trail.js';
 import { type RequestKey, runWrite } from './idempotency/keys.js';
 
 /** How a verb is to be run: its input, who asks, and for which merchant. */
@@ -15,6 +16,11 @@ export interface Run<I> {
   now?: number;
   /** Bookkeeping whose loss in a crash is harmless (see Database.withTx). */
   durable?: false;
+  /**
+   * An operator's change: recorded in the audit trail (src/audit/trail.ts) in the verb's own
+   * transaction, with the state before (read first, in the transaction) and the verb's result after.
+   */
+  audit?: AuditSpec;
 }
 
 /**
@@ -35,11 +41,15 @@ export async function runVerb<I, O, C extends VerbCtx>(
     after.push(fn);
   };
   const ctx = { svc, now, wake, afterCommit, actor: run.actor, ...(run.merchantId === undefined ? {} : { merchantId: run.merchantId }) };
-  const effect = (tx: VerbCtx['tx']) => {
+  const effect = async (tx: VerbCtx['tx']) => {
     // A transaction tried again starts from nothing.
     wake.worker = false;
     after = [];
-    return verb({ ctx: { ...ctx, tx } as C, input: run.input });
+    if (!run.audit) return verb({ ctx: { ...ctx, tx } as C, input: run.input });
+    const before = await run.audit.before?.(tx);
+    const result = await verb({ ctx: { ...ctx, tx } as C, input: run.input });
+    await recordAudit(tx, run.audit, now, before, result);
+    return result;
   };
   let result: O;
   const started = performance.now();

@@ -1,7 +1,9 @@
 import { existsSync } from 'node:fs';
+import { hostname, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { InvalidArgumentError } from 'commander';
 import { pino } from 'pino';
+import type { AuditSpec } from '../audit/trail.js';
 import { ConfigError, databaseUrlFrom, dataDirFrom, loadConfig } from '../config.js';
 import type { Services } from '../context.js';
 import { type Database, openDatabase } from '../db/index.js';
@@ -36,6 +38,23 @@ export function requireExistingData(env: NodeJS.ProcessEnv = process.env): void 
  */
 /** The actor of the operator's verbs run from the command line (kept in holder_reviews). */
 export const OPERATOR = 'cli';
+
+/** Who runs the CLI: the operating-system user. */
+export function operatorName(): string {
+  try {
+    return userInfo().username;
+  } catch {
+    return process.env.USER ?? 'unknown';
+  }
+}
+
+/**
+ * An operator's change from the command line, for the audit trail (src/audit/trail.ts): who (the
+ * operating-system user), from where (this machine), what, to what, and the state before it.
+ */
+export function audited(action: string, target: string, before?: AuditSpec['before']): AuditSpec {
+  return { operator: { actor: operatorName(), source: 'cli', origin: hostname() }, action, target, ...(before ? { before } : {}) };
+}
 
 export async function withServices<T>(fn: (svc: Services) => Promise<T>, opts: { create?: boolean } = {}): Promise<T> {
   if (!opts.create) requireExistingData();

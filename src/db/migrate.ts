@@ -11,6 +11,7 @@ import * as m0008 from './migrations/2026_11_23_0008_card_status_source.js';
 import * as m0009 from './migrations/2026_11_23_0009_funding_and_limits.js';
 import * as m0010 from './migrations/2026_11_24_0010_authorizations.js';
 import * as m0011 from './migrations/2026_11_24_0011_controls_and_endpoint.js';
+import * as m0012 from './migrations/2026_11_24_0012_audit.js';
 
 interface Migration {
   up(db: Kysely<any>): Promise<void>;
@@ -32,6 +33,7 @@ export const MIGRATIONS: ReadonlyArray<[string, Migration]> = [
   ['2026_11_23_0009_funding_and_limits', m0009],
   ['2026_11_24_0010_authorizations', m0010],
   ['2026_11_24_0011_controls_and_endpoint', m0011],
+  ['2026_11_24_0012_audit', m0012],
 ];
 
 /**

@@ -346,7 +346,26 @@ export interface CardStatusEventsTable {
   created_at: number;
 }
 
+/** One change by an operator (src/audit/trail.ts); append-only. */
+export interface AuditEventsTable {
+  id: string;
+  created_at: number;
+  /** Who: the operator's name (the CLI's operating-system user, the console's account). */
+  actor: string;
+  /** cli or console. */
+  source: string;
+  /** From where: the machine (CLI) or the address (console). */
+  origin: string;
+  /** What, e.g. merchant.update, card.freeze. */
+  action: string;
+  /** What it was done to: an appId, cardId, holderId, requestNo, host. */
+  target: string;
+  before_json: string | null;
+  after_json: string | null;
+}
+
 export interface DB {
+  audit_events: AuditEventsTable;
   spend_counters: SpendCountersTable;
   authorization_requests: AuthorizationRequestsTable;
   merchant_balances: MerchantBalancesTable;

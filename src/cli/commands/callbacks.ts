@@ -7,7 +7,7 @@ import { migrateToLatest } from '../../db/migrate.js';
 import { sealPlaintextHolders } from '../../holders/identity.js';
 import { runVerb } from '../../runner.js';
 import { createServices } from '../../services.js';
-import { intArg, OPERATOR, print, withServices } from '../util.js';
+import { audited, intArg, OPERATOR, print, withServices } from '../util.js';
 
 /** `worker` and `callbacks list|retry`. */
 export function callbackCommands(program: Command): void {
@@ -65,7 +65,9 @@ export function callbackCommands(program: Command): void {
     .option('--json', 'print JSON')
     .action(async (eventIds: string[], o: { failed?: boolean; merchant?: string; json?: boolean }) => {
       const input = { eventIds, ...(o.failed ? { allFailed: true } : {}), ...(o.merchant ? { merchantId: o.merchant } : {}) };
-      const queued = await withServices((svc) => runVerb(svc, retryCallbacks, { input, actor: OPERATOR }));
+      const queued = await withServices((svc) =>
+        runVerb(svc, retryCallbacks, { input, actor: OPERATOR, audit: audited('callbacks.retry', eventIds.length ? eventIds.join(',') : 'failed') }),
+      );
       print(!!o.json, { queued }, () => `${queued} event(s) queued for delivery`);
     });
 }

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
-import { userInfo } from 'node:os';
 import { type Command, Option } from 'commander';
+import type { Kysely } from 'kysely';
+import type { DB } from '../../db/schema.js';
 import { addDomain, listDomains, normalizeHost, removeDomain } from '../../domains/store.js';
 import { DomainError } from '../../errors.js';
 import { fundingBalances, fundMerchant } from '../../ledger/funding.js';
@@ -8,16 +9,11 @@ import { createMerchant, SIGN_TYPES, type SignType } from '../../merchants/creat
 import { listMerchants, updateMerchant } from '../../merchants/manage.js';
 import { rollCredentials } from '../../merchants/roll.js';
 import { runVerb } from '../../runner.js';
-import { intArg, OPERATOR, onOff, print, rateLimitArg, withServices } from '../util.js';
+import { audited, intArg, OPERATOR, onOff, operatorName, print, rateLimitArg, withServices } from '../util.js';
 
-/** Who runs the CLI, for the funding record: the operating-system user. */
-function operatorName(): string {
-  try {
-    return userInfo().username;
-  } catch {
-    return process.env.USER ?? 'unknown';
-  }
-}
+/** A merchant's settings as the audit trail keeps them before a change (no secret among them). */
+const merchantState = (appId: string) => async (tx: Kysely<DB>) =>
+  (await listMerchants(tx)).find((m) => m.appId === appId) ?? null;
 
 /** `merchant create|list|update|roll|fund|balance` and `domain add|list|remove`. */
 export function merchantCommands(program: Command): void {
@@ -47,10 +43,14 @@ export function merchantCommands(program: Command): void {
         const created = await withServices(
           async (svc) => {
             const input = { name: o.name, signType: o.signType, publicKeyPem, loginFree: o.loginFree, notifyUrl: o.notifyUrl };
-            const made = await runVerb(svc, createMerchant, { input, actor: OPERATOR });
+            const made = await runVerb(svc, createMerchant, { input, actor: OPERATOR, audit: audited('merchant.create', input.name) });
             if (o.domain === undefined) return made;
             try {
-              await runVerb(svc, addDomain, { input: { appId: made.appId, host: o.domain }, actor: OPERATOR });
+              await runVerb(svc, addDomain, {
+                input: { appId: made.appId, host: o.domain },
+                actor: OPERATOR,
+                audit: audited('domain.add', o.domain),
+              });
             } catch (err) {
               // The merchant exists already: say so, with its credentials, rather than lose them.
               process.stderr.write(`cardprogram: merchant ${made.appId} created, but its domain was not: ${(err as Error).message}\n`);
@@ -133,7 +133,9 @@ export function merchantCommands(program: Command): void {
           authorizationTimeoutMs: o.authorizationTimeout,
           authorizationDefault: o.authorizationDefault,
         };
-        const updated = await withServices((svc) => runVerb(svc, updateMerchant, { input, actor: OPERATOR }));
+        const updated = await withServices((svc) =>
+          runVerb(svc, updateMerchant, { input, actor: OPERATOR, audit: audited('merchant.update', appId, merchantState(appId)) }),
+        );
         print(
           !!o.json,
           updated,
@@ -153,7 +155,7 @@ export function merchantCommands(program: Command): void {
     .action(async (appId: string, o: { publicKey?: string; webhookSecret?: boolean; json?: boolean }) => {
       const publicKeyPem = o.publicKey ? readFileSync(o.publicKey, 'utf8') : undefined;
       const input = { appId, publicKeyPem, webhookSecret: o.webhookSecret };
-      const rolled = await withServices((svc) => runVerb(svc, rollCredentials, { input, actor: OPERATOR }));
+      const rolled = await withServices((svc) => runVerb(svc, rollCredentials, { input, actor: OPERATOR, audit: audited('merchant.roll', appId) }));
       print(!!o.json, rolled, () =>
         [
           `${rolled.appId}: ${rolled.secret ? `new secret ${rolled.secret}` : 'new public key registered'}`,
@@ -174,7 +176,9 @@ export function merchantCommands(program: Command): void {
     .action(async (appId: string, amount: string, o: { currency: string; reference: string; actor?: string; json?: boolean }) => {
       const input = { appId, amount, currency: o.currency, reference: o.reference };
       // The funding record keeps who credited: --actor, else the operating-system user.
-      const credit = await withServices((svc) => runVerb(svc, fundMerchant, { input, actor: o.actor ?? operatorName() }));
+      const credit = await withServices((svc) =>
+        runVerb(svc, fundMerchant, { input, actor: o.actor ?? operatorName(), audit: audited('merchant.fund', appId) }),
+      );
       print(
         !!o.json,
         credit,
@@ -215,7 +219,7 @@ export function merchantCommands(program: Command): void {
         ...(certPem === undefined ? {} : { certPem }),
         ...(keyPem === undefined ? {} : { keyPem }),
       };
-      const added = await withServices((svc) => runVerb(svc, addDomain, { input, actor: OPERATOR }));
+      const added = await withServices((svc) => runVerb(svc, addDomain, { input, actor: OPERATOR, audit: audited('domain.add', input.host) }));
       print(
         !!o.json,
         added,
@@ -242,7 +246,9 @@ export function merchantCommands(program: Command): void {
     .requiredOption('--host <host>', 'host name')
     .option('--json', 'print JSON')
     .action(async (o: { host: string; json?: boolean }) => {
-      const removed = await withServices((svc) => runVerb(svc, removeDomain, { input: { host: o.host }, actor: OPERATOR }));
+      const removed = await withServices((svc) =>
+        runVerb(svc, removeDomain, { input: { host: o.host }, actor: OPERATOR, audit: audited('domain.remove', o.host) }),
+      );
       print(!!o.json, removed, () => `${removed.host} removed from ${removed.appId}`);
     });
 }

@@ -1,16 +1,22 @@
 import type { Command } from 'commander';
+import type { Kysely } from 'kysely';
 import { Value } from 'typebox/value';
 import { closeCard } from '../../cards/close.js';
 import { queryCard } from '../../cards/query.js';
 import { setCardFrozen } from '../../cards/status.js';
 import { ConfigError } from '../../config.js';
+import type { DB } from '../../db/schema.js';
 import { type Controls, ControlsSchema } from '../../controls/schemas.js';
 import { updateControls } from '../../controls/update.js';
 import { DomainError } from '../../errors.js';
 import { reviewHolder } from '../../holders/review.js';
 import { decideKyc } from '../../kyc/decide.js';
 import { runVerb } from '../../runner.js';
-import { intArg, OPERATOR, print, withServices } from '../util.js';
+import { audited, intArg, OPERATOR, print, withServices } from '../util.js';
+
+/** A card's status as the audit trail keeps it before a change. */
+const cardState = (cardId: string) => async (tx: Kysely<DB>) =>
+  (await tx.selectFrom('cards').select(['status', 'status_source', 'status_reason']).where('id', '=', cardId).executeTakeFirst()) ?? null;
 
 /** The operator's decisions: `holder review`, `card freeze|unfreeze|close|controls`, `kyc review`. */
 export function reviewCommands(program: Command): void {
@@ -23,7 +29,11 @@ export function reviewCommands(program: Command): void {
     .option('--json', 'print JSON')
     .action(async (holderId: string, o: { status: number; reason?: string; json?: boolean }) => {
       const input = { holderId, auditStatus: o.status, errMsg: o.reason };
-      const record = await withServices((svc) => runVerb(svc, reviewHolder, { input, actor: OPERATOR }));
+      const before = async (tx: Kysely<DB>) =>
+        (await tx.selectFrom('cardholders').select(['audit_status', 'err_msg']).where('id', '=', holderId).executeTakeFirst()) ?? null;
+      const record = await withServices((svc) =>
+        runVerb(svc, reviewHolder, { input, actor: OPERATOR, audit: audited('holder.review', holderId, before) }),
+      );
       print(!!o.json, record, () => `${record.holderId}: auditStatus ${record.auditStatus}${record.errMsg ? ` (${record.errMsg})` : ''}`);
     });
 
@@ -47,8 +57,12 @@ export function reviewCommands(program: Command): void {
         const input = { cardId, source: 'operator' as const, reason: o.reason };
         const model = await withServices((svc) =>
           name === 'close'
-            ? runVerb(svc, closeCard, { input, actor: OPERATOR })
-            : runVerb(svc, setCardFrozen, { input: { ...input, frozen: name === 'freeze' }, actor: OPERATOR }),
+            ? runVerb(svc, closeCard, { input, actor: OPERATOR, audit: audited('card.close', cardId, cardState(cardId)) })
+            : runVerb(svc, setCardFrozen, {
+                input: { ...input, frozen: name === 'freeze' },
+                actor: OPERATOR,
+                audit: audited(`card.${name}`, cardId, cardState(cardId)),
+              }),
         );
         print(
           !!o.json,
@@ -84,7 +98,17 @@ export function reviewCommands(program: Command): void {
           .select('merchant_id')
           .where('id', '=', cardId)
           .executeTakeFirstOrThrow(() => new DomainError('cardNotFound'));
-        if (controls) await runVerb(svc, updateControls, { input: { cardId, controls }, merchantId, actor: OPERATOR });
+        if (controls) {
+          await runVerb(svc, updateControls, {
+            input: { cardId, controls },
+            merchantId,
+            actor: OPERATOR,
+            audit: audited('card.controls', cardId, async (tx) => {
+              const row = await tx.selectFrom('cards').select('controls').where('id', '=', cardId).executeTakeFirst();
+              return row?.controls ? JSON.parse(row.controls) : {};
+            }),
+          });
+        }
         return queryCard(svc.database.db, merchantId, cardId, svc.clock());
       });
       const model = { cardId: shown.cardId, controls: shown.controls, spending: shown.spending };
@@ -121,7 +145,12 @@ export function reviewCommands(program: Command): void {
         const input = { requestNo, status: chosen[0] as 'approved', reason: o.reason };
         // --merchant scopes the decision to that merchant's request, as a merchant's own would be.
         const model = await withServices((svc) =>
-          runVerb(svc, decideKyc, { input, actor: OPERATOR, ...(o.merchant === undefined ? {} : { merchantId: o.merchant }) }),
+          runVerb(svc, decideKyc, {
+            input,
+            actor: OPERATOR,
+            audit: audited('kyc.review', requestNo),
+            ...(o.merchant === undefined ? {} : { merchantId: o.merchant }),
+          }),
         );
         print(
           !!o.json,

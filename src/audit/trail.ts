@@ -1,0 +1,96 @@
+import type { Kysely } from 'kysely';
+import { newId } from '../db/ids.js';
+import type { DB } from '../db/schema.js';
+
+/** Who changed something as an operator, and from where (the CLI's user and machine, the console's account and address). */
+export interface Operator {
+  actor: string;
+  source: 'cli' | 'console';
+  origin: string;
+}
+
+/** What a change is recorded as: its action, what it acted on, and the state before it (read in its transaction). */
+export interface AuditSpec {
+  operator: Operator;
+  action: string;
+  target: string;
+  before?: (tx: Kysely<DB>) => Promise<unknown>;
+}
+
+/** Values never written to the trail, whatever they are called in a record: secrets, keys, certificates, tokens. */
+const SECRET_KEY = /secret|password|token|privateKey|publicKeyPem|pem|cert|^key$|_enc$/i;
+
+/** A record with every secret-looking field replaced by "[redacted]", at any depth. */
+export function redact(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(redact);
+  if (value && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, SECRET_KEY.test(k) ? '[redacted]' : redact(v)]));
+  }
+  return value;
+}
+
+const json = (v: unknown) => (v === undefined || v === null ? null : JSON.stringify(redact(v)));
+
+/** Appends one record, in the transaction of the change it records: both commit or neither does. */
+export async function recordAudit(tx: Kysely<DB>, spec: AuditSpec, now: number, before: unknown, after: unknown): Promise<void> {
+  await tx
+    .insertInto('audit_events')
+    .values({
+      id: newId('aud'),
+      created_at: now,
+      actor: spec.operator.actor.slice(0, 200),
+      source: spec.operator.source,
+      origin: spec.operator.origin.slice(0, 200),
+      action: spec.action,
+      target: spec.target.slice(0, 200),
+      before_json: json(before),
+      after_json: json(after),
+    })
+    .execute();
+}
+
+export interface AuditEntry {
+  id: string;
+  at: string;
+  actor: string;
+  source: string;
+  origin: string;
+  action: string;
+  target: string;
+  before: unknown;
+  after: unknown;
+}
+
+export interface AuditFilter {
+  actor?: string | undefined;
+  action?: string | undefined;
+  target?: string | undefined;
+  /** From this moment on (ms). */
+  since?: number | undefined;
+  limit?: number | undefined;
+}
+
+/** The trail, newest first, filtered. A read: no transaction of its own. */
+export async function listAudit(db: Kysely<DB>, filter: AuditFilter = {}): Promise<AuditEntry[]> {
+  let q = db.selectFrom('audit_events').selectAll();
+  if (filter.actor) q = q.where('actor', '=', filter.actor);
+  if (filter.action) q = q.where('action', '=', filter.action);
+  if (filter.target) q = q.where('target', '=', filter.target);
+  if (filter.since !== undefined) q = q.where('created_at', '>=', filter.since);
+  const rows = await q
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(Math.min(Math.max(filter.limit ?? 100, 1), 10_000))
+    .execute();
+  return rows.map((r) => ({
+    id: r.id,
+    at: new Date(Number(r.created_at)).toISOString(),
+    actor: r.actor,
+    source: r.source,
+    origin: r.origin,
+    action: r.action,
+    target: r.target,
+    before: r.before_json === null ? null : JSON.parse(r.before_json),
+    after: r.after_json === null ? null : JSON.parse(r.after_json),
+  }));
+}
