@@ -1,5 +1,8 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
+import { authorize as authorizeVerb } from '../src/ledger/authorize.js';
+import { checkLedger } from '../src/ledger/check.js';
+import { runVerb } from '../src/runner.js';
 import { build, type Harness, holderBody, randomStr } from './helpers/app.js';
 import { fundedCard, ok } from './helpers/cards.js';
 import { eachDialect } from './helpers/dialects.js';
@@ -156,6 +159,31 @@ eachDialect('spending controls', (dialect) => {
       ['all_time', 900, null],
       ['daily', 0, '2027-01-02T00:00:00.000Z'],
     ]);
+  });
+
+  it('a transaction that began before midnight and got its locks after is counted in the new day, never writing the counter back (outside review, H1)', async (t) => {
+    let now = Date.UTC(2026, 10, 25, 0, 0, 0, 500);
+    const h = await build(t, dialect, {}, { clock: () => now });
+    const created = await h.call('/api/network/holderCreate.html', holderBody());
+    const holderId = created.body.holderId as string;
+    await ok(h, '/sandbox/holder/review', { holderId, auditStatus: 2 });
+    const a = await approvedCard(h, holderId);
+    const b = await approvedCard(h, holderId);
+    await setControls(h, { holderId }, { spendingLimits: [{ amount: 100, interval: 'daily' }] });
+    assert.equal((await authorize(h, b, 100)).approved, true, 'the new day’s 100');
+    // What a request that began at 23:59:59.9 and waited for the card's lock until now looks like to the verb.
+    const late = runVerb(h.app.svc, authorizeVerb, {
+      input: { cardId: a, amount: 100 },
+      merchantId: h.merchant.appId,
+      actor: 'test',
+      now: Date.UTC(2026, 10, 24, 23, 59, 59, 900),
+    });
+    await assert.rejects(late, (err: { code?: string; error?: { code?: string } }) => (err.error?.code ?? err.code) === '2728');
+    const [state] = (await spending(h, b)).spending;
+    assert.deepEqual([state?.spent, state?.resetsAt], [100, '2026-11-26T00:00:00.000Z'], 'the counter stays on the new day');
+    assert.deepEqual((await checkLedger(h.db.database)).problems, []);
+    now += 1000;
+    assert.equal((await authorize(h, a, 0.01)).reason, 'spending_limit');
   });
 
   it('a limit set later counts what was already spent in its interval', async (t) => {

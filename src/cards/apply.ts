@@ -84,7 +84,7 @@ export async function applyCard({
       if (isUniqueViolation(err)) throw new Error('card number collision under concurrency; retry the request');
       throw err;
     }
-    await rebuildCounters(ctx, { id, cardIds: [id], currencies: [input.currency], controls });
+    await rebuildCounters(ctx, { id, cardIds: [id], currencies: [input.currency], controls }, ctx.svc.clock);
     return toCardModel(row);
   }
 }

@@ -73,6 +73,13 @@ const usedAt = (row: CounterRow | undefined, interval: SpendInterval, at: number
   row && row.period_start === period(interval, at).start ? row.used : 0;
 
 export interface SpendCheck {
+  /**
+   * The moment the authorization is decided at, and counted in: not before the transaction's start,
+   * the clock once the counters are locked, or any counter's interval. Why: a transaction that began
+   * before midnight and waited for a lock held by one after it must not count itself in (and write
+   * back) an interval that the counter has already left: that erased the new day's spending.
+   */
+  at: number;
   /** The limit that the authorization would pass, if any, with what it had left. */
   exceeded: { source: 'card' | 'cardholder'; limit: SpendingLimit; remaining: number } | null;
   /** Adds the authorization to every counter that counts it; call once the money has moved. */
@@ -84,7 +91,13 @@ export interface SpendCheck {
  * sets `spendingLimits`, else its cardholder's) and prepares the counting. The counters are locked
  * here, so the check holds until the commit.
  */
-export async function checkSpend(ctx: TxCtx, owners: SpendOwners, amount: number, mcc: string | null | undefined): Promise<SpendCheck> {
+export async function checkSpend(
+  ctx: TxCtx,
+  owners: SpendOwners,
+  amount: number,
+  mcc: string | null | undefined,
+  clock: () => number,
+): Promise<SpendCheck> {
   const { card, holder } = owners;
   const cardLimits = card.controls.spendingLimits;
   const effective = cardLimits
@@ -93,12 +106,13 @@ export async function checkSpend(ctx: TxCtx, owners: SpendOwners, amount: number
   const tracked = [...(counted(card.controls).length ? [card.id] : []), ...(counted(holder.controls).length ? [holder.id] : [])].sort();
   const rows = await lockCounters(ctx, tracked, card.currency);
   const row = (owner: string, key: string) => rows.find((r) => r.owner_id === owner && r.limit_key === key);
+  const at = Math.max(ctx.now, clock(), ...rows.map((r) => r.period_start));
 
   let exceeded: SpendCheck['exceeded'] = null;
   for (const limit of effective.limits) {
     if (!counts(limit, mcc)) continue;
     const max = toMinor(limit.amount, card.currency, 'spendingLimits.amount');
-    const used = limit.interval === 'per_authorization' ? 0 : usedAt(row(effective.ownerId, limitKey(limit)), limit.interval, ctx.now);
+    const used = limit.interval === 'per_authorization' ? 0 : usedAt(row(effective.ownerId, limitKey(limit)), limit.interval, at);
     if (used + amount > max) {
       exceeded = { source: effective.source, limit, remaining: Math.max(0, max - used) };
       break;
@@ -112,13 +126,13 @@ export async function checkSpend(ctx: TxCtx, owners: SpendOwners, amount: number
       for (const limit of counted(controls)) {
         if (!counts(limit, mcc)) continue;
         const key = limitKey(limit);
-        const start = period(limit.interval, ctx.now).start;
-        const used = usedAt(row(ownerId, key), limit.interval, ctx.now) + amount;
+        const start = period(limit.interval, at).start;
+        const used = usedAt(row(ownerId, key), limit.interval, at) + amount;
         await writeCounter(ctx, { ownerId, key, currency: card.currency, start, used });
       }
     }
   };
-  return { exceeded, record };
+  return { at, exceeded, record };
 }
 
 async function writeCounter(ctx: TxCtx, c: { ownerId: string; key: string; currency: string; start: number; used: number }) {
@@ -196,17 +210,21 @@ export async function spendOfHistory(
 export async function rebuildCounters(
   ctx: TxCtx,
   owner: { id: string; cardIds: string[]; currencies: readonly string[]; controls: Controls },
+  clock: () => number,
 ): Promise<void> {
+  // The clock once the cards are locked, not the transaction's start: an authorization that
+  // committed meanwhile after midnight is in the new day's history, and so must the counter be.
+  const now = Math.max(ctx.now, clock());
   await ctx.tx.deleteFrom('spend_counters').where('owner_id', '=', owner.id).execute();
   const seen = new Set<string>();
   for (const limit of counted(owner.controls)) {
     const key = limitKey(limit);
     if (seen.has(key)) continue;
     seen.add(key);
-    const start = period(limit.interval, ctx.now).start;
+    const start = period(limit.interval, now).start;
     for (const currency of owner.currencies) {
       const used = await spendOfHistory(ctx.tx, { cardIds: owner.cardIds, currency, since: start, mccs: limit.mccs ?? null });
-      await writeCounter(ctx, { ownerId: owner.id, key, currency, start, used });
+      await writeCounter({ ...ctx, now }, { ownerId: owner.id, key, currency, start, used });
     }
   }
 }

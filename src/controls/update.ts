@@ -90,7 +90,7 @@ export async function updateControls({
       .set({ controls: storedControls(controls), updated_at: ctx.now })
       .where('id', '=', card.id)
       .execute();
-    await rebuildCounters(ctx, { id: card.id, cardIds: [card.id], currencies: [card.currency], controls });
+    await rebuildCounters(ctx, { id: card.id, cardIds: [card.id], currencies: [card.currency], controls }, ctx.svc.clock);
     return { cardId: card.id, holderId: card.holder_id, controls };
   }
   const holderId = input.holderId as string;
@@ -107,6 +107,6 @@ export async function updateControls({
   // them either committed before (and is in the history read below) or waits and then counts.
   const cq = ctx.tx.selectFrom('cards').select('id').where('holder_id', '=', holder.id).orderBy('id');
   const cards = await forUpdate(ctx.tx, cq).execute();
-  await rebuildCounters(ctx, { id: holder.id, cardIds: cards.map((c) => c.id), currencies: CARD_CURRENCIES, controls });
+  await rebuildCounters(ctx, { id: holder.id, cardIds: cards.map((c) => c.id), currencies: CARD_CURRENCIES, controls }, ctx.svc.clock);
   return { cardId: null, holderId: holder.id, controls };
 }

@@ -139,7 +139,7 @@ async function programDecision(
   };
   const broken = brokenRule(effectiveRules(owners.card.controls, owners.holder.controls), input);
   if (broken) return { decline: { reason: broken.reason, error: new DomainError('spendingControl', `cardId: ${broken.message}`) } };
-  const check = await checkSpend(ctx, owners, priced.amount, input.mcc);
+  const check = await checkSpend(ctx, owners, priced.amount, input.mcc, ctx.svc.clock);
   if (check.exceeded) {
     const { source, limit, remaining } = check.exceeded;
     const scope = limit.mccs ? ` for categories ${limit.mccs.join(', ')}` : '';
@@ -243,10 +243,11 @@ function endpointDecision(v: EndpointVerdict): { approve: true; message: string 
 export async function authorize({ ctx, input }: { ctx: LedgerCtx; input: AuthorizeInput }): Promise<TradeRecord> {
   const card = await lockCard(ctx, input.cardId);
   const priced = price(ctx, card, input);
-  const { amount, currencyTxn, txnAmount, fee, businessDate } = priced;
+  const { amount, currencyTxn, txnAmount, fee } = priced;
   const remark = input.remark ?? '';
   const endpoint = input.endpoint;
-  const record = (id: string, decision: Decision) => authorizationRow(card, priced, input, id, ctx.now, decision);
+  let when = ctx.now;
+  const record = (id: string, decision: Decision) => authorizationRow(card, priced, input, id, when, decision);
 
   const decline = async ({ reason, error }: ProgramDecline): Promise<never> => {
     // The id the endpoint was told, when it was asked; else a decline's own.
@@ -264,6 +265,10 @@ export async function authorize({ ctx, input }: { ctx: LedgerCtx; input: Authori
 
   const program = await programDecision(ctx, card, input, priced);
   if (program.decline) return decline(program.decline);
+  // Decided (and counted against the limits) at the moment the locks were had, not when the
+  // transaction began (checkSpend): the record says the same moment, and its day unless one was sent.
+  when = program.check.at;
+  if (input.businessDate === undefined) priced.businessDate = resolveBusinessDate(undefined, when);
   let message = 'Approved';
   if (endpoint) {
     // The rules approve now though they declined when checked: the endpoint must have its say first.
@@ -282,11 +287,11 @@ export async function authorize({ ctx, input }: { ctx: LedgerCtx; input: Authori
       fee,
       currencyTxn,
       txnAmount,
-      businessDate,
+      businessDate: priced.businessDate,
       remark,
       held: amount,
     },
-    ctx.now,
+    when,
   );
   const c = card.id;
   const approved = record(trade.id, { approved: 1, decline_reason: null, decline_code: null, message });
