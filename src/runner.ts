@@ -1,5 +1,5 @@
-import type { Services, Verb, VerbCtx } from './context.js';
 import { type AuditSpec, recordAudit } from './audit/trail.js';
+import type { Services, Verb, VerbCtx } from './context.js';
 import { type RequestKey, runWrite } from './idempotency/keys.js';
 
 /** How a verb is to be run: its input, who asks, and for which merchant. */

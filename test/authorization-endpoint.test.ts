@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import type http from 'node:http';
 import { it, type TestContext } from 'node:test';
+import { canonicalJson } from '../src/canonical-json.js';
+import { fingerprint } from '../src/idempotency/keys.js';
 import { build, type Harness, randomStr } from './helpers/app.js';
 import { balances, fundedCard } from './helpers/cards.js';
 import { eachDialect } from './helpers/dialects.js';
@@ -140,6 +142,24 @@ eachDialect('the merchant’s real-time authorization endpoint', (dialect) => {
     assert.equal(r.received.length, 1);
   });
 
+  it('another body with the randomStr of a request still being decided is 1008 at once, never decided on that request’s claim (outside review, M2)', async (t) => {
+    const h = await build(t, dialect);
+    const { cardId } = await fundedCard(h, { topUp: 500 });
+    const r = await withEndpoint(t, h, { timeoutMs: 2000, defaultDecision: 'approve' });
+    r.respond(answer({ approved: true }, 200, 400));
+    const body = { cardId, amount: 1, randomStr: randomStr() };
+    const first = h.call(`${N}/authorize`, body);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const started = Date.now();
+    const other = await h.call(`${N}/authorize`, { ...body, amount: 400 });
+    assert.equal(other.body.code, '1008');
+    assert.ok(Date.now() - started < 300, 'refused at once, not after the deadline');
+    const done = await first;
+    assert.deepEqual([done.status, done.body.model.amount], [200, 1]);
+    assert.equal((await balances(h, cardId)).available, 499);
+    assert.equal(r.received.length, 1);
+  });
+
   it('a retry after the first request’s process died: past the deadline it applies what the endpoint said, or the default', async (t) => {
     const h = await build(t, dialect);
     const { cardId } = await fundedCard(h, { topUp: 50 });
@@ -153,6 +173,12 @@ eachDialect('the merchant’s real-time authorization endpoint', (dialect) => {
         merchant_id: h.merchant.appId,
         random_str: body.randomStr,
         trade_id: 'trd_crashedclaim0000000000',
+        fingerprint: fingerprint({
+          merchantId: h.merchant.appId,
+          randomStr: body.randomStr,
+          operation: 'sandboxAuthorize',
+          canonical: canonicalJson({ ...body, appId: h.merchant.appId }),
+        }),
         outcome: null,
         reason: null,
         endpoint_ms: null,

@@ -212,6 +212,8 @@ export interface AuthorizationRequestsTable {
   merchant_id: string;
   random_str: string;
   trade_id: string;
+  /** The request's fingerprint (src/idempotency/keys.ts): a retry with another body is 1008. */
+  fingerprint: string;
   outcome: EndpointOutcome | null;
   reason: string | null;
   endpoint_ms: number | null;

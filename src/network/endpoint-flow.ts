@@ -3,7 +3,8 @@ import { askEndpoint } from '../callbacks/authorization-request.js';
 import type { MerchantCtx, Services } from '../context.js';
 import { newId } from '../db/ids.js';
 import { isUniqueViolation } from '../db/index.js';
-import type { RequestKey } from '../idempotency/keys.js';
+import { DomainError } from '../errors.js';
+import { fingerprint, type RequestKey } from '../idempotency/keys.js';
 import { type AuthorizeInput, authorize, EndpointNotAsked, type EndpointVerdict, endpointRequest } from '../ledger/authorize.js';
 import type { AuthorizationEndpoint } from '../merchants/directory.js';
 import { runVerb } from '../runner.js';
@@ -42,6 +43,7 @@ export async function authorizeWithEndpoint(
   const now = svc.clock();
   const tradeId = newId('trd');
   const deadline = now + endpoint.timeoutMs;
+  const fp = fingerprint({ ...key, merchantId });
   try {
     await svc.database.write((w) =>
       w
@@ -50,6 +52,7 @@ export async function authorizeWithEndpoint(
           merchant_id: merchantId,
           random_str: key.randomStr,
           trade_id: tradeId,
+          fingerprint: fp,
           outcome: null,
           reason: null,
           endpoint_ms: null,
@@ -60,12 +63,12 @@ export async function authorizeWithEndpoint(
     );
   } catch (err) {
     if (!isUniqueViolation(err)) throw err;
-    const first = await awaitFirst(svc, merchantId, endpoint, key, run);
+    const first = await awaitFirst(svc, merchantId, endpoint, key, fp, run);
     // The claim is gone (reaped with its key): this request is new after all.
     return first ?? authorizeWithEndpoint(svc, merchantId, endpoint, key, input);
   }
 
-  const claimed = { merchantId, randomStr: key.randomStr, tradeId };
+  const claimed = { merchantId, randomStr: key.randomStr, tradeId, deadline };
   try {
     let verdict: NonNullable<AuthorizeInput['endpoint']> = { asked: false, tradeId };
     if ((await endpointRequest(readCtx(svc, merchantId, now), input, tradeId)) !== null) {
@@ -119,9 +122,14 @@ async function ask(
   svc: Services,
   endpoint: AuthorizationEndpoint,
   input: AuthorizeInput,
-  { merchantId, randomStr, tradeId }: { merchantId: string; randomStr: string; tradeId: string },
+  { merchantId, randomStr, tradeId, deadline }: { merchantId: string; randomStr: string; tradeId: string; deadline: number },
 ): Promise<EndpointVerdict> {
   const now = svc.clock();
+  // The deadline counts from the request's arrival: time spent waiting for locks is the endpoint's
+  // time too, and past it the endpoint is not asked at all (its answer could not count).
+  if (now >= deadline) {
+    return { asked: true, tradeId, outcome: 'timeout', reason: null, latencyMs: endpoint.timeoutMs, fallback: endpoint.fallback };
+  }
   const request = await endpointRequest(readCtx(svc, merchantId, now), input, tradeId);
   const merchant = await svc.database.db
     .selectFrom('merchants')
@@ -133,7 +141,7 @@ async function ask(
     webhookSecret: svc.box.open(merchant.webhook_secret_enc, `webhook-secret:${merchantId}`),
     id: tradeId,
     payload: request ?? {},
-    timeoutMs: endpoint.timeoutMs,
+    timeoutMs: Math.max(1, deadline - now),
     env: svc.config.env,
     now,
   });
@@ -159,10 +167,11 @@ async function awaitFirst(
   merchantId: string,
   endpoint: AuthorizationEndpoint,
   key: AuthorizeKey,
+  fp: string,
   run: (verdict: NonNullable<AuthorizeInput['endpoint']>) => Promise<TradeRecord>,
 ): Promise<TradeRecord | null> {
   const db = svc.database.db;
-  for (;;) {
+  for (let first = true; ; first = false) {
     const [claim, answered] = await Promise.all([
       db
         .selectFrom('authorization_requests')
@@ -178,6 +187,9 @@ async function awaitFirst(
         .executeTakeFirst(),
     ]);
     if (!claim && !answered) return null;
+    // Another request with this randomStr: refused at once, never decided on the first one's claim.
+    if (first && claim && claim.fingerprint !== fp)
+      throw new DomainError('duplicateRequest', 'randomStr: already used for a different request');
     // The first request has committed (or the key is another request's): the verb's key check
     // replays its answer (or says 1008) before anything is decided.
     if (answered || !claim) return run({ asked: false, tradeId: claim?.trade_id ?? newId('trd') });

@@ -66,7 +66,11 @@ export function callbackCommands(program: Command): void {
     .action(async (eventIds: string[], o: { failed?: boolean; merchant?: string; json?: boolean }) => {
       const input = { eventIds, ...(o.failed ? { allFailed: true } : {}), ...(o.merchant ? { merchantId: o.merchant } : {}) };
       const queued = await withServices((svc) =>
-        runVerb(svc, retryCallbacks, { input, actor: OPERATOR, audit: audited('callbacks.retry', eventIds.length ? eventIds.join(',') : 'failed') }),
+        runVerb(svc, retryCallbacks, {
+          input,
+          actor: OPERATOR,
+          audit: audited('callbacks.retry', eventIds.length ? eventIds.join(',') : 'failed'),
+        }),
       );
       print(!!o.json, { queued }, () => `${queued} event(s) queued for delivery`);
     });

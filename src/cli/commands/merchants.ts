@@ -12,8 +12,7 @@ import { runVerb } from '../../runner.js';
 import { audited, intArg, OPERATOR, onOff, operatorName, print, rateLimitArg, withServices } from '../util.js';
 
 /** A merchant's settings as the audit trail keeps them before a change (no secret among them). */
-const merchantState = (appId: string) => async (tx: Kysely<DB>) =>
-  (await listMerchants(tx)).find((m) => m.appId === appId) ?? null;
+const merchantState = (appId: string) => async (tx: Kysely<DB>) => (await listMerchants(tx)).find((m) => m.appId === appId) ?? null;
 
 /** `merchant create|list|update|roll|fund|balance` and `domain add|list|remove`. */
 export function merchantCommands(program: Command): void {
@@ -155,7 +154,9 @@ export function merchantCommands(program: Command): void {
     .action(async (appId: string, o: { publicKey?: string; webhookSecret?: boolean; json?: boolean }) => {
       const publicKeyPem = o.publicKey ? readFileSync(o.publicKey, 'utf8') : undefined;
       const input = { appId, publicKeyPem, webhookSecret: o.webhookSecret };
-      const rolled = await withServices((svc) => runVerb(svc, rollCredentials, { input, actor: OPERATOR, audit: audited('merchant.roll', appId) }));
+      const rolled = await withServices((svc) =>
+        runVerb(svc, rollCredentials, { input, actor: OPERATOR, audit: audited('merchant.roll', appId) }),
+      );
       print(!!o.json, rolled, () =>
         [
           `${rolled.appId}: ${rolled.secret ? `new secret ${rolled.secret}` : 'new public key registered'}`,
@@ -219,7 +220,9 @@ export function merchantCommands(program: Command): void {
         ...(certPem === undefined ? {} : { certPem }),
         ...(keyPem === undefined ? {} : { keyPem }),
       };
-      const added = await withServices((svc) => runVerb(svc, addDomain, { input, actor: OPERATOR, audit: audited('domain.add', input.host) }));
+      const added = await withServices((svc) =>
+        runVerb(svc, addDomain, { input, actor: OPERATOR, audit: audited('domain.add', input.host) }),
+      );
       print(
         !!o.json,
         added,

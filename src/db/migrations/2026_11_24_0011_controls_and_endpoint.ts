@@ -45,6 +45,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('merchant_id', 'varchar(32)', (c) => c.notNull())
     .addColumn('random_str', 'varchar(32)', (c) => c.notNull())
     .addColumn('trade_id', 'varchar(40)', (c) => c.notNull())
+    .addColumn('fingerprint', 'varchar(64)', (c) => c.notNull())
     .addColumn('outcome', 'varchar(16)')
     .addColumn('reason', 'varchar(200)')
     .addColumn('endpoint_ms', 'integer')
