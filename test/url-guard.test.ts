@@ -30,10 +30,15 @@ describe('callback URL guard (SSRF)', () => {
       '::7f00:1',
       '2002:7f00:1::',
       '2001:0:4136::1',
+      // Found by an outside review: site-local, local-use NAT64, discard-only, benchmarking.
+      'fec0::1',
+      '64:ff9b:1::a9fe:a9fe',
+      '100::1',
+      '2001:2::1',
       'not-an-ip',
     ];
     for (const ip of notPublic) assert.equal(isPublicAddress(ip), false, ip);
-    for (const ip of ['8.8.8.8', '1.1.1.1', '172.32.0.1', '2606:4700:4700::1111', '::ffff:8.8.8.8'])
+    for (const ip of ['8.8.8.8', '1.1.1.1', '172.32.0.1', '2606:4700:4700::1111', '::ffff:8.8.8.8', '2001:4860:4860::8888'])
       assert.equal(isPublicAddress(ip), true, ip);
   });
 
@@ -48,6 +53,10 @@ describe('callback URL guard (SSRF)', () => {
       'https://localhost/hook',
       'https://intranet/hook',
       'https://db.internal/hook',
+      'https://localhost./hook',
+      'https://metadata.google.internal./computeMetadata',
+      'https://metadata./',
+      'https://[fec0::1]/hook',
       'ftp://merchant.example/hook',
       'https://user:pass@merchant.example/hook',
       'not a url',

@@ -12,9 +12,23 @@ export interface EndpointAnswer {
   problem: string | null;
 }
 
-/** Text without control characters (C0, DEL, C1): fit for a record and a message. */
+/**
+ * Text fit for a record and a message: no control characters (C0, DEL, C1), no invisible
+ * formatting characters (direction overrides and isolates, line separators, BOM).
+ */
 const plain = (s: string) =>
-  ![...s].some((c) => (c.codePointAt(0) ?? 0) < 0x20 || ((c.codePointAt(0) ?? 0) >= 0x7f && (c.codePointAt(0) ?? 0) <= 0x9f));
+  ![...s].some((c) => {
+    const p = c.codePointAt(0) ?? 0;
+    return (
+      p < 0x20 ||
+      (p >= 0x7f && p <= 0x9f) ||
+      p === 0x2028 ||
+      p === 0x2029 ||
+      (p >= 0x202a && p <= 0x202e) ||
+      (p >= 0x2066 && p <= 0x2069) ||
+      p === 0xfeff
+    );
+  });
 
 /**
  * Reads an endpoint's answer: a 2xx whose body is JSON `{"approved": true|false, "reason"?: string}`.
@@ -32,7 +46,8 @@ export function readAnswer(status: number | null, body: string): { approved: boo
     return 'the answer has no boolean "approved"';
   }
   const { approved, reason } = parsed as { approved: boolean; reason?: unknown };
-  const text = typeof reason === 'string' && plain(reason) ? reason.slice(0, 200) : null;
+  // At most 200 characters, cut between characters (never inside a surrogate pair).
+  const text = typeof reason === 'string' && plain(reason) ? [...reason].slice(0, 200).join('') : null;
   return { approved, reason: text || null };
 }
 

@@ -27,8 +27,11 @@ for (const [net, prefix] of [
 }
 for (const [net, prefix] of [
   ['::', 96], // IPv4-compatible (deprecated) forms, ::1 included
+  ['100::', 64], // discard-only
   ['2002::', 16], // 6to4: carries an IPv4 address
-  ['2001::', 32], // Teredo
+  ['2001::', 23], // IETF protocol assignments: Teredo, benchmarking, ORCHID and the like
+  ['fec0::', 10], // site-local (deprecated, still routed inside some networks)
+  ['64:ff9b:1::', 48], // local-use NAT64: can carry a private IPv4 address
   ['fc00::', 7],
   ['fe80::', 10],
   ['ff00::', 8],
@@ -98,7 +101,8 @@ export function checkCallbackUrl(field: string, url: string, env: 'sandbox' | 'p
   if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') throw invalid(field, 'must be an http(s) URL');
   if (parsed.username || parsed.password) throw invalid(field, 'must not carry credentials');
   if (url.length > 2048) throw invalid(field, 'must be at most 2048 characters');
-  const host = parsed.hostname.replace(/^\[|\]$/g, '');
+  // A trailing dot names the same host (`localhost.`, `metadata.google.internal.`): checked without it.
+  const host = parsed.hostname.replace(/^\[|\]$/g, '').replace(/\.$/, '');
   if (env === 'production') {
     if (parsed.protocol !== 'https:') throw invalid(field, 'must be https in production');
     if (isIP(host) ? !isPublicAddress(host) : /(^|\.)(localhost|local|internal|localdomain)$/i.test(host) || !host.includes('.')) {
