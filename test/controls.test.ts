@@ -269,6 +269,40 @@ eachDialect('spending controls', (dialect) => {
     assert.equal((await authorize(h, cardId, 1, { channel: 'atm' })).approved, true);
   });
 
+  it('a cash withdrawal is decided as an authorization at an ATM (channel atm, MCC 6011) and counts against the limits (outside review, M1)', async (t) => {
+    const h = await build(t, dialect);
+    const { cardId } = await fundedCard(h, { topUp: 1000 });
+    const withdraw = (amount: number, extra: Record<string, unknown> = {}) =>
+      h.call(`${N}/withdraw`, { cardId, amount, randomStr: randomStr(), ...extra });
+    await setControls(h, { cardId }, { channels: ['ecommerce'] });
+    const refused = await withdraw(300);
+    assert.deepEqual([refused.body.code, refused.body.msg], ['2728', 'cardId: channel atm is not allowed on this card']);
+    await setControls(h, { cardId }, { blockedMccs: ['6011'] });
+    assert.equal((await withdraw(10)).body.code, '2728');
+    await setControls(h, { cardId }, { allowedCountries: ['DE'] });
+    assert.equal((await withdraw(10, { merchantCountry: 'US' })).body.code, '2728');
+    assert.equal((await withdraw(10, { merchantCountry: 'DE' })).status, 200);
+    await setControls(
+      h,
+      { cardId },
+      {
+        spendingLimits: [
+          { amount: 50, interval: 'daily', mccs: ['6011'] },
+          { amount: 100, interval: 'daily' },
+        ],
+      },
+    );
+    assert.equal((await spending(h, cardId)).spending[1]?.spent, 10, 'the withdrawal already made today counts');
+    assert.equal((await withdraw(41)).body.code, '2728', 'the cash limit has 40 left');
+    assert.equal((await withdraw(40)).status, 200);
+    assert.equal((await authorize(h, cardId, 50.01)).reason, 'spending_limit', 'the daily limit counts cash too');
+    assert.equal((await authorize(h, cardId, 50)).approved, true);
+    assert.deepEqual((await checkLedger(h.db.database)).problems, []);
+    // Closing the card returns its balance as a 110 record that is no spending.
+    await ok(h, '/api/network/cardClose.html', { cardId });
+    assert.deepEqual((await checkLedger(h.db.database)).problems, []);
+  });
+
   it('cardApply takes controls; a closed card’s controls cannot change', async (t) => {
     const h = await build(t, dialect);
     const { holderId } = await fundedCard(h);

@@ -13,7 +13,7 @@ import type { Controls, SpendInterval, SpendingLimit } from './schemas.js';
  * spent in it), read under lock when an authorization is decided and moved in the same transaction
  * as the money. A counter holds, for its interval, the sum over the owner's approved authorizations
  * of what each still takes: the amount, less what reversals released, a clearing of less left
- * unused, or a void gave back (refunds do not give room back). `spendOfHistory` is that sum
+ * unused, or a void gave back (refunds do not give room back); a cash withdrawal counts whole. `spendOfHistory` is that sum
  * computed from the records; a counter is (re)built from it whenever its limit is set, and
  * `ledger check` compares the two.
  *
@@ -190,7 +190,9 @@ export async function spendOfHistory(
     .selectFrom('authorizations as a')
     .innerJoin('trades as t', 't.id', 'a.id')
     .select(
-      sql<string>`coalesce(sum(t.held + coalesce((select sum(p.amount) from trades p where p.original_id = t.id and p.trade_type = ${TradeType.payment} and p.trade_status = ${TradeStatus.success}), 0)), 0)`.as(
+      // A cash withdrawal (110) is final; an authorization takes what it still holds plus what it
+      // cleared into payments that were not voided.
+      sql<string>`coalesce(sum(case when t.trade_type = ${TradeType.withdrawal} then t.amount else t.held + coalesce((select sum(p.amount) from trades p where p.original_id = t.id and p.trade_type = ${TradeType.payment} and p.trade_status = ${TradeStatus.success}), 0) end), 0)`.as(
         'spent',
       ),
     )

@@ -1,7 +1,7 @@
 import { emitEvent } from '../callbacks/outbox.js';
 import { type CardRow, maskedCardNo } from '../cards/model.js';
-import { brokenRule, effectiveRules } from '../controls/rules.js';
-import { checkSpend, parseControls, type SpendCheck } from '../controls/spending.js';
+import { controlsDecision } from '../controls/decide.js';
+import type { SpendCheck } from '../controls/spending.js';
 import { newId } from '../db/ids.js';
 import type { AuthorizationsTable, EndpointOutcome } from '../db/schema.js';
 import { CommittedFailure, DomainError, invalid } from '../errors.js';
@@ -128,24 +128,9 @@ async function programDecision(
   if (card.status !== 'active') {
     return { decline: { reason: DeclineReason.cardInactive, error: new DomainError('cardStatus', `cardId: the card is ${card.status}`) } };
   }
-  const holder = await ctx.tx
-    .selectFrom('cardholders')
-    .select(['id', 'controls'])
-    .where('id', '=', card.holder_id)
-    .executeTakeFirstOrThrow();
-  const owners = {
-    card: { id: card.id, currency: card.currency, controls: parseControls(card.controls) },
-    holder: { id: holder.id, controls: parseControls(holder.controls) },
-  };
-  const broken = brokenRule(effectiveRules(owners.card.controls, owners.holder.controls), input);
-  if (broken) return { decline: { reason: broken.reason, error: new DomainError('spendingControl', `cardId: ${broken.message}`) } };
-  const check = await checkSpend(ctx, owners, priced.amount, input.mcc, ctx.svc.clock);
-  if (check.exceeded) {
-    const { source, limit, remaining } = check.exceeded;
-    const scope = limit.mccs ? ` for categories ${limit.mccs.join(', ')}` : '';
-    const message = `amount: the ${source === 'card' ? 'card’s' : 'cardholder’s'} ${limit.interval.replace('_', '-')} limit of ${limit.amount} ${card.currency}${scope} has ${toMajor(remaining, card.currency)} ${card.currency} left`;
-    return { decline: { reason: DeclineReason.spendingLimit, error: new DomainError('spendingControl', message) } };
-  }
+  const controls = await controlsDecision(ctx, card, input, priced.amount);
+  if (controls.decline) return controls;
+  const { check } = controls;
   if (card.available_balance < priced.amount + priced.fee) {
     return { decline: { reason: DeclineReason.insufficientFunds, error: new DomainError('insufficientBalance') } };
   }

@@ -1,8 +1,11 @@
 import { assertActive, maskedCardNo } from '../cards/model.js';
+import { controlsDecision } from '../controls/decide.js';
+import { invalid } from '../errors.js';
+import { ISO_COUNTRIES } from '../holders/countries.js';
 import { exponent, toMinor } from '../money/currency.js';
 import { feeFor } from '../money/fees.js';
 import { type TradeRecord, toTradeRecord } from '../trades/record.js';
-import { TradeStatus, TradeType } from '../trades/types.js';
+import { Channel, TradeStatus, TradeType } from '../trades/types.js';
 import { convertedTxnAmount } from './amounts.js';
 import { book, tradeRow } from './book.js';
 import { resolveBusinessDate } from './business-date.js';
@@ -10,20 +13,34 @@ import type { CardAmount, LedgerCtx } from './context.js';
 import { Account } from './journal.js';
 import { lockCard } from './locks.js';
 
-/** Withdrawal (110), e.g. at an ATM: available → settlement, plus the withdrawal fee. */
+/** How a cash withdrawal presents itself to the spending controls: at an ATM, merchant category 6011. */
+const ATM = { channel: Channel.atm, mcc: '6011' } as const;
+
+/**
+ * Withdrawal (110), cash at an ATM: available → settlement, plus the withdrawal fee. The card's
+ * spending controls decide it as an authorization at an ATM (channel `atm`, MCC 6011, the ATM's
+ * country when sent), and it counts against the spending limits (`2728` when a rule refuses it). It
+ * is recorded as an approved authorization beside its trade, so the limits' history counts it.
+ */
 export async function withdraw({
   ctx,
   input,
 }: {
   ctx: LedgerCtx;
-  input: CardAmount & { currencyTxn?: string | undefined };
+  input: CardAmount & { currencyTxn?: string | undefined; merchantCountry?: string | undefined };
 }): Promise<TradeRecord> {
   const card = await lockCard(ctx, input.cardId);
   assertActive(card);
   const amount = toMinor(input.amount, card.currency);
   const currencyTxn = input.currencyTxn ?? card.currency;
   exponent(currencyTxn, 'currencyTxn');
+  if (input.merchantCountry !== undefined && !ISO_COUNTRIES.has(input.merchantCountry)) {
+    throw invalid('merchantCountry', 'must be an ISO 3166-1 alpha-2 country code, e.g. DE');
+  }
   const fee = feeFor(ctx.svc.config.program.fees, 'withdrawal', amount);
+  const controls = await controlsDecision(ctx, card, { ...ATM, merchantCountry: input.merchantCountry }, amount);
+  if (controls.decline) throw controls.decline.error;
+  const at = controls.check.at;
   const trade = tradeRow(
     {
       card,
@@ -33,10 +50,10 @@ export async function withdraw({
       fee,
       currencyTxn,
       txnAmount: convertedTxnAmount(amount, card.currency, currencyTxn, ctx.svc.config.program.fxRates),
-      businessDate: resolveBusinessDate(input.businessDate, ctx.now),
+      businessDate: resolveBusinessDate(input.businessDate, at),
       remark: input.remark ?? 'Cash withdrawal',
     },
-    ctx.now,
+    at,
   );
   await book(
     ctx,
@@ -48,5 +65,32 @@ export async function withdraw({
     ],
     [trade],
   );
+  await controls.check.record();
+  await ctx.tx
+    .insertInto('authorizations')
+    .values({
+      id: trade.id,
+      merchant_id: card.merchant_id,
+      card_id: card.id,
+      approved: 1,
+      currency: card.currency,
+      amount,
+      currency_txn: trade.currency_txn,
+      txn_amount: trade.txn_amount,
+      mcc: ATM.mcc,
+      merchant_name: null,
+      merchant_city: null,
+      merchant_country: input.merchantCountry ?? null,
+      channel: ATM.channel,
+      decline_reason: null,
+      decline_code: null,
+      message: 'Approved',
+      remark: trade.remark,
+      business_date: trade.business_date,
+      created_at: at,
+      endpoint_outcome: null,
+      endpoint_ms: null,
+    })
+    .execute();
   return toTradeRecord(trade, maskedCardNo(card));
 }

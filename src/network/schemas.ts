@@ -34,6 +34,7 @@ export const WithdrawBody = body({
   cardId: CardId,
   amount: Money,
   currencyTxn: Type.Optional(CurrencyCode),
+  merchantCountry: Type.Optional(CountryCode('must be an ISO 3166-1 alpha-2 country code, e.g. DE: the ATM’s country')),
   remark: Remark,
   businessDate: BusinessDate,
 });

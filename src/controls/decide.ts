@@ -1,0 +1,45 @@
+import type { VerbCtx } from '../context.js';
+import { DomainError } from '../errors.js';
+import { toMajor } from '../money/currency.js';
+import { DeclineReason, type DeclineReasonValue } from '../trades/types.js';
+import { type Acceptor, brokenRule, effectiveRules } from './rules.js';
+import { checkSpend, parseControls, type SpendCheck } from './spending.js';
+
+/** A decline by the spending controls: its reason and the error (2728) the request is answered with. */
+export interface ControlsDecline {
+  reason: DeclineReasonValue;
+  error: DomainError;
+}
+
+/**
+ * What the spending controls of a card and its cardholder say about spending `amount` (minor units,
+ * the card's currency) at this acceptor: the rules (channel, categories, countries), then the
+ * limits, whose counters are locked here and counted by `check.record()` once the money has moved.
+ * The card must be locked by the caller (lockCard).
+ */
+export async function controlsDecision(
+  ctx: VerbCtx,
+  card: { id: string; holder_id: string; currency: string; controls: string | null },
+  acceptor: Acceptor,
+  amount: number,
+): Promise<{ decline: ControlsDecline } | { decline: null; check: SpendCheck }> {
+  const holder = await ctx.tx
+    .selectFrom('cardholders')
+    .select(['id', 'controls'])
+    .where('id', '=', card.holder_id)
+    .executeTakeFirstOrThrow();
+  const owners = {
+    card: { id: card.id, currency: card.currency, controls: parseControls(card.controls) },
+    holder: { id: holder.id, controls: parseControls(holder.controls) },
+  };
+  const broken = brokenRule(effectiveRules(owners.card.controls, owners.holder.controls), acceptor);
+  if (broken) return { decline: { reason: broken.reason, error: new DomainError('spendingControl', `cardId: ${broken.message}`) } };
+  const check = await checkSpend(ctx, owners, amount, acceptor.mcc, ctx.svc.clock);
+  if (check.exceeded) {
+    const { source, limit, remaining } = check.exceeded;
+    const scope = limit.mccs ? ` for categories ${limit.mccs.join(', ')}` : '';
+    const message = `amount: the ${source === 'card' ? 'card’s' : 'cardholder’s'} ${limit.interval.replace('_', '-')} limit of ${limit.amount} ${card.currency}${scope} has ${toMajor(remaining, card.currency)} ${card.currency} left`;
+    return { decline: { reason: DeclineReason.spendingLimit, error: new DomainError('spendingControl', message) } };
+  }
+  return { decline: null, check };
+}
