@@ -361,6 +361,7 @@ it('every subcommand has --help, and says what it does', async () => {
     'keys list',
     'keys rotate',
     'keys reseal',
+    'audit list',
   ]) {
     assert.ok(names.includes(expected), `${expected} exists`);
   }

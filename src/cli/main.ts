@@ -7,6 +7,7 @@ import { openDatabase } from '../db/index.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { DomainError } from '../errors.js';
 import { serve } from '../server.js';
+import { auditCommands } from './commands/audit.js';
 import { callbackCommands } from './commands/callbacks.js';
 import { keyCommands } from './commands/keys.js';
 import { ledgerCommands } from './commands/ledger.js';
@@ -53,6 +54,7 @@ export function buildCli(): Command {
   toolCommands(program);
   keyCommands(program);
   ledgerCommands(program);
+  auditCommands(program);
   return program;
 }
 

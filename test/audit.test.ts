@@ -1,0 +1,74 @@
+import assert from 'node:assert/strict';
+import { hostname, userInfo } from 'node:os';
+import { it } from 'node:test';
+import { sql } from 'kysely';
+import { build } from './helpers/app.js';
+import { fundedCard } from './helpers/cards.js';
+import { childDatabaseUrl, runCli } from './helpers/cli.js';
+import { eachDialect } from './helpers/dialects.js';
+
+// Issue 17, the audit trail: every change an operator makes with the CLI is recorded, append-only,
+// with who, from where, what, to what, before and after; `cardprogram audit list` reads it.
+
+eachDialect('the operators’ audit trail', (dialect) => {
+  it('CLI changes are recorded with who, where, before and after (secrets redacted); audit list filters them', async (t) => {
+    const h = await build(t, dialect);
+    const env = { DATABASE_URL: childDatabaseUrl(h.db), CARDPROGRAM_MASTER_KEY: h.config.masterKey.toString('hex') };
+    const { cardId } = await fundedCard(h, { topUp: 5 });
+    const appId = h.merchant.appId;
+    for (const args of [
+      ['merchant', 'update', appId, '--notify-url', 'https://acme.example/hooks'],
+      ['card', 'freeze', cardId, '--reason', 'fraud check'],
+      ['merchant', 'roll', appId, '--webhook-secret'],
+    ]) {
+      const res = await runCli(args, env);
+      assert.equal(res.code, 0, res.stderr);
+    }
+    const list = await runCli(['audit', 'list', '--json'], env);
+    assert.equal(list.code, 0, list.stderr);
+    const entries = JSON.parse(list.stdout) as Array<Record<string, any>>;
+    assert.deepEqual(
+      entries.map((e) => [e.action, e.target]),
+      [
+        ['merchant.roll', appId],
+        ['card.freeze', cardId],
+        ['merchant.update', appId],
+      ],
+      'newest first',
+    );
+    for (const e of entries) {
+      assert.deepEqual([e.actor, e.origin, e.source], [userInfo().username, hostname(), 'cli']);
+      assert.match(e.at, /^\d{4}-\d\d-\d\dT/);
+    }
+    const [roll, freeze, update] = entries;
+    assert.equal(update?.before.notifyUrl, null);
+    assert.equal(update?.after.notifyUrl, 'https://acme.example/hooks');
+    assert.deepEqual(freeze?.before, { status: 'active', status_source: null, status_reason: null });
+    assert.deepEqual([freeze?.after.status, freeze?.after.statusSource, freeze?.after.statusReason], ['frozen', 'operator', 'fraud check']);
+    assert.deepEqual(roll?.after, { appId, secret: '[redacted]', webhookSecret: '[redacted]' });
+    assert.doesNotMatch(list.stdout, /sk_test_|whsec_/, 'no secret in the trail');
+
+    const filtered = await runCli(['audit', 'list', '--action', 'card.freeze', '--json'], env);
+    assert.deepEqual(
+      (JSON.parse(filtered.stdout) as Array<{ target: string }>).map((e) => e.target),
+      [cardId],
+    );
+    const text = await runCli(['audit', 'list', '--target', appId, '--limit', '1'], env);
+    assert.match(text.stdout, new RegExp(`merchant\\.roll ${appId}\\n`));
+    const bad = await runCli(['audit', 'list', '--since', 'yesterday'], env);
+    assert.deepEqual([bad.code, bad.stderr], [1, 'cardprogram: --since must be a day (yyyy-MM-dd) or an ISO 8601 moment\n']);
+  });
+
+  it('append-only: the database refuses to change or delete a record, and a failed change records nothing', async (t) => {
+    const h = await build(t, dialect);
+    const env = { DATABASE_URL: childDatabaseUrl(h.db), CARDPROGRAM_MASTER_KEY: h.config.masterKey.toString('hex') };
+    assert.equal((await runCli(['merchant', 'update', h.merchant.appId, '--rate-limit', '50'], env)).code, 0);
+    const db = h.db.database.db;
+    await assert.rejects(sql`update audit_events set actor = 'someone else'`.execute(db), /append-only/);
+    await assert.rejects(sql`delete from audit_events`.execute(db), /append-only/);
+    const failed = await runCli(['merchant', 'update', h.merchant.appId, '--rate-limit', '0'], env);
+    assert.equal(failed.code, 1);
+    const rows = await db.selectFrom('audit_events').select(['action', 'actor']).execute();
+    assert.deepEqual(rows, [{ action: 'merchant.update', actor: userInfo().username }]);
+  });
+});
