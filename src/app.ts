@@ -7,7 +7,7 @@ import type { Services } from './context.js';
 import { controlsRoutes } from './controls/routes.js';
 import { widePermissions } from './db/files.js';
 import { type Database, openDatabase } from './db/index.js';
-import { migrateToLatest } from './db/migrate.js';
+import { isCurrent, migrateToLatest } from './db/migrate.js';
 import { sealPlaintextHolders } from './holders/identity.js';
 import { holderRoutes, holderSandboxRoutes } from './holders/routes.js';
 import { authPlugin } from './http/auth.js';
@@ -56,8 +56,20 @@ export const SERVICE_VERSION = (createRequire(import.meta.url)('../package.json'
  */
 export async function buildApp(config: Config, opts: BuildOptions = {}): Promise<FastifyInstance> {
   const ownsDatabase = !opts.database;
-  const database = opts.database ?? openDatabase(config.databaseUrl);
-  await migrateToLatest(database);
+  const database = opts.database ?? openDatabase(config.databaseUrl, { statementTimeoutMs: config.pgStatementTimeoutMs });
+  // (SQLite has no statement bound, and an in-memory database exists only on its one connection.)
+  if (opts.database || database.dialect === 'sqlite') {
+    await migrateToLatest(database);
+  } else if (!(await isCurrent(database))) {
+    // Migrations may take longer than a request's statement may: they run on a connection of their
+    // own, without the bound (the usual start, with nothing to apply, costs the one read above).
+    const unbounded = openDatabase(config.databaseUrl);
+    try {
+      await migrateToLatest(unbounded);
+    } finally {
+      await unbounded.close();
+    }
+  }
 
   const compilers = lazySchemaCompilers();
   const app = Fastify(

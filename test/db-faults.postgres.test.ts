@@ -82,6 +82,54 @@ describe('faults around the database', () => {
     assert.equal(Number(rows.n), 2 + statuses.filter((s) => s === 200).length, 'exactly the acknowledged cardholders');
   });
 
+  it('PostgreSQL stops answering (a network black hole): 503 within the statement bound, not never; then it recovers', {
+    skip: !PG,
+  }, async (t) => {
+    const { db, proxy, via } = await behindProxy(t);
+    const service = await startService({
+      DATABASE_URL: via(childDatabaseUrl(db)),
+      CARDPROGRAM_DATA_DIR: db.dataDir,
+      CARDPROGRAM_PG_STATEMENT_TIMEOUT_MS: '1000',
+    });
+    t.after(() => service.child.kill('SIGKILL'));
+    const demo = JSON.parse(readFileSync(join(db.dataDir, 'demo-merchant.json'), 'utf8')) as Demo;
+    assert.equal((await post(service, demo, '/api/network/holderCreate.html', holderBody())).status, 200);
+
+    proxy.blackhole();
+    const write = holderBody();
+    for (let i = 0; i < 3; i++) {
+      const reply = await post(service, demo, '/api/network/holderCreate.html', write);
+      assert.equal(reply.status, 503, JSON.stringify(reply.body));
+      assert.equal(reply.body.code, '1');
+      // A pooled connection's statement: 1 s on the server, then the client gives up at 2 s; a new
+      // connection: the 5 s connect bound. Never the 15 s the test's own client would wait.
+      assert.ok(reply.ms < 6500, `answered in ${reply.ms} ms`);
+    }
+    assert.ok(alive(service));
+    proxy.heal();
+    let after: Awaited<ReturnType<typeof post>> | undefined;
+    await eventually(
+      async () => {
+        after = await post(service, demo, '/api/network/holderCreate.html', write);
+        return after.status === 200;
+      },
+      15_000,
+      'the service recovers once PostgreSQL answers again',
+    );
+    const rows = await db.database.db
+      .selectFrom('cardholders')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
+    assert.equal(Number(rows.n), 2, 'the acknowledged cardholders, once each');
+  });
+
+  it('a statement past statement_timeout is 503 (57014), not 500', { skip: !PG }, () => {
+    const err = Object.assign(new Error('canceling statement due to statement timeout'), { code: '57014' });
+    assert.equal(databaseFault(err)?.retryAfterSeconds, 5);
+    const read = new Error('Query read timeout');
+    assert.equal(databaseFault(read)?.retryAfterSeconds, 1);
+  });
+
   it('a transaction whose connection dies fails with its cause, not with the ROLLBACK that failed after it', { skip: !PG }, async (t) => {
     const db = await isolatedDatabase(PG as NonNullable<typeof PG>);
     t.after(() => db.cleanup());

@@ -21,6 +21,7 @@ const PG_STATES: Record<string, DatabaseFault> = {
   '53200': { reason: 'PostgreSQL is out of memory', retryAfterSeconds: 5 },
   '40P01': { reason: 'a deadlock between concurrent transactions (40P01); a retry succeeds', retryAfterSeconds: 1 },
   '40001': { reason: 'a serialization conflict between concurrent transactions (40001); a retry succeeds', retryAfterSeconds: 1 },
+  '57014': { reason: 'a statement ran past its time limit (statement_timeout): PostgreSQL is overloaded or locked', retryAfterSeconds: 5 },
 };
 
 export function databaseFault(err: unknown): DatabaseFault | null {
@@ -65,6 +66,8 @@ export function connectionLost(err: unknown): boolean {
     code.startsWith('08') ||
     code.startsWith('57P') ||
     err.message.includes('Connection terminated') ||
+    // The client stopped waiting for an answer (query_timeout): the connection is in an unknown state.
+    err.message.includes('Query read timeout') ||
     err.message.includes('Client has encountered a connection error')
   );
 }

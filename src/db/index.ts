@@ -37,6 +37,12 @@ export interface OpenOptions {
   /** PostgreSQL schema to use (tests isolate themselves in one schema each). */
   pgSchema?: string;
   pgPoolSize?: number;
+  /**
+   * PostgreSQL: how long one statement may take (ms), on the server (statement_timeout) and on the
+   * client (a server that stopped answering, a network black hole): past it the request is a 503.
+   * 0 or absent: no bound (the operator's commands: migrations, `ledger check`).
+   */
+  statementTimeoutMs?: number;
 }
 
 // bigint (int8) columns hold millisecond timestamps and minor units, all far below 2^53.
@@ -221,11 +227,17 @@ function discardingDeadClients(pool: pg.Pool): PostgresPool {
 
 function openPostgres(url: string, opts: OpenOptions): Database {
   const poolSize = opts.pgPoolSize ?? 10;
+  const statementTimeout = opts.statementTimeoutMs ?? 0;
   const pool = new pg.Pool({
     connectionString: url,
     max: poolSize,
     types: pgTypes,
+    // Waiting for a connection (a new one, or a free one of the pool) ends after 5 s: 503.
     connectionTimeoutMillis: 5000,
+    // A statement ends after the bound: the server cancels it (57014), and the client stops
+    // waiting a moment later if the server does not answer at all (a black hole), then drops the
+    // connection. Either way the request is answered 503 within the bound, not never.
+    ...(statementTimeout > 0 ? { statement_timeout: statementTimeout, query_timeout: statementTimeout + 1000 } : {}),
     // A peer that vanished without a reset (a network black hole) is found by TCP keepalive.
     keepAlive: true,
     keepAliveInitialDelayMillis: 10_000,
@@ -271,7 +283,10 @@ function openPostgres(url: string, opts: OpenOptions): Database {
           // only when it is next used: its BEGIN fails. Nothing of fn has run, so the transaction is
           // begun again on another connection. Not when no connection was had at all (refused, timed
           // out): PostgreSQL is down, and trying again at once would only add to the wait.
-          if (stage === 'beginning' && attempt <= poolSize && connectionLost(err)) continue;
+          // A BEGIN that timed out met a server that does not answer (a black hole), not a dead
+          // connection: trying the next pooled one would wait again, once per connection.
+          const timedOut = err instanceof Error && err.message.includes('Query read timeout');
+          if (stage === 'beginning' && attempt <= poolSize && connectionLost(err) && !timedOut) continue;
           const cause = failed ? failed.err : err;
           // A transaction that lost a deadlock (40P01) or a serialization conflict (40001) was rolled
           // back whole, and the same work run again succeeds: it is retried here, a few times after

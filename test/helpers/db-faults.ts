@@ -66,6 +66,8 @@ async function pgProxy(t: TestContext, target: { host: string; port: number }) {
   // error reply a server sends when it ends a session (FATAL 57P01) and a close.
   const stale = new Map<Socket, 'reset' | 'fatal'>();
   let resets = 0;
+  // A network black hole: connections stay open and accept bytes, and nothing comes back.
+  let holed = false;
   let server: Server | null = null;
   let port = 0;
   const up = async () => {
@@ -87,6 +89,7 @@ async function pgProxy(t: TestContext, target: { host: string; port: number }) {
       upstream.on('close', () => client.end());
       client.on('close', () => upstream.destroy());
       client.on('data', (chunk: Buffer) => {
+        if (holed) return;
         const mode = stale.get(client);
         if (!mode) return void upstream.write(chunk);
         // Counted once: what the client sends after (its goodbye) goes nowhere.
@@ -96,7 +99,9 @@ async function pgProxy(t: TestContext, target: { host: string; port: number }) {
         if (mode === 'reset') client.resetAndDestroy();
         else client.end(fatal57P01);
       });
-      upstream.pipe(client);
+      upstream.on('data', (chunk: Buffer) => {
+        if (!holed) client.write(chunk);
+      });
     });
     await new Promise<void>((resolve) => listening.listen(port, '127.0.0.1', resolve));
     port = (listening.address() as { port: number }).port;
@@ -112,9 +117,19 @@ async function pgProxy(t: TestContext, target: { host: string; port: number }) {
   const staleAll = (mode: 'reset' | 'fatal' = 'reset') => {
     for (const client of clients) stale.set(client, mode);
   };
+  /** Every connection, open or new, goes quiet (a black hole) until heal(). */
+  const blackhole = () => {
+    holed = true;
+  };
+  const heal = () => {
+    holed = false;
+    // What was half-said meanwhile cannot be resumed: the connections are cut, as a network
+    // recovering from a partition leaves them.
+    for (const socket of sockets) socket.destroy();
+  };
   await up();
   t.after(down);
-  return { port: () => port, up, down, upstreamPorts, staleAll, resets: () => resets };
+  return { port: () => port, up, down, upstreamPorts, staleAll, blackhole, heal, resets: () => resets };
 }
 
 export const PG = testDialects().find((d) => d.name === 'postgres');
