@@ -23,14 +23,14 @@ export async function controlsDecision(
   acceptor: Acceptor,
   amount: number,
 ): Promise<{ decline: ControlsDecline } | { decline: null; check: SpendCheck }> {
-  const holder = await ctx.tx
-    .selectFrom('cardholders')
-    .select(['id', 'controls'])
-    .where('id', '=', card.holder_id)
-    .executeTakeFirstOrThrow();
+  // Read in its own statement, after the card's lock: a statement that waited for the lock would
+  // otherwise see the cardholder's controls as they were before it waited (PostgreSQL reads a
+  // statement's other tables at its start), and miss a limit set meanwhile.
+  const holderControls =
+    (await ctx.tx.selectFrom('cardholders').select('controls').where('id', '=', card.holder_id).executeTakeFirst())?.controls ?? null;
   const owners = {
     card: { id: card.id, currency: card.currency, controls: parseControls(card.controls) },
-    holder: { id: holder.id, controls: parseControls(holder.controls) },
+    holder: { id: card.holder_id, controls: parseControls(holderControls) },
   };
   const broken = brokenRule(effectiveRules(owners.card.controls, owners.holder.controls), acceptor);
   if (broken) return { decline: { reason: broken.reason, error: new DomainError('spendingControl', `cardId: ${broken.message}`) } };

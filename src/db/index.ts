@@ -29,6 +29,11 @@ export interface Database {
   close(): Promise<void>;
   /** Told how many transactions each SQLite group commit held (the service's metrics). */
   observer?: { groupCommit(size: number): void };
+  /**
+   * Told of every statement sent to the database (its SQL), when set: what the round-trip budget
+   * of each operation is counted with (docs/architecture.md, test/round-trips.test.ts).
+   */
+  onStatement?: ((sql: string) => void) | undefined;
   /** PostgreSQL: the pool's connections now: open, idle, and callers waiting for one. */
   pool?: () => { total: number; idle: number; waiting: number };
 }
@@ -94,7 +99,8 @@ function openSqlite(file: string): Database {
       return statement;
     },
   };
-  const db = new Kysely<DB>({ dialect: new SqliteDialect({ database }) });
+  const hooks: { onStatement?: ((sql: string) => void) | undefined } = {};
+  const db = new Kysely<DB>({ dialect: new SqliteDialect({ database }), log: (e) => hooks.onStatement?.(e.query.sql) });
   const committer = new GroupCommitter(db);
   const sqlite: Database = {
     db,
@@ -104,6 +110,7 @@ function openSqlite(file: string): Database {
     close: () => db.destroy(),
   };
   committer.onGroup = (size) => sqlite.observer?.groupCommit(size);
+  Object.defineProperty(sqlite, 'onStatement', { get: () => hooks.onStatement, set: (fn) => (hooks.onStatement = fn), enumerable: true });
   return sqlite;
 }
 
@@ -249,8 +256,12 @@ function openPostgres(url: string, opts: OpenOptions): Database {
   // queries fail (the request is answered 503, src/db/faults.ts) and the pool drops it on release.
   pool.on('error', () => undefined);
   pool.on('connect', (client) => client.on('error', () => undefined));
-  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: discardingDeadClients(pool) }) });
-  return {
+  const hooks: { onStatement?: ((sql: string) => void) | undefined } = {};
+  const db = new Kysely<DB>({
+    dialect: new PostgresDialect({ pool: discardingDeadClients(pool) }),
+    log: (e) => hooks.onStatement?.(e.query.sql),
+  });
+  const postgres: Database = {
     db,
     dialect: 'postgres',
     withTx: async (fn, txOpts) => {
@@ -306,6 +317,8 @@ function openPostgres(url: string, opts: OpenOptions): Database {
     close: () => db.destroy(),
     pool: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
   };
+  Object.defineProperty(postgres, 'onStatement', { get: () => hooks.onStatement, set: (fn) => (hooks.onStatement = fn), enumerable: true });
+  return postgres;
 }
 
 /** Tries of a transaction after the first that lost a deadlock or a serialization conflict. */

@@ -1,0 +1,64 @@
+import assert from 'node:assert/strict';
+import { it } from 'node:test';
+import { build, type Harness, randomStr } from './helpers/app.js';
+import { fundedCard } from './helpers/cards.js';
+import { eachDialect } from './helpers/dialects.js';
+
+// Issue 19: the round trips each hot operation makes to the database, counted statement by
+// statement through the real app, against the budget written down in docs/architecture.md
+// ("Round trips per operation"). A change that adds a statement to a hot path fails here until the
+// budget (and the doc) says why.
+
+/** The statements one request sends, with their SQL. */
+async function statementsOf(h: Harness, path: string, body: Record<string, unknown>) {
+  const seen: string[] = [];
+  h.db.database.onStatement = (s) => seen.push(s.replace(/\s+/g, ' ').slice(0, 100));
+  try {
+    const res = await h.call(path, body);
+    assert.ok(res.status === 200 || res.status === 409, JSON.stringify(res.body));
+  } finally {
+    h.db.database.onStatement = undefined;
+  }
+  return seen;
+}
+
+/**
+ * Statements per request, as docs/architecture.md lists them. PostgreSQL's are network round trips;
+ * SQLite's are calls in the process, the group commit's BEGIN, SAVEPOINT, RELEASE and COMMIT among them.
+ */
+const BUDGET: Record<string, { sqlite: number; postgres: number }> = {
+  // The list (4.1): the nonce, then the card, the day counts, the page's keys and its rows.
+  tradeList: { sqlite: 9, postgres: 5 },
+  // A top-up: the replay lookup, BEGIN, the key, the card (locked), its status for the book, the
+  // card balance, the funding balance, the journal, the trade, its day count, the callback's card
+  // and URL, the stored answer, COMMIT.
+  cardTopUp: { sqlite: 15, postgres: 13 },
+  // An authorization without controls or endpoint: as a top-up without the funding and status
+  // reads, plus its authorization record and its cardholder's controls (read after the card's lock).
+  authorize: { sqlite: 15, postgres: 13 },
+};
+
+eachDialect('round trips per operation (the budget of docs/architecture.md)', (dialect) => {
+  it('the hot operations stay within their budget of statements', async (t) => {
+    // The merchant cache as in production (5 s): the signature check reads no row per request.
+    const h = await build(t, dialect, { merchantCacheMs: 60_000 });
+    const { cardId } = await fundedCard(h, { topUp: 100 });
+    const day = new Date().toISOString().slice(0, 10);
+    const counted = {
+      tradeList: await statementsOf(h, '/api/network/networkAuthTradeList.html', {
+        cardId,
+        beginDate: day,
+        endDate: day,
+        start: 0,
+        randomStr: randomStr(),
+      }),
+      cardTopUp: await statementsOf(h, '/api/network/cardTopUp.html', { cardId, amount: 1, randomStr: randomStr() }),
+      authorize: await statementsOf(h, '/sandbox/network/authorize', { cardId, amount: 1, randomStr: randomStr() }),
+    };
+    for (const [op, statements] of Object.entries(counted)) {
+      const budget = BUDGET[op]?.[dialect.name as 'sqlite' | 'postgres'] ?? 0;
+      assert.ok(statements.length <= budget, `${op}: ${statements.length} statements, budget ${budget}:\n${statements.join('\n')}`);
+      t.diagnostic(`${op}: ${statements.length} statements (budget ${budget}):\n${statements.join('\n')}`);
+    }
+  });
+});
