@@ -135,7 +135,9 @@ function typeOf(schema: JsonSchema, indent: string): string {
   for (const keyword of Object.keys(schema)) {
     if (!KNOWN.has(keyword) && !RULES.has(keyword)) throw new Error(`cannot type the keyword "${keyword}" in ${JSON.stringify(schema)}`);
   }
-  const same = named.find((n) => JSON.stringify(n.schema) === JSON.stringify(schema));
+  // A schema is a named record whatever its own description says (a field describes its use).
+  const bare = ({ description: _d, ...rest }: JsonSchema) => JSON.stringify(rest);
+  const same = named.find((n) => bare(n.schema) === bare(schema));
   if (same) return same.name;
   if (schema.anyOf) return schema.anyOf.map((s) => typeOf(s, indent)).join(' | ');
   if (schema.const !== undefined) return JSON.stringify(schema.const);

@@ -43,7 +43,7 @@ eachDialect('the operators’ audit trail', (dialect) => {
     const [roll, freeze, update] = entries;
     assert.equal(update?.before.notifyUrl, null);
     assert.equal(update?.after.notifyUrl, 'https://acme.example/hooks');
-    assert.deepEqual(freeze?.before, { status: 'active', status_source: null, status_reason: null });
+    assert.deepEqual(freeze?.before, { status: 'active', statusSource: null, statusReason: null });
     assert.deepEqual([freeze?.after.status, freeze?.after.statusSource, freeze?.after.statusReason], ['frozen', 'operator', 'fraud check']);
     assert.deepEqual(roll?.after, { appId, secret: '[redacted]', webhookSecret: '[redacted]' });
     assert.doesNotMatch(list.stdout, /sk_test_|whsec_/, 'no secret in the trail');

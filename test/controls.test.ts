@@ -215,7 +215,17 @@ eachDialect('spending controls', (dialect) => {
     assert.equal((await authorize(h, a, 60)).approved, true);
     assert.equal((await authorize(h, b, 41)).reason, 'spending_limit', 'the holder’s limit counts both cards');
     assert.equal((await authorize(h, b, 40)).approved, true);
-    assert.equal((await authorize(h, a, 1, { mcc: '7995' })).reason, 'mcc_blocked');
+    const blocked = await authorize(h, a, 1, { mcc: '7995' });
+    assert.deepEqual(
+      [blocked.reason, blocked.msg],
+      ['mcc_blocked', 'cardId: merchant category 7995 is blocked by the cardholder’s controls'],
+    );
+    const shown = await spending(h, a);
+    assert.deepEqual((shown as unknown as { holderControls: unknown }).holderControls, {
+      spendingLimits: [{ amount: 100, interval: 'daily' }],
+      blockedMccs: ['7995'],
+    });
+    assert.deepEqual(shown.controls, {}, 'the card’s own: none');
     assert.equal((await spending(h, b)).spending[0]?.source, 'cardholder');
     // Card b sets its own limit and categories: they replace the holder's for b (its spending still counts for the holder).
     await setControls(h, { cardId: b }, { spendingLimits: [{ amount: 500, interval: 'daily' }], allowedMccs: ['7995', '5411'] });

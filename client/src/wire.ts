@@ -146,7 +146,7 @@ export interface SpendingLimit {
 
 /** Spending controls of a card or a cardholder (docs/transactions.md, “Spending controls”). */
 export interface Controls {
-  /** 1 to 10 limits, each on its own interval and categories; an authorization must fit every limit that counts it */
+  /** 1 to 10 limits, each on its own interval and categories (two on the same interval and categories are 1002); an authorization must fit every limit that counts it */
   spendingLimits?: SpendingLimit[];
   /** only these merchant categories are approved (an authorization without an mcc is declined): 1 to 200 different 4-digit codes */
   allowedMccs?: string[];
@@ -195,12 +195,14 @@ export interface Card {
   availableBalance: number;
   /** available plus what authorizations hold, in major units */
   ledgerBalance: number;
-  /** Spending controls: each field set here replaces the cardholder’s for this card; a field left out follows the cardholder’s. `{}` sets none. */
+  /** Spending controls: each rule set here replaces the cardholder’s for this card; a rule left out follows the cardholder’s. allowedMccs and blockedMccs are one rule (set one of them, not both), so are allowedCountries and blockedCountries. `{}` sets none. */
   controls: Controls;
 }
 
 /** A card as cardQuery gives it: with each spending limit that applies and what it has left. */
 export interface CardWithSpending extends Card {
+  /** the cardholder’s controls: each rule the card does not set itself applies from here (cardControlsUpdate with holderId sets them) */
+  holderControls: Controls;
   /** the spending limits that apply to the card (its own, else its cardholder’s), each with what is spent and left now */
   spending: SpendingState[];
 }
@@ -210,7 +212,7 @@ export interface ControlsModel {
   /** the card whose controls these are; null for a cardholder’s */
   cardId: string | null;
   holderId: string;
-  /** Spending controls: each field set here replaces the cardholder’s for this card; a field left out follows the cardholder’s. `{}` sets none. */
+  /** Spending controls: each rule set here replaces the cardholder’s for this card; a rule left out follows the cardholder’s. allowedMccs and blockedMccs are one rule (set one of them, not both), so are allowedCountries and blockedCountries. `{}` sets none. */
   controls: Controls;
 }
 

@@ -19,5 +19,5 @@ export async function queryCard(db: Kysely<DB>, merchantId: string, cardId: stri
     },
     now,
   );
-  return { ...toCardModel(card), spending };
+  return { ...toCardModel(card), holderControls: parseControls(holder.controls), spending };
 }

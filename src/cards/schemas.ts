@@ -1,4 +1,4 @@
-import { Type } from 'typebox';
+import { type Static, Type } from 'typebox';
 import { ControlsSchema, SpendingStateSchema } from '../controls/schemas.js';
 import { CARD_STATUSES, STATUS_SOURCES } from '../db/schema.js';
 import { CardId, CurrencyCode, HolderId } from '../http/fields.js';
@@ -25,6 +25,11 @@ export const CardModelSchema = Type.Object({
 /** cardQuery's answer: the card and, for each spending limit that applies to it, what is left now. */
 export const CardQueryModelSchema = Type.Object({
   ...CardModelSchema.properties,
+  holderControls: Type.Unsafe<Static<typeof ControlsSchema>>({
+    ...ControlsSchema,
+    description:
+      'the cardholder’s controls: each rule the card does not set itself applies from here (cardControlsUpdate with holderId sets them)',
+  }),
   spending: Type.Array(SpendingStateSchema, {
     description: 'the spending limits that apply to the card (its own, else its cardholder’s), each with what is spent and left now',
   }),

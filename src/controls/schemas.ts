@@ -51,7 +51,8 @@ export const ControlsSchema = Type.Object(
       Type.Array(SpendingLimitSchema, {
         minItems: 1,
         maxItems: 10,
-        description: '1 to 10 limits, each on its own interval and categories; an authorization must fit every limit that counts it',
+        description:
+          '1 to 10 limits, each on its own interval and categories (two on the same interval and categories are 1002); an authorization must fit every limit that counts it',
       }),
     ),
     allowedMccs: Type.Optional(MccList('only these merchant categories are approved (an authorization without an mcc is declined)')),
@@ -72,7 +73,7 @@ export const ControlsSchema = Type.Object(
   {
     additionalProperties: false,
     description:
-      'Spending controls: each field set here replaces the cardholder’s for this card; a field left out follows the cardholder’s. `{}` sets none.',
+      'Spending controls: each rule set here replaces the cardholder’s for this card; a rule left out follows the cardholder’s. allowedMccs and blockedMccs are one rule (set one of them, not both), so are allowedCountries and blockedCountries. `{}` sets none.',
   },
 );
 export type Controls = Static<typeof ControlsSchema>;

@@ -7,7 +7,10 @@ import { DeclineReason, type DeclineReasonValue } from '../trades/types.js';
  */
 export const DeclineDetailSchema = Type.Object(
   {
-    tradeId: Type.String({ description: 'the declined authorization’s id (dcl_…): read it with tradeQuery' }),
+    tradeId: Type.String({
+      description:
+        'the declined authorization’s id (dcl_…, or the id your authorization endpoint was told when it was asked): read it with tradeQuery',
+    }),
     declineReason: Type.Unsafe<DeclineReasonValue>({
       type: 'string',
       enum: Object.values(DeclineReason),

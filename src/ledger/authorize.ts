@@ -211,7 +211,7 @@ function endpointDecision(v: EndpointVerdict): { approve: true; message: string 
     approve: false,
     decline: {
       reason: ENDPOINT_DECLINES[v.outcome],
-      error: new DomainError('merchantDeclined', `declined by default: the program’s authorization endpoint ${what}`),
+      error: new DomainError('merchantDeclined', `declined by default: your authorization endpoint ${what}`),
     },
   };
 }

@@ -24,8 +24,16 @@ export const AuthorizationEndpointBody = Type.Object(
         description: 'the endpoint: https to a public host in production (the sandbox also allows http and loopback); null removes it',
       },
     ),
-    timeoutMs: Type.Optional(Type.Integer({ minimum: 100, maximum: 5000, description: 'must be 100 to 5000 milliseconds (default 2000)' })),
-    defaultDecision: Type.Optional(StringEnum(AUTHORIZATION_DEFAULTS, `must be ${orList(AUTHORIZATION_DEFAULTS)} (default decline)`)),
+    timeoutMs: Type.Optional(
+      Type.Integer({
+        minimum: 100,
+        maximum: 5000,
+        description: 'must be 100 to 5000 milliseconds; left out: unchanged (2000 until first set)',
+      }),
+    ),
+    defaultDecision: Type.Optional(
+      StringEnum(AUTHORIZATION_DEFAULTS, `must be ${orList(AUTHORIZATION_DEFAULTS)}; left out: unchanged (decline until first set)`),
+    ),
     randomStr: RandomStr,
   },
   { additionalProperties: false },

@@ -27,8 +27,14 @@ import * as S from './schemas.js';
  */
 export const networkSandboxRoutes: FastifyPluginAsyncTypebox<{ svc: Services }> = async (app, { svc }) => {
   /** A simulation's route options: its body schema, the record as its answer. */
-  const simulation = <B extends TSchema>(operation: string, summary: string, body: B) => ({
-    schema: { tags: ['Sandbox'], summary: `${summary} (sandbox only)`, body, response: { 200: TradeEnvelope, ...errorResponses } },
+  const simulation = <B extends TSchema>(operation: string, summary: string, body: B, description?: string) => ({
+    schema: {
+      tags: ['Sandbox'],
+      summary: `${summary} (sandbox only)`,
+      ...(description ? { description } : {}),
+      body,
+      response: { 200: TradeEnvelope, ...errorResponses },
+    },
     config: { operation },
   });
   /** Runs a simulation's verb once per randomStr, on the body without its envelope. */
@@ -44,7 +50,12 @@ export const networkSandboxRoutes: FastifyPluginAsyncTypebox<{ svc: Services }> 
 
   app.post(
     '/sandbox/network/authorize',
-    simulation('sandboxAuthorize', 'Authorize a card payment: holds funds (150, status 1)', S.AuthorizeBody),
+    simulation(
+      'sandboxAuthorize',
+      'Authorize a card payment: holds funds (150, status 1)',
+      S.AuthorizeBody,
+      'What a card network sends, with its acceptor (mcc, merchantName, merchantCity, merchantCountry, channel). Checked in order: the card’s status (2724), its spending controls and its cardholder’s: channel, merchant category, country, then spending limits (2728), the available balance (2725), then the merchant’s authorization endpoint when it has one (2729). A decline is recorded and answers detail {tradeId, declineReason}; read it with tradeQuery. A write.',
+    ),
     async (req, reply) => {
       const endpoint = req.merchant.authorizationEndpoint;
       if (!endpoint) return simulate(req, reply, authorize);
@@ -71,8 +82,15 @@ export const networkSandboxRoutes: FastifyPluginAsyncTypebox<{ svc: Services }> 
     simulation('sandboxRefund', 'Refund part or all of a payment (status 10)', S.RefundBody),
     (req, reply) => simulate(req, reply, refund),
   );
-  app.post('/sandbox/network/withdraw', simulation('sandboxWithdraw', 'Cash withdrawal (110)', S.WithdrawBody), (req, reply) =>
-    simulate(req, reply, withdraw),
+  app.post(
+    '/sandbox/network/withdraw',
+    simulation(
+      'sandboxWithdraw',
+      'Cash withdrawal at an ATM (110)',
+      S.WithdrawBody,
+      'The card’s spending controls decide it as an authorization at an ATM (channel atm, MCC 6011, merchantCountry when sent; 2728) and it counts against the limits; a refused withdrawal is not recorded (no detail) and the authorization endpoint is not asked. The amount goes to the network’s settlement, with the withdrawal fee. A write.',
+    ),
+    (req, reply) => simulate(req, reply, withdraw),
   );
   app.post(
     '/sandbox/network/transfer',

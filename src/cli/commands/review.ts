@@ -14,9 +14,11 @@ import { decideKyc } from '../../kyc/decide.js';
 import { runVerb } from '../../runner.js';
 import { audited, intArg, OPERATOR, print, withServices } from '../util.js';
 
-/** A card's status as the audit trail keeps it before a change. */
-const cardState = (cardId: string) => async (tx: Kysely<DB>) =>
-  (await tx.selectFrom('cards').select(['status', 'status_source', 'status_reason']).where('id', '=', cardId).executeTakeFirst()) ?? null;
+/** A card's status as the audit trail keeps it before a change: the fields of the card model after it. */
+const cardState = (cardId: string) => async (tx: Kysely<DB>) => {
+  const row = await tx.selectFrom('cards').select(['status', 'status_source', 'status_reason']).where('id', '=', cardId).executeTakeFirst();
+  return row ? { status: row.status, statusSource: row.status_source, statusReason: row.status_reason } : null;
+};
 
 /** The operator's decisions: `holder review`, `card freeze|unfreeze|close|controls`, `kyc review`. */
 export function reviewCommands(program: Command): void {
@@ -29,8 +31,10 @@ export function reviewCommands(program: Command): void {
     .option('--json', 'print JSON')
     .action(async (holderId: string, o: { status: number; reason?: string; json?: boolean }) => {
       const input = { holderId, auditStatus: o.status, errMsg: o.reason };
-      const before = async (tx: Kysely<DB>) =>
-        (await tx.selectFrom('cardholders').select(['audit_status', 'err_msg']).where('id', '=', holderId).executeTakeFirst()) ?? null;
+      const before = async (tx: Kysely<DB>) => {
+        const row = await tx.selectFrom('cardholders').select(['audit_status', 'err_msg']).where('id', '=', holderId).executeTakeFirst();
+        return row ? { auditStatus: row.audit_status, errMsg: row.err_msg } : null;
+      };
       const record = await withServices((svc) =>
         runVerb(svc, reviewHolder, { input, actor: OPERATOR, audit: audited('holder.review', holderId, before) }),
       );
@@ -104,8 +108,8 @@ export function reviewCommands(program: Command): void {
             merchantId,
             actor: OPERATOR,
             audit: audited('card.controls', cardId, async (tx) => {
-              const row = await tx.selectFrom('cards').select('controls').where('id', '=', cardId).executeTakeFirst();
-              return row?.controls ? JSON.parse(row.controls) : {};
+              const row = await tx.selectFrom('cards').select(['holder_id', 'controls']).where('id', '=', cardId).executeTakeFirst();
+              return row ? { cardId, holderId: row.holder_id, controls: row.controls ? JSON.parse(row.controls) : {} } : null;
             }),
           });
         }
