@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
 import type http from 'node:http';
 import { it, type TestContext } from 'node:test';
+import { Value } from 'typebox/value';
 import { canonicalJson } from '../src/canonical-json.js';
 import { fingerprint } from '../src/idempotency/keys.js';
+import { AuthorizationRequestSchema } from '../src/trades/schemas.js';
 import { build, type Harness, randomStr } from './helpers/app.js';
 import { balances, fundedCard } from './helpers/cards.js';
 import { eachDialect } from './helpers/dialects.js';
@@ -51,6 +53,13 @@ eachDialect('the merchant’s real-time authorization endpoint', (dialect) => {
     );
     assert.deepEqual(a.merchant, { mcc: '5812', name: 'Cafe Blue', city: 'Lyon', country: 'FR' });
     assert.equal(a.decision, undefined, 'the request carries no decision');
+    // What was sent is what the OpenAPI document's authorization.request webhook says it is.
+    assert.ok(
+      Value.Check(AuthorizationRequestSchema, req.body),
+      JSON.stringify([...Value.Errors(AuthorizationRequestSchema, req.body)][0]),
+    );
+    const doc = (await h.app.inject({ method: 'GET', url: '/openapi.json' })).json();
+    assert.equal(doc.webhooks['authorization.request'].post.operationId, 'authorizationRequest');
     const d = await decisionOf(h, res.body.model.tradeId);
     assert.equal(d.approved, true);
     assert.equal(d.endpoint.outcome, 'approved');

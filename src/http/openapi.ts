@@ -4,6 +4,7 @@ import fp from 'fastify-plugin';
 import { API_DESCRIPTION } from '../docs/description.js';
 import { exampleOf } from '../docs/examples.js';
 import { apiReferenceRoutes } from '../docs/reference.js';
+import { AuthorizationAnswerSchema, AuthorizationRequestSchema } from '../trades/schemas.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -48,6 +49,25 @@ export const openApiPlugin = fp(
           license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
         },
         servers: [{ url: publicUrl }],
+        // Requests the service sends to the merchant that decide something: the real-time authorization.
+        webhooks: {
+          'authorization.request': {
+            post: {
+              operationId: 'authorizationRequest',
+              summary: 'Decide an authorization (sent to your authorization endpoint)',
+              description:
+                'Sent once to the authorizationUrl set with authorizationEndpointUpdate, for each authorization the program would approve, signed like callbacks (Standard Webhooks: webhook-id is the authorization’s id, webhook-timestamp, webhook-signature with your webhook secret). Answer within your timeoutMs with a 2xx and {"approved": true|false, "reason"?}; anything else, or nothing in time, applies your defaultDecision. The SDK’s webhooks.authorizationRequest verifies and parses it, Webhooks.decide writes the answer.',
+              tags: ['Authorizations'],
+              requestBody: { required: true, content: { 'application/json': { schema: AuthorizationRequestSchema } } },
+              responses: {
+                '200': {
+                  description: 'Your decision (any 2xx status)',
+                  content: { 'application/json': { schema: AuthorizationAnswerSchema } },
+                },
+              },
+            },
+          },
+        },
       },
     });
     app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());

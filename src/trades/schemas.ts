@@ -116,3 +116,26 @@ export const TradeDetailSchema = Type.Object({
   }),
 });
 export const TradeDetailEnvelope = Envelope(TradeDetailSchema);
+
+/**
+ * What a merchant's authorization endpoint receives (decisions §11): the authorization as tradeQuery
+ * will show it, under the id it will have, without its decision, with its cardholder, its fee and
+ * what the card has available. Documented as the OpenAPI document's `authorization.request` webhook.
+ */
+export const AuthorizationRequestSchema = Type.Object({
+  type: Type.Literal('authorization.request'),
+  authorization: Type.Object({
+    ...Object.fromEntries(Object.entries(AuthorizationSchema.properties).filter(([k]) => k !== 'decision')),
+    holderId: Type.String(),
+    fee: Type.Number({ description: 'the fees it would charge, in the card currency, major units' }),
+    availableBalance: Type.Number({ description: 'what the card has available now, before this authorization' }),
+  }),
+});
+
+/** What the endpoint answers, with a 2xx status. */
+export const AuthorizationAnswerSchema = Type.Object({
+  approved: Type.Boolean(),
+  reason: Type.Optional(
+    Type.String({ maxLength: 200, description: 'why it declines, kept in the decline’s message (plain text; control characters drop it)' }),
+  ),
+});
