@@ -67,6 +67,7 @@ eachDialect('SDK: spending controls and the authorization endpoint', (dialect) =
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/authorize`;
     const settings = await client.authorizationEndpoint.update({ authorizationUrl: url, timeoutMs: 1000 });
     assert.deepEqual(settings, { authorizationUrl: url, timeoutMs: 1000, defaultDecision: 'decline' });
+    assert.deepEqual(await client.authorizationEndpoint.get(), settings);
 
     const card = await client.cards.apply({ holderId, currency: 'EUR' });
     await client.cards.topUp({ cardId: card.cardId, amount: 200 });

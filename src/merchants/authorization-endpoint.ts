@@ -1,6 +1,7 @@
+import type { Kysely } from 'kysely';
 import { checkCallbackUrl } from '../callbacks/url-guard.js';
 import type { VerbCtx } from '../context.js';
-import type { AuthorizationDefault } from '../db/schema.js';
+import type { AuthorizationDefault, DB } from '../db/schema.js';
 import { DomainError, invalid } from '../errors.js';
 import type { AuthorizationEndpointModel } from './schemas.js';
 
@@ -43,6 +44,16 @@ export function endpointChanges(
   return out;
 }
 
+/** The merchant's endpoint settings as they are (a read: no transaction of its own). */
+export async function authorizationEndpointOf(db: Kysely<DB>, appId: string): Promise<EndpointSettings> {
+  const row = await db
+    .selectFrom('merchants')
+    .select(['authorization_url', 'authorization_timeout_ms', 'authorization_default'])
+    .where('id', '=', appId)
+    .executeTakeFirstOrThrow();
+  return { authorizationUrl: row.authorization_url, timeoutMs: row.authorization_timeout_ms, defaultDecision: row.authorization_default };
+}
+
 /**
  * Sets where the merchant's `authorization.request` events go (decisions §11), how long the
  * endpoint may take and what applies when it does not answer. This instance uses the new settings
@@ -59,10 +70,5 @@ export async function setAuthorizationEndpoint({ ctx, input }: { ctx: VerbCtx; i
     .executeTakeFirst();
   if (Number(res.numUpdatedRows) === 0) throw new DomainError('merchantNotFound', `No merchant with appId ${appId}`);
   ctx.afterCommit(() => ctx.svc.merchants.forget(appId));
-  const row = await ctx.tx
-    .selectFrom('merchants')
-    .select(['authorization_url', 'authorization_timeout_ms', 'authorization_default'])
-    .where('id', '=', appId)
-    .executeTakeFirstOrThrow();
-  return { authorizationUrl: row.authorization_url, timeoutMs: row.authorization_timeout_ms, defaultDecision: row.authorization_default };
+  return authorizationEndpointOf(ctx.tx, appId);
 }

@@ -1,9 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Services } from '../context.js';
-import { signedWrite } from '../http/operation.js';
+import { signedRead, signedWrite } from '../http/operation.js';
 import { Envelope, errorResponses, ok } from '../http/schemas.js';
-import { setAuthorizationEndpoint } from './authorization-endpoint.js';
-import { AuthorizationEndpointBody, AuthorizationEndpointSchema } from './schemas.js';
+import { authorizationEndpointOf, setAuthorizationEndpoint } from './authorization-endpoint.js';
+import { AuthorizationEndpointBody, AuthorizationEndpointQueryBody, AuthorizationEndpointSchema } from './schemas.js';
 
 /** The merchant's own settings it may change by API. */
 export const merchantRoutes: FastifyPluginAsyncTypebox<{ svc: Services }> = async (app, { svc }) => {
@@ -24,6 +24,24 @@ export const merchantRoutes: FastifyPluginAsyncTypebox<{ svc: Services }> = asyn
       const { authorizationUrl, timeoutMs, defaultDecision, randomStr } = req.body;
       const input = { authorizationUrl, timeoutMs, defaultDecision };
       return ok(await signedWrite(svc, req, reply, randomStr, setAuthorizationEndpoint, input), req.id);
+    },
+  );
+
+  app.post(
+    '/api/network/authorizationEndpointQuery.html',
+    {
+      schema: {
+        tags: ['Authorizations'],
+        summary: 'The real-time authorization endpoint’s settings',
+        description: 'authorizationUrl (null: none), timeoutMs and defaultDecision as they are now. A read: randomStr is single-use.',
+        body: AuthorizationEndpointQueryBody,
+        response: { 200: Envelope(AuthorizationEndpointSchema), ...errorResponses },
+      },
+      config: { operation: 'authorizationEndpointQuery' },
+    },
+    async (req) => {
+      await signedRead(svc, req, req.body.randomStr);
+      return ok(await authorizationEndpointOf(svc.database.db, req.merchant.appId), req.id);
     },
   );
 };

@@ -38,3 +38,5 @@ export const AuthorizationEndpointBody = Type.Object(
   },
   { additionalProperties: false },
 );
+
+export const AuthorizationEndpointQueryBody = Type.Object({ ...SignedFields, randomStr: RandomStr }, { additionalProperties: false });

@@ -153,6 +153,13 @@ export const OPERATIONS: Operation[] = [
     change: (b) => ({ ...b, timeoutMs: 1600 }),
   },
   {
+    operation: 'authorizationEndpointQuery',
+    path: '/api/network/authorizationEndpointQuery.html',
+    kind: 'read',
+    body: () => ({ randomStr: randomStr() }),
+    ids: {},
+  },
+  {
     operation: 'tradeList',
     path: '/api/network/networkAuthTradeList.html',
     kind: 'read',

@@ -28,9 +28,19 @@ export class AuthorizationEndpointSettings {
   constructor(private readonly client: Requester) {}
 
   /**
+   * The endpoint's settings as they are now.
+   *
+   * @example
+   * const { authorizationUrl, timeoutMs, defaultDecision } = await client.authorizationEndpoint.get();
+   */
+  get(): Promise<AuthorizationEndpoint> {
+    return this.client.request<AuthorizationEndpoint>('/api/network/authorizationEndpointQuery.html', {}, 'read');
+  }
+
+  /**
    * Sets where each authorization the program approves is sent for your decision, how long your
    * endpoint may take (100 to 5000 ms, default 2000) and what applies when it does not answer in
-   * time or readably (default `decline`). `authorizationUrl: null` removes it. Answer the requests
+   * time or readably (default `decline`). `authorizationUrl: null` removes it; a setting left out keeps its value. Answer the requests
    * with `client.webhooks.authorizationRequest` and `Webhooks.decide`.
    *
    * @example
