@@ -36,6 +36,7 @@ import { authorize } from '../src/ledger/authorize.js';
 import { topUp } from '../src/ledger/fund.js';
 import { fundMerchant } from '../src/ledger/funding.js';
 import { createMerchant } from '../src/merchants/create.js';
+import type { AuthorizationEndpoint } from '../src/merchants/directory.js';
 import { authorizeWithEndpoint } from '../src/network/endpoint-flow.js';
 import { runVerb } from '../src/runner.js';
 import { createServices } from '../src/services.js';
@@ -187,6 +188,13 @@ async function timeAuthorizations(svc: Services, merchantId: string, cardId: str
   });
   await runVerb(svc, topUp, { input: { cardId, amount: 1_000_000 }, merchantId, actor: 'bench' });
   const endpoint = how === 'endpoint' ? await approvingEndpoint() : null;
+  // As the route finds it: the merchant's settings, from the merchant directory.
+  let settings: AuthorizationEndpoint | null = null;
+  if (endpoint) {
+    await svc.database.db.updateTable('merchants').set({ authorization_url: endpoint.url }).where('id', '=', merchantId).execute();
+    svc.merchants.forget(merchantId);
+    settings = (await svc.merchants.get(merchantId))?.authorizationEndpoint ?? null;
+  }
   const approvedSoFar = async () =>
     Number(
       (
@@ -222,8 +230,8 @@ async function timeAuthorizations(svc: Services, merchantId: string, cardId: str
       const input = how === 'plain' ? { cardId, amount: 1 } : { cardId, amount: 1, mcc: '5411', merchantCountry: 'DE' };
       // As the route runs it: once per randomStr, the answer stored with the effect.
       const once = { randomStr, operation: 'sandboxAuthorize', canonical: JSON.stringify(input) };
-      if (endpoint) {
-        await authorizeWithEndpoint(svc, merchantId, { url: endpoint.url, timeoutMs: 2000, fallback: 'decline' }, once, input);
+      if (settings) {
+        await authorizeWithEndpoint(svc, merchantId, settings, once, input);
       } else {
         await runVerb(svc, authorize, { input, merchantId, actor: 'bench', once });
       }
@@ -233,6 +241,10 @@ async function timeAuthorizations(svc: Services, merchantId: string, cardId: str
   await Promise.all(Array.from({ length: concurrency }, worker));
   const seconds = (performance.now() - t0) / 1000;
   endpoint?.close();
+  if (endpoint) {
+    await svc.database.db.updateTable('merchants').set({ authorization_url: null }).where('id', '=', merchantId).execute();
+    svc.merchants.forget(merchantId);
+  }
   const approved = (await approvedSoFar()) - before;
   if (approved !== AUTHS) throw new Error(`${how}: ${approved} of ${AUTHS} authorizations approved`);
   return Math.round(AUTHS / seconds);

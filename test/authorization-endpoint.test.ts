@@ -76,6 +76,7 @@ eachDialect('the merchant’s real-time authorization endpoint', (dialect) => {
     const res = await h.call(`${N}/authorize`, { cardId, amount: 10, randomStr: randomStr() });
     assert.deepEqual([res.status, res.body.code, res.body.detail.declineReason], [409, '2729', 'merchant_declined']);
     assert.match(res.body.msg, /velocity check/);
+    assert.equal(res.body.msg, 'declined by your authorization endpoint: velocity check', 'as docs/transactions.md words it');
     assert.equal(res.body.detail.tradeId, r.received[0]?.body.authorization.id, 'the id the endpoint was told');
     const d = await decisionOf(h, res.body.detail.tradeId);
     assert.deepEqual([d.approved, d.declineReason, d.code, d.endpoint.outcome], [false, 'merchant_declined', '2729', 'declined']);

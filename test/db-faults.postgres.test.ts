@@ -40,6 +40,8 @@ describe('faults around the database', () => {
     assertUnavailable(read, '1');
     const health = await fetch(`${service.url}/healthz`);
     assert.equal(health.status, 503);
+    const ready = await fetch(`${service.url}/readyz`);
+    assert.deepEqual([ready.status, ((await ready.json()) as { status: string }).status], [503, 'database unavailable']);
     assert.ok(alive(service), 'the service is still running');
     await eventually(() => /database unavailable: PostgreSQL is not reachable/.test(service.output()), 5000, 'the log line');
 

@@ -64,8 +64,20 @@ async function lockCounters(ctx: TxCtx, owners: string[], currency: string): Pro
     .where('currency', '=', currency)
     .orderBy('owner_id')
     .orderBy('limit_key');
-  const rows = await forUpdate(ctx.tx, q).execute();
-  return rows.map((r) => ({ ...r, used: Number(r.used), period_start: Number(r.period_start) }));
+  return (await forUpdate(ctx.tx, q).execute()).map(counterRow);
+}
+
+/** A counter as read: its numbers as numbers (bigint columns). */
+const counterRow = (r: CounterRow): CounterRow => ({ ...r, used: Number(r.used), period_start: Number(r.period_start) });
+
+/**
+ * The limits that decide a card's spending: the card's own when it sets `spendingLimits`, else its
+ * cardholder's ("the card wins"), with whose they are and whose counters hold them.
+ */
+function effectiveLimits({ card, holder }: SpendOwners): { source: 'card' | 'cardholder'; ownerId: string; limits: SpendingLimit[] } {
+  return card.controls.spendingLimits
+    ? { source: 'card', ownerId: card.id, limits: card.controls.spendingLimits }
+    : { source: 'cardholder', ownerId: holder.id, limits: holder.controls.spendingLimits ?? [] };
 }
 
 /** What a counter holds at `at`: its sum if it is of `at`'s interval, else 0 (a new interval began). */
@@ -99,10 +111,7 @@ export async function checkSpend(
   clock: () => number,
 ): Promise<SpendCheck> {
   const { card, holder } = owners;
-  const cardLimits = card.controls.spendingLimits;
-  const effective = cardLimits
-    ? { source: 'card' as const, ownerId: card.id, limits: cardLimits }
-    : { source: 'cardholder' as const, ownerId: holder.id, limits: holder.controls.spendingLimits ?? [] };
+  const effective = effectiveLimits(owners);
   const tracked = [...(counted(card.controls).length ? [card.id] : []), ...(counted(holder.controls).length ? [holder.id] : [])].sort();
   const rows = await lockCounters(ctx, tracked, card.currency);
   const row = (owner: string, key: string) => rows.find((r) => r.owner_id === owner && r.limit_key === key);
@@ -218,11 +227,9 @@ export async function rebuildCounters(
   // committed meanwhile after midnight is in the new day's history, and so must the counter be.
   const now = Math.max(ctx.now, clock());
   await ctx.tx.deleteFrom('spend_counters').where('owner_id', '=', owner.id).execute();
-  const seen = new Set<string>();
+  // One counter per limit: checkControls refused two limits with one key.
   for (const limit of counted(owner.controls)) {
     const key = limitKey(limit);
-    if (seen.has(key)) continue;
-    seen.add(key);
     const start = period(limit.interval, now).start;
     for (const currency of owner.currencies) {
       const used = await spendOfHistory(ctx.tx, { cardIds: owner.cardIds, currency, since: start, mccs: limit.mccs ?? null });
@@ -244,24 +251,21 @@ export interface SpendingState {
 
 /** The card's effective limits with what is spent and left of each now (counters read, not locked). */
 export async function spendingState(db: Kysely<DB>, owners: SpendOwners, now: number): Promise<SpendingState[]> {
-  const { card, holder } = owners;
-  const source = card.controls.spendingLimits ? ('card' as const) : ('cardholder' as const);
-  const ownerId = source === 'card' ? card.id : holder.id;
-  const limits = (source === 'card' ? card.controls : holder.controls).spendingLimits ?? [];
+  const { card } = owners;
+  const { source, ownerId, limits } = effectiveLimits(owners);
   if (limits.length === 0) return [];
-  const rows = await db
-    .selectFrom('spend_counters')
-    .select(['owner_id', 'limit_key', 'used', 'period_start'])
-    .where('owner_id', '=', ownerId)
-    .where('currency', '=', card.currency)
-    .execute();
+  const rows = (
+    await db
+      .selectFrom('spend_counters')
+      .select(['owner_id', 'limit_key', 'used', 'period_start'])
+      .where('owner_id', '=', ownerId)
+      .where('currency', '=', card.currency)
+      .execute()
+  ).map(counterRow);
   return limits.map((limit) => {
     const max = toMinor(limit.amount, card.currency, 'spendingLimits.amount');
     const r = rows.find((x) => x.limit_key === limitKey(limit));
-    const spent =
-      limit.interval === 'per_authorization'
-        ? 0
-        : usedAt(r && { ...r, used: Number(r.used), period_start: Number(r.period_start) }, limit.interval, now);
+    const spent = limit.interval === 'per_authorization' ? 0 : usedAt(r, limit.interval, now);
     const end = limit.interval === 'per_authorization' ? null : period(limit.interval, now).end;
     return {
       source,

@@ -99,8 +99,8 @@ function openSqlite(file: string): Database {
       return statement;
     },
   };
-  const hooks: { onStatement?: ((sql: string) => void) | undefined } = {};
-  const db = new Kysely<DB>({ dialect: new SqliteDialect({ database }), log: (e) => hooks.onStatement?.(e.query.sql) });
+  // The hooks below are read when called: set on the Database object, after it is made.
+  const db = new Kysely<DB>({ dialect: new SqliteDialect({ database }), log: (e) => sqlite.onStatement?.(e.query.sql) });
   const committer = new GroupCommitter(db);
   const sqlite: Database = {
     db,
@@ -110,7 +110,6 @@ function openSqlite(file: string): Database {
     close: () => db.destroy(),
   };
   committer.onGroup = (size) => sqlite.observer?.groupCommit(size);
-  Object.defineProperty(sqlite, 'onStatement', { get: () => hooks.onStatement, set: (fn) => (hooks.onStatement = fn), enumerable: true });
   return sqlite;
 }
 
@@ -256,10 +255,9 @@ function openPostgres(url: string, opts: OpenOptions): Database {
   // queries fail (the request is answered 503, src/db/faults.ts) and the pool drops it on release.
   pool.on('error', () => undefined);
   pool.on('connect', (client) => client.on('error', () => undefined));
-  const hooks: { onStatement?: ((sql: string) => void) | undefined } = {};
   const db = new Kysely<DB>({
     dialect: new PostgresDialect({ pool: discardingDeadClients(pool) }),
-    log: (e) => hooks.onStatement?.(e.query.sql),
+    log: (e) => postgres.onStatement?.(e.query.sql),
   });
   const postgres: Database = {
     db,
@@ -317,7 +315,6 @@ function openPostgres(url: string, opts: OpenOptions): Database {
     close: () => db.destroy(),
     pool: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
   };
-  Object.defineProperty(postgres, 'onStatement', { get: () => hooks.onStatement, set: (fn) => (hooks.onStatement = fn), enumerable: true });
   return postgres;
 }
 

@@ -1,3 +1,5 @@
+import { invalid } from '../errors.js';
+
 /** ISO 3166-1 alpha-2: the 249 officially assigned codes. */
 export const ISO_COUNTRIES: ReadonlySet<string> = new Set(
   (
@@ -22,3 +24,10 @@ export const EUROPEAN_COUNTRIES: ReadonlySet<string> = new Set(
     'NL NO PL PT RO RS RU SE SI SJ SK SM UA VA'
   ).split(' '),
 );
+
+/** An acceptor's country, as a network sends it (optional): an assigned ISO 3166-1 alpha-2 code, else 1002. */
+export function checkMerchantCountry(country: string | undefined): void {
+  if (country !== undefined && !ISO_COUNTRIES.has(country)) {
+    throw invalid('merchantCountry', 'must be an ISO 3166-1 alpha-2 country code, e.g. DE');
+  }
+}

@@ -1,6 +1,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import fp from 'fastify-plugin';
+import { sql } from 'kysely';
 import type { Services } from '../context.js';
 import { isCurrent } from '../db/migrate.js';
 
@@ -65,13 +66,15 @@ export const metricsPlugin = fp(
     }
 
     app.get('/readyz', { schema: { hide: true } }, async (_req, reply) => {
+      // isCurrent says "not known to be current" for any failure: whether the database answers at all
+      // is asked first, so a database that is down is not reported as one missing a migration.
       try {
-        const current = await isCurrent(database);
-        if (!current) return reply.status(503).send({ status: 'migrations pending', database: database.dialect });
-        return { status: 'ready', database: database.dialect };
+        await sql`select 1`.execute(database.db);
       } catch {
         return reply.status(503).send({ status: 'database unavailable', database: database.dialect });
       }
+      if (!(await isCurrent(database))) return reply.status(503).send({ status: 'migrations pending', database: database.dialect });
+      return { status: 'ready', database: database.dialect };
     });
 
     if (token !== null) {

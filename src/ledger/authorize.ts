@@ -1,11 +1,11 @@
-import { emitEvent } from '../callbacks/outbox.js';
+import { emitEvent, notifyUrlOf } from '../callbacks/outbox.js';
 import { type CardRow, maskedCardNo } from '../cards/model.js';
 import { controlsDecision } from '../controls/decide.js';
 import type { SpendCheck } from '../controls/spending.js';
 import { newId } from '../db/ids.js';
 import type { AuthorizationsTable, EndpointOutcome } from '../db/schema.js';
 import { CommittedFailure, DomainError, invalid } from '../errors.js';
-import { ISO_COUNTRIES } from '../holders/countries.js';
+import { checkMerchantCountry } from '../holders/countries.js';
 import { exponent, toMajor, toMinor } from '../money/currency.js';
 import { feeFor } from '../money/fees.js';
 import { type TradeRecord, toAuthorization, toTradeRecord } from '../trades/record.js';
@@ -75,9 +75,7 @@ function price(ctx: LedgerCtx, card: CardRow, input: AuthorizeInput): Priced {
   const fee =
     feeFor(ctx.svc.config.program.fees, 'authorization', amount) +
     (currencyTxn === card.currency ? 0 : feeFor(ctx.svc.config.program.fees, 'authorizationFx', amount));
-  if (input.merchantCountry !== undefined && !ISO_COUNTRIES.has(input.merchantCountry)) {
-    throw invalid('merchantCountry', 'must be an ISO 3166-1 alpha-2 country code, e.g. DE');
-  }
+  checkMerchantCountry(input.merchantCountry);
   return { amount, currencyTxn, txnAmount, fee, businessDate };
 }
 
@@ -185,11 +183,10 @@ export class EndpointNotAsked extends Error {
   }
 }
 
-const ENDPOINT_DECLINES: Record<EndpointOutcome, DeclineReasonValue> = {
-  approved: DeclineReason.merchantDeclined,
-  declined: DeclineReason.merchantDeclined,
-  timeout: DeclineReason.merchantTimeout,
-  error: DeclineReason.merchantError,
+/** Why the merchant's default declined, by what the endpoint did instead of answering. */
+const SILENCE: Record<'timeout' | 'error', { reason: DeclineReasonValue; what: string }> = {
+  timeout: { reason: DeclineReason.merchantTimeout, what: 'did not answer in time' },
+  error: { reason: DeclineReason.merchantError, what: 'did not answer readably' },
 };
 
 /** The endpoint's verdict as a decision: approve, or decline with its reason and message. */
@@ -201,18 +198,15 @@ function endpointDecision(v: EndpointVerdict): { approve: true; message: string 
       approve: false,
       decline: {
         reason: DeclineReason.merchantDeclined,
-        error: new DomainError('merchantDeclined', `the program’s endpoint declined${why}`),
+        error: new DomainError('merchantDeclined', `declined by your authorization endpoint${why}`),
       },
     };
   }
-  const what = v.outcome === 'timeout' ? 'did not answer in time' : 'did not answer readably';
+  const { reason, what } = SILENCE[v.outcome];
   if (v.fallback === 'approve') return { approve: true, message: `Approved by default: the authorization endpoint ${what}` };
   return {
     approve: false,
-    decline: {
-      reason: ENDPOINT_DECLINES[v.outcome],
-      error: new DomainError('merchantDeclined', `declined by default: your authorization endpoint ${what}`),
-    },
+    decline: { reason, error: new DomainError('merchantDeclined', `declined by default: your authorization endpoint ${what}`) },
   };
 }
 
@@ -310,15 +304,15 @@ export async function authorize({ ctx, input }: { ctx: LedgerCtx; input: Authori
  * as for `trade` events): the declined authorization, which is not a listed trade.
  */
 async function declinedEvent(ctx: LedgerCtx, card: CardRow, authorization: ReturnType<typeof toAuthorization>): Promise<void> {
-  const merchant = await ctx.tx.selectFrom('merchants').select('notify_url').where('id', '=', card.merchant_id).executeTakeFirst();
-  if (!merchant?.notify_url) return;
+  const url = await notifyUrlOf(ctx.tx, card.merchant_id);
+  if (!url) return;
   await emitEvent(
     ctx.tx,
     {
       merchantId: card.merchant_id,
       type: 'authorization.declined',
       subject: `card:${card.id}`,
-      url: merchant.notify_url,
+      url,
       body: { authorization },
       now: ctx.now,
     },

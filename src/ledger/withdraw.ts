@@ -1,7 +1,6 @@
 import { assertActive, maskedCardNo } from '../cards/model.js';
 import { controlsDecision } from '../controls/decide.js';
-import { invalid } from '../errors.js';
-import { ISO_COUNTRIES } from '../holders/countries.js';
+import { checkMerchantCountry } from '../holders/countries.js';
 import { exponent, toMinor } from '../money/currency.js';
 import { feeFor } from '../money/fees.js';
 import { type TradeRecord, toTradeRecord } from '../trades/record.js';
@@ -34,9 +33,7 @@ export async function withdraw({
   const amount = toMinor(input.amount, card.currency);
   const currencyTxn = input.currencyTxn ?? card.currency;
   exponent(currencyTxn, 'currencyTxn');
-  if (input.merchantCountry !== undefined && !ISO_COUNTRIES.has(input.merchantCountry)) {
-    throw invalid('merchantCountry', 'must be an ISO 3166-1 alpha-2 country code, e.g. DE');
-  }
+  checkMerchantCountry(input.merchantCountry);
   const fee = feeFor(ctx.svc.config.program.fees, 'withdrawal', amount);
   const controls = await controlsDecision(ctx, card, { ...ATM, merchantCountry: input.merchantCountry }, amount);
   if (controls.decline) throw controls.decline.error;

@@ -1,16 +1,14 @@
 import type { Kysely } from 'kysely';
 import { checkCallbackUrl } from '../callbacks/url-guard.js';
-import type { VerbCtx } from '../context.js';
+import type { MerchantCtx } from '../context.js';
 import type { AuthorizationDefault, DB } from '../db/schema.js';
 import { DomainError, invalid } from '../errors.js';
 import type { AuthorizationEndpointModel } from './schemas.js';
 
-/** How long an authorization endpoint may take: 2 s unless the merchant says otherwise, at most 5 s. */
-export const ENDPOINT_TIMEOUT = { default: 2000, min: 100, max: 5000 } as const;
+/** How long an authorization endpoint may take (2 s until the merchant says otherwise: migration 0011). */
+const ENDPOINT_TIMEOUT = { min: 100, max: 5000 } as const;
 
 export interface EndpointSettingsInput {
-  /** The merchant whose endpoint this is (the operator's CLI); a merchant's own request sets its own. */
-  appId?: string;
   /** The URL (the SSRF rules of callbacks apply); null removes it; absent leaves it. */
   authorizationUrl?: string | null | undefined;
   timeoutMs?: number | undefined;
@@ -57,11 +55,17 @@ export async function authorizationEndpointOf(db: Kysely<DB>, appId: string): Pr
 /**
  * Sets where the merchant's `authorization.request` events go (decisions §11), how long the
  * endpoint may take and what applies when it does not answer. This instance uses the new settings
- * at once, every other within the merchant cache's bound.
+ * at once, every other within the merchant cache's bound. The operator sets them with
+ * `merchant update` (updateMerchant, the same checks: endpointChanges).
  */
-export async function setAuthorizationEndpoint({ ctx, input }: { ctx: VerbCtx; input: EndpointSettingsInput }): Promise<EndpointSettings> {
-  const appId = ctx.merchantId ?? input.appId;
-  if (!appId) throw new Error('setAuthorizationEndpoint: no merchant');
+export async function setAuthorizationEndpoint({
+  ctx,
+  input,
+}: {
+  ctx: MerchantCtx;
+  input: EndpointSettingsInput;
+}): Promise<EndpointSettings> {
+  const appId = ctx.merchantId;
   const changes = endpointChanges(input, ctx.svc.config.env);
   const res = await ctx.tx
     .updateTable('merchants')

@@ -21,6 +21,8 @@ export interface AuthorizationEndpoint {
   url: string;
   timeoutMs: number;
   fallback: AuthorizationDefault;
+  /** The merchant's webhook secret (decrypted), which signs each `authorization.request`. */
+  webhookSecret: string;
 }
 
 /**
@@ -53,7 +55,12 @@ export class MerchantDirectory {
           active: row.status === 'active',
           rateLimit: row.rate_limit,
           authorizationEndpoint: row.authorization_url
-            ? { url: row.authorization_url, timeoutMs: row.authorization_timeout_ms, fallback: row.authorization_default }
+            ? {
+                url: row.authorization_url,
+                timeoutMs: row.authorization_timeout_ms,
+                fallback: row.authorization_default,
+                webhookSecret: this.box.open(row.webhook_secret_enc, `webhook-secret:${row.id}`),
+              }
             : null,
         }
       : null;

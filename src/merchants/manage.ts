@@ -23,6 +23,12 @@ export interface MerchantSummary {
   createdAt: string;
 }
 
+/** One merchant's settings (no secret among them); undefined for an unknown appId. */
+export async function merchantSummary(db: Kysely<DB>, appId: string): Promise<MerchantSummary | undefined> {
+  const row = await db.selectFrom('merchants').selectAll().where('id', '=', appId).executeTakeFirst();
+  return row && summary(row);
+}
+
 /** Every merchant, oldest first (a read: no transaction of its own). */
 export async function listMerchants(db: Kysely<DB>): Promise<MerchantSummary[]> {
   const rows = await db.selectFrom('merchants').selectAll().orderBy('created_at').execute();
@@ -114,5 +120,5 @@ export async function updateMerchant({ ctx, input }: { ctx: VerbCtx; input: Upda
   if (input.status === 'disabled' || input.loginFree === false) await endPageAccess(tx, input.appId);
   // Every instance sees the change within the directory's cache bound; this one at once.
   ctx.afterCommit(() => ctx.svc.merchants.forget(input.appId));
-  return summary(await tx.selectFrom('merchants').selectAll().where('id', '=', input.appId).executeTakeFirstOrThrow());
+  return (await merchantSummary(tx, input.appId)) as MerchantSummary;
 }

@@ -70,16 +70,19 @@ export async function authorizeWithEndpoint(
 
   const claimed = { merchantId, randomStr: key.randomStr, tradeId, deadline };
   try {
-    let verdict: NonNullable<AuthorizeInput['endpoint']> = { asked: false, tradeId };
-    if ((await endpointRequest(readCtx(svc, merchantId, now), input, tradeId)) !== null) {
-      verdict = await ask(svc, endpoint, input, claimed);
-    }
-    try {
-      return await run(verdict);
-    } catch (err) {
-      // The rules declined when checked and approve now: the endpoint has its say, then the verb runs again.
-      if (!(err instanceof EndpointNotAsked)) throw err;
-      return await run(await ask(svc, endpoint, input, claimed));
+    // The rules are checked without locks, and the endpoint asked only about what they would approve;
+    // if they approve under the lock what they declined unlocked (the card changed meanwhile), the
+    // verb says so and the endpoint has its say (rare: a state that flips three times is an error).
+    for (let attempt = 1; ; attempt++) {
+      const request = await endpointRequest(readCtx(svc, merchantId, svc.clock()), input, tradeId);
+      const verdict: NonNullable<AuthorizeInput['endpoint']> = request
+        ? await ask(svc, endpoint, request, claimed)
+        : { asked: false, tradeId };
+      try {
+        return await run(verdict);
+      } catch (err) {
+        if (!(err instanceof EndpointNotAsked) || attempt === 3) throw err;
+      }
     }
   } catch (err) {
     await releaseClaim(svc, claimed);
@@ -117,11 +120,11 @@ function readCtx(svc: Services, merchantId: string, now: number): MerchantCtx {
   return { svc, tx: svc.database.db, now, merchantId, actor: `merchant:${merchantId}`, wake: { worker: false }, afterCommit: () => {} };
 }
 
-/** Asks the endpoint and records its answer with the claim (for a retry that comes after a crash). */
+/** Asks the endpoint about `request` and records its answer with the claim (for a retry that comes after a crash). */
 async function ask(
   svc: Services,
   endpoint: AuthorizationEndpoint,
-  input: AuthorizeInput,
+  request: Record<string, unknown>,
   { merchantId, randomStr, tradeId, deadline }: { merchantId: string; randomStr: string; tradeId: string; deadline: number },
 ): Promise<EndpointVerdict> {
   const now = svc.clock();
@@ -130,17 +133,11 @@ async function ask(
   if (now >= deadline) {
     return { asked: true, tradeId, outcome: 'timeout', reason: null, latencyMs: endpoint.timeoutMs, fallback: endpoint.fallback };
   }
-  const request = await endpointRequest(readCtx(svc, merchantId, now), input, tradeId);
-  const merchant = await svc.database.db
-    .selectFrom('merchants')
-    .select('webhook_secret_enc')
-    .where('id', '=', merchantId)
-    .executeTakeFirstOrThrow();
   const answer = await askEndpoint({
     url: endpoint.url,
-    webhookSecret: svc.box.open(merchant.webhook_secret_enc, `webhook-secret:${merchantId}`),
+    webhookSecret: endpoint.webhookSecret,
     id: tradeId,
-    payload: request ?? {},
+    payload: request,
     timeoutMs: Math.max(1, deadline - now),
     env: svc.config.env,
     now,

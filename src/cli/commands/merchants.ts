@@ -6,13 +6,13 @@ import { addDomain, listDomains, normalizeHost, removeDomain } from '../../domai
 import { DomainError } from '../../errors.js';
 import { fundingBalances, fundMerchant } from '../../ledger/funding.js';
 import { createMerchant, SIGN_TYPES, type SignType } from '../../merchants/create.js';
-import { listMerchants, updateMerchant } from '../../merchants/manage.js';
+import { listMerchants, merchantSummary, updateMerchant } from '../../merchants/manage.js';
 import { rollCredentials } from '../../merchants/roll.js';
 import { runVerb } from '../../runner.js';
 import { audited, intArg, OPERATOR, onOff, operatorName, print, rateLimitArg, withServices } from '../util.js';
 
 /** A merchant's settings as the audit trail keeps them before a change (no secret among them). */
-const merchantState = (appId: string) => async (tx: Kysely<DB>) => (await listMerchants(tx)).find((m) => m.appId === appId) ?? null;
+const merchantState = (appId: string) => async (tx: Kysely<DB>) => (await merchantSummary(tx, appId)) ?? null;
 
 /** `merchant create|list|update|roll|fund|balance` and `domain add|list|remove`. */
 export function merchantCommands(program: Command): void {
