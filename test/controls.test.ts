@@ -292,6 +292,11 @@ eachDialect('spending controls', (dialect) => {
     await setControls(h, { cardId }, { allowedCountries: ['DE'] });
     assert.equal((await withdraw(10, { merchantCountry: 'US' })).body.code, '2728');
     assert.equal((await withdraw(10, { merchantCountry: 'DE' })).status, 200);
+    const unassigned = await withdraw(10, { merchantCountry: 'ZZ' });
+    assert.deepEqual(
+      [unassigned.status, unassigned.body.code, unassigned.body.msg],
+      [400, '1002', 'merchantCountry: must be an ISO 3166-1 alpha-2 country code, e.g. DE'],
+    );
     await setControls(
       h,
       { cardId },

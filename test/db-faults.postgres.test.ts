@@ -14,7 +14,21 @@ import { childDatabaseUrl } from './helpers/cli.js';
 import { isolatedDatabase } from './helpers/db.js';
 import { alive, assertUnavailable, behindProxy, type Demo, PG, post } from './helpers/db-faults.js';
 import { eventually } from './helpers/receiver.js';
-import { startService } from './helpers/service.js';
+import { type Started, startService } from './helpers/service.js';
+
+/** The same write, sent until it succeeds (within 15 s): the service recovered by itself. */
+async function succeedsAgain(service: Started, demo: Demo, write: Record<string, unknown>, what: string) {
+  let after: Awaited<ReturnType<typeof post>> | undefined;
+  await eventually(
+    async () => {
+      after = await post(service, demo, '/api/network/holderCreate.html', write);
+      return after.status === 200;
+    },
+    15_000,
+    what,
+  );
+  return after as Awaited<ReturnType<typeof post>>;
+}
 
 describe('faults around the database', () => {
   it('PostgreSQL goes away and comes back: 503 with Retry-After at once (no hang, no crash), then it recovers by itself', {
@@ -47,15 +61,7 @@ describe('faults around the database', () => {
 
     // Back: the same request (same randomStr) now succeeds, once; nothing was half-written meanwhile.
     await proxy.up();
-    let after: Awaited<ReturnType<typeof post>> | undefined;
-    await eventually(
-      async () => {
-        after = await post(service, demo, '/api/network/holderCreate.html', write);
-        return after.status === 200;
-      },
-      15_000,
-      'the service recovers once PostgreSQL is back',
-    );
+    const after = await succeedsAgain(service, demo, write, 'the service recovers once PostgreSQL is back');
     const again = await post(service, demo, '/api/network/holderCreate.html', write);
     assert.equal(again.body.holderId, after?.body.holderId);
     assert.equal((await fetch(`${service.url}/healthz`)).status, 200);
@@ -109,15 +115,7 @@ describe('faults around the database', () => {
     }
     assert.ok(alive(service));
     proxy.heal();
-    let after: Awaited<ReturnType<typeof post>> | undefined;
-    await eventually(
-      async () => {
-        after = await post(service, demo, '/api/network/holderCreate.html', write);
-        return after.status === 200;
-      },
-      15_000,
-      'the service recovers once PostgreSQL answers again',
-    );
+    await succeedsAgain(service, demo, write, 'the service recovers once PostgreSQL answers again');
     const rows = await db.database.db
       .selectFrom('cardholders')
       .select((eb) => eb.fn.countAll<number>().as('n'))
