@@ -3,6 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { cardRoutes, cardStatusRoutes } from './cards/routes.js';
 import type { Config } from './config.js';
+import { consoleRoutes } from './console/routes.js';
 import type { Services } from './context.js';
 import { controlsRoutes } from './controls/routes.js';
 import { widePermissions } from './db/files.js';
@@ -119,6 +120,8 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   await app.register(merchantRoutes, { svc });
   await app.register(kycRoutes, { svc });
   await app.register(pageRoutes, { svc });
+  // The operators' console answers nothing unless it is turned on (CARDPROGRAM_CONSOLE).
+  if (config.console) await app.register(consoleRoutes, { svc });
   if (config.env === 'sandbox') {
     await app.register(holderSandboxRoutes, { svc });
     await app.register(networkSandboxRoutes, { svc });

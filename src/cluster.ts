@@ -2,6 +2,7 @@ import cluster from 'node:cluster';
 import { pino } from 'pino';
 import { exampleCurl } from './cli/example-curl.js';
 import type { Config } from './config.js';
+import { ensureSandboxAdmin, sandboxAdminFile } from './console/sandbox.js';
 import { openDatabase } from './db/index.js';
 import { migrateToLatest } from './db/migrate.js';
 import { sealPlaintextHolders } from './holders/identity.js';
@@ -33,6 +34,9 @@ export async function serveCluster(config: Config, processes: number): Promise<v
       process.stdout.write(
         `Demo merchant created: appId ${demo.appId} (credentials in ${config.dataDir}/demo-merchant.json)\n  ${exampleCurl(demo)}\n`,
       );
+    const admin = await ensureSandboxAdmin(svc);
+    if (admin)
+      process.stdout.write(`Console sandbox admin ${admin.email} created (password and authenticator key in ${sandboxAdminFile(svc)})\n`);
   } finally {
     await database.close();
   }

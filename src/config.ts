@@ -36,6 +36,8 @@ export interface Config {
   metricsToken: string | null;
   /** A listener of its own for GET /metrics, without a token (CARDPROGRAM_METRICS_PORT); null: none. */
   metricsPort: number | null;
+  /** The operators' console under /console (CARDPROGRAM_CONSOLE, off by default). */
+  console: boolean;
   /** PostgreSQL: the longest one statement of the service may take, ms (CARDPROGRAM_PG_STATEMENT_TIMEOUT_MS); 0: no bound. */
   pgStatementTimeoutMs: number;
   dataDir: string;
@@ -319,6 +321,7 @@ export function loadConfig(env: Env = process.env): Config {
     httpsPort: env.HTTPS_PORT ? intVar(env, 'HTTPS_PORT', 0, 0, 65535) : null,
     metricsToken: metricsTokenVar(env),
     metricsPort: env.CARDPROGRAM_METRICS_PORT ? intVar(env, 'CARDPROGRAM_METRICS_PORT', 0, 0, 65535) : null,
+    console: switchVar(env, 'CARDPROGRAM_CONSOLE', false),
     pgStatementTimeoutMs: intVar(env, 'CARDPROGRAM_PG_STATEMENT_TIMEOUT_MS', 15_000, 0, 3_600_000),
     dataDir,
     masterKey,

@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
 import { exampleCurl } from './cli/example-curl.js';
 import type { Config } from './config.js';
+import { ensureSandboxAdmin, sandboxAdminFile } from './console/sandbox.js';
 import { ensureDemoMerchant } from './merchants/demo.js';
 
 export interface Running {
@@ -84,6 +85,7 @@ export async function serve(config: Config, { handleSignals = true } = {}): Prom
     });
   }
   const demo = await ensureDemoMerchant(app.svc);
+  const admin = await ensureSandboxAdmin(app.svc);
   app.starting = false;
   app.log.info(
     {
@@ -105,6 +107,15 @@ export async function serve(config: Config, { handleSignals = true } = {}): Prom
       `Base URL: ${demo.baseUrl}`,
       'Try a signed request (create a cardholder):',
       `  ${exampleCurl(demo)}`,
+      '',
+    ];
+    process.stdout.write(`${lines.join('\n')}\n`);
+  }
+  if (config.console && config.env === 'sandbox') {
+    const lines = [
+      `Console: ${app.svc.config.publicUrl}/console`,
+      ...(admin ? [`  sandbox admin ${admin.email}: password and authenticator key in ${sandboxAdminFile(app.svc)}`] : []),
+      '  the one-time code for a sandbox login: npx cardprogram operator code admin@sandbox.test',
       '',
     ];
     process.stdout.write(`${lines.join('\n')}\n`);

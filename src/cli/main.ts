@@ -12,6 +12,7 @@ import { callbackCommands } from './commands/callbacks.js';
 import { keyCommands } from './commands/keys.js';
 import { ledgerCommands } from './commands/ledger.js';
 import { merchantCommands } from './commands/merchants.js';
+import { operatorCommands } from './commands/operators.js';
 import { reviewCommands } from './commands/review.js';
 import { toolCommands } from './commands/tools.js';
 import { intArg, print } from './util.js';
@@ -55,6 +56,7 @@ export function buildCli(): Command {
   keyCommands(program);
   ledgerCommands(program);
   auditCommands(program);
+  operatorCommands(program);
   return program;
 }
 

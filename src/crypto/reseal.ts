@@ -13,6 +13,7 @@ const SEALED: Array<{ table: keyof DB; key: string | string[]; column: string; c
   { table: 'kyc_requests', key: 'id', column: 'data_enc', context: (r) => `kyc:${r.id}` },
   { table: 'merchant_domains', key: 'host', column: 'key_enc', context: (r) => `domain-key:${r.host}` },
   { table: 'cardholders', key: 'id', column: 'identity_enc', context: (r) => `holder-identity:${r.id}` },
+  { table: 'operators', key: 'id', column: 'totp_enc', context: (r) => `operator-totp:${r.id}` },
   {
     table: 'idempotency_keys',
     key: ['merchant_id', 'random_str'],

@@ -24,7 +24,7 @@ function base32(bytes: Buffer): string {
  * about volume and cannot be guessed from a neighbour's.
  */
 export function newId(
-  prefix: 'mch' | 'hld' | 'card' | 'trd' | 'kyc' | 'evt' | 'rev' | 'ent' | 'dcl' | 'dk' | 'att' | 'rvl' | 'fnd' | 'aud',
+  prefix: 'mch' | 'hld' | 'card' | 'trd' | 'kyc' | 'evt' | 'rev' | 'ent' | 'dcl' | 'dk' | 'att' | 'rvl' | 'fnd' | 'aud' | 'op',
   bytes = 15,
 ): string {
   return `${prefix}_${base32(randomBytes(bytes))}`;

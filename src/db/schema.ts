@@ -366,7 +366,44 @@ export interface AuditEventsTable {
   after_json: string | null;
 }
 
+/** The console's operator roles, each able to do what the one before can and more (src/console/roles.ts). */
+export const OPERATOR_ROLES = ['viewer', 'support', 'reviewer', 'admin'] as const;
+export type OperatorRole = (typeof OPERATOR_ROLES)[number];
+
+/** A console operator account (migration 0013). */
+export interface OperatorsTable {
+  id: string;
+  /** Lower-cased. */
+  email: string;
+  role: OperatorRole;
+  status: 'active' | 'disabled';
+  /** scrypt (src/console/passwords.ts); null until the account is set up. */
+  password_hash: string | null;
+  /** The TOTP secret, sealed under the master key; null: no second factor (never for an admin who has logged in). */
+  totp_enc: string | null;
+  totp_last_step: number | null;
+  failed_logins: ColumnType<number, number | undefined, number>;
+  locked_until: number | null;
+  /** SHA-256 of the one-time set-up link's token, while one is open. */
+  setup_hash: string | null;
+  setup_expires_at: number | null;
+  last_login_at: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface OperatorSessionsTable {
+  id_hash: string;
+  operator_id: string;
+  /** The address the session was opened from. */
+  origin: string;
+  created_at: number;
+  last_seen_at: number;
+}
+
 export interface DB {
+  operators: OperatorsTable;
+  operator_sessions: OperatorSessionsTable;
   audit_events: AuditEventsTable;
   spend_counters: SpendCountersTable;
   authorization_requests: AuthorizationRequestsTable;

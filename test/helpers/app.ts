@@ -62,6 +62,7 @@ export function testConfig(dataDir: string, overrides: Partial<Config> = {}): Co
     httpsPort: null,
     metricsToken: null,
     metricsPort: null,
+    console: false,
     pgStatementTimeoutMs: 0,
     dataDir,
     masterKey: randomBytes(32),

@@ -1,0 +1,126 @@
+import { type Command, Option } from 'commander';
+import type { Kysely } from 'kysely';
+import { ConfigError } from '../../config.js';
+import {
+  createOperator,
+  listOperators,
+  normaliseOperatorEmail,
+  resetOperator,
+  totpSecretOf,
+  updateOperator,
+} from '../../console/accounts.js';
+import { codeAt, STEP_SECONDS, stepOf } from '../../console/totp.js';
+import { type DB, OPERATOR_ROLES, type OperatorRole } from '../../db/schema.js';
+import { runVerb } from '../../runner.js';
+import { audited, OPERATOR, print, withServices } from '../util.js';
+
+const roleOption = () =>
+  new Option(
+    '--role <role>',
+    'viewer reads; support also freezes cards and resends callbacks; reviewer also decides cardholders and KYC; admin also manages merchants, funding, domains and operators',
+  ).choices(OPERATOR_ROLES);
+
+const operatorState = (email: string) => async (tx: Kysely<DB>) =>
+  (await tx.selectFrom('operators').select(['role', 'status']).where('email', '=', email.toLowerCase()).executeTakeFirst()) ?? null;
+
+/** `operator create|list|update|reset|code`: the console's accounts (docs/console.md). */
+export function operatorCommands(program: Command): void {
+  const operator = program.command('operator').description('console operator accounts');
+  const setupLine = (publicUrl: string, token: string) => `${publicUrl}/console/setup?token=${token}`;
+
+  operator
+    .command('create <email>')
+    .description('create a console account and print its one-time set-up link (24 hours)')
+    .addOption(roleOption().makeOptionMandatory())
+    .option('--json', 'print JSON')
+    .action(async (email: string, o: { role: OperatorRole; json?: boolean }) => {
+      const made = await withServices(async (svc) => {
+        const created = await runVerb(svc, createOperator, {
+          input: { email, role: o.role },
+          actor: OPERATOR,
+          audit: audited('operator.create', email.toLowerCase()),
+        });
+        return { ...created, setupUrl: setupLine(svc.config.publicUrl, created.setupToken), consoleOn: svc.config.console };
+      });
+      const { setupToken: _token, consoleOn, ...shown } = made;
+      print(!!o.json, shown, () =>
+        [
+          `${made.email} (${made.role}) created. Send this one-time set-up link over a channel you trust; it works once, for 24 hours:`,
+          `  ${made.setupUrl}`,
+          ...(consoleOn ? [] : ['(the console is off: start the service with CARDPROGRAM_CONSOLE=on)']),
+        ].join('\n'),
+      );
+    });
+
+  operator
+    .command('list')
+    .description('the console accounts')
+    .option('--json', 'print JSON')
+    .action(async (o: { json?: boolean }) => {
+      const all = await withServices((svc) => listOperators(svc.database.db, svc.clock()));
+      print(!!o.json, all, () =>
+        all.length
+          ? all
+              .map(
+                (a) =>
+                  `${a.email.padEnd(32)} ${a.role.padEnd(8)} ${a.status.padEnd(8)} set-up:${a.setup.padEnd(7)} totp:${a.totp ? 'yes' : 'no '}${a.lockedUntil ? ` locked until ${a.lockedUntil}` : ''}`,
+              )
+              .join('\n')
+          : 'no operators',
+      );
+    });
+
+  operator
+    .command('update <email>')
+    .description('change an account’s role or status; its open sessions end')
+    .addOption(roleOption())
+    .addOption(new Option('--status <status>', 'disable or enable the account').choices(['active', 'disabled']))
+    .option('--json', 'print JSON')
+    .action(async (email: string, o: { role?: OperatorRole; status?: 'active' | 'disabled'; json?: boolean }) => {
+      if (!o.role && !o.status) throw new ConfigError('say --role or --status');
+      const updated = await withServices((svc) =>
+        runVerb(svc, updateOperator, {
+          input: { email, role: o.role, status: o.status },
+          actor: OPERATOR,
+          audit: audited('operator.update', email.toLowerCase(), operatorState(email)),
+        }),
+      );
+      print(!!o.json, updated, () => `${updated.email}: ${updated.role}, ${updated.status}`);
+    });
+
+  operator
+    .command('reset <email>')
+    .description('a forgotten password or a lost phone: remove both, end the sessions, and print a new set-up link')
+    .option('--json', 'print JSON')
+    .action(async (email: string, o: { json?: boolean }) => {
+      const reset = await withServices(async (svc) => {
+        const r = await runVerb(svc, resetOperator, {
+          input: { email },
+          actor: OPERATOR,
+          audit: audited('operator.reset', email.toLowerCase(), operatorState(email)),
+        });
+        return { ...r, setupUrl: setupLine(svc.config.publicUrl, r.setupToken) };
+      });
+      const { setupToken: _token, ...shown } = reset;
+      print(!!o.json, shown, () => `${reset.email}: new set-up link (once, 24 hours):\n  ${reset.setupUrl}`);
+    });
+
+  operator
+    .command('code <email>')
+    .description('sandbox only: print an account’s current one-time code, as its authenticator app would')
+    .action(async (email: string) => {
+      const code = await withServices(async (svc) => {
+        if (svc.config.env !== 'sandbox') throw new ConfigError('operator code works only in the sandbox: use the authenticator app');
+        const row = await svc.database.db
+          .selectFrom('operators')
+          .select(['id', 'totp_enc'])
+          .where('email', '=', normaliseOperatorEmail(email))
+          .executeTakeFirst();
+        const secret = row ? totpSecretOf(svc, row) : null;
+        if (!secret) throw new ConfigError(`${email} has no second factor (or no account)`);
+        const now = svc.clock();
+        return { code: codeAt(secret, stepOf(now)), seconds: STEP_SECONDS - Math.floor((now / 1000) % STEP_SECONDS) };
+      });
+      process.stdout.write(`${code.code}  (valid for ${code.seconds} more seconds, and once)\n`);
+    });
+}

@@ -1,0 +1,301 @@
+import { randomBytes } from 'node:crypto';
+import type { Kysely, Selectable } from 'kysely';
+import type { Services, VerbCtx } from '../context.js';
+import { newId } from '../db/ids.js';
+import type { DB, OperatorRole, OperatorsTable } from '../db/schema.js';
+import { DomainError, invalid } from '../errors.js';
+import { sha256 } from '../page/links.js';
+import { totpRequired } from './roles.js';
+import { matchStep } from './totp.js';
+
+/**
+ * Operator accounts of the console: created by an admin (or `cardprogram operator create`) with a
+ * one-time set-up link; the operator chooses a password and, for an admin always, a second factor
+ * (TOTP). After LOCK_AFTER failed logins in a row an account is locked for LOCK_MS.
+ */
+export const SETUP_TTL_MS = 24 * 3_600_000;
+export const LOCK_AFTER = 5;
+export const LOCK_MS = 15 * 60_000;
+
+export type OperatorRow = Selectable<OperatorsTable>;
+
+/** An account as the console and the CLI show it: never a hash, a secret or a link. */
+export interface OperatorSummary {
+  operatorId: string;
+  email: string;
+  role: OperatorRole;
+  status: 'active' | 'disabled';
+  /** set up: a password chosen; pending: a set-up link open; none: neither (reset and its link expired). */
+  setup: 'done' | 'pending' | 'expired';
+  totp: boolean;
+  lockedUntil: string | null;
+  lastLoginAt: string | null;
+  createdAt: string;
+}
+
+const iso = (ms: number | null) => (ms === null ? null : new Date(Number(ms)).toISOString());
+
+export function operatorSummary(row: OperatorRow, now: number): OperatorSummary {
+  return {
+    operatorId: row.id,
+    email: row.email,
+    role: row.role,
+    status: row.status,
+    setup:
+      row.password_hash !== null ? 'done' : row.setup_expires_at !== null && Number(row.setup_expires_at) > now ? 'pending' : 'expired',
+    totp: row.totp_enc !== null,
+    lockedUntil: row.locked_until !== null && Number(row.locked_until) > now ? iso(row.locked_until) : null,
+    lastLoginAt: iso(row.last_login_at),
+    createdAt: iso(row.created_at) ?? '',
+  };
+}
+
+/** An operator's e-mail: one @, no spaces or control characters, a dotted host. */
+const EMAIL = /^[^\s@\p{Cc}]{1,64}@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+$/u;
+
+export function normaliseOperatorEmail(email: string): string {
+  const e = email.trim().toLowerCase();
+  if (e.length > 254 || !EMAIL.test(e)) throw invalid('email', 'must be an e-mail address');
+  return e;
+}
+
+/** The TOTP secret is sealed under the master key, bound to its account. */
+export const totpContext = (operatorId: string) => `operator-totp:${operatorId}`;
+
+async function byEmail(tx: Kysely<DB>, email: string): Promise<OperatorRow> {
+  const row = await tx.selectFrom('operators').selectAll().where('email', '=', email).executeTakeFirst();
+  if (!row) throw new DomainError('validation', `email: no operator ${email}`);
+  return row;
+}
+
+/** A new set-up token: 256 random bits, stored only as its SHA-256. */
+function setupToken(now: number) {
+  const token = randomBytes(32).toString('base64url');
+  return { token, columns: { setup_hash: sha256(token), setup_expires_at: now + SETUP_TTL_MS } };
+}
+
+export interface CreatedOperator extends OperatorSummary {
+  /** The one-time set-up token (the link is `/console/setup?token=…`): shown once, to the creator. */
+  setupToken: string;
+}
+
+/** Creates an account; its operator sets it up through the link within 24 hours. */
+export async function createOperator({
+  ctx,
+  input,
+}: {
+  ctx: VerbCtx;
+  input: { email: string; role: OperatorRole };
+}): Promise<CreatedOperator> {
+  const { tx, now } = ctx;
+  const email = normaliseOperatorEmail(input.email);
+  const exists = await tx.selectFrom('operators').select('id').where('email', '=', email).executeTakeFirst();
+  if (exists) throw new DomainError('validation', `email: an operator ${email} exists already`);
+  const { token, columns } = setupToken(now);
+  const row: OperatorRow = {
+    id: newId('op'),
+    email,
+    role: input.role,
+    status: 'active',
+    password_hash: null,
+    totp_enc: null,
+    totp_last_step: null,
+    failed_logins: 0,
+    locked_until: null,
+    ...columns,
+    last_login_at: null,
+    created_at: now,
+    updated_at: now,
+  };
+  await tx.insertInto('operators').values(row).execute();
+  return { ...operatorSummary(row, now), setupToken: token };
+}
+
+/**
+ * Starts an account over (a forgotten password, a lost phone): the password and second factor are
+ * removed, every session ends, and a new set-up link is made.
+ */
+export async function resetOperator({ ctx, input }: { ctx: VerbCtx; input: { email: string } }): Promise<CreatedOperator> {
+  const { tx, now } = ctx;
+  const row = await byEmail(tx, normaliseOperatorEmail(input.email));
+  const { token, columns } = setupToken(now);
+  const changed = {
+    password_hash: null,
+    totp_enc: null,
+    totp_last_step: null,
+    failed_logins: 0,
+    locked_until: null,
+    ...columns,
+    updated_at: now,
+  };
+  await tx.updateTable('operators').set(changed).where('id', '=', row.id).execute();
+  await tx.deleteFrom('operator_sessions').where('operator_id', '=', row.id).execute();
+  return { ...operatorSummary({ ...row, ...changed }, now), setupToken: token };
+}
+
+/**
+ * Changes an account's role or status. Any change ends the account's sessions: a demoted or
+ * disabled operator's open console loses its rights at once, not at its next login. The last
+ * active admin can be neither demoted nor disabled (nobody could manage operators then).
+ */
+export async function updateOperator({
+  ctx,
+  input,
+}: {
+  ctx: VerbCtx;
+  input: { email: string; role?: OperatorRole | undefined; status?: 'active' | 'disabled' | undefined };
+}): Promise<OperatorSummary> {
+  const { tx, now } = ctx;
+  const row = await byEmail(tx, normaliseOperatorEmail(input.email));
+  const next = { role: input.role ?? row.role, status: input.status ?? row.status };
+  if (row.role === 'admin' && row.status === 'active' && (next.role !== 'admin' || next.status !== 'active')) {
+    // Counted under the lock of every admin row, so two admins cannot demote each other at once.
+    const admins = await lockedActiveAdmins(ctx);
+    if (admins <= 1) throw new DomainError('validation', 'email: the last active admin stays an active admin');
+  }
+  const changed = {
+    ...next,
+    ...(next.status === 'active' && row.status !== 'active' ? { failed_logins: 0, locked_until: null } : {}),
+    updated_at: now,
+  };
+  await tx.updateTable('operators').set(changed).where('id', '=', row.id).execute();
+  await tx.deleteFrom('operator_sessions').where('operator_id', '=', row.id).execute();
+  return operatorSummary({ ...row, ...changed }, now);
+}
+
+async function lockedActiveAdmins(ctx: VerbCtx): Promise<number> {
+  let q = ctx.tx.selectFrom('operators').select('id').where('role', '=', 'admin').where('status', '=', 'active').orderBy('id');
+  if (ctx.svc.database.dialect === 'postgres') q = q.forUpdate();
+  return (await q.execute()).length;
+}
+
+export async function listOperators(db: Kysely<DB>, now: number): Promise<OperatorSummary[]> {
+  const rows = await db.selectFrom('operators').selectAll().orderBy('created_at').orderBy('id').execute();
+  return rows.map((r) => operatorSummary(r, now));
+}
+
+/** The account a set-up token opens, while it is valid. */
+export async function findSetup(db: Kysely<DB>, token: unknown, now: number): Promise<OperatorRow | null> {
+  if (typeof token !== 'string' || !/^[A-Za-z0-9_-]{43}$/.test(token)) return null;
+  const row = await db.selectFrom('operators').selectAll().where('setup_hash', '=', sha256(token)).executeTakeFirst();
+  if (!row || row.setup_expires_at === null || Number(row.setup_expires_at) <= now || row.status !== 'active') return null;
+  return row;
+}
+
+export interface SetupInput {
+  token: string;
+  /** The scrypt hash of the chosen password (hashed before the transaction: it takes ~100 ms). */
+  passwordHash: string;
+  /** The TOTP secret shown on the set-up page and the code the operator read from the app; both absent: no second factor. */
+  totp: { secret: string; code: string } | null;
+}
+
+/**
+ * Completes a set-up: the link is spent (a conditional update, so it works once), the password and
+ * second factor are stored. An admin must enrol a second factor; a code that does not match the
+ * secret refuses it (the app was not set up right). Returns the account, or null for a spent link.
+ */
+export async function completeSetup({
+  ctx,
+  input,
+}: {
+  ctx: VerbCtx;
+  input: SetupInput;
+}): Promise<OperatorSummary | 'badCode' | 'totpRequired' | null> {
+  const { tx, now } = ctx;
+  const row = await findSetup(tx, input.token, now);
+  if (!row) return null;
+  if (input.totp === null && totpRequired(row.role)) return 'totpRequired';
+  const step = input.totp ? matchStep(input.totp.secret, input.totp.code, now, null) : null;
+  if (input.totp && step === null) return 'badCode';
+  const changed = {
+    password_hash: input.passwordHash,
+    totp_enc: input.totp ? ctx.svc.box.seal(input.totp.secret, totpContext(row.id)) : null,
+    totp_last_step: step,
+    failed_logins: 0,
+    locked_until: null,
+    setup_hash: null,
+    setup_expires_at: null,
+    updated_at: now,
+  };
+  const res = await tx
+    .updateTable('operators')
+    .set(changed)
+    .where('id', '=', row.id)
+    .where('setup_hash', '=', row.setup_hash)
+    .executeTakeFirst();
+  if (Number(res.numUpdatedRows) !== 1) return null;
+  return operatorSummary({ ...row, ...changed }, now);
+}
+
+/** Whether a login may be tried on this account now (not disabled, not locked, set up). */
+export function loginOpen(row: OperatorRow | undefined, now: number): row is OperatorRow {
+  return !!row && row.status === 'active' && row.password_hash !== null && !(row.locked_until !== null && Number(row.locked_until) > now);
+}
+
+/**
+ * Records a failed login: one more in a row, and the account locked for LOCK_MS at the
+ * LOCK_AFTER-th. One conditional update, so concurrent failures all count. Returns whether it locked.
+ */
+export async function recordFailedLogin({ ctx, input }: { ctx: VerbCtx; input: { operatorId: string } }): Promise<boolean> {
+  const { tx, now } = ctx;
+  const row = await tx
+    .updateTable('operators')
+    .set((eb) => ({ failed_logins: eb('failed_logins', '+', 1), updated_at: now }))
+    .where('id', '=', input.operatorId)
+    .returning('failed_logins')
+    .executeTakeFirst();
+  if (!row || row.failed_logins < LOCK_AFTER) return false;
+  await tx
+    .updateTable('operators')
+    .set({ locked_until: now + LOCK_MS, failed_logins: 0 })
+    .where('id', '=', input.operatorId)
+    .execute();
+  return true;
+}
+
+/**
+ * A successful login: the failure count starts over, the TOTP step is spent (conditionally: of two
+ * logins with one code, one wins) and a session starts. Returns the session id for the cookie, or
+ * null when the code was used meanwhile.
+ */
+export async function recordLogin({
+  ctx,
+  input,
+}: {
+  ctx: VerbCtx;
+  input: { operatorId: string; step: number | null; origin: string };
+}): Promise<string | null> {
+  const { tx, now } = ctx;
+  let q = tx
+    .updateTable('operators')
+    .set({
+      failed_logins: 0,
+      locked_until: null,
+      last_login_at: now,
+      updated_at: now,
+      ...(input.step === null ? {} : { totp_last_step: input.step }),
+    })
+    .where('id', '=', input.operatorId)
+    .where('status', '=', 'active');
+  if (input.step !== null) q = q.where((eb) => eb.or([eb('totp_last_step', 'is', null), eb('totp_last_step', '<', input.step as number)]));
+  const res = await q.executeTakeFirst();
+  if (Number(res.numUpdatedRows) !== 1) return null;
+  const sessionId = randomBytes(32).toString('base64url');
+  await tx
+    .insertInto('operator_sessions')
+    .values({
+      id_hash: sha256(sessionId),
+      operator_id: input.operatorId,
+      origin: input.origin.slice(0, 200),
+      created_at: now,
+      last_seen_at: now,
+    })
+    .execute();
+  return sessionId;
+}
+
+/** The TOTP secret of an account, opened; null when it has none. */
+export function totpSecretOf(svc: Services, row: Pick<OperatorRow, 'id' | 'totp_enc'>): string | null {
+  return row.totp_enc === null ? null : svc.box.open(row.totp_enc, totpContext(row.id));
+}

@@ -1,0 +1,260 @@
+import { type ExpressionBuilder, type Kysely, sql } from 'kysely';
+import { maskedCardNo } from '../cards/model.js';
+import type { Services } from '../context.js';
+import type { DB } from '../db/schema.js';
+import { emailHash, openIdentity } from '../holders/identity.js';
+import type { KycData } from '../kyc/submit.js';
+
+/**
+ * What the console's pages read. Reads only (no transaction of their own): every change goes
+ * through a verb with its audit record (src/console/routes.ts).
+ */
+
+const DAY_MS = 86_400_000;
+const count = (eb: ExpressionBuilder<any, any>) => eb.fn.countAll<number>().as('n');
+export const startOfDay = (now: number) => now - (now % DAY_MS);
+
+export interface Overview {
+  day: string;
+  approved: number;
+  declined: number;
+  /** Approved volume per currency, minor units. */
+  volume: Array<{ currency: string; amount: number }>;
+  /** Authorizations per UTC hour of the day, approved and declined. */
+  hours: Array<{ approved: number; declined: number }>;
+  declineReasons: Array<{ reason: string; n: number }>;
+  callbacksFailed: number;
+  callbacksRetrying: number;
+  holdersWaiting: number;
+  kycWaiting: number;
+}
+
+/** Today's counts (UTC), each one grouped query on an indexed time column. */
+export async function overview(db: Kysely<DB>, now: number): Promise<Overview> {
+  const since = startOfDay(now);
+  const today = db.selectFrom('authorizations').where('created_at', '>=', since);
+  const [byDecision, hourly, reasons, callbacks, holders, kyc] = await Promise.all([
+    today
+      .select(['approved', 'currency', count, (eb) => eb.fn.sum<number>('amount').as('amount')])
+      .groupBy(['approved', 'currency'])
+      .execute(),
+    db
+      .selectFrom('authorizations')
+      // Literals, not parameters: PostgreSQL types the expression (and groups by it) before it sees values.
+      .select([sql<number>`cast((created_at - ${sql.lit(since)}) / 3600000 as integer)`.as('hour'), 'approved', count])
+      .where('created_at', '>=', since)
+      .groupBy(['hour', 'approved'])
+      .execute(),
+    today.select(['decline_reason', count]).where('approved', '=', 0).groupBy('decline_reason').execute(),
+    db
+      .selectFrom('callback_events')
+      .select([
+        sql<number>`sum(case when status = 'failed' then 1 else 0 end)`.as('failed'),
+        sql<number>`sum(case when status = 'pending' and attempts > 0 then 1 else 0 end)`.as('retrying'),
+      ])
+      .where('status', 'in', ['failed', 'pending'])
+      .executeTakeFirst(),
+    db.selectFrom('cardholders').select(count).where('audit_status', 'in', [0, 1]).executeTakeFirst(),
+    db.selectFrom('kyc_requests').select(count).where('status', 'in', ['init', 'reviewing']).executeTakeFirst(),
+  ]);
+  const volume = new Map<string, number>();
+  let approved = 0;
+  let declined = 0;
+  for (const r of byDecision) {
+    if (Number(r.approved) === 1) {
+      approved += Number(r.n);
+      volume.set(r.currency, (volume.get(r.currency) ?? 0) + Number(r.amount ?? 0));
+    } else declined += Number(r.n);
+  }
+  const hours = Array.from({ length: 24 }, () => ({ approved: 0, declined: 0 }));
+  for (const r of hourly) {
+    const slot = hours[Math.min(23, Math.max(0, Number(r.hour)))];
+    if (slot) slot[Number(r.approved) === 1 ? 'approved' : 'declined'] += Number(r.n);
+  }
+  return {
+    day: new Date(since).toISOString().slice(0, 10),
+    approved,
+    declined,
+    volume: [...volume].map(([currency, amount]) => ({ currency, amount })).sort((a, b) => a.currency.localeCompare(b.currency)),
+    hours,
+    declineReasons: reasons.map((r) => ({ reason: r.decline_reason ?? 'unknown', n: Number(r.n) })).sort((a, b) => b.n - a.n),
+    callbacksFailed: Number(callbacks?.failed ?? 0),
+    callbacksRetrying: Number(callbacks?.retrying ?? 0),
+    holdersWaiting: Number(holders?.n ?? 0),
+    kycWaiting: Number(kyc?.n ?? 0),
+  };
+}
+
+/** The review queues, oldest first: cardholders pending or under review, KYC requests not decided. */
+export async function reviewQueues(db: Kysely<DB>, limit = 100) {
+  const [holders, kyc] = await Promise.all([
+    db
+      .selectFrom('cardholders')
+      .select(['id', 'merchant_id', 'first_name', 'last_name', 'country_code', 'audit_status', 'created_at'])
+      .where('audit_status', 'in', [0, 1])
+      .orderBy('created_at')
+      .orderBy('id')
+      .limit(limit)
+      .execute(),
+    db
+      .selectFrom('kyc_requests')
+      .select(['id', 'merchant_id', 'request_no', 'platform', 'status', 'created_at'])
+      .where('status', 'in', ['init', 'reviewing'])
+      .orderBy('created_at')
+      .orderBy('id')
+      .limit(limit)
+      .execute(),
+  ]);
+  return { holders, kyc };
+}
+
+/** A cardholder with its identity opened (the caller records the view), its reviews and cards. */
+export async function holderDetail(svc: Services, holderId: string) {
+  const db = svc.database.db;
+  const row = await db.selectFrom('cardholders').selectAll().where('id', '=', holderId).executeTakeFirst();
+  if (!row) return null;
+  const [reviews, cards] = await Promise.all([
+    db.selectFrom('holder_reviews').selectAll().where('holder_id', '=', holderId).orderBy('created_at', 'desc').limit(50).execute(),
+    db.selectFrom('cards').selectAll().where('holder_id', '=', holderId).orderBy('created_at').execute(),
+  ]);
+  return { row, identity: openIdentity(svc.box, row), reviews, cards };
+}
+
+/** A KYC request with its submitted data opened (the caller records the view). */
+export async function kycDetail(svc: Services, kycId: string) {
+  const row = await svc.database.db.selectFrom('kyc_requests').selectAll().where('id', '=', kycId).executeTakeFirst();
+  if (!row) return null;
+  return { row, data: JSON.parse(svc.box.open(row.data_enc, `kyc:${row.id}`)) as KycData };
+}
+
+export interface SearchHit {
+  kind: 'cardholder' | 'card' | 'transaction' | 'declined authorization' | 'KYC request' | 'merchant';
+  id: string;
+  href: string;
+  label: string;
+}
+
+const SEARCH_LIMIT = 50;
+
+/**
+ * Finds what an operator types: any id; a cardholder's e-mail (by its keyed hash, as e-mails are
+ * sealed) or name; a card's BIN and last four ("489537 1234", "489537…1234"); a KYC request number.
+ */
+export async function search(svc: Services, text: string): Promise<SearchHit[]> {
+  const q = text.trim().normalize('NFC');
+  if (!q || q.length > 200) return [];
+  const db = svc.database.db;
+  const hits: SearchHit[] = [];
+  const holderHit = (r: { id: string; first_name: string; last_name: string; merchant_id: string }): SearchHit => ({
+    kind: 'cardholder',
+    id: r.id,
+    href: `/console/holders/${r.id}`,
+    label: `${r.first_name} ${r.last_name} · ${r.merchant_id}`,
+  });
+  const cardHit = (r: {
+    id: string;
+    pan_first6: string;
+    pan_last4: string;
+    pan_length: number;
+    currency: string;
+    status: string;
+  }): SearchHit => ({
+    kind: 'card',
+    id: r.id,
+    href: `/console/cards/${r.id}`,
+    label: `${maskedCardNo(r)} · ${r.currency} · ${r.status}`,
+  });
+  const holderCols = ['id', 'first_name', 'last_name', 'merchant_id'] as const;
+  const cardCols = ['id', 'pan_first6', 'pan_last4', 'pan_length', 'currency', 'status'] as const;
+  if (/^[A-Za-z0-9_-]{1,64}$/.test(q)) {
+    const [holder, card, trade, declined, kyc, merchant] = await Promise.all([
+      db.selectFrom('cardholders').select(holderCols).where('id', '=', q).executeTakeFirst(),
+      db.selectFrom('cards').select(cardCols).where('id', '=', q).executeTakeFirst(),
+      db.selectFrom('trades').select(['id', 'card_id', 'trade_type', 'amount', 'currency']).where('id', '=', q).executeTakeFirst(),
+      db.selectFrom('authorizations').select(['id', 'card_id', 'approved']).where('id', '=', q).executeTakeFirst(),
+      db
+        .selectFrom('kyc_requests')
+        .select(['id', 'request_no', 'merchant_id', 'status'])
+        .where((eb) => eb.or([eb('id', '=', q), eb('request_no', '=', q)]))
+        .limit(SEARCH_LIMIT)
+        .execute(),
+      db.selectFrom('merchants').select(['id', 'name']).where('id', '=', q).executeTakeFirst(),
+    ]);
+    if (holder) hits.push(holderHit(holder));
+    if (card) hits.push(cardHit(card));
+    if (trade)
+      hits.push({
+        kind: 'transaction',
+        id: trade.id,
+        href: `/console/cards/${trade.card_id}?trade=${trade.id}`,
+        label: `on card ${trade.card_id}`,
+      });
+    if (declined && !trade) {
+      hits.push({
+        kind: 'declined authorization',
+        id: declined.id,
+        href: `/console/cards/${declined.card_id}`,
+        label: `on card ${declined.card_id}`,
+      });
+    }
+    for (const k of kyc)
+      hits.push({ kind: 'KYC request', id: k.id, href: `/console/kyc/${k.id}`, label: `${k.request_no} · ${k.merchant_id} · ${k.status}` });
+    if (merchant) hits.push({ kind: 'merchant', id: merchant.id, href: `/console/merchants/${merchant.id}`, label: merchant.name });
+  }
+  const binLast4 = /^(\d{6})\s*(?:[*x•.…\s-]*)\s*(\d{4})$/i.exec(q);
+  if (binLast4) {
+    const cards = await db
+      .selectFrom('cards')
+      .select(cardCols)
+      .where('pan_first6', '=', binLast4[1] as string)
+      .where('pan_last4', '=', binLast4[2] as string)
+      .limit(SEARCH_LIMIT)
+      .execute();
+    hits.push(...cards.map(cardHit));
+  }
+  if (q.includes('@')) {
+    const hash = await emailHash(svc.vault, db, q);
+    const holders = await db.selectFrom('cardholders').select(holderCols).where('email_hash', '=', hash).limit(SEARCH_LIMIT).execute();
+    hits.push(...holders.map(holderHit));
+  } else if (/\p{L}/u.test(q) && !binLast4) {
+    // Names are kept plain for this (src/holders/identity.ts): a case-insensitive match on the full name.
+    const like = `%${q.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    const holders = await db
+      .selectFrom('cardholders')
+      .select(holderCols)
+      .where(sql<boolean>`lower(first_name || ' ' || last_name) like ${like} escape '\\'`)
+      .orderBy('created_at', 'desc')
+      .limit(SEARCH_LIMIT)
+      .execute();
+    for (const h of holders) if (!hits.some((x) => x.id === h.id)) hits.push(holderHit(h));
+  }
+  return hits;
+}
+
+/** Callback events that are failed or still pending after an attempt, per merchant, newest first. */
+export async function troubledCallbacks(
+  db: Kysely<DB>,
+  filter: { merchantId?: string | undefined; status?: 'failed' | 'pending' | undefined },
+) {
+  let q = db
+    .selectFrom('callback_events')
+    .select(['id', 'merchant_id', 'type', 'url', 'status', 'attempts', 'next_attempt_at', 'last_error', 'created_at'])
+    .orderBy('created_at', 'desc')
+    .limit(200);
+  q = filter.status ? q.where('status', '=', filter.status) : q.where('status', 'in', ['failed', 'pending']);
+  if (filter.merchantId) q = q.where('merchant_id', '=', filter.merchantId);
+  return q.execute();
+}
+
+export async function callbackDetail(db: Kysely<DB>, eventId: string) {
+  const event = await db.selectFrom('callback_events').selectAll().where('id', '=', eventId).executeTakeFirst();
+  if (!event) return null;
+  const attempts = await db
+    .selectFrom('callback_attempts')
+    .selectAll()
+    .where('event_id', '=', eventId)
+    .orderBy('attempt', 'desc')
+    .limit(100)
+    .execute();
+  return { event, attempts };
+}

@@ -1,0 +1,31 @@
+import { OPERATOR_ROLES, type OperatorRole } from '../db/schema.js';
+
+/**
+ * What each console role may do. Roles are ordered: each may do what the ones before it may, and more.
+ *   viewer:   read every page
+ *   support:  also freeze, unfreeze and close cards, and resend callbacks
+ *   reviewer: also decide cardholders and KYC requests
+ *   admin:    also manage merchants, their funding and domains, and operators
+ */
+export const PERMISSIONS = {
+  read: 'viewer',
+  cards: 'support',
+  callbacks: 'support',
+  review: 'reviewer',
+  merchants: 'admin',
+  funding: 'admin',
+  domains: 'admin',
+  operators: 'admin',
+} as const satisfies Record<string, OperatorRole>;
+export type Permission = keyof typeof PERMISSIONS;
+
+export function can(role: OperatorRole, permission: Permission): boolean {
+  return OPERATOR_ROLES.indexOf(role) >= OPERATOR_ROLES.indexOf(PERMISSIONS[permission]);
+}
+
+export function isRole(value: unknown): value is OperatorRole {
+  return typeof value === 'string' && (OPERATOR_ROLES as readonly string[]).includes(value);
+}
+
+/** Who must use a second factor: admins always; others once they have set one up. */
+export const totpRequired = (role: OperatorRole) => role === 'admin';

@@ -1,0 +1,820 @@
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { Kysely } from 'kysely';
+import { type AuditFilter, type AuditSpec, listAudit, type Operator } from '../audit/trail.js';
+import { retryCallbacks } from '../callbacks/manage.js';
+import { closeCard } from '../cards/close.js';
+import { toCardModel } from '../cards/model.js';
+import { queryCard } from '../cards/query.js';
+import { setCardFrozen } from '../cards/status.js';
+import type { Services } from '../context.js';
+import { databaseFault } from '../db/faults.js';
+import { type DB, OPERATOR_ROLES } from '../db/schema.js';
+import { listDomains, removeDomain } from '../domains/store.js';
+import { DomainError } from '../errors.js';
+import { AuditStatus } from '../holders/audit-status.js';
+import { reviewHolder } from '../holders/review.js';
+import { decideKyc } from '../kyc/decide.js';
+import { fundingBalances, fundMerchant } from '../ledger/funding.js';
+import { listMerchants, merchantSummary, updateMerchant } from '../merchants/manage.js';
+import { httpsOnly } from '../page/routes.js';
+import { runVerb } from '../runner.js';
+import { listTrades, MAX_RANGE_DAYS } from '../trades/list.js';
+import { TRADE_STATUSES } from '../trades/types.js';
+import {
+  completeSetup,
+  createOperator,
+  findSetup,
+  listOperators,
+  loginOpen,
+  recordFailedLogin,
+  recordLogin,
+  resetOperator,
+  totpSecretOf,
+  updateOperator,
+} from './accounts.js';
+import * as pages from './pages.js';
+import { hashPassword, passwordProblem, verifyPassword } from './passwords.js';
+import { callbackDetail, holderDetail, kycDetail, overview, reviewQueues, search, troubledCallbacks } from './queries.js';
+import { can, isRole, type Permission, totpRequired } from './roles.js';
+import { CONSOLE_IDLE_MS, type ConsoleSession, csrfMatches, csrfToken, endConsoleSession, loadConsoleSession } from './sessions.js';
+import { matchStep, newTotpSecret } from './totp.js';
+import { barePage, CONSOLE_STYLE_HASH, esc, type Frame } from './view.js';
+
+const SECURITY_HEADERS = {
+  // No script at all; only the console's stylesheet (by hash); inline SVG charts need no more.
+  'content-security-policy': `default-src 'none'; style-src ${CONSOLE_STYLE_HASH}; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`,
+  'referrer-policy': 'no-referrer',
+  'cache-control': 'no-store',
+  'x-content-type-options': 'nosniff',
+  'x-frame-options': 'DENY',
+  'cross-origin-opener-policy': 'same-origin',
+  'cross-origin-resource-policy': 'same-origin',
+};
+const HSTS = 'max-age=31536000; includeSubDomains';
+
+/** Login attempts per client address per window, whatever the account: guessing across accounts is slow too. */
+const LOGIN_ATTEMPTS = 20;
+const LOGIN_WINDOW_MS = 10 * 60_000;
+
+const isIdText = (s: unknown): s is string => typeof s === 'string' && /^[A-Za-z0-9_-]{1,64}$/.test(s);
+const text = (form: URLSearchParams, name: string, max = 200) => (form.get(name) ?? '').trim().slice(0, max);
+const clean = (s: string) => s.replace(/\p{Cc}/gu, ' ');
+
+/**
+ * The operators' console (issue 17), under /console, registered only when CARDPROGRAM_CONSOLE is on.
+ * Server-rendered pages without script; every change is a verb run with its audit record (who, from
+ * where, before and after) in the change's own transaction.
+ */
+export const consoleRoutes: FastifyPluginAsync<{ svc: Services }> = async (app, { svc }) => {
+  const https = (req: FastifyRequest) => httpsOnly(svc) || req.protocol === 'https';
+  // On HTTPS the __Host- prefix pins the cookie to this exact host, path / and Secure.
+  const cookieName = (req: FastifyRequest) => (https(req) ? '__Host-cp_console' : 'cp_console');
+  const readCookie = (req: FastifyRequest) => {
+    const name = cookieName(req);
+    for (const part of (req.headers.cookie ?? '').split(';')) {
+      const [k, ...v] = part.trim().split('=');
+      if (k === name) return v.join('=');
+    }
+    return undefined;
+  };
+  const sessionCookie = (req: FastifyRequest, value: string, maxAgeS: number) =>
+    `${cookieName(req)}=${value}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${maxAgeS}${https(req) ? '; Secure' : ''}`;
+
+  const html = (reply: FastifyReply, status: number, body: string) => {
+    if (httpsOnly(svc)) reply.header('strict-transport-security', HSTS);
+    return reply.status(status).headers(SECURITY_HEADERS).type('text/html; charset=utf-8').send(body);
+  };
+  const redirect = (reply: FastifyReply, location: string) =>
+    reply.status(303).headers(SECURITY_HEADERS).header('location', location).send();
+
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 8192 }, (_req, body, done) => {
+    done(null, new URLSearchParams(body as string));
+  });
+  app.setErrorHandler((err, req, reply) => {
+    const fault = databaseFault(err);
+    if (fault) {
+      req.log.error({ err, reason: fault.reason }, `database unavailable: ${fault.reason}`);
+      reply.header('retry-after', String(fault.retryAfterSeconds));
+      return html(
+        reply,
+        503,
+        barePage('The console is not available just now', '<p>The database does not answer. Try again in a moment.</p>'),
+      );
+    }
+    const status = err instanceof DomainError ? err.status : ((err as { statusCode?: number }).statusCode ?? 500);
+    if (status >= 500) req.log.error({ err }, 'console request failed');
+    return html(
+      reply,
+      status >= 400 && status < 600 ? status : 500,
+      barePage(
+        status >= 500 ? 'Something went wrong' : 'This request could not be handled',
+        `<p><a href="/console">Back to the console</a></p>`,
+      ),
+    );
+  });
+
+  const origin = (req: FastifyRequest) => req.ip;
+  const operatorOf = (req: FastifyRequest, s: ConsoleSession): Operator => ({ actor: s.email, source: 'console', origin: origin(req) });
+  const audit = (req: FastifyRequest, s: ConsoleSession, action: string, target: string, before?: AuditSpec['before']): AuditSpec => ({
+    operator: operatorOf(req, s),
+    action,
+    target,
+    ...(before ? { before } : {}),
+  });
+
+  /** A page request: a live session whose role may do this, else the answer (login, or 403) is sent. */
+  async function session(req: FastifyRequest, reply: FastifyReply, permission: Permission): Promise<Frame | null> {
+    const cookie = readCookie(req);
+    const s = await loadConsoleSession(svc, cookie);
+    if (!s || cookie === undefined) {
+      await redirect(reply, `/console/login${req.method === 'GET' ? `?next=${encodeURIComponent(req.url)}` : ''}`);
+      return null;
+    }
+    const frame: Frame = { session: s, csrf: csrfToken(cookie), current: '' };
+    if (!can(s.role, permission)) {
+      await html(reply, 403, pages.refusedPage(frame, permission));
+      return null;
+    }
+    return frame;
+  }
+
+  /** Whether a form post came from a page of this same origin (fetch metadata, else Origin). */
+  function sameOrigin(req: FastifyRequest): boolean {
+    const site = req.headers['sec-fetch-site'];
+    const from = req.headers.origin;
+    if (site !== undefined && site !== 'same-origin' && site !== 'none') return false;
+    if (from === 'null') return site === 'same-origin';
+    return from === undefined || from === `${https(req) ? 'https' : req.protocol}://${req.host}`;
+  }
+
+  /** A form post: same origin, a live session with the right, and its CSRF token. Else the answer is sent. */
+  async function post(
+    req: FastifyRequest,
+    reply: FastifyReply,
+    permission: Permission,
+  ): Promise<{ frame: Frame; form: URLSearchParams } | null> {
+    const form = req.body instanceof URLSearchParams ? req.body : null;
+    const cookie = readCookie(req);
+    if (!sameOrigin(req) || !form || cookie === undefined || !csrfMatches(cookie, form.get('csrf'))) {
+      await html(
+        reply,
+        403,
+        barePage(
+          'This form has expired',
+          '<p>Go back, reload the page and try again.</p><p><a href="/console">Back to the console</a></p>',
+        ),
+      );
+      return null;
+    }
+    const frame = await session(req, reply, permission);
+    return frame ? { frame, form } : null;
+  }
+
+  /** Runs a change; a refusal by the verb (a transition not allowed, a bad amount) is shown, not thrown. */
+  async function change<T>(reply: FastifyReply, frame: Frame, fn: () => Promise<T>, back: string): Promise<T | null> {
+    try {
+      return await fn();
+    } catch (err) {
+      if (!(err instanceof DomainError) || err.status >= 500) throw err;
+      await html(reply, err.status === 404 ? 404 : 409, pages.problemPage(frame, err.message, back));
+      return null;
+    }
+  }
+
+  // ---- logging in ----------------------------------------------------------------------------
+
+  const attempts = new Map<string, { n: number; resetAt: number }>();
+  const throttled = (ip: string, now: number) => {
+    const a = attempts.get(ip);
+    if (!a || a.resetAt <= now) {
+      if (attempts.size > 10_000) attempts.clear();
+      attempts.set(ip, { n: 1, resetAt: now + LOGIN_WINDOW_MS });
+      return false;
+    }
+    a.n += 1;
+    return a.n > LOGIN_ATTEMPTS;
+  };
+
+  app.get('/console/login', { schema: { hide: true } }, async (req, reply) => {
+    const next = (req.query as { next?: unknown }).next;
+    return html(reply, 200, pages.loginPage({ next: typeof next === 'string' ? next : '' }));
+  });
+
+  app.post('/console/login', { schema: { hide: true } }, async (req, reply) => {
+    const form = req.body instanceof URLSearchParams ? req.body : null;
+    if (!form || !sameOrigin(req))
+      return html(reply, 403, barePage('This form has expired', '<p><a href="/console/login">Log in again</a></p>'));
+    const email = text(form, 'email', 254).toLowerCase();
+    const password = form.get('password') ?? '';
+    const code = text(form, 'code', 12).replace(/\s/g, '');
+    const nextRaw = text(form, 'next', 300);
+    const next = /^\/console(\/[A-Za-z0-9_\-/?=&.%]*)?$/.test(nextRaw) && !nextRaw.startsWith('//') ? nextRaw : '/console';
+    const now = svc.clock();
+    const failed = (status = 401) =>
+      html(
+        reply,
+        status,
+        pages.loginPage({
+          next,
+          email,
+          error:
+            'The e-mail, password or code is not right, or the account is locked for a while. After 5 failed attempts in a row an account is locked for 15 minutes.',
+        }),
+      );
+    if (throttled(origin(req), now)) return failed(429);
+    const row = await svc.database.db.selectFrom('operators').selectAll().where('email', '=', email).executeTakeFirst();
+    // The password is checked (or a decoy, at the same cost) whether or not the account exists.
+    const passwordOk = await verifyPassword(password, row?.password_hash ?? null);
+    if (!loginOpen(row, now)) return failed();
+    const secret = totpSecretOf(svc, row);
+    const step = secret === null ? null : matchStep(secret, code, now, row.totp_last_step === null ? null : Number(row.totp_last_step));
+    if (!passwordOk || (secret !== null && step === null) || (secret === null && totpRequired(row.role))) {
+      const locked = await runVerb(svc, recordFailedLogin, { input: { operatorId: row.id }, actor: `operator:${row.email}` });
+      if (locked) {
+        await runVerb(svc, async () => null, {
+          input: null,
+          actor: `operator:${row.email}`,
+          audit: { operator: { actor: row.email, source: 'console', origin: origin(req) }, action: 'operator.locked', target: row.email },
+        });
+      }
+      return failed();
+    }
+    const sessionId = await runVerb(svc, recordLogin, {
+      input: { operatorId: row.id, step, origin: origin(req) },
+      actor: `operator:${row.email}`,
+      audit: { operator: { actor: row.email, source: 'console', origin: origin(req) }, action: 'operator.login', target: row.email },
+    });
+    if (sessionId === null) return failed();
+    return reply
+      .status(303)
+      .headers(SECURITY_HEADERS)
+      .header('set-cookie', sessionCookie(req, sessionId, CONSOLE_IDLE_MS / 1000))
+      .header('location', next)
+      .send();
+  });
+
+  app.post('/console/logout', { schema: { hide: true } }, async (req, reply) => {
+    const posted = await post(req, reply, 'read');
+    if (!posted) return reply;
+    await runVerb(svc, endConsoleSession, {
+      input: { idHash: posted.frame.session.idHash },
+      actor: `operator:${posted.frame.session.email}`,
+    });
+    return reply
+      .status(303)
+      .headers(SECURITY_HEADERS)
+      .header('set-cookie', sessionCookie(req, '', 0))
+      .header('location', '/console/login')
+      .send();
+  });
+
+  // ---- setting an account up -------------------------------------------------------------------
+
+  app.get('/console/setup', { schema: { hide: true } }, async (req, reply) => {
+    const token = (req.query as { token?: unknown }).token;
+    const row = await findSetup(svc.database.db, token, svc.clock());
+    if (!row)
+      return html(
+        reply,
+        410,
+        barePage(
+          'This set-up link has expired or been used',
+          '<p>Ask an admin for a new one (<code>cardprogram operator reset EMAIL</code>).</p>',
+        ),
+      );
+    return html(reply, 200, pages.setupPage({ token: token as string, email: row.email, role: row.role, secret: newTotpSecret() }));
+  });
+
+  app.post('/console/setup', { schema: { hide: true } }, async (req, reply) => {
+    const form = req.body instanceof URLSearchParams ? req.body : null;
+    if (!form || !sameOrigin(req)) return html(reply, 403, barePage('This form has expired', '<p>Open the set-up link again.</p>'));
+    const token = form.get('token') ?? '';
+    const row = await findSetup(svc.database.db, token, svc.clock());
+    if (!row) return html(reply, 410, barePage('This set-up link has expired or been used', '<p>Ask an admin for a new one.</p>'));
+    const password = form.get('password') ?? '';
+    const secret = /^[A-Z2-7]{32}$/.test(form.get('secret') ?? '') ? (form.get('secret') as string) : newTotpSecret();
+    const code = text(form, 'code', 12).replace(/\s/g, '');
+    const again = (error: string) => html(reply, 400, pages.setupPage({ token, email: row.email, role: row.role, secret, error }));
+    const problem = password !== form.get('password2') ? 'The two passwords differ.' : passwordProblem(password, row.email);
+    if (problem) return again(problem);
+    const done = await runVerb(svc, completeSetup, {
+      input: { token, passwordHash: await hashPassword(password), totp: code ? { secret, code } : null },
+      actor: `operator:${row.email}`,
+      audit: { operator: { actor: row.email, source: 'console', origin: origin(req) }, action: 'operator.setup', target: row.email },
+    });
+    if (done === 'badCode') return again('That code does not match: check the app’s clock and enter the code it shows now.');
+    if (done === 'totpRequired') return again('An admin must set up the second factor: enter the code your app shows.');
+    if (done === null) return html(reply, 410, barePage('This set-up link has expired or been used', '<p>Ask an admin for a new one.</p>'));
+    return html(
+      reply,
+      200,
+      barePage('Your account is ready', `<p>${esc(done.email)} can now log in.</p><p><a href="/console/login">Log in</a></p>`),
+    );
+  });
+
+  // ---- pages -------------------------------------------------------------------------------------
+
+  app.get('/console', { schema: { hide: true } }, async (req, reply) => {
+    const frame = await session(req, reply, 'read');
+    if (!frame) return reply;
+    return html(reply, 200, pages.overviewPage({ ...frame, current: '/console' }, await overview(svc.database.db, svc.clock())));
+  });
+
+  app.get('/console/reviews', { schema: { hide: true } }, async (req, reply) => {
+    const frame = await session(req, reply, 'read');
+    if (!frame) return reply;
+    return html(reply, 200, pages.reviewsPage({ ...frame, current: '/console/reviews' }, await reviewQueues(svc.database.db)));
+  });
+
+  /** Records that an operator opened sealed data (a view is an act of the trail too). */
+  const recordView = (req: FastifyRequest, s: ConsoleSession, action: string, target: string) =>
+    runVerb(svc, async () => ({ viewed: 'identity data' }), {
+      input: null,
+      actor: `operator:${s.email}`,
+      audit: audit(req, s, action, target),
+    });
+
+  app.get<{ Params: { id: string } }>('/console/holders/:id', { schema: { hide: true } }, async (req, reply) => {
+    const frame = await session(req, reply, 'read');
+    if (!frame) return reply;
+    const detail = isIdText(req.params.id) ? await holderDetail(svc, req.params.id) : null;
+    if (!detail)
+      return html(reply, 404, pages.problemPage({ ...frame, current: '/console/reviews' }, 'No such cardholder.', '/console/reviews'));
+    await recordView(req, frame.session, 'holder.view', detail.row.id);
+    const done = (req.query as { done?: unknown }).done;
+    return html(
+      reply,
+      200,
+      pages.holderPage(
+        { ...frame, current: '/console/reviews', notice: typeof done === 'string' ? pages.notice(done) : undefined },
+        detail,
+      ),
+    );
+  });
+
+  const REVIEW_DECISIONS: Record<string, { status: number; needsReason: boolean }> = {
+    approve: { status: AuditStatus.approved, needsReason: false },
+    reject: { status: AuditStatus.rejected, needsReason: true },
+    complete: { status: AuditStatus.dataToBeCompleted, needsReason: true },
+    review: { status: AuditStatus.underReview, needsReason: false },
+  };
+
+  app.post<{ Params: { id: string } }>('/console/holders/:id/review', { schema: { hide: true } }, async (req, reply) => {
+    const posted = await post(req, reply, 'review');
+    if (!posted) return reply;
+    const { frame, form } = posted;
+    const holderId = req.params.id;
+    const decision = REVIEW_DECISIONS[form.get('decision') ?? ''];
+    const reason = clean(text(form, 'reason'));
+    const back = `/console/holders/${encodeURIComponent(holderId)}`;
+    if (!decision || !isIdText(holderId)) return html(reply, 400, pages.problemPage(frame, 'Choose a decision.', back));
+    if (decision.needsReason && !reason) return html(reply, 400, pages.problemPage(frame, 'Give a reason: the merchant sees it.', back));
+    const before = async (tx: Kysely<DB>) => {
+      const row = await tx.selectFrom('cardholders').select(['audit_status', 'err_msg']).where('id', '=', holderId).executeTakeFirst();
+      return row ? { auditStatus: row.audit_status, errMsg: row.err_msg } : null;
+    };
+    const done = await change(
+      reply,
+      frame,
+      () =>
+        runVerb(svc, reviewHolder, {
+          input: { holderId, auditStatus: decision.status, errMsg: reason },
+          actor: frame.session.email,
+          audit: audit(req, frame.session, 'holder.review', holderId, before),
+        }),
+      back,
+    );
+    return done === null ? reply : redirect(reply, `${back}?done=reviewed`);
+  });
+
+  app.get<{ Params: { id: string } }>('/console/kyc/:id', { schema: { hide: true } }, async (req, reply) => {
+    const frame = await session(req, reply, 'read');
+    if (!frame) return reply;
+    const detail = isIdText(req.params.id) ? await kycDetail(svc, req.params.id) : null;
+    if (!detail)
+      return html(reply, 404, pages.problemPage({ ...frame, current: '/console/reviews' }, 'No such KYC request.', '/console/reviews'));
+    await recordView(req, frame.session, 'kyc.view', detail.row.id);
+    const done = (req.query as { done?: unknown }).done;
+    return html(
+      reply,
+      200,
+      pages.kycPage({ ...frame, current: '/console/reviews', notice: typeof done === 'string' ? pages.notice(done) : undefined }, detail),
+    );
+  });
+
+  app.post<{ Params: { id: string } }>('/console/kyc/:id/decide', { schema: { hide: true } }, async (req, reply) => {
+    const posted = await post(req, reply, 'review');
+    if (!posted) return reply;
+    const { frame, form } = posted;
+    const back = `/console/kyc/${encodeURIComponent(req.params.id)}`;
+    const status = form.get('decision');
+    const reason = clean(text(form, 'reason'));
+    if (status !== 'approved' && status !== 'rejected' && status !== 'reviewing')
+      return html(reply, 400, pages.problemPage(frame, 'Choose a decision.', back));
+    if (status === 'rejected' && !reason) return html(reply, 400, pages.problemPage(frame, 'Give a reason: the merchant sees it.', back));
+    const row = isIdText(req.params.id)
+      ? await svc.database.db
+          .selectFrom('kyc_requests')
+          .select(['id', 'request_no', 'merchant_id'])
+          .where('id', '=', req.params.id)
+          .executeTakeFirst()
+      : undefined;
+    if (!row) return html(reply, 404, pages.problemPage(frame, 'No such KYC request.', '/console/reviews'));
+    const before = async (tx: Kysely<DB>) => {
+      const r = await tx.selectFrom('kyc_requests').select(['status', 'reason']).where('id', '=', row.id).executeTakeFirst();
+      return r ? { kycStatus: r.status, reason: r.reason } : null;
+    };
+    const done = await change(
+      reply,
+      frame,
+      () =>
+        runVerb(svc, decideKyc, {
+          input: { requestNo: row.request_no, status, reason },
+          merchantId: row.merchant_id,
+          actor: frame.session.email,
+          audit: audit(req, frame.session, 'kyc.review', row.id, before),
+        }),
+      back,
+    );
+    return done === null ? reply : redirect(reply, `${back}?done=decided`);
+  });
+
+  app.get('/console/search', { schema: { hide: true } }, async (req, reply) => {
+    const frame = await session(req, reply, 'read');
+    if (!frame) return reply;
+    const q = (req.query as { q?: unknown }).q;
+    const query = typeof q === 'string' ? q.slice(0, 200) : '';
+    return html(reply, 200, pages.searchPage({ ...frame, current: '/console/search' }, query, query ? await search(svc, query) : null));
+  });
+
+  app.get<{ Params: { id: string } }>('/console/cards/:id', { schema: { hide: true } }, async (req, reply) => {
+    const frame = await session(req, reply, 'read');
+    if (!frame) return reply;
+    const db = svc.database.db;
+    const card = isIdText(req.params.id)
+      ? await db.selectFrom('cards').selectAll().where('id', '=', req.params.id).executeTakeFirst()
+      : undefined;
+    const f = { ...frame, current: '/console/search' };
+    if (!card) return html(reply, 404, pages.problemPage(f, 'No such card.', '/console/search'));
+    const q = req.query as { from?: unknown; to?: unknown; page?: unknown; done?: unknown };
+    const now = svc.clock();
+    const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+    const isDay = (v: unknown): v is string => typeof v === 'string' && /^\d{4}-\d\d-\d\d$/.test(v) && !Number.isNaN(Date.parse(v));
+    const to = isDay(q.to) ? q.to : day(now);
+    const from = isDay(q.from) ? q.from : day(Date.parse(to) - (MAX_RANGE_DAYS - 1) * 86_400_000);
+    const pageNo = typeof q.page === 'string' && /^\d{1,6}$/.test(q.page) ? Number(q.page) : 0;
+    const PAGE = 20;
+    let trades: Awaited<ReturnType<typeof listTrades>> | null = null;
+    let rangeError: string | null = null;
+    try {
+      trades = await listTrades({
+        db,
+        vault: svc.vault,
+        merchantId: card.merchant_id,
+        input: { cardId: card.id, beginDate: from, endDate: to, start: pageNo * PAGE, maxSize: PAGE, tradeStatusList: [...TRADE_STATUSES] },
+      });
+    } catch (err) {
+      if (!(err instanceof DomainError) || err.status >= 500) throw err;
+      rangeError = err.message;
+    }
+    const [query, holder, declined, merchant] = await Promise.all([
+      queryCard(db, card.merchant_id, card.id, now),
+      db
+        .selectFrom('cardholders')
+        .select(['id', 'first_name', 'last_name', 'audit_status'])
+        .where('id', '=', card.holder_id)
+        .executeTakeFirst(),
+      db
+        .selectFrom('authorizations')
+        .selectAll()
+        .where('card_id', '=', card.id)
+        .where('approved', '=', 0)
+        .orderBy('created_at', 'desc')
+        .limit(10)
+        .execute(),
+      merchantSummary(db, card.merchant_id),
+    ]);
+    return html(
+      reply,
+      200,
+      pages.cardPage(
+        { ...f, notice: typeof q.done === 'string' ? pages.notice(q.done) : undefined },
+        {
+          card: toCardModel(card),
+          query,
+          holder,
+          declined,
+          merchantName: merchant?.name ?? card.merchant_id,
+          merchantId: card.merchant_id,
+          createdAt: card.created_at,
+          trades,
+          rangeError,
+          from,
+          to,
+          pageNo,
+          pageSize: PAGE,
+        },
+      ),
+    );
+  });
+
+  for (const action of ['freeze', 'unfreeze', 'close'] as const) {
+    app.post<{ Params: { id: string } }>(`/console/cards/:id/${action}`, { schema: { hide: true } }, async (req, reply) => {
+      const posted = await post(req, reply, 'cards');
+      if (!posted) return reply;
+      const { frame, form } = posted;
+      const cardId = req.params.id;
+      const back = `/console/cards/${encodeURIComponent(cardId)}`;
+      if (!isIdText(cardId)) return html(reply, 404, pages.problemPage(frame, 'No such card.', '/console/search'));
+      const reason = clean(text(form, 'reason'));
+      if (action === 'close' && form.get('confirm') !== cardId) {
+        return html(reply, 400, pages.problemPage(frame, 'To close a card for good, type its id in the confirmation field.', back));
+      }
+      const before = async (tx: Kysely<DB>) => {
+        const row = await tx
+          .selectFrom('cards')
+          .select(['status', 'status_source', 'status_reason'])
+          .where('id', '=', cardId)
+          .executeTakeFirst();
+        return row ? { status: row.status, statusSource: row.status_source, statusReason: row.status_reason } : null;
+      };
+      const input = { cardId, source: 'operator' as const, reason: reason || undefined };
+      const spec = audit(req, frame.session, `card.${action}`, cardId, before);
+      const done = await change(
+        reply,
+        frame,
+        () =>
+          action === 'close'
+            ? runVerb(svc, closeCard, { input, actor: frame.session.email, audit: spec })
+            : runVerb(svc, setCardFrozen, { input: { ...input, frozen: action === 'freeze' }, actor: frame.session.email, audit: spec }),
+        back,
+      );
+      return done === null ? reply : redirect(reply, `${back}?done=${action}`);
+    });
+  }
+
+  app.get('/console/callbacks', { schema: { hide: true } }, async (req, reply) => {
+    const frame = await session(req, reply, 'read');
+    if (!frame) return reply;
+    const q = req.query as { merchant?: unknown; status?: unknown; done?: unknown };
+    const merchantId = isIdText(q.merchant) ? q.merchant : undefined;
+    const status = q.status === 'failed' || q.status === 'pending' ? q.status : undefined;
+    const rows = await troubledCallbacks(svc.database.db, { merchantId, status });
+    const f = { ...frame, current: '/console/callbacks', notice: typeof q.done === 'string' ? pages.notice(q.done) : undefined };
+    return html(reply, 200, pages.callbacksPage(f, rows, { merchantId, status }));
+  });
+
+  app.get<{ Params: { id: string } }>('/console/callbacks/:id', { schema: { hide: true } }, async (req, reply) => {
+    const frame = await session(req, reply, 'read');
+    if (!frame) return reply;
+    const detail = isIdText(req.params.id) ? await callbackDetail(svc.database.db, req.params.id) : null;
+    const f = {
+      ...frame,
+      current: '/console/callbacks',
+      notice: typeof (req.query as { done?: unknown }).done === 'string' ? pages.notice((req.query as { done: string }).done) : undefined,
+    };
+    if (!detail) return html(reply, 404, pages.problemPage(f, 'No such callback event.', '/console/callbacks'));
+    return html(reply, 200, pages.callbackPage(f, detail));
+  });
+
+  app.post<{ Params: { id: string } }>('/console/callbacks/:id/resend', { schema: { hide: true } }, async (req, reply) => {
+    const posted = await post(req, reply, 'callbacks');
+    if (!posted) return reply;
+    const { frame } = posted;
+    const eventId = req.params.id;
+    const back = `/console/callbacks/${encodeURIComponent(eventId)}`;
+    if (!isIdText(eventId)) return html(reply, 404, pages.problemPage(frame, 'No such callback event.', '/console/callbacks'));
+    const done = await change(
+      reply,
+      frame,
+      () =>
+        runVerb(svc, retryCallbacks, {
+          input: { eventIds: [eventId] },
+          actor: frame.session.email,
+          audit: audit(req, frame.session, 'callbacks.retry', eventId),
+        }),
+      back,
+    );
+    return done === null ? reply : redirect(reply, `${back}?done=resent`);
+  });
+
+  app.post('/console/callbacks/resend-failed', { schema: { hide: true } }, async (req, reply) => {
+    const posted = await post(req, reply, 'callbacks');
+    if (!posted) return reply;
+    const { frame, form } = posted;
+    const merchant = text(form, 'merchant', 64);
+    const merchantId = isIdText(merchant) ? merchant : undefined;
+    const done = await change(
+      reply,
+      frame,
+      () =>
+        runVerb(svc, retryCallbacks, {
+          input: { allFailed: true, ...(merchantId ? { merchantId } : {}) },
+          actor: frame.session.email,
+          audit: audit(req, frame.session, 'callbacks.retry', merchantId ? `failed:${merchantId}` : 'failed'),
+        }),
+      '/console/callbacks',
+    );
+    return done === null ? reply : redirect(reply, `/console/callbacks?done=resent-all${merchantId ? `&merchant=${merchantId}` : ''}`);
+  });
+
+  app.get('/console/merchants', { schema: { hide: true } }, async (req, reply) => {
+    const frame = await session(req, reply, 'read');
+    if (!frame) return reply;
+    return html(reply, 200, pages.merchantsPage({ ...frame, current: '/console/merchants' }, await listMerchants(svc.database.db)));
+  });
+
+  app.get<{ Params: { id: string } }>('/console/merchants/:id', { schema: { hide: true } }, async (req, reply) => {
+    const frame = await session(req, reply, 'read');
+    if (!frame) return reply;
+    const db = svc.database.db;
+    const f = {
+      ...frame,
+      current: '/console/merchants',
+      notice: typeof (req.query as { done?: unknown }).done === 'string' ? pages.notice((req.query as { done: string }).done) : undefined,
+    };
+    const merchant = isIdText(req.params.id) ? await merchantSummary(db, req.params.id) : undefined;
+    if (!merchant) return html(reply, 404, pages.problemPage(f, 'No such merchant.', '/console/merchants'));
+    const [domains, balances] = await Promise.all([listDomains(db, merchant.appId), fundingBalances(db, merchant.appId)]);
+    return html(reply, 200, pages.merchantPage(f, { merchant, domains, balances }));
+  });
+
+  const merchantState = (appId: string) => async (tx: Kysely<DB>) => (await merchantSummary(tx, appId)) ?? null;
+
+  app.post<{ Params: { id: string } }>('/console/merchants/:id/status', { schema: { hide: true } }, async (req, reply) => {
+    const posted = await post(req, reply, 'merchants');
+    if (!posted) return reply;
+    const { frame, form } = posted;
+    const appId = req.params.id;
+    const back = `/console/merchants/${encodeURIComponent(appId)}`;
+    const status = form.get('status');
+    if ((status !== 'active' && status !== 'disabled') || !isIdText(appId))
+      return html(reply, 400, pages.problemPage(frame, 'Choose active or disabled.', back));
+    const done = await change(
+      reply,
+      frame,
+      () =>
+        runVerb(svc, updateMerchant, {
+          input: { appId, status },
+          actor: frame.session.email,
+          audit: audit(req, frame.session, 'merchant.update', appId, merchantState(appId)),
+        }),
+      back,
+    );
+    return done === null ? reply : redirect(reply, `${back}?done=${status}`);
+  });
+
+  app.post<{ Params: { id: string } }>('/console/merchants/:id/fund', { schema: { hide: true } }, async (req, reply) => {
+    const posted = await post(req, reply, 'funding');
+    if (!posted) return reply;
+    const { frame, form } = posted;
+    const appId = req.params.id;
+    const back = `/console/merchants/${encodeURIComponent(appId)}`;
+    const input = {
+      appId,
+      amount: text(form, 'amount', 32),
+      currency: text(form, 'currency', 8),
+      reference: clean(text(form, 'reference')),
+    };
+    if (!input.reference) return html(reply, 400, pages.problemPage(frame, 'Give a reference (the bank transfer, the contract).', back));
+    const done = await change(
+      reply,
+      frame,
+      () => runVerb(svc, fundMerchant, { input, actor: frame.session.email, audit: audit(req, frame.session, 'merchant.fund', appId) }),
+      back,
+    );
+    return done === null ? reply : redirect(reply, `${back}?done=funded`);
+  });
+
+  app.post<{ Params: { id: string } }>('/console/merchants/:id/domains/remove', { schema: { hide: true } }, async (req, reply) => {
+    const posted = await post(req, reply, 'domains');
+    if (!posted) return reply;
+    const { frame, form } = posted;
+    const appId = req.params.id;
+    const back = `/console/merchants/${encodeURIComponent(appId)}`;
+    const host = text(form, 'host', 253);
+    const mapped = await svc.database.db.selectFrom('merchant_domains').select('merchant_id').where('host', '=', host).executeTakeFirst();
+    if (!mapped || mapped.merchant_id !== appId)
+      return html(reply, 404, pages.problemPage(frame, 'That host is not mapped to this merchant.', back));
+    const done = await change(
+      reply,
+      frame,
+      () =>
+        runVerb(svc, removeDomain, {
+          input: { host },
+          actor: frame.session.email,
+          audit: audit(req, frame.session, 'domain.remove', host),
+        }),
+      back,
+    );
+    if (done !== null) svc.domains.forget();
+    return done === null ? reply : redirect(reply, `${back}?done=domain-removed`);
+  });
+
+  app.get('/console/audit', { schema: { hide: true } }, async (req, reply) => {
+    const frame = await session(req, reply, 'read');
+    if (!frame) return reply;
+    const q = req.query as Record<string, unknown>;
+    const field = (k: string) => (typeof q[k] === 'string' && (q[k] as string).trim() ? (q[k] as string).trim().slice(0, 200) : undefined);
+    const filter: AuditFilter = { actor: field('actor'), action: field('action'), target: field('target'), limit: 200 };
+    return html(reply, 200, pages.auditPage({ ...frame, current: '/console/audit' }, filter, await listAudit(svc.database.db, filter)));
+  });
+
+  app.get('/console/operators', { schema: { hide: true } }, async (req, reply) => {
+    const frame = await session(req, reply, 'operators');
+    if (!frame) return reply;
+    const done = (req.query as { done?: unknown }).done;
+    const f = { ...frame, current: '/console/operators', notice: typeof done === 'string' ? pages.notice(done) : undefined };
+    return html(reply, 200, pages.operatorsPage(f, await listOperators(svc.database.db, svc.clock()), null));
+  });
+
+  const setupUrl = (token: string) => `${svc.config.publicUrl}/console/setup?token=${token}`;
+
+  app.post('/console/operators', { schema: { hide: true } }, async (req, reply) => {
+    const posted = await post(req, reply, 'operators');
+    if (!posted) return reply;
+    const { frame, form } = posted;
+    const role = form.get('role');
+    const email = text(form, 'email', 254);
+    if (!isRole(role))
+      return html(reply, 400, pages.problemPage(frame, `Choose a role: ${OPERATOR_ROLES.join(', ')}.`, '/console/operators'));
+    const made = await change(
+      reply,
+      frame,
+      () =>
+        runVerb(svc, createOperator, {
+          input: { email, role },
+          actor: frame.session.email,
+          audit: audit(req, frame.session, 'operator.create', email.toLowerCase()),
+        }),
+      '/console/operators',
+    );
+    if (made === null) return reply;
+    const f = { ...frame, current: '/console/operators' };
+    return html(
+      reply,
+      200,
+      pages.operatorsPage(f, await listOperators(svc.database.db, svc.clock()), { email: made.email, url: setupUrl(made.setupToken) }),
+    );
+  });
+
+  app.post<{ Params: { id: string; action: string } }>('/console/operators/:id/:action', { schema: { hide: true } }, async (req, reply) => {
+    const posted = await post(req, reply, 'operators');
+    if (!posted) return reply;
+    const { frame, form } = posted;
+    const row = isIdText(req.params.id)
+      ? await svc.database.db.selectFrom('operators').select(['id', 'email']).where('id', '=', req.params.id).executeTakeFirst()
+      : undefined;
+    if (!row) return html(reply, 404, pages.problemPage(frame, 'No such operator.', '/console/operators'));
+    const state = async (tx: Kysely<DB>) =>
+      tx.selectFrom('operators').select(['role', 'status']).where('id', '=', row.id).executeTakeFirst();
+    const f = { ...frame, current: '/console/operators' };
+    if (req.params.action === 'reset') {
+      const reset = await change(
+        reply,
+        frame,
+        () =>
+          runVerb(svc, resetOperator, {
+            input: { email: row.email },
+            actor: frame.session.email,
+            audit: audit(req, frame.session, 'operator.reset', row.email, state),
+          }),
+        '/console/operators',
+      );
+      if (reset === null) return reply;
+      return html(
+        reply,
+        200,
+        pages.operatorsPage(f, await listOperators(svc.database.db, svc.clock()), { email: reset.email, url: setupUrl(reset.setupToken) }),
+      );
+    }
+    if (req.params.action !== 'update') return html(reply, 404, pages.problemPage(frame, 'No such action.', '/console/operators'));
+    const role = form.get('role');
+    const status = form.get('status');
+    const input = {
+      email: row.email,
+      role: isRole(role) ? role : undefined,
+      status: status === 'active' || status === 'disabled' ? status : undefined,
+    } as const;
+    if (!input.role && !input.status) return html(reply, 400, pages.problemPage(frame, 'Choose a role or a status.', '/console/operators'));
+    const done = await change(
+      reply,
+      frame,
+      () =>
+        runVerb(svc, updateOperator, {
+          input,
+          actor: frame.session.email,
+          audit: audit(req, frame.session, 'operator.update', row.email, state),
+        }),
+      '/console/operators',
+    );
+    return done === null ? reply : redirect(reply, '/console/operators?done=operator-updated');
+  });
+
+  // Anything else under /console: the console's own 404 page.
+  app.get('/console/*', { schema: { hide: true } }, async (req, reply) => {
+    const frame = await session(req, reply, 'read');
+    if (!frame) return reply;
+    return html(reply, 404, pages.problemPage(frame, 'There is no such page.', '/console'));
+  });
+};
