@@ -40,7 +40,7 @@ button:focus-visible,a:focus-visible,input:focus-visible,select:focus-visible{ou
 a{color:var(--accent)}.notice{border-left:4px solid var(--accent);background:#fff;padding:10px 14px;border-radius:8px;margin-bottom:16px}
 .notice.bad{border-left-color:var(--danger)}code,.mono{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:.9em;overflow-wrap:anywhere}
 pre{white-space:pre-wrap;overflow-wrap:anywhere;margin:0;font-size:.85rem}
-.chart text{font-size:11px;fill:#4b5563}.legend{display:flex;gap:14px;font-size:.9rem;color:var(--muted)}.sw{display:inline-block;width:10px;height:10px;margin-right:5px}
+figure{margin:0 0 16px}.chart text{font-size:11px;fill:#4b5563}.legend{display:flex;gap:14px;font-size:.9rem;color:var(--muted)}.sw{display:inline-block;width:10px;height:10px;margin-right:5px}
 .sw.ok{background:#2563eb}.sw.no{background:#dc2626}
 .login{max-width:420px;margin:8vh auto;background:#fff;border:1px solid var(--line);border-radius:12px;padding:28px}
 .pager{display:flex;gap:12px;margin-top:10px}
