@@ -5,6 +5,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { it } from 'node:test';
 import { buildApp } from '../src/app.js';
+import { completeSetup, createOperator, totpSecretOf } from '../src/console/accounts.js';
+import { hashPassword } from '../src/console/passwords.js';
+import { codeAt, newTotpSecret, stepOf } from '../src/console/totp.js';
 import { SEALED_COLUMNS } from '../src/crypto/reseal.js';
 import { SecretBox } from '../src/crypto/secretbox.js';
 import { addDomain } from '../src/domains/store.js';
@@ -35,6 +38,18 @@ eachDialect('keys at rest: master key rotation and PAN data keys', (dialect) => 
     });
     const share = await h.call('/open/api/kyc/share/information', kycBody({ requestNo: 'REQ-ROTATE' }));
     assert.equal(share.status, 200, JSON.stringify(share.body));
+    // A console operator's TOTP key.
+    const totp = newTotpSecret();
+    const op = await runVerb(h.app.svc, createOperator, { input: { email: 'ops@example.com', role: 'admin' }, actor: 'test' });
+    const setUp = await runVerb(h.app.svc, completeSetup, {
+      input: {
+        token: op.setupToken,
+        passwordHash: await hashPassword('correct horse battery staple'),
+        totp: { secret: totp, code: codeAt(totp, stepOf(Date.now())) },
+      },
+      actor: 'test',
+    });
+    assert.equal(typeof setUp, 'object');
 
     // Every column whose name ends in _enc is one the reseal knows about.
     const encColumns = (await ownTables(h.db))
@@ -81,6 +96,8 @@ eachDialect('keys at rest: master key rotation and PAN data keys', (dialect) => 
     const decided = await post('/sandbox/kyc/review', { requestNo: 'REQ-ROTATE', kycStatus: 'approved', randomStr: randomStr() });
     assert.equal(decided.statusCode, 200, decided.body);
     assert.ok((await app.svc.domains.lookup('cards.rotate.test'))?.context, 'the TLS key opens');
+    const operator = await db.selectFrom('operators').select(['id', 'totp_enc']).executeTakeFirstOrThrow();
+    assert.equal(totpSecretOf(app.svc, operator), totp, 'the operator’s TOTP key opens');
 
     // The old key alone is refused at start, with the reason.
     await assert.rejects(
