@@ -57,7 +57,13 @@ export const SERVICE_VERSION = (createRequire(import.meta.url)('../package.json'
  */
 export async function buildApp(config: Config, opts: BuildOptions = {}): Promise<FastifyInstance> {
   const ownsDatabase = !opts.database;
-  const database = opts.database ?? openDatabase(config.databaseUrl, { statementTimeoutMs: config.pgStatementTimeoutMs });
+  const database =
+    opts.database ??
+    openDatabase(config.databaseUrl, {
+      statementTimeoutMs: config.pgStatementTimeoutMs,
+      pgPoolSize: config.pgPool.size,
+      pgPoolWaitMs: config.pgPool.waitMs,
+    });
   // (SQLite has no statement bound, and an in-memory database exists only on its one connection.)
   if (opts.database || database.dialect === 'sqlite') {
     await migrateToLatest(database);

@@ -40,6 +40,8 @@ export interface Config {
   console: boolean;
   /** PostgreSQL: the longest one statement of the service may take, ms (CARDPROGRAM_PG_STATEMENT_TIMEOUT_MS); 0: no bound. */
   pgStatementTimeoutMs: number;
+  /** PostgreSQL: connections per process (CARDPROGRAM_PG_POOL_SIZE) and how long a request waits for one before 503 (CARDPROGRAM_PG_POOL_WAIT_MS). */
+  pgPool: { size: number; waitMs: number };
   dataDir: string;
   /** 32 bytes; encrypts stored secrets, PAN data keys, KYC documents and domain keys. */
   masterKey: Buffer;
@@ -323,6 +325,10 @@ export function loadConfig(env: Env = process.env): Config {
     metricsPort: env.CARDPROGRAM_METRICS_PORT ? intVar(env, 'CARDPROGRAM_METRICS_PORT', 0, 0, 65535) : null,
     console: switchVar(env, 'CARDPROGRAM_CONSOLE', false),
     pgStatementTimeoutMs: intVar(env, 'CARDPROGRAM_PG_STATEMENT_TIMEOUT_MS', 15_000, 0, 3_600_000),
+    pgPool: {
+      size: intVar(env, 'CARDPROGRAM_PG_POOL_SIZE', 10, 1, 1000),
+      waitMs: intVar(env, 'CARDPROGRAM_PG_POOL_WAIT_MS', 5000, 50, 600_000),
+    },
     dataDir,
     masterKey,
     masterKeyPrevious: (env.CARDPROGRAM_MASTER_KEY_PREVIOUS ?? '')

@@ -197,6 +197,9 @@ eachDialect('the operators’ console', (dialect) => {
     const demoted = await consolePost(h, a2, `/console/operators/${supportRow.id}/update`, { role: 'viewer' });
     assert.equal(demoted.statusCode, 303);
     assert.equal((await consoleGet(h, s, '/console')).statusCode, 303, 'demoted: the session ended');
+    const promoted = await consolePost(h, a2, `/console/operators/${supportRow.id}/update`, { role: 'admin' });
+    assert.equal(promoted.statusCode, 400, 'an account without a second factor cannot become admin');
+    assert.match(promoted.body, /has no second factor/);
     s = await login(h, support);
     assert.equal((await consolePost(h, a2, `/console/operators/${supportRow.id}/update`, { status: 'disabled' })).statusCode, 303);
     assert.equal((await consoleGet(h, s, '/console')).statusCode, 303, 'disabled: the session ended');
@@ -211,7 +214,7 @@ eachDialect('the operators’ console', (dialect) => {
     // The last admin cannot be demoted or disabled.
     const adminRow = await h.db.database.db.selectFrom('operators').select('id').where('email', '=', admin.email).executeTakeFirstOrThrow();
     const last = await consolePost(h, a2, `/console/operators/${adminRow.id}/update`, { role: 'viewer' });
-    assert.equal(last.statusCode, 409);
+    assert.equal(last.statusCode, 400);
     assert.match(last.body, /last active admin/);
     void a;
   });

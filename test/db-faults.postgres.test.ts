@@ -123,6 +123,45 @@ describe('faults around the database', () => {
     assert.equal(Number(rows.n), 2, 'the acknowledged cardholders, once each');
   });
 
+  it('every pooled connection busy: a request waits at most CARDPROGRAM_PG_POOL_WAIT_MS for one, then 503; then it recovers', {
+    skip: !PG,
+  }, async (t) => {
+    const db = await isolatedDatabase(PG as NonNullable<typeof PG>);
+    t.after(() => db.cleanup());
+    const service = await startService({
+      DATABASE_URL: childDatabaseUrl(db),
+      CARDPROGRAM_DATA_DIR: db.dataDir,
+      CARDPROGRAM_PG_POOL_SIZE: '1',
+      CARDPROGRAM_PG_POOL_WAIT_MS: '300',
+      CARDPROGRAM_PG_STATEMENT_TIMEOUT_MS: '4000',
+      CARDPROGRAM_WORKER: 'off',
+      CARDPROGRAM_RATE_LIMIT: '0',
+    });
+    t.after(() => service.child.kill('SIGKILL'));
+    const demo = JSON.parse(readFileSync(join(db.dataDir, 'demo-merchant.json'), 'utf8')) as Demo;
+    assert.equal((await post(service, demo, '/api/network/holderCreate.html', holderBody())).status, 200);
+    // Another session holds the cardholders table: the service's one connection waits on it.
+    const admin = new pg.Client({ connectionString: db.url, options: `-c search_path=${db.pgSchema}` });
+    await admin.connect();
+    t.after(() => admin.end());
+    await admin.query('begin');
+    await admin.query('lock table cardholders in access exclusive mode');
+    const stuck = post(service, demo, '/api/network/holderCreate.html', holderBody());
+    await eventually(
+      async () =>
+        (await admin.query("select 1 from pg_stat_activity where wait_event_type = 'Lock' and datname = current_database()")).rowCount ===
+        1,
+      5000,
+      'the service’s connection waits for the lock',
+    );
+    const waited = await post(service, demo, '/api/network/holderCreate.html', holderBody());
+    assertUnavailable(waited, '1');
+    assert.ok(waited.ms < 2000, `answered in ${waited.ms} ms: the pool wait, not the statement bound`);
+    await admin.query('rollback');
+    assert.equal((await stuck).status, 200, 'the waiting write goes through once the lock is gone');
+    await succeedsAgain(service, demo, holderBody(), 'and the next one too');
+  });
+
   it('a statement past statement_timeout is 503 (57014), not 500', { skip: !PG }, () => {
     const err = Object.assign(new Error('canceling statement due to statement timeout'), { code: '57014' });
     assert.equal(databaseFault(err)?.retryAfterSeconds, 5);

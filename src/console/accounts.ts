@@ -148,6 +148,13 @@ export async function updateOperator({
   const { tx, now } = ctx;
   const row = await byEmail(tx, normaliseOperatorEmail(input.email));
   const next = { role: input.role ?? row.role, status: input.status ?? row.status };
+  if (next.role === 'admin' && row.role !== 'admin' && row.totp_enc === null && row.password_hash !== null) {
+    // An admin always has a second factor: this account must enrol one first (a reset's set-up asks for it).
+    throw new DomainError(
+      'validation',
+      `email: ${row.email} has no second factor; an admin must: reset the account, and make it admin once it has set one up`,
+    );
+  }
   if (row.role === 'admin' && row.status === 'active' && (next.role !== 'admin' || next.status !== 'active')) {
     // Counted under the lock of every admin row, so two admins cannot demote each other at once.
     const admins = await lockedActiveAdmins(ctx);

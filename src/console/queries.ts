@@ -170,7 +170,7 @@ export async function search(svc: Services, text: string): Promise<SearchHit[]> 
     const [holder, card, trade, declined, kyc, merchant] = await Promise.all([
       db.selectFrom('cardholders').select(holderCols).where('id', '=', q).executeTakeFirst(),
       db.selectFrom('cards').select(cardCols).where('id', '=', q).executeTakeFirst(),
-      db.selectFrom('trades').select(['id', 'card_id', 'trade_type', 'amount', 'currency']).where('id', '=', q).executeTakeFirst(),
+      db.selectFrom('trades').select(['id', 'card_id', 'business_date']).where('id', '=', q).executeTakeFirst(),
       db.selectFrom('authorizations').select(['id', 'card_id', 'approved']).where('id', '=', q).executeTakeFirst(),
       db
         .selectFrom('kyc_requests')
@@ -182,13 +182,17 @@ export async function search(svc: Services, text: string): Promise<SearchHit[]> 
     ]);
     if (holder) hits.push(holderHit(holder));
     if (card) hits.push(cardHit(card));
-    if (trade)
+    if (trade) {
+      // The card's page, its transactions shown for the 30 days up to the transaction's day (it is on the first page or near it).
+      const to = trade.business_date;
+      const from = new Date(Date.parse(`${to}T00:00:00Z`) - 29 * DAY_MS).toISOString().slice(0, 10);
       hits.push({
         kind: 'transaction',
         id: trade.id,
-        href: `/console/cards/${trade.card_id}?trade=${trade.id}`,
-        label: `on card ${trade.card_id}`,
+        href: `/console/cards/${trade.card_id}?from=${from}&to=${to}`,
+        label: `${to}, on card ${trade.card_id}`,
       });
+    }
     if (declined && !trade) {
       hits.push({
         kind: 'declined authorization',

@@ -176,7 +176,7 @@ export const consoleRoutes: FastifyPluginAsync<{ svc: Services }> = async (app, 
       return await fn();
     } catch (err) {
       if (!(err instanceof DomainError) || err.status >= 500) throw err;
-      await html(reply, err.status === 404 ? 404 : 409, pages.problemPage(frame, err.message, back));
+      await html(reply, err.status, pages.problemPage(frame, err.message, back));
       return null;
     }
   }

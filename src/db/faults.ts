@@ -42,7 +42,8 @@ export function databaseFault(err: unknown): DatabaseFault | null {
   if (state) return state;
   if (err.message.includes('timeout exceeded when trying to connect'))
     return {
-      reason: 'no PostgreSQL connection within 5 s: the server is unreachable, or every pooled connection is busy',
+      reason:
+        'no PostgreSQL connection within the pool-wait bound (CARDPROGRAM_PG_POOL_WAIT_MS): the server is unreachable, or every pooled connection is busy',
       retryAfterSeconds: 1,
     };
   if (code === '53300' || connectionLost(err))

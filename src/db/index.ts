@@ -42,6 +42,8 @@ export interface OpenOptions {
   /** PostgreSQL schema to use (tests isolate themselves in one schema each). */
   pgSchema?: string;
   pgPoolSize?: number;
+  /** PostgreSQL: how long a caller may wait for a pooled connection (a new one, or a free one), ms; then 503. Default 5000. */
+  pgPoolWaitMs?: number;
   /**
    * PostgreSQL: how long one statement may take (ms), on the server (statement_timeout) and on the
    * client (a server that stopped answering, a network black hole): past it the request is a 503.
@@ -238,8 +240,8 @@ function openPostgres(url: string, opts: OpenOptions): Database {
     connectionString: url,
     max: poolSize,
     types: pgTypes,
-    // Waiting for a connection (a new one, or a free one of the pool) ends after 5 s: 503.
-    connectionTimeoutMillis: 5000,
+    // Waiting for a connection (a new one, or a free one of the pool) ends after the bound: 503.
+    connectionTimeoutMillis: opts.pgPoolWaitMs ?? 5000,
     // A statement ends after the bound: the server cancels it (57014), and the client stops
     // waiting a moment later if the server does not answer at all (a black hole), then drops the
     // connection. Either way the request is answered 503 within the bound, not never.

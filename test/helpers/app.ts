@@ -64,6 +64,7 @@ export function testConfig(dataDir: string, overrides: Partial<Config> = {}): Co
     metricsPort: null,
     console: false,
     pgStatementTimeoutMs: 0,
+    pgPool: { size: 10, waitMs: 5000 },
     dataDir,
     masterKey: randomBytes(32),
     masterKeyPrevious: [],
