@@ -24,43 +24,8 @@ import { childDatabaseUrl, ROOT } from '../test/helpers/cli.js';
 import { isolatedDatabase, type TestDialect } from '../test/helpers/db.js';
 import { CONNECTIONS, DURATION_S, drive, FILL_TRADES, type Operation, quick, type Signer } from './http-drive.js';
 import { flatCost } from './http-list-growth.js';
+import { operations } from './http-operations.js';
 import { peakRssMb, startCeiling, startService, stop } from './http-processes.js';
-
-function operations(cards: string[]): Operation[] {
-  const today = new Date().toISOString().slice(0, 10);
-  const from = new Date(Date.now() - 30 * 86_400_000).toISOString().slice(0, 10);
-  const run = randomBytes(3).toString('hex');
-  return [
-    {
-      name: 'transaction list (4.1)',
-      path: '/api/network/networkAuthTradeList.html',
-      randomStr: true,
-      body: (n) => ({ cardId: cards[n % cards.length], beginDate: from, endDate: today, start: 0, maxSize: 10 }),
-    },
-    {
-      name: 'create cardholder (4.2)',
-      path: '/api/network/holderCreate.html',
-      randomStr: true,
-      body: (n) => holderBody({ email: `bench.${run}.${n}@example.com`, idnoType: 2, idno: `B${run}${n}`.toUpperCase() }),
-    },
-    {
-      name: 'KYC submission (4.3)',
-      path: '/open/api/kyc/share/information',
-      randomStr: false,
-      body: (n) =>
-        kycBody(
-          { requestNo: `BENCH-${run}-${n}`, email: `kyc.${run}.${n}@example.com`, callbackUrl: 'https://merchant.example/hooks' },
-          { number: `FR${run}${n}` },
-        ),
-    },
-    {
-      name: 'login-free link (4.4)',
-      path: '/open/merchant/api/v2',
-      randomStr: false,
-      body: (n) => ({ email: `page.${run}.${n}@example.com` }),
-    },
-  ];
-}
 
 async function run(dialect: TestDialect) {
   const db = await isolatedDatabase(dialect);
