@@ -31,11 +31,12 @@ export async function waitReady(base: string, child: ChildProcess, started: numb
   throw new Error(`service did not become ready within ${READY_DEADLINE_MS / 1000} s`);
 }
 
-export async function startService(env: Record<string, string>) {
+/** The built service of a checkout (this one unless `root` names another, e.g. the baseline's). */
+export async function startService(env: Record<string, string>, root = ROOT) {
   const port = 20000 + Math.floor(Math.random() * 10000);
   const started = performance.now();
-  const child = spawn(process.execPath, [join(ROOT, 'bin', 'cardprogram.js'), 'serve'], {
-    cwd: ROOT,
+  const child = spawn(process.execPath, [join(root, 'bin', 'cardprogram.js'), 'serve'], {
+    cwd: root,
     env: { ...process.env, ...env, PORT: String(port), LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'ignore', 'inherit'],
   });

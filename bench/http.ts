@@ -8,26 +8,52 @@
  * drives a bare `node:http` server (bench/ceiling.mjs: parse a JSON body, answer a JSON body of the
  * same size) with the very same requests. Reported: requests/s, p50/p99 latency, the ratio to the
  * ceiling, the service's peak RSS, and how long it takes to be ready on an existing database.
+ * A full run measures the baseline too ("today": the landed main named in bench/baseline-ref, built
+ * in a worktree of its own), each operation against both builds in turn, in the same run.
  *
- *   npm run bench:http                 both databases, 10 s per operation, 10,000 trades
- *   npm run bench:http -- --quick      tiny sizes, a few seconds (CI: checks that it works)
+ *   npm run bench:http                 both databases, both builds, 10 s per operation, 10,000 trades
+ *   npm run bench:http -- --baseline REF   another baseline (a commit, a tag, a branch)
+ *   npm run bench:http -- --quick      this checkout alone, tiny sizes, a few seconds (CI: checks that it works)
  *   BENCH_DB=sqlite npm run bench:http
  */
 import { type ChildProcess, execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { hmacSign, signingString } from '../src/http/signing.js';
-import { holderBody, kycBody } from '../test/helpers/app.js';
 import { childDatabaseUrl, ROOT } from '../test/helpers/cli.js';
 import { isolatedDatabase, type TestDialect } from '../test/helpers/db.js';
-import { CONNECTIONS, DURATION_S, drive, FILL_TRADES, type Operation, quick, type Signer } from './http-drive.js';
+import { CONNECTIONS, DURATION_S, drive, FILL_TRADES, quick, type Signer } from './http-drive.js';
 import { flatCost } from './http-list-growth.js';
 import { operations } from './http-operations.js';
 import { peakRssMb, startCeiling, startService, stop } from './http-processes.js';
 
-async function run(dialect: TestDialect) {
+/** A build of the service to measure: this checkout ("after"), or a baseline ("today", the landed main). */
+interface Build {
+  label: string;
+  root: string;
+}
+
+/**
+ * The baseline as of a git ref: a worktree of it next to the system's temporary files, sharing this
+ * checkout's node_modules, built once (its dist/ is kept for the next run of the same commit).
+ */
+function baselineBuild(ref: string): Build {
+  const sha = execFileSync('git', ['rev-parse', '--short', ref], { cwd: ROOT }).toString().trim();
+  const root = join(tmpdir(), `cardprogram-baseline-${sha}`);
+  if (!existsSync(join(root, 'dist', 'cardprogram.js'))) {
+    rmSync(root, { recursive: true, force: true });
+    execFileSync('git', ['worktree', 'prune'], { cwd: ROOT });
+    execFileSync('git', ['worktree', 'add', '--detach', root, sha], { cwd: ROOT, stdio: 'ignore' });
+    symlinkSync(join(ROOT, 'node_modules'), join(root, 'node_modules'));
+    execFileSync(process.execPath, ['scripts/build.mjs'], { cwd: root, stdio: 'inherit' });
+  }
+  return { label: `today (${sha})`, root };
+}
+
+/** One build's service on a fresh database of its own, filled through its own verbs. */
+async function prepare(dialect: TestDialect, build: Build) {
   const db = await isolatedDatabase(dialect);
   const dataDir = join(tmpdir(), `cardprogram-bench-${randomBytes(4).toString('hex')}`);
   mkdirSync(dataDir, { recursive: true });
@@ -41,103 +67,135 @@ async function run(dialect: TestDialect) {
     CARDPROGRAM_RATE_LIMIT: '1000000',
     CARDPROGRAM_KYC_AUTO_DECISION_MS: '0',
   };
-  const children: ChildProcess[] = [];
+  const cleanup = async () => {
+    await db.cleanup();
+    rmSync(dataDir, { recursive: true, force: true });
+  };
   try {
-    const first = await startService(env);
+    const first = await startService(env, build.root);
     await stop(first.child);
-    process.stderr.write(`[${dialect.name}] filling with ${FILL_TRADES} trades (cardprogram demo --trades)\n`);
+    process.stderr.write(`[${dialect.name}, ${build.label}] filling with ${FILL_TRADES} trades (cardprogram demo --trades)\n`);
     const filled = JSON.parse(
       execFileSync(
         process.execPath,
-        [join(ROOT, 'bin', 'cardprogram.js'), 'demo', '--trades', String(FILL_TRADES), '--days', '30', '--seed', '1', '--json'],
-        {
-          cwd: ROOT,
-          env: { ...process.env, ...env },
-          stdio: ['ignore', 'pipe', 'inherit'],
-          maxBuffer: 1 << 28,
-        },
+        [join(build.root, 'bin', 'cardprogram.js'), 'demo', '--trades', String(FILL_TRADES), '--days', '30', '--seed', '1', '--json'],
+        { cwd: build.root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 1 << 28 },
       ).toString(),
     );
     const cards: string[] = filled.holders.flatMap((h: { cards: Array<{ cardId: string }> }) => h.cards.map((c) => c.cardId));
     const demo = JSON.parse(readFileSync(join(dataDir, 'demo-merchant.json'), 'utf8'));
     // Start again on the existing database: how long until it serves?
-    const service = await startService(env);
-    const ceiling = await startCeiling();
-    children.push(service.child, ceiling.child);
+    const service = await startService(env, build.root);
     const sign: Signer = (body, withRandomStr) => {
       const signed: Record<string, unknown> = { ...body, appId: demo.appId };
       if (withRandomStr) signed.randomStr = randomBytes(16).toString('hex');
       signed.sign = hmacSign(demo.secret, signingString(signed));
       return JSON.stringify(signed);
     };
-    const rows = [];
-    for (const op of operations(cards)) {
-      // The service's answer size for this operation sets the ceiling's answer size.
-      const sample = await fetch(`${service.base}${op.path}`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: sign(op.body(0), op.randomStr),
-      });
-      const size = (await sample.text()).length;
-      if (!sample.ok) throw new Error(`${op.name}: the sample request failed with ${sample.status}`);
-      await drive(service.base, op, sign, '', 1); // warm-up
-      const svc = await drive(service.base, op, sign);
-      const top = await drive(ceiling.base, op, sign, `?size=${size}`);
-      rows.push({
-        operation: op.name,
-        service: svc,
-        ceiling: top,
-        ratio: Math.round((svc.rps / top.rps) * 100) / 100,
-        replyBytes: size,
-      });
-      process.stderr.write(
-        `[${dialect.name}] ${op.name}: ${svc.rps} req/s (p50 ${svc.p50} ms, p99 ${svc.p99} ms, ${svc.non2xx} non-2xx, ${svc.errors} errors) vs ceiling ${top.rps} req/s → ${rows.at(-1)?.ratio}\n`,
-      );
+    return { build, db, service, sign, cards, demo, trades: filled.trades as number, cleanup };
+  } catch (err) {
+    await cleanup();
+    throw err;
+  }
+}
+
+/**
+ * Every build's service side by side on one database engine: each operation is driven against each
+ * build in turn, then against the ceiling, so that all of them see the machine in the same state.
+ */
+async function run(dialect: TestDialect, builds: Build[]) {
+  const prepared: Array<Awaited<ReturnType<typeof prepare>>> = [];
+  const children: ChildProcess[] = [];
+  try {
+    for (const build of builds) {
+      const p = await prepare(dialect, build);
+      prepared.push(p);
+      children.push(p.service.child);
     }
-    const rssMb = peakRssMb(service.child.pid);
+    const ceiling = await startCeiling();
+    children.push(ceiling.child);
+    const rows = [];
+    const cardsOf = (p: (typeof prepared)[number]) => operations(p.cards);
+    for (const [i, op] of operations((prepared[0] as (typeof prepared)[number]).cards).entries()) {
+      let size = 0;
+      const measured = [];
+      for (const p of prepared) {
+        const mine = cardsOf(p)[i] as typeof op;
+        // The service's answer size for this operation sets the ceiling's answer size.
+        const sample = await fetch(`${p.service.base}${mine.path}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: p.sign(mine.body(0), mine.randomStr),
+        });
+        size = (await sample.text()).length;
+        if (!sample.ok) throw new Error(`${op.name} (${p.build.label}): the sample request failed with ${sample.status}`);
+        await drive(p.service.base, mine, p.sign, '', 1); // warm-up
+        measured.push({ build: p.build.label, service: await drive(p.service.base, mine, p.sign) });
+      }
+      const top = await drive(ceiling.base, op, (prepared[0] as (typeof prepared)[number]).sign, `?size=${size}`);
+      for (const m of measured) {
+        rows.push({
+          operation: op.name,
+          build: m.build,
+          service: m.service,
+          ceiling: top,
+          ratio: Math.round((m.service.rps / top.rps) * 100) / 100,
+          replyBytes: size,
+        });
+        process.stderr.write(
+          `[${dialect.name}, ${m.build}] ${op.name}: ${m.service.rps} req/s (p50 ${m.service.p50} ms, p99 ${m.service.p99} ms, ${m.service.non2xx} non-2xx, ${m.service.errors} errors) vs ceiling ${top.rps} req/s → ${rows.at(-1)?.ratio}\n`,
+        );
+      }
+    }
     await stop(ceiling.child);
+    const builds_ = prepared.map((p) => ({
+      build: p.build.label,
+      trades: p.trades,
+      readyMs: p.service.readyMs,
+      peakRssMb: peakRssMb(p.service.child.pid),
+    }));
+    // The list as the table grows: this checkout only (it fills the database to a million trades).
+    const after = prepared.at(-1) as (typeof prepared)[number];
+    for (const p of prepared.slice(0, -1)) await stop(p.service.child);
     const flat = await flatCost(
-      db.database,
+      after.db.database,
       dialect.name,
-      service.base,
-      sign,
-      demo.appId,
-      cards[0] as string,
-      cards[1] as string,
-      filled.trades,
+      after.service.base,
+      after.sign,
+      after.demo.appId,
+      after.cards[0] as string,
+      after.cards[1] as string,
+      after.trades,
     );
-    await stop(service.child);
-    return { database: dialect.name, trades: filled.trades, readyMs: service.readyMs, peakRssMb: rssMb, operations: rows, flat };
+    await stop(after.service.child);
+    return { database: dialect.name, builds: builds_, operations: rows, flat };
   } finally {
     for (const c of children) await stop(c);
-    await db.cleanup();
-    rmSync(dataDir, { recursive: true, force: true });
+    for (const p of prepared) await p.cleanup();
   }
 }
 
 function markdown(report: { date: string; machine: string; results: Awaited<ReturnType<typeof run>>[] }): string {
   const lines = [
-    `Measured ${report.date.slice(0, 10)} on ${report.machine}; ${CONNECTIONS} connections, ${DURATION_S} s per operation, client and server on the same machine.`,
+    `Measured ${report.date.slice(0, 10)} on ${report.machine}; ${CONNECTIONS} connections, ${DURATION_S} s per operation, client and server on the same machine; each operation against each build in turn, then against the ceiling (a bare node:http server parsing and answering bodies of the same size).`,
     '',
-    '| database | operation | req/s | p50 ms | p99 ms | ceiling req/s | ratio |',
-    '|---|---|---:|---:|---:|---:|---:|',
+    '| database | operation | build | req/s | p50 ms | p99 ms | ceiling req/s | ratio |',
+    '|---|---|---|---:|---:|---:|---:|---:|',
   ];
   for (const r of report.results) {
     for (const o of r.operations) {
       lines.push(
-        `| ${r.database} | ${o.operation} | ${o.service.rps} | ${o.service.p50} | ${o.service.p99} | ${o.ceiling.rps} | ${o.ratio} |`,
+        `| ${r.database} | ${o.operation} | ${o.build} | ${o.service.rps} | ${o.service.p50} | ${o.service.p99} | ${o.ceiling.rps} | ${o.ratio} |`,
       );
     }
   }
-  lines.push('');
-  lines.push(
-    report.results
-      .map((r) => `${r.database}: ${r.trades} trades stored, ready ${r.readyMs} ms after start, peak RSS ${r.peakRssMb} MB`)
-      .join('; '),
-  );
+  lines.push('', '| database | build | trades stored | ready after start (existing database) | peak RSS |', '|---|---|---:|---:|---:|');
+  for (const r of report.results) {
+    for (const b of r.builds) lines.push(`| ${r.database} | ${b.build} | ${b.trades} | ${b.readyMs} ms | ${b.peakRssMb} MB |`);
+  }
   lines.push(
     '',
-    'The list as the table grows (random pages of 30, all statuses; the hot card holds 20 % of all trades in its 30-day window):',
+    'The list as the table grows (this checkout; random pages of 30, all statuses; the hot card holds 20 % of all trades in its 30-day window):',
     '',
   );
   lines.push(
@@ -156,11 +214,21 @@ function markdown(report: { date: string; machine: string; results: Awaited<Retu
 
 // The built program is what runs in production: build it first (npm run build).
 execFileSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'inherit' });
+// Today's figures beside this checkout's: --baseline REF, else (a full run) the ref in
+// bench/baseline-ref (the landed main the work is measured against); --quick measures this checkout alone.
+const baselineAt = process.argv.indexOf('--baseline');
+const baselineRef =
+  baselineAt > 0
+    ? process.argv[baselineAt + 1]
+    : quick
+      ? undefined
+      : readFileSync(new URL('./baseline-ref', import.meta.url), 'utf8').trim();
+const builds: Build[] = [...(baselineRef ? [baselineBuild(baselineRef)] : []), { label: 'after', root: ROOT }];
 const which = (process.env.BENCH_DB ?? 'sqlite,postgres').split(',');
 const results = [];
-if (which.includes('sqlite')) results.push(await run({ name: 'sqlite', url: 'file:' }));
+if (which.includes('sqlite')) results.push(await run({ name: 'sqlite', url: 'file:' }, builds));
 if (which.includes('postgres')) {
-  results.push(await run({ name: 'postgres', url: process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test' }));
+  results.push(await run({ name: 'postgres', url: process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test' }, builds));
 }
 const cpus = (await import('node:os')).cpus();
 const report = {
