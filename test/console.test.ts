@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
+import { createOperator } from '../src/console/accounts.js';
 import { can, PERMISSIONS, type Permission } from '../src/console/roles.js';
 import { codeAt, stepOf } from '../src/console/totp.js';
 import { OPERATOR_ROLES } from '../src/db/schema.js';
@@ -123,9 +124,16 @@ eachDialect('the operators’ console', (dialect) => {
     );
     const row = await h.db.database.db.selectFrom('operators').selectAll().executeTakeFirstOrThrow();
     assert.equal(row.password_hash, null, 'nothing stored by the refusals');
+    const setups = () => h.db.database.db.selectFrom('audit_events').select('after_json').where('action', '=', 'operator.setup').execute();
+    assert.deepEqual(await setups(), [], 'a refused set-up is not in the trail');
     const done = await setup({ password: good, password2: good, code: codeAt(secret, stepOf(h.now.ms)) });
     assert.equal(done.statusCode, 200);
     assert.equal((await setup({ password: good, password2: good, code: codeAt(secret, stepOf(h.now.ms)) })).statusCode, 410, 'spent');
+    assert.deepEqual(
+      (await setups()).map((r) => JSON.parse(r.after_json ?? 'null')),
+      [{ role: 'admin', totp: true }],
+      'the set-up that happened, once',
+    );
     assert.equal((await consoleGet(h, null, `/console/setup?token=${made.setupToken}`)).statusCode, 410);
 
     const late = await runVerb(h.app.svc, createOperator, { input: { email: 'late@example.com', role: 'viewer' }, actor: 'test' });
@@ -425,6 +433,110 @@ eachDialect('the operators’ console', (dialect) => {
       assert.ok(!body.includes(details.cardNo), `${url} shows no full card number`);
       assert.ok(!/cvv|cvc/i.test(body), `${url} shows no CVV`);
     }
+  });
+
+  it('holds against what an attack review tried: no session or identity data in the trail, guesses sent together, NUL bytes, merchants’ hosts, revived links', async (t) => {
+    const h = await buildConsole(t, dialect);
+    const db = h.db.database.db;
+    const admin = await makeOperator(h, 'ada@example.com', 'admin');
+    const s = await login(h, admin);
+    const sessionValue = s.cookie.split('=')[1] as string;
+    const cookie = await h.app.inject({ method: 'GET', url: '/console', headers: { cookie: s.cookie } });
+    assert.equal(cookie.statusCode, 200);
+
+    // A login's record names the account and the address, never the session; a review's never the
+    // cardholder's sealed identity data.
+    const pending = await h.call('/api/network/holderCreate.html', holderBody({ mobile: '+4915199990000', idno: 'X99TRAIL77' }));
+    assert.equal((await consolePost(h, s, `/console/holders/${pending.body.holderId}/review`, { decision: 'approve' })).statusCode, 303);
+    const trail = JSON.stringify(await db.selectFrom('audit_events').selectAll().execute());
+    assert.ok(!trail.includes(sessionValue), 'no session id in the trail');
+    assert.ok(!trail.includes('X99TRAIL77') && !trail.includes('+4915199990000'), 'no identity data in the trail');
+    const auditPage = await consoleGet(h, s, '/console/audit');
+    assert.ok(!auditPage.body.includes(sessionValue));
+
+    // The cookie lives as long as the session may (12 h); the server ends it after 30 idle minutes.
+    h.advance();
+    const res = await h.app.inject({
+      method: 'POST',
+      url: '/console/login',
+      headers: FORM,
+      payload: formBody({ email: admin.email, password: admin.password, code: codeAt(admin.secret as string, stepOf(h.now.ms)) }),
+    });
+    assert.match(String(res.headers['set-cookie']), /Max-Age=43200; HttpOnly|HttpOnly.*Max-Age=43200|Max-Age=43200/);
+
+    // Guesses sent together: each is counted before its password is checked, so no more than 5 are
+    // tried, and the right password in the same burst does not get in once the account is locked.
+    const victim = await makeOperator(h, 'vic@example.com', 'viewer', { totp: false });
+    const burst = await Promise.all(
+      Array.from({ length: 13 }, (_, i) =>
+        h.app.inject({
+          method: 'POST',
+          url: '/console/login',
+          headers: { ...FORM, 'x-real-ip': String(i) },
+          payload: formBody({ email: victim.email, password: i === 12 ? victim.password : `wrong guess number ${i}` }),
+        }),
+      ),
+    );
+    assert.deepEqual(
+      burst.map((r) => r.statusCode),
+      Array.from({ length: 13 }, () => 401),
+    );
+    const locked = await db.selectFrom('operators').select('locked_until').where('email', '=', victim.email).executeTakeFirstOrThrow();
+    assert.ok(Number(locked.locked_until) > h.now.ms, 'locked');
+    assert.equal((await db.selectFrom('audit_events').select('id').where('action', '=', 'operator.locked').execute()).length, 1);
+    assert.equal(
+      (await db.selectFrom('audit_events').select('id').where('actor', '=', victim.email).where('action', '=', 'operator.login').execute())
+        .length,
+      0,
+    );
+
+    // A NUL byte anywhere is text like any other: no 500 (PostgreSQL refuses it in a parameter).
+    const nul = [
+      await h.app.inject({ method: 'POST', url: '/console/login', headers: FORM, payload: 'email=a%00b%40example.com&password=x' }),
+      await consoleGet(h, s, '/console/search?q=%C3%A9%00'),
+      await consoleGet(h, s, '/console/audit?actor=%00&target=%00x'),
+      await consolePost(h, s, `/console/merchants/${h.merchant.appId}/domains/remove`, { host: '\u0000' }),
+    ];
+    assert.deepEqual(
+      nul.map((r) => r.statusCode),
+      [401, 200, 200, 404],
+    );
+
+    // Not on a merchant's mapped card-page host: that host's DNS and TLS are the merchant's.
+    await db
+      .insertInto('merchant_domains')
+      .values({
+        host: 'pay.merchant.example',
+        merchant_id: h.merchant.appId,
+        cert_pem: null,
+        key_enc: null,
+        cert_not_after: null,
+        created_at: h.now.ms,
+      })
+      .execute();
+    h.app.svc.domains.forget();
+    const onMerchant = await h.app.inject({ method: 'GET', url: '/console/login', headers: { host: 'pay.merchant.example' } });
+    assert.equal(onMerchant.statusCode, 404);
+    const postOnMerchant = await h.app.inject({
+      method: 'POST',
+      url: '/console/login',
+      headers: { ...FORM, host: 'pay.merchant.example' },
+      payload: formBody({ email: admin.email, password: admin.password }),
+    });
+    assert.equal(postOnMerchant.statusCode, 404);
+
+    // A disabled account's set-up link does not come back when the account is enabled again.
+    const made = await runVerb(h.app.svc, createOperator, { input: { email: 'late@example.com', role: 'viewer' }, actor: 'test' });
+    const late = await db.selectFrom('operators').select('id').where('email', '=', 'late@example.com').executeTakeFirstOrThrow();
+    const a2 = await login(h, admin);
+    assert.equal((await consolePost(h, a2, `/console/operators/${late.id}/update`, { status: 'disabled' })).statusCode, 303);
+    assert.equal((await consolePost(h, a2, `/console/operators/${late.id}/update`, { status: 'active' })).statusCode, 303);
+    assert.equal((await consoleGet(h, null, `/console/setup?token=${made.setupToken}`)).statusCode, 410);
+
+    // Another method on a console path: the console's own 404 page, not the API's envelope.
+    const del = await h.app.inject({ method: 'DELETE', url: '/console/operators', headers: { cookie: a2.cookie } });
+    assert.equal(del.statusCode, 404);
+    assert.match(String(del.headers['content-type']), /text\/html/);
   });
 
   it('callbacks: failed ones per merchant with each attempt, resent one or all', async (t) => {

@@ -46,6 +46,7 @@ eachDialect('keys at rest: master key rotation and PAN data keys', (dialect) => 
         token: op.setupToken,
         passwordHash: await hashPassword('correct horse battery staple'),
         totp: { secret: totp, code: codeAt(totp, stepOf(Date.now())) },
+        origin: 'test',
       },
       actor: 'test',
     });

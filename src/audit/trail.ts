@@ -17,17 +17,31 @@ export interface AuditSpec {
   before?: (tx: Kysely<DB>) => Promise<unknown>;
 }
 
-/** Values never written to the trail, whatever they are called in a record: secrets, keys, certificates, tokens. */
-const SECRET_KEY = /secret|password|token|privateKey|publicKeyPem|pem|cert|^key$|_enc$/i;
+/** Values never written to the trail, whatever they are called in a record: secrets, keys, certificates, tokens, sessions. */
+const SECRET_KEY = /secret|password|token|session|privateKey|publicKeyPem|pem|cert|^key$|_enc$/i;
+/**
+ * A cardholder's identity data, sealed at rest (src/holders/identity.ts): never in the trail either,
+ * where every role of the console reads it and a copy of the database would show it.
+ */
+const IDENTITY_KEY = /^(idno|mobile|dateOfBirth|address|town|postCode|ssn)$/;
 
-/** A record with every secret-looking field replaced by "[redacted]", at any depth. */
+/**
+ * A record with every secret-looking or identity field replaced by "[redacted]", at any depth. A
+ * bare string is redacted whole: nothing says what it is (a session id, a token), so it is not kept.
+ */
 export function redact(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(redact);
+  if (typeof value === 'string') return '[redacted]';
+  if (Array.isArray(value)) return value.map(redactField);
   if (value && typeof value === 'object') {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, SECRET_KEY.test(k) ? '[redacted]' : redact(v)]));
+    return Object.fromEntries(
+      Object.entries(value).map(([k, v]) => [k, SECRET_KEY.test(k) || IDENTITY_KEY.test(k) ? '[redacted]' : redactField(v)]),
+    );
   }
   return value;
 }
+
+/** A field's value: strings inside a record are kept (their name said what they are). */
+const redactField = (value: unknown): unknown => (typeof value === 'string' ? value : redact(value));
 
 const json = (v: unknown) => (v === undefined || v === null ? null : JSON.stringify(redact(v)));
 

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Kysely, Selectable } from 'kysely';
+import { recordAudit } from '../audit/trail.js';
 import type { Services, VerbCtx } from '../context.js';
 import { newId } from '../db/ids.js';
 import type { DB, OperatorRole, OperatorsTable } from '../db/schema.js';
@@ -163,6 +164,8 @@ export async function updateOperator({
   const changed = {
     ...next,
     ...(next.status === 'active' && row.status !== 'active' ? { failed_logins: 0, locked_until: null } : {}),
+    // A disabled account's open set-up link dies with it: enabling it again does not revive the link.
+    ...(next.status === 'disabled' ? { setup_hash: null, setup_expires_at: null } : {}),
     updated_at: now,
   };
   await tx.updateTable('operators').set(changed).where('id', '=', row.id).execute();
@@ -195,12 +198,20 @@ export interface SetupInput {
   passwordHash: string;
   /** The TOTP secret shown on the set-up page and the code the operator read from the app; both absent: no second factor. */
   totp: { secret: string; code: string } | null;
+  /** Where the set-up came from, for its audit record. */
+  origin: string;
+}
+
+/** The audit record of an operator's own act (set-up, login, lock-out), written only when it happened. */
+function ownRecord(ctx: VerbCtx, email: string, origin: string, action: string, after: unknown): Promise<void> {
+  return recordAudit(ctx.tx, { operator: { actor: email, source: 'console', origin }, action, target: email }, ctx.now, null, after);
 }
 
 /**
  * Completes a set-up: the link is spent (a conditional update, so it works once), the password and
  * second factor are stored. An admin must enrol a second factor; a code that does not match the
- * secret refuses it (the app was not set up right). Returns the account, or null for a spent link.
+ * secret refuses it (the app was not set up right). Returns the account, or null for a spent link;
+ * only a set-up that happened is in the audit trail.
  */
 export async function completeSetup({
   ctx,
@@ -232,59 +243,69 @@ export async function completeSetup({
     .where('setup_hash', '=', row.setup_hash)
     .executeTakeFirst();
   if (Number(res.numUpdatedRows) !== 1) return null;
-  return operatorSummary({ ...row, ...changed }, now);
-}
-
-/** Whether a login may be tried on this account now (not disabled, not locked, set up). */
-export function loginOpen(row: OperatorRow | undefined, now: number): row is OperatorRow {
-  return !!row && row.status === 'active' && row.password_hash !== null && !(row.locked_until !== null && Number(row.locked_until) > now);
+  const summary = operatorSummary({ ...row, ...changed }, now);
+  await ownRecord(ctx, row.email, input.origin, 'operator.setup', { role: summary.role, totp: summary.totp });
+  return summary;
 }
 
 /**
- * Records a failed login: one more in a row, and the account locked for LOCK_MS at the
- * LOCK_AFTER-th. One conditional update, so concurrent failures all count. Returns whether it locked.
+ * Takes one login attempt on an account, before its password is checked: one conditional update,
+ * so concurrent guesses all count and none slips past the lock. The attempt after LOCK_AFTER
+ * failures in a row locks the account for LOCK_MS (recorded as `operator.locked`) and is refused;
+ * so is any attempt while it is locked or disabled. A success (recordLogin) starts the count over.
+ * An unknown account (null) costs the same statement, which finds no row: timing tells nothing.
  */
-export async function recordFailedLogin({ ctx, input }: { ctx: VerbCtx; input: { operatorId: string } }): Promise<boolean> {
+export async function takeLoginAttempt({
+  ctx,
+  input,
+}: {
+  ctx: VerbCtx;
+  input: { operatorId: string | null; email: string; origin: string };
+}): Promise<'open' | 'locked'> {
   const { tx, now } = ctx;
   const row = await tx
     .updateTable('operators')
     .set((eb) => ({ failed_logins: eb('failed_logins', '+', 1), updated_at: now }))
-    .where('id', '=', input.operatorId)
+    .where('id', '=', input.operatorId ?? '')
+    .where('status', '=', 'active')
+    .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<=', now)]))
     .returning('failed_logins')
     .executeTakeFirst();
-  if (!row || row.failed_logins < LOCK_AFTER) return false;
+  if (!row) return 'locked';
+  if (row.failed_logins <= LOCK_AFTER) return 'open';
   await tx
     .updateTable('operators')
     .set({ locked_until: now + LOCK_MS, failed_logins: 0 })
-    .where('id', '=', input.operatorId)
+    .where('id', '=', input.operatorId ?? '')
     .execute();
-  return true;
+  await ownRecord(ctx, input.email, input.origin, 'operator.locked', { lockedMinutes: LOCK_MS / 60_000 });
+  return 'locked';
 }
 
 /**
  * A successful login: the failure count starts over, the TOTP step is spent (conditionally: of two
- * logins with one code, one wins) and a session starts. Returns the session id for the cookie, or
- * null when the code was used meanwhile.
+ * logins with one code, one wins), a session starts and the login is recorded. Refused (null) when
+ * the code was used meanwhile, or the account was locked or disabled meanwhile.
  */
 export async function recordLogin({
   ctx,
   input,
 }: {
   ctx: VerbCtx;
-  input: { operatorId: string; step: number | null; origin: string };
-}): Promise<string | null> {
+  input: { operatorId: string; email: string; step: number | null; origin: string };
+}): Promise<{ sessionId: string } | null> {
   const { tx, now } = ctx;
   let q = tx
     .updateTable('operators')
     .set({
       failed_logins: 0,
-      locked_until: null,
       last_login_at: now,
       updated_at: now,
       ...(input.step === null ? {} : { totp_last_step: input.step }),
     })
     .where('id', '=', input.operatorId)
-    .where('status', '=', 'active');
+    .where('status', '=', 'active')
+    .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<=', now)]));
   if (input.step !== null) q = q.where((eb) => eb.or([eb('totp_last_step', 'is', null), eb('totp_last_step', '<', input.step as number)]));
   const res = await q.executeTakeFirst();
   if (Number(res.numUpdatedRows) !== 1) return null;
@@ -299,7 +320,9 @@ export async function recordLogin({
       last_seen_at: now,
     })
     .execute();
-  return sessionId;
+  // The record names the account and the address; never the session (every role reads the trail).
+  await ownRecord(ctx, input.email, input.origin, 'operator.login', { secondFactor: input.step !== null });
+  return { sessionId };
 }
 
 /** The TOTP secret of an account, opened; null when it has none. */

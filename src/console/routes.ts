@@ -25,10 +25,9 @@ import {
   createOperator,
   findSetup,
   listOperators,
-  loginOpen,
-  recordFailedLogin,
   recordLogin,
   resetOperator,
+  takeLoginAttempt,
   totpSecretOf,
   updateOperator,
 } from './accounts.js';
@@ -36,7 +35,7 @@ import * as pages from './pages.js';
 import { hashPassword, passwordProblem, verifyPassword } from './passwords.js';
 import { callbackDetail, holderDetail, kycDetail, overview, reviewQueues, search, troubledCallbacks } from './queries.js';
 import { can, isRole, type Permission, totpRequired } from './roles.js';
-import { CONSOLE_IDLE_MS, type ConsoleSession, csrfMatches, csrfToken, endConsoleSession, loadConsoleSession } from './sessions.js';
+import { CONSOLE_MAX_MS, type ConsoleSession, csrfMatches, csrfToken, endConsoleSession, loadConsoleSession } from './sessions.js';
 import { matchStep, newTotpSecret } from './totp.js';
 import { barePage, CONSOLE_STYLE_HASH, esc, type Frame } from './view.js';
 
@@ -57,7 +56,23 @@ const LOGIN_ATTEMPTS = 20;
 const LOGIN_WINDOW_MS = 10 * 60_000;
 
 const isIdText = (s: unknown): s is string => typeof s === 'string' && /^[A-Za-z0-9_-]{1,64}$/.test(s);
-const text = (form: URLSearchParams, name: string, max = 200) => (form.get(name) ?? '').trim().slice(0, max);
+/** A form's text field, without control characters (PostgreSQL refuses a NUL in a parameter), trimmed and bounded. */
+const text = (form: URLSearchParams, name: string, max = 200) =>
+  (form.get(name) ?? '')
+    .replace(/\p{Cc}/gu, '')
+    .trim()
+    .slice(0, max);
+/** A query parameter's text, the same way; undefined when absent or empty. */
+const queryText = (value: unknown, max = 200) => {
+  const v =
+    typeof value === 'string'
+      ? value
+          .replace(/\p{Cc}/gu, '')
+          .trim()
+          .slice(0, max)
+      : '';
+  return v === '' ? undefined : v;
+};
 const clean = (s: string) => s.replace(/\p{Cc}/gu, ' ');
 
 /**
@@ -81,12 +96,24 @@ export const consoleRoutes: FastifyPluginAsync<{ svc: Services }> = async (app, 
     `${cookieName(req)}=${value}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${maxAgeS}${https(req) ? '; Secure' : ''}`;
 
   const html = (reply: FastifyReply, status: number, body: string) => {
-    if (httpsOnly(svc)) reply.header('strict-transport-security', HSTS);
     return reply.status(status).headers(SECURITY_HEADERS).type('text/html; charset=utf-8').send(body);
   };
   const redirect = (reply: FastifyReply, location: string) =>
     reply.status(303).headers(SECURITY_HEADERS).header('location', location).send();
 
+  // The console answers on the service's own addresses only: a merchant's mapped card-page host is
+  // the merchant's (its DNS, maybe its TLS proxy), and an operator's password must never go there.
+  app.addHook('onRequest', async (req, reply) => {
+    if (await svc.domains.lookup(req.hostname)) {
+      return html(reply, 404, barePage('Not found', '<p>There is no such page.</p>'));
+    }
+  });
+  if (httpsOnly(svc)) {
+    app.addHook('onSend', async (_req, reply, payload) => {
+      reply.header('strict-transport-security', HSTS);
+      return payload;
+    });
+  }
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 8192 }, (_req, body, done) => {
     done(null, new URLSearchParams(body as string));
   });
@@ -184,11 +211,18 @@ export const consoleRoutes: FastifyPluginAsync<{ svc: Services }> = async (app, 
   // ---- logging in ----------------------------------------------------------------------------
 
   const attempts = new Map<string, { n: number; resetAt: number }>();
-  const throttled = (ip: string, now: number) => {
-    const a = attempts.get(ip);
+  /** Who is counted: an IPv4 address, or an IPv6 address's /64 (one host usually holds a whole /64). */
+  const clientKey = (req: FastifyRequest) => (req.ip.includes(':') ? req.ip.split(':').slice(0, 4).join(':') : req.ip);
+  const throttled = (key: string, now: number) => {
+    const a = attempts.get(key);
     if (!a || a.resetAt <= now) {
-      if (attempts.size > 10_000) attempts.clear();
-      attempts.set(ip, { n: 1, resetAt: now + LOGIN_WINDOW_MS });
+      if (attempts.size >= 10_000) {
+        // Forget the windows that are over, then (a flood of addresses) the oldest: never every count at once.
+        for (const [k, v] of attempts) if (v.resetAt <= now) attempts.delete(k);
+        for (const k of [...attempts.keys()].slice(0, attempts.size - 9_000)) attempts.delete(k);
+      }
+      attempts.delete(key);
+      attempts.set(key, { n: 1, resetAt: now + LOGIN_WINDOW_MS });
       return false;
     }
     a.n += 1;
@@ -209,7 +243,6 @@ export const consoleRoutes: FastifyPluginAsync<{ svc: Services }> = async (app, 
     const code = text(form, 'code', 12).replace(/\s/g, '');
     const nextRaw = text(form, 'next', 300);
     const next = /^\/console(\/[A-Za-z0-9_\-/?=&.%]*)?$/.test(nextRaw) && !nextRaw.startsWith('//') ? nextRaw : '/console';
-    const now = svc.clock();
     const failed = (status = 401) =>
       html(
         reply,
@@ -221,34 +254,30 @@ export const consoleRoutes: FastifyPluginAsync<{ svc: Services }> = async (app, 
             'The e-mail, password or code is not right, or the account is locked for a while. After 5 failed attempts in a row an account is locked for 15 minutes.',
         }),
       );
-    if (throttled(origin(req), now)) return failed(429);
+    if (throttled(clientKey(req), svc.clock())) return failed(429);
     const row = await svc.database.db.selectFrom('operators').selectAll().where('email', '=', email).executeTakeFirst();
-    // The password is checked (or a decoy, at the same cost) whether or not the account exists.
-    const passwordOk = await verifyPassword(password, row?.password_hash ?? null);
-    if (!loginOpen(row, now)) return failed();
-    const secret = totpSecretOf(svc, row);
-    const step = secret === null ? null : matchStep(secret, code, now, row.totp_last_step === null ? null : Number(row.totp_last_step));
-    if (!passwordOk || (secret !== null && step === null) || (secret === null && totpRequired(row.role))) {
-      const locked = await runVerb(svc, recordFailedLogin, { input: { operatorId: row.id }, actor: `operator:${row.email}` });
-      if (locked) {
-        await runVerb(svc, async () => null, {
-          input: null,
-          actor: `operator:${row.email}`,
-          audit: { operator: { actor: row.email, source: 'console', origin: origin(req) }, action: 'operator.locked', target: row.email },
-        });
-      }
-      return failed();
-    }
-    const sessionId = await runVerb(svc, recordLogin, {
-      input: { operatorId: row.id, step, origin: origin(req) },
-      actor: `operator:${row.email}`,
-      audit: { operator: { actor: row.email, source: 'console', origin: origin(req) }, action: 'operator.login', target: row.email },
+    const ready = row?.password_hash ? row : undefined;
+    // The attempt is taken before the password is checked, so that guesses sent together all count;
+    // an unknown account costs the same statement and the same (decoy) password check.
+    const attempt = await runVerb(svc, takeLoginAttempt, {
+      input: { operatorId: ready?.id ?? null, email, origin: origin(req) },
+      actor: `operator:${email}`,
     });
-    if (sessionId === null) return failed();
+    const passwordOk = await verifyPassword(password, ready?.password_hash ?? null);
+    if (attempt === 'locked' || !ready || !passwordOk) return failed();
+    const secret = totpSecretOf(svc, ready);
+    const step =
+      secret === null ? null : matchStep(secret, code, svc.clock(), ready.totp_last_step === null ? null : Number(ready.totp_last_step));
+    if ((secret !== null && step === null) || (secret === null && totpRequired(ready.role))) return failed();
+    const started = await runVerb(svc, recordLogin, {
+      input: { operatorId: ready.id, email: ready.email, step, origin: origin(req) },
+      actor: `operator:${ready.email}`,
+    });
+    if (started === null) return failed();
     return reply
       .status(303)
       .headers(SECURITY_HEADERS)
-      .header('set-cookie', sessionCookie(req, sessionId, CONSOLE_IDLE_MS / 1000))
+      .header('set-cookie', sessionCookie(req, started.sessionId, CONSOLE_MAX_MS / 1000))
       .header('location', next)
       .send();
   });
@@ -298,9 +327,8 @@ export const consoleRoutes: FastifyPluginAsync<{ svc: Services }> = async (app, 
     const problem = password !== form.get('password2') ? 'The two passwords differ.' : passwordProblem(password, row.email);
     if (problem) return again(problem);
     const done = await runVerb(svc, completeSetup, {
-      input: { token, passwordHash: await hashPassword(password), totp: code ? { secret, code } : null },
+      input: { token, passwordHash: await hashPassword(password), totp: code ? { secret, code } : null, origin: origin(req) },
       actor: `operator:${row.email}`,
-      audit: { operator: { actor: row.email, source: 'console', origin: origin(req) }, action: 'operator.setup', target: row.email },
     });
     if (done === 'badCode') return again('That code does not match: check the app’s clock and enter the code it shows now.');
     if (done === 'totpRequired') return again('An admin must set up the second factor: enter the code your app shows.');
@@ -364,7 +392,8 @@ export const consoleRoutes: FastifyPluginAsync<{ svc: Services }> = async (app, 
     if (!posted) return reply;
     const { frame, form } = posted;
     const holderId = req.params.id;
-    const decision = REVIEW_DECISIONS[form.get('decision') ?? ''];
+    const chosen = form.get('decision') ?? '';
+    const decision = Object.hasOwn(REVIEW_DECISIONS, chosen) ? REVIEW_DECISIONS[chosen] : undefined;
     const reason = clean(text(form, 'reason'));
     const back = `/console/holders/${encodeURIComponent(holderId)}`;
     if (!decision || !isIdText(holderId)) return html(reply, 400, pages.problemPage(frame, 'Choose a decision.', back));
@@ -442,8 +471,7 @@ export const consoleRoutes: FastifyPluginAsync<{ svc: Services }> = async (app, 
   app.get('/console/search', { schema: { hide: true } }, async (req, reply) => {
     const frame = await session(req, reply, 'read');
     if (!frame) return reply;
-    const q = (req.query as { q?: unknown }).q;
-    const query = typeof q === 'string' ? q.slice(0, 200) : '';
+    const query = queryText((req.query as { q?: unknown }).q) ?? '';
     return html(reply, 200, pages.searchPage({ ...frame, current: '/console/search' }, query, query ? await search(svc, query) : null));
   });
 
@@ -670,12 +698,9 @@ export const consoleRoutes: FastifyPluginAsync<{ svc: Services }> = async (app, 
     const { frame, form } = posted;
     const appId = req.params.id;
     const back = `/console/merchants/${encodeURIComponent(appId)}`;
-    const input = {
-      appId,
-      amount: text(form, 'amount', 32),
-      currency: text(form, 'currency', 8),
-      reference: clean(text(form, 'reference')),
-    };
+    // The amount and currency as sent (only trimmed): anything but a decimal number, or a card currency, is refused by the verb.
+    const raw = (name: string) => (form.get(name) ?? '').trim().slice(0, 32);
+    const input = { appId, amount: raw('amount'), currency: raw('currency'), reference: clean(text(form, 'reference')) };
     if (!input.reference) return html(reply, 400, pages.problemPage(frame, 'Give a reference (the bank transfer, the contract).', back));
     const done = await change(
       reply,
@@ -715,8 +740,7 @@ export const consoleRoutes: FastifyPluginAsync<{ svc: Services }> = async (app, 
     const frame = await session(req, reply, 'read');
     if (!frame) return reply;
     const q = req.query as Record<string, unknown>;
-    const field = (k: string) => (typeof q[k] === 'string' && (q[k] as string).trim() ? (q[k] as string).trim().slice(0, 200) : undefined);
-    const filter: AuditFilter = { actor: field('actor'), action: field('action'), target: field('target'), limit: 200 };
+    const filter: AuditFilter = { actor: queryText(q.actor), action: queryText(q.action), target: queryText(q.target), limit: 200 };
     return html(reply, 200, pages.auditPage({ ...frame, current: '/console/audit' }, filter, await listAudit(svc.database.db, filter)));
   });
 
@@ -816,5 +840,12 @@ export const consoleRoutes: FastifyPluginAsync<{ svc: Services }> = async (app, 
     const frame = await session(req, reply, 'read');
     if (!frame) return reply;
     return html(reply, 404, pages.problemPage(frame, 'There is no such page.', '/console'));
+  });
+  app.route({
+    method: ['POST', 'PUT', 'PATCH', 'DELETE'],
+    url: '/console/*',
+    schema: { hide: true },
+    handler: async (_req, reply) =>
+      html(reply, 404, barePage('Not found', '<p>There is no such page.</p><p><a href="/console">Back to the console</a></p>')),
   });
 };
