@@ -119,19 +119,31 @@ eachDialect('the operators’ console in a real browser (Chromium)', (dialect) =
       .executeTakeFirstOrThrow();
     assert.equal(approved.audit_status, 2);
 
-    // Find the card by BIN and last four, freeze it.
+    // The merchant issues the approved cardholder a card; the operator finds it by BIN and last four and freezes it.
+    const issued = await h.call('/api/network/cardApply.html', {
+      holderId: waiting.body.holderId,
+      currency: 'EUR',
+      randomStr: randomStr(),
+    });
+    assert.equal(issued.status, 200, JSON.stringify(issued.body));
+    const mariaCard: string = issued.body.model.cardId;
+    const mariaNo: string = issued.body.model.cardNo;
     await page.getByRole('link', { name: 'Search' }).click();
-    await page.getByLabel('Find').fill(`${cardNo.slice(0, 6)} ${cardNo.slice(-4)}`);
+    await page.getByLabel('Find').fill(`${mariaNo.slice(0, 6)} ${mariaNo.slice(-4)}`);
     await page.getByRole('button', { name: 'Search' }).click();
-    await page.getByRole('link', { name: cardId }).click();
-    assert.match((await page.getByRole('heading', { level: 1 }).textContent()) ?? '', new RegExp(`Card ${cardNo.replace(/\*/g, '\\*')}`));
-    await shot(page, 'console-card');
+    await page.getByRole('link', { name: mariaCard }).click();
+    assert.match((await page.getByRole('heading', { level: 1 }).textContent()) ?? '', new RegExp(`Card ${mariaNo.replace(/\*/g, '\\*')}`));
+    assert.match((await page.locator('dl.kv').textContent()) ?? '', /Maria Garcia/);
     await page.getByLabel('Reason').first().fill('reported stolen by phone');
     await page.getByRole('button', { name: 'Freeze card' }).click();
     assert.match((await page.getByRole('status').textContent()) ?? '', /frozen by the operator/);
-    const frozen = await db.selectFrom('cards').select(['status', 'status_source']).where('id', '=', cardId).executeTakeFirstOrThrow();
+    const frozen = await db.selectFrom('cards').select(['status', 'status_source']).where('id', '=', mariaCard).executeTakeFirstOrThrow();
     assert.deepEqual(frozen, { status: 'frozen', status_source: 'operator' });
-    assert.equal((await h.call('/sandbox/network/authorize', { cardId, amount: 1, randomStr: randomStr() })).body.code, '2724');
+    assert.equal((await h.call('/sandbox/network/authorize', { cardId: mariaCard, amount: 1, randomStr: randomStr() })).body.code, '2724');
+    // The busier card's page, for the docs.
+    await page.goto(`${base}/console/cards/${cardId}`);
+    assert.match((await page.getByRole('heading', { level: 1 }).textContent()) ?? '', new RegExp(`Card ${cardNo.replace(/\*/g, '\\*')}`));
+    await shot(page, 'console-card');
 
     // The failed callbacks: resend one from its page.
     await page.getByRole('link', { name: 'Callbacks' }).click();
