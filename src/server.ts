@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import type { FastifyInstance } from 'fastify';
@@ -114,7 +115,9 @@ export async function serve(config: Config, { handleSignals = true } = {}): Prom
   if (config.console && config.env === 'sandbox') {
     const lines = [
       `Console: ${app.svc.config.publicUrl}/console`,
-      ...(admin ? [`  sandbox admin ${admin.email}: password and authenticator key in ${sandboxAdminFile(app.svc)}`] : []),
+      ...(admin || existsSync(sandboxAdminFile(app.svc))
+        ? [`  sandbox admin admin@sandbox.test: password and authenticator key in ${sandboxAdminFile(app.svc)}`]
+        : []),
       '  the one-time code for a sandbox login: npx cardprogram operator code admin@sandbox.test',
       '',
     ];

@@ -130,8 +130,8 @@ eachDialect('the operators’ console in a real browser (Chromium)', (dialect) =
     const mariaNo: string = issued.body.model.cardNo;
     await page.getByRole('link', { name: 'Search' }).click();
     await page.getByLabel('Find').fill(`${mariaNo.slice(0, 6)} ${mariaNo.slice(-4)}`);
-    await page.getByRole('button', { name: 'Search' }).click();
-    await page.getByRole('link', { name: mariaCard }).click();
+    // One match: the card's page opens at once.
+    await Promise.all([page.waitForURL(`${base}/console/cards/${mariaCard}`), page.getByRole('button', { name: 'Search' }).click()]);
     assert.match((await page.getByRole('heading', { level: 1 }).textContent()) ?? '', new RegExp(`Card ${mariaNo.replace(/\*/g, '\\*')}`));
     assert.match((await page.locator('dl.kv').textContent()) ?? '', /Maria Garcia/);
     await page.getByLabel('Reason').first().fill('reported stolen by phone');

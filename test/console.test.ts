@@ -402,13 +402,21 @@ eachDialect('the operators’ console', (dialect) => {
     const view = await lastAudit(h);
     assert.deepEqual([view.action, view.target, view.actor], ['holder.view', waiting.body.holderId, 'vic@example.com']);
 
-    const find = async (q: string) => (await consoleGet(h, viewer, `/console/search?q=${encodeURIComponent(q)}`)).body;
+    // One match opens it (303 to its page); more are listed.
+    const find = async (q: string) => {
+      const res = await consoleGet(h, viewer, `/console/search?q=${encodeURIComponent(q)}`);
+      return res.statusCode === 303 ? String(res.headers.location) : res.body;
+    };
     assert.match(await find('ZOE.WAITING@example.com'), new RegExp(`/console/holders/${waiting.body.holderId}`), 'by e-mail');
     assert.match(await find('zoë'), new RegExp(`/console/holders/${waiting.body.holderId}`), 'by name');
     assert.match(await find(`${cardNo.slice(0, 6)} ${cardNo.slice(-4)}`), new RegExp(`/console/cards/${cardId}`), 'by BIN and last four');
     assert.match(await find(auth.tradeId), new RegExp(`/console/cards/${cardId}`), 'a transaction by id');
-    assert.match(await find(String(kyc.requestNo)), /KYC request/);
+    assert.match(await find(String(kyc.requestNo)), /^\/console\/kyc\/kyc_/);
     assert.match(await find('no such thing at all'), /0 results/);
+    assert.match(await find(details.cardNo), new RegExp(`/console/cards/${cardId}`), 'by the full number (its keyed hash)');
+    assert.match(await find(cardNo.slice(-4)), new RegExp(`/console/cards/${cardId}`), 'by last four alone');
+    const masked = (await consoleGet(h, viewer, `/console/search?q=${encodeURIComponent(`${details.cardNo.slice(0, 12)}0000`)}`)).body;
+    assert.ok(!masked.includes(details.cardNo.slice(0, 12)), 'a typed card number is shown back masked');
 
     const card = await consoleGet(h, viewer, `/console/cards/${cardId}`);
     assert.equal(card.statusCode, 200);

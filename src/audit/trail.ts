@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import { newId } from '../db/ids.js';
 import type { DB } from '../db/schema.js';
 
@@ -79,6 +79,8 @@ export interface AuditFilter {
   actor?: string | undefined;
   action?: string | undefined;
   target?: string | undefined;
+  /** actor and target match any part (`ada` finds ada@bank.example), action its start (`card` finds card.freeze). */
+  partial?: boolean | undefined;
   /** From this moment on (ms). */
   since?: number | undefined;
   limit?: number | undefined;
@@ -87,9 +89,16 @@ export interface AuditFilter {
 /** The trail, newest first, filtered. A read: no transaction of its own. */
 export async function listAudit(db: Kysely<DB>, filter: AuditFilter = {}): Promise<AuditEntry[]> {
   let q = db.selectFrom('audit_events').selectAll();
-  if (filter.actor) q = q.where('actor', '=', filter.actor);
-  if (filter.action) q = q.where('action', '=', filter.action);
-  if (filter.target) q = q.where('target', '=', filter.target);
+  const like = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
+  if (filter.partial) {
+    if (filter.actor) q = q.where(sql<boolean>`lower(actor) like ${`%${like(filter.actor.toLowerCase())}%`} escape '\\'`);
+    if (filter.action) q = q.where(sql<boolean>`action like ${`${like(filter.action)}%`} escape '\\'`);
+    if (filter.target) q = q.where(sql<boolean>`lower(target) like ${`%${like(filter.target.toLowerCase())}%`} escape '\\'`);
+  } else {
+    if (filter.actor) q = q.where('actor', '=', filter.actor);
+    if (filter.action) q = q.where('action', '=', filter.action);
+    if (filter.target) q = q.where('target', '=', filter.target);
+  }
   if (filter.since !== undefined) q = q.where('created_at', '>=', filter.since);
   const rows = await q
     .orderBy('created_at', 'desc')

@@ -163,7 +163,8 @@ export async function updateOperator({
   }
   const changed = {
     ...next,
-    ...(next.status === 'active' && row.status !== 'active' ? { failed_logins: 0, locked_until: null } : {}),
+    // Setting an account active also unlocks it (a lock-out someone caused by guessing its e-mail).
+    ...(input.status === 'active' ? { failed_logins: 0, locked_until: null } : {}),
     // A disabled account's open set-up link dies with it: enabling it again does not revive the link.
     ...(next.status === 'disabled' ? { setup_hash: null, setup_expires_at: null } : {}),
     updated_at: now,

@@ -4,7 +4,7 @@ import type { CardModel } from '../cards/model.js';
 import type { CardQueryModel } from '../cards/query.js';
 import { type AuthorizationsTable, type CallbackAttemptsTable, type CallbackEventsTable, OPERATOR_ROLES } from '../db/schema.js';
 import type { DomainSummary } from '../domains/store.js';
-import { AUDIT_STATUS_NAMES, type AuditStatusValue } from '../holders/audit-status.js';
+import { AUDIT_STATUS_NAMES, AUDIT_TRANSITIONS, AuditStatus, type AuditStatusValue } from '../holders/audit-status.js';
 import type { FundingBalance } from '../ledger/funding.js';
 import type { MerchantSummary } from '../merchants/manage.js';
 import { exponent } from '../money/currency.js';
@@ -51,12 +51,16 @@ export function refusedPage(frame: Frame, permission: Permission): string {
   return page(
     'Not allowed',
     frame,
-    `<p>Your role, <b>${esc(frame.session.role)}</b>, may not ${esc(ROLE_WORDS[permission])}: that takes the <b>${esc(PERMISSIONS[permission])}</b> role or above. Nothing was changed.</p><p><a href="/console">Back to the overview</a></p>`,
+    `<p>Your role, <b>${esc(frame.session.role)}</b>, may not ${esc(ROLE_WORDS[permission])}: that takes the <b>${esc(PERMISSIONS[permission])}</b> role${PERMISSIONS[permission] === 'admin' ? '' : ' or one above it'}. Nothing was changed.</p><p><a href="/console">Back to the overview</a></p>`,
   );
 }
 
 export function problemPage(frame: Frame, message: string, back: string): string {
   return page('Not done', { ...frame, notice: { text: message, bad: true } }, `<p>Nothing was changed.</p><p>${link(back, 'Back')}</p>`);
+}
+
+export function notFoundPage(frame: Frame, message: string, back: string): string {
+  return page('Not found', frame, `<p>${esc(message)}</p><p>${link(back, 'Back')}</p>`);
 }
 
 export function loginPage(o: { next: string; email?: string; error?: string }): string {
@@ -125,9 +129,34 @@ export function reviewsPage(frame: Frame, q: Awaited<ReturnType<typeof reviewQue
 export function holderPage(frame: Frame, d: NonNullable<Awaited<ReturnType<typeof holderDetail>>>): string {
   const { row, identity } = d;
   const canReview = can(frame.session.role, 'review');
-  const decisions = canReview
-    ? `<h2>Decide</h2><div class="panel">${form(frame, `/console/holders/${row.id}/review`, '<input type="hidden" name="decision" value="approve">', 'Approve')}${form(frame, `/console/holders/${row.id}/review`, `<input type="hidden" name="decision" value="reject">${reasonField('reject-reason', true)}`, 'Reject', 'danger')}${form(frame, `/console/holders/${row.id}/review`, `<input type="hidden" name="decision" value="complete">${reasonField('complete-reason', true, 'What is missing')}`, 'Ask for more data', 'secondary')}</div>`
-    : '';
+  // Only the decisions its status allows (an approval can still be withdrawn; a rejection is final).
+  const allowed = AUDIT_TRANSITIONS[row.audit_status as AuditStatusValue] ?? [];
+  const decide = (to: AuditStatusValue, html: string) => (allowed.includes(to) ? `<div>${html}</div>` : '');
+  const target = `/console/holders/${row.id}/review`;
+  const forms = [
+    decide(AuditStatus.approved, form(frame, target, '<input type="hidden" name="decision" value="approve">', 'Approve')),
+    decide(
+      AuditStatus.rejected,
+      form(
+        frame,
+        target,
+        `<input type="hidden" name="decision" value="reject">${reasonField('reject-reason', true, 'Why (the merchant sees it)')}`,
+        row.audit_status === AuditStatus.approved ? 'Withdraw the approval (reject)' : 'Reject',
+        'danger',
+      ),
+    ),
+    decide(
+      AuditStatus.dataToBeCompleted,
+      form(
+        frame,
+        target,
+        `<input type="hidden" name="decision" value="complete">${reasonField('complete-reason', true, 'What is missing')}`,
+        'Ask for more data',
+        'secondary',
+      ),
+    ),
+  ].join('');
+  const decisions = canReview && forms ? `<h2>Decide</h2><div class="panel">${forms}</div>` : '';
   return page(
     `${row.first_name} ${row.last_name}`,
     frame,
@@ -154,7 +183,7 @@ export function holderPage(frame: Frame, d: NonNullable<Awaited<ReturnType<typeo
     )}<h2>Review history</h2>${table(
       'Newest first',
       ['When', 'From', 'To', 'By', 'Reason'],
-      d.reviews.map((r) => [when(r.created_at), esc(r.from_status), esc(r.to_status), esc(r.actor), esc(r.err_msg)]),
+      d.reviews.map((r) => [when(r.created_at), auditPill(r.from_status), auditPill(r.to_status), esc(r.actor), esc(r.err_msg)]),
     )}`,
   );
 }
@@ -190,25 +219,61 @@ export function kycPage(frame: Frame, d: NonNullable<Awaited<ReturnType<typeof k
   );
 }
 
+/** A card number typed into the search is never shown back whole: its middle digits are masked. */
+const maskDigits = (q: string) =>
+  q.replace(/\d[\d -]{11,}\d/g, (run) => {
+    const d = run.replace(/\D/g, '');
+    return d.length >= 13 ? `${d.slice(0, 6)}${'*'.repeat(d.length - 10)}${d.slice(-4)}` : run;
+  });
+
 export function searchPage(frame: Frame, q: string, hits: SearchHit[] | null): string {
   const results =
     hits === null
-      ? '<p class="muted">A cardholder by id, e-mail or name; a card by id or BIN and last four (<code>489537 1234</code>); a transaction, KYC request or merchant by id.</p>'
+      ? '<p class="muted">A cardholder by id, e-mail or name; a card by id or BIN and last four (<code>424242 4242</code>), by last four alone or by its full number; a cardholder by document number; a transaction, KYC request (or its e-mail) or merchant by id. One match opens at once.</p>'
       : table(
-          `${hits.length} result${hits.length === 1 ? '' : 's'} for “${q}”`,
+          `${hits.length} result${hits.length === 1 ? '' : 's'} for “${maskDigits(q)}”`,
           ['Kind', 'Id', 'What'],
           hits.map((h) => [esc(h.kind), link(h.href, h.id), esc(h.label)]),
         );
   return page(
     'Search',
     frame,
-    `<form method="get" action="/console/search" class="inline" role="search"><label for="q">Find</label><input id="q" name="q" value="${esc(q)}" size="40" maxlength="200" autofocus><button type="submit">Search</button></form>${results}`,
+    `<form method="get" action="/console/search" class="inline" role="search"><label for="q">Find</label><input id="q" name="q" value="${esc(maskDigits(q))}" size="40" maxlength="200" autofocus><button type="submit">Search</button></form>${results}`,
   );
 }
 
-const TYPE_NAMES: Record<number, string> = Object.fromEntries(Object.entries(TradeType).map(([k, v]) => [v, k]));
-const STATUS_NAMES: Record<number, string> = Object.fromEntries(Object.entries(TradeStatus).map(([k, v]) => [v, k]));
+const TYPE_NAMES: Record<number, string> = {
+  [TradeType.authorization]: 'Authorization (hold)',
+  [TradeType.payment]: 'Payment (cleared)',
+  [TradeType.topUp]: 'Top-up',
+  [TradeType.withdrawal]: 'Cash withdrawal',
+  [TradeType.transferIn]: 'Transfer in',
+  [TradeType.transferOut]: 'Transfer out',
+  [TradeType.settlementAdjustment]: 'Settlement adjustment',
+  [TradeType.balanceInquiry]: 'Balance inquiry',
+  [TradeType.fee]: 'Fee',
+};
+const STATUS_NAMES: Record<number, string> = {
+  [TradeStatus.success]: 'Done',
+  [TradeStatus.reversal]: 'Reversal',
+  [TradeStatus.reversed]: 'Reversed',
+  [TradeStatus.voided]: 'Voided',
+  [TradeStatus.void]: 'Void',
+  [TradeStatus.refund]: 'Refund',
+};
+/** Money into the card: a top-up, a transfer in, a refund, a reversal; everything else takes money out. */
+const credits = (type: number, status: number) =>
+  type === TradeType.topUp || type === TradeType.transferIn || status === TradeStatus.refund || status === TradeStatus.reversal;
 const major = (n: number, currency: string) => `${n.toFixed(exponent(currency))} ${currency}`;
+
+const controlsText = (c: object) => (Object.keys(c).length === 0 ? 'none' : `<code>${esc(JSON.stringify(c))}</code>`);
+const pretty = (payload: string) => {
+  try {
+    return JSON.stringify(JSON.parse(payload), null, 2);
+  } catch {
+    return payload;
+  }
+};
 
 export interface CardView {
   card: CardModel;
@@ -246,7 +311,7 @@ export function cardPage(frame: Frame, v: CardView): string {
         esc(TYPE_NAMES[r.tradeType] ?? r.tradeType),
         esc(STATUS_NAMES[r.tradeStatus] ?? r.tradeStatus),
         esc(r.remark),
-        esc(major(r.amount, r.currency)),
+        `${credits(r.tradeType, r.tradeStatus) ? '+' : '−'}${esc(major(r.amount, r.currency))}`,
       ])
     : [];
   const pages = t ? Math.max(1, Math.ceil(t.total / v.pageSize)) : 1;
@@ -283,7 +348,7 @@ export function cardPage(frame: Frame, v: CardView): string {
       ['Available', esc(major(card.availableBalance, card.currency))],
       ['Ledger', esc(major(card.ledgerBalance, card.currency))],
       ['Issued', when(v.createdAt)],
-    ])}</div>${actions}<h2>Controls</h2><div class="panel"><p>Card: <code>${esc(JSON.stringify(card.controls))}</code></p><p>Cardholder: <code>${esc(JSON.stringify(v.query.holderControls))}</code></p>${spending}</div><h2>Transactions</h2><form method="get" class="inline" action="/console/cards/${esc(card.cardId)}"><label for="from">From</label><input id="from" name="from" type="date" value="${esc(v.from)}"><label for="to">To</label><input id="to" name="to" type="date" value="${esc(v.to)}"><button type="submit" class="secondary">Show</button></form>${v.rangeError ? `<p class="notice bad">${esc(v.rangeError)}</p>` : `${table(`${v.from} to ${v.to}, newest first (the transaction list of interface 4.1, every status)`, ['Day', 'Transaction', 'Type', 'Status', 'Description', 'Amount'], rows, [5])}${pager}`}<h2>Recent declines</h2>${table(
+    ])}</div>${actions}<h2>Controls</h2><div class="panel"><p>Card: ${controlsText(card.controls)}</p><p>Cardholder: ${controlsText(v.query.holderControls)}</p>${spending}</div><h2>Transactions</h2><form method="get" class="inline" action="/console/cards/${esc(card.cardId)}"><label for="from">From</label><input id="from" name="from" type="date" value="${esc(v.from)}"><label for="to">To</label><input id="to" name="to" type="date" value="${esc(v.to)}"><button type="submit" class="secondary">Show</button></form>${v.rangeError ? `<p class="notice bad">${esc(v.rangeError)}</p>` : `${table(`${v.from} to ${v.to}, newest first (the transaction list of interface 4.1, every status)`, ['Day', 'Transaction', 'Type', 'Status', 'Description', 'Amount'], rows, [5])}${pager}`}<h2>Recent declines</h2>${table(
       'The last 10 declined authorizations',
       ['When', 'Id', 'Amount', 'Reason', 'Acceptor'],
       v.declined.map((d) => [
@@ -379,7 +444,7 @@ export function callbackPage(
         `<code>${esc((a.response_excerpt ?? '').slice(0, 200))}</code>`,
       ]),
       [0, 2, 3],
-    )}<h2>Payload</h2><div class="panel"><pre>${esc(e.payload)}</pre></div>`,
+    )}<h2>Payload</h2><div class="panel"><pre>${esc(pretty(e.payload))}</pre></div>`,
   );
 }
 
@@ -415,7 +480,7 @@ export function merchantPage(frame: Frame, d: { merchant: MerchantSummary; domai
       )
     : '';
   const fund = can(role, 'funding')
-    ? `<h2>Fund</h2><div class="panel">${form(frame, `/console/merchants/${m.appId}/fund`, '<label for="amount">Amount</label><input id="amount" name="amount" required inputmode="decimal" pattern="-?[0-9]+(\\.[0-9]{1,6})?" size="12"><label for="currency">Currency</label><select id="currency" name="currency"><option>EUR</option><option>USDT</option></select><label for="reference">Reference</label><input id="reference" name="reference" required maxlength="200" placeholder="bank transfer reference">', 'Credit funding account')}<p class="muted">A negative amount debits the account, down to zero.</p></div>`
+    ? `<h2>Fund</h2><div class="panel">${form(frame, `/console/merchants/${m.appId}/fund`, '<label for="amount">Amount</label><input id="amount" name="amount" required inputmode="decimal" pattern="-?[0-9]+(\\.[0-9]{1,6})?" size="12"><label for="currency">Currency</label><select id="currency" name="currency"><option>EUR</option><option>USDT</option></select><label for="reference">Reference</label><input id="reference" name="reference" required maxlength="200" placeholder="bank transfer reference">', 'Credit or debit')}<p class="muted">A negative amount debits the account, down to zero.</p></div>`
     : '';
   return page(
     m.name,
@@ -501,7 +566,7 @@ export function operatorsPage(frame: Frame, operators: OperatorSummary[], create
         esc(o.setup),
         o.totp ? 'yes' : 'no',
         o.lastLoginAt ? esc(o.lastLoginAt.replace('T', ' ').slice(0, 16)) : '—',
-        `${form(frame, `/console/operators/${o.operatorId}/update`, `<label for="role-${o.operatorId}" class="muted">Role</label>${roleSelect(`role-${o.operatorId}`, o.role)}`, 'Set role', 'secondary')}${form(frame, `/console/operators/${o.operatorId}/update`, `<input type="hidden" name="status" value="${o.status === 'active' ? 'disabled' : 'active'}">`, o.status === 'active' ? 'Disable' : 'Enable', o.status === 'active' ? 'danger' : 'primary')}${form(frame, `/console/operators/${o.operatorId}/reset`, '', 'New set-up link', 'secondary')}`,
+        `${form(frame, `/console/operators/${o.operatorId}/update`, `<label for="role-${o.operatorId}" class="muted">Role</label>${roleSelect(`role-${o.operatorId}`, o.role)}`, 'Set role', 'secondary')}${o.lockedUntil ? form(frame, `/console/operators/${o.operatorId}/update`, '<input type="hidden" name="status" value="active">', 'Unlock') : ''}${form(frame, `/console/operators/${o.operatorId}/update`, `<input type="hidden" name="status" value="${o.status === 'active' ? 'disabled' : 'active'}">`, o.status === 'active' ? 'Disable' : 'Enable', o.status === 'active' ? 'danger' : 'primary')}${form(frame, `/console/operators/${o.operatorId}/reset`, '', 'New set-up link', 'secondary')}`,
       ]),
     )}<h2>Add an operator</h2><div class="panel">${form(frame, '/console/operators', `<label for="new-email">E-mail</label><input id="new-email" name="email" type="email" required><label for="new-role">Role</label>${roleSelect('new-role', 'viewer')}`, 'Create and show set-up link')}<p class="muted">viewer reads; support also freezes cards and resends callbacks; reviewer also decides cardholders and KYC; admin also manages merchants, funding, domains and operators.</p></div>`,
   );

@@ -2,7 +2,7 @@ import { type ExpressionBuilder, type Kysely, sql } from 'kysely';
 import { maskedCardNo } from '../cards/model.js';
 import type { Services } from '../context.js';
 import type { DB } from '../db/schema.js';
-import { emailHash, openIdentity } from '../holders/identity.js';
+import { documentHash, emailHash, openIdentity } from '../holders/identity.js';
 import type { KycData } from '../kyc/submit.js';
 
 /**
@@ -32,7 +32,9 @@ export interface Overview {
 /** Today's counts (UTC), each one grouped query on an indexed time column. */
 export async function overview(db: Kysely<DB>, now: number): Promise<Overview> {
   const since = startOfDay(now);
-  const today = db.selectFrom('authorizations').where('created_at', '>=', since);
+  const day = new Date(since).toISOString().slice(0, 10);
+  // Counted by business day (the network's day of the authorization), charted by the hour it was recorded.
+  const today = db.selectFrom('authorizations').where('business_date', '=', day);
   const [byDecision, hourly, reasons, callbacks, holders, kyc] = await Promise.all([
     today
       .select(['approved', 'currency', count, (eb) => eb.fn.sum<number>('amount').as('amount')])
@@ -42,6 +44,7 @@ export async function overview(db: Kysely<DB>, now: number): Promise<Overview> {
       .selectFrom('authorizations')
       // Literals, not parameters: PostgreSQL types the expression (and groups by it) before it sees values.
       .select([sql<number>`cast((created_at - ${sql.lit(since)}) / 3600000 as integer)`.as('hour'), 'approved', count])
+      .where('business_date', '=', day)
       .where('created_at', '>=', since)
       .groupBy(['hour', 'approved'])
       .execute(),
@@ -72,7 +75,7 @@ export async function overview(db: Kysely<DB>, now: number): Promise<Overview> {
     if (slot) slot[Number(r.approved) === 1 ? 'approved' : 'declined'] += Number(r.n);
   }
   return {
-    day: new Date(since).toISOString().slice(0, 10),
+    day,
     approved,
     declined,
     volume: [...volume].map(([currency, amount]) => ({ currency, amount })).sort((a, b) => a.currency.localeCompare(b.currency)),
@@ -205,8 +208,30 @@ export async function search(svc: Services, text: string): Promise<SearchHit[]> 
       hits.push({ kind: 'KYC request', id: k.id, href: `/console/kyc/${k.id}`, label: `${k.request_no} · ${k.merchant_id} · ${k.status}` });
     if (merchant) hits.push({ kind: 'merchant', id: merchant.id, href: `/console/merchants/${merchant.id}`, label: merchant.name });
   }
+  const digits = q.replace(/[\s-]/g, '');
+  if (/^\d{13,19}$/.test(digits)) {
+    // A full card number: found by its keyed hash, as the API's cardNo is (never compared in clear).
+    const hash = await svc.vault.hash(db, digits);
+    hits.push(...(await db.selectFrom('cards').select(cardCols).where('pan_hash', '=', hash).limit(SEARCH_LIMIT).execute()).map(cardHit));
+  }
+  if (/^\d{4}$/.test(q)) {
+    const cards = await db
+      .selectFrom('cards')
+      .select(cardCols)
+      .where('pan_last4', '=', q)
+      .orderBy('created_at', 'desc')
+      .limit(SEARCH_LIMIT)
+      .execute();
+    hits.push(...cards.map(cardHit));
+  }
+  if (/^[A-Za-z0-9][A-Za-z0-9 -]{2,39}$/.test(q) && /\d/.test(q)) {
+    // A document number: by its keyed hash, as the one-holder-per-document rule finds it.
+    const key = await documentHash(svc.vault, db, q);
+    const holders = await db.selectFrom('cardholders').select(holderCols).where('idno_key', '=', key).limit(SEARCH_LIMIT).execute();
+    for (const h of holders) if (!hits.some((x) => x.id === h.id)) hits.push(holderHit(h));
+  }
   const binLast4 = /^(\d{6})\s*(?:[*x•.…\s-]*)\s*(\d{4})$/i.exec(q);
-  if (binLast4) {
+  if (binLast4 && !/^\d{13,19}$/.test(digits)) {
     const cards = await db
       .selectFrom('cards')
       .select(cardCols)
@@ -220,6 +245,14 @@ export async function search(svc: Services, text: string): Promise<SearchHit[]> 
     const hash = await emailHash(svc.vault, db, q);
     const holders = await db.selectFrom('cardholders').select(holderCols).where('email_hash', '=', hash).limit(SEARCH_LIMIT).execute();
     hits.push(...holders.map(holderHit));
+    const kyc = await db
+      .selectFrom('kyc_requests')
+      .select(['id', 'request_no', 'merchant_id', 'status'])
+      .where('email', '=', q.toLowerCase())
+      .limit(SEARCH_LIMIT)
+      .execute();
+    for (const k of kyc)
+      hits.push({ kind: 'KYC request', id: k.id, href: `/console/kyc/${k.id}`, label: `${k.request_no} · ${k.merchant_id} · ${k.status}` });
   } else if (/\p{L}/u.test(q) && !binLast4) {
     // Names are kept plain for this (src/holders/identity.ts): a case-insensitive match on the full name.
     const like = `%${q.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;

@@ -448,7 +448,7 @@ export const consoleRoutes: FastifyPluginAsync<{ svc: Services }> = async (app, 
           .where('id', '=', req.params.id)
           .executeTakeFirst()
       : undefined;
-    if (!row) return html(reply, 404, pages.problemPage(frame, 'No such KYC request.', '/console/reviews'));
+    if (!row) return html(reply, 404, pages.notFoundPage(frame, 'No such KYC request.', '/console/reviews'));
     const before = async (tx: Kysely<DB>) => {
       const r = await tx.selectFrom('kyc_requests').select(['status', 'reason']).where('id', '=', row.id).executeTakeFirst();
       return r ? { kycStatus: r.status, reason: r.reason } : null;
@@ -461,7 +461,7 @@ export const consoleRoutes: FastifyPluginAsync<{ svc: Services }> = async (app, 
           input: { requestNo: row.request_no, status, reason },
           merchantId: row.merchant_id,
           actor: frame.session.email,
-          audit: audit(req, frame.session, 'kyc.review', row.id, before),
+          audit: audit(req, frame.session, 'kyc.review', row.request_no, before),
         }),
       back,
     );
@@ -472,7 +472,10 @@ export const consoleRoutes: FastifyPluginAsync<{ svc: Services }> = async (app, 
     const frame = await session(req, reply, 'read');
     if (!frame) return reply;
     const query = queryText((req.query as { q?: unknown }).q) ?? '';
-    return html(reply, 200, pages.searchPage({ ...frame, current: '/console/search' }, query, query ? await search(svc, query) : null));
+    const hits = query ? await search(svc, query) : null;
+    // One match: open it at once.
+    if (hits?.length === 1) return redirect(reply, (hits[0] as (typeof hits)[number]).href);
+    return html(reply, 200, pages.searchPage({ ...frame, current: '/console/search' }, query, hits));
   });
 
   app.get<{ Params: { id: string } }>('/console/cards/:id', { schema: { hide: true } }, async (req, reply) => {
@@ -483,7 +486,7 @@ export const consoleRoutes: FastifyPluginAsync<{ svc: Services }> = async (app, 
       ? await db.selectFrom('cards').selectAll().where('id', '=', req.params.id).executeTakeFirst()
       : undefined;
     const f = { ...frame, current: '/console/search' };
-    if (!card) return html(reply, 404, pages.problemPage(f, 'No such card.', '/console/search'));
+    if (!card) return html(reply, 404, pages.notFoundPage(f, 'No such card.', '/console/search'));
     const q = req.query as { from?: unknown; to?: unknown; page?: unknown; done?: unknown };
     const now = svc.clock();
     const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
@@ -503,7 +506,17 @@ export const consoleRoutes: FastifyPluginAsync<{ svc: Services }> = async (app, 
       });
     } catch (err) {
       if (!(err instanceof DomainError) || err.status >= 500) throw err;
-      rangeError = err.message;
+      // The 4.1 list's own rule, said in the page's words.
+      rangeError = /at most \d+ days/.test(err.message)
+        ? `Choose at most ${MAX_RANGE_DAYS} days (from ${from} to ${to} is longer).`
+        : /before beginDate/.test(err.message)
+          ? 'The first day must not be after the last.'
+          : err.message;
+    }
+    if (trades && trades.total > 0 && pageNo * PAGE >= trades.total) {
+      // Past the last page (an old link, a typed address): the last page.
+      const last = Math.ceil(trades.total / PAGE) - 1;
+      return redirect(reply, `/console/cards/${encodeURIComponent(card.id)}?from=${from}&to=${to}&page=${last}`);
     }
     const [query, holder, declined, merchant] = await Promise.all([
       queryCard(db, card.merchant_id, card.id, now),
@@ -553,7 +566,7 @@ export const consoleRoutes: FastifyPluginAsync<{ svc: Services }> = async (app, 
       const { frame, form } = posted;
       const cardId = req.params.id;
       const back = `/console/cards/${encodeURIComponent(cardId)}`;
-      if (!isIdText(cardId)) return html(reply, 404, pages.problemPage(frame, 'No such card.', '/console/search'));
+      if (!isIdText(cardId)) return html(reply, 404, pages.notFoundPage(frame, 'No such card.', '/console/search'));
       const reason = clean(text(form, 'reason'));
       if (action === 'close' && form.get('confirm') !== cardId) {
         return html(reply, 400, pages.problemPage(frame, 'To close a card for good, type its id in the confirmation field.', back));
@@ -601,7 +614,7 @@ export const consoleRoutes: FastifyPluginAsync<{ svc: Services }> = async (app, 
       current: '/console/callbacks',
       notice: typeof (req.query as { done?: unknown }).done === 'string' ? pages.notice((req.query as { done: string }).done) : undefined,
     };
-    if (!detail) return html(reply, 404, pages.problemPage(f, 'No such callback event.', '/console/callbacks'));
+    if (!detail) return html(reply, 404, pages.notFoundPage(f, 'No such callback event.', '/console/callbacks'));
     return html(reply, 200, pages.callbackPage(f, detail));
   });
 
@@ -611,7 +624,7 @@ export const consoleRoutes: FastifyPluginAsync<{ svc: Services }> = async (app, 
     const { frame } = posted;
     const eventId = req.params.id;
     const back = `/console/callbacks/${encodeURIComponent(eventId)}`;
-    if (!isIdText(eventId)) return html(reply, 404, pages.problemPage(frame, 'No such callback event.', '/console/callbacks'));
+    if (!isIdText(eventId)) return html(reply, 404, pages.notFoundPage(frame, 'No such callback event.', '/console/callbacks'));
     const done = await change(
       reply,
       frame,
@@ -662,7 +675,7 @@ export const consoleRoutes: FastifyPluginAsync<{ svc: Services }> = async (app, 
       notice: typeof (req.query as { done?: unknown }).done === 'string' ? pages.notice((req.query as { done: string }).done) : undefined,
     };
     const merchant = isIdText(req.params.id) ? await merchantSummary(db, req.params.id) : undefined;
-    if (!merchant) return html(reply, 404, pages.problemPage(f, 'No such merchant.', '/console/merchants'));
+    if (!merchant) return html(reply, 404, pages.notFoundPage(f, 'No such merchant.', '/console/merchants'));
     const [domains, balances] = await Promise.all([listDomains(db, merchant.appId), fundingBalances(db, merchant.appId)]);
     return html(reply, 200, pages.merchantPage(f, { merchant, domains, balances }));
   });
@@ -720,7 +733,7 @@ export const consoleRoutes: FastifyPluginAsync<{ svc: Services }> = async (app, 
     const host = text(form, 'host', 253);
     const mapped = await svc.database.db.selectFrom('merchant_domains').select('merchant_id').where('host', '=', host).executeTakeFirst();
     if (!mapped || mapped.merchant_id !== appId)
-      return html(reply, 404, pages.problemPage(frame, 'That host is not mapped to this merchant.', back));
+      return html(reply, 404, pages.notFoundPage(frame, 'That host is not mapped to this merchant.', back));
     const done = await change(
       reply,
       frame,
@@ -740,7 +753,13 @@ export const consoleRoutes: FastifyPluginAsync<{ svc: Services }> = async (app, 
     const frame = await session(req, reply, 'read');
     if (!frame) return reply;
     const q = req.query as Record<string, unknown>;
-    const filter: AuditFilter = { actor: queryText(q.actor), action: queryText(q.action), target: queryText(q.target), limit: 200 };
+    const filter: AuditFilter = {
+      actor: queryText(q.actor),
+      action: queryText(q.action),
+      target: queryText(q.target),
+      limit: 200,
+      partial: true,
+    };
     return html(reply, 200, pages.auditPage({ ...frame, current: '/console/audit' }, filter, await listAudit(svc.database.db, filter)));
   });
 
@@ -789,7 +808,7 @@ export const consoleRoutes: FastifyPluginAsync<{ svc: Services }> = async (app, 
     const row = isIdText(req.params.id)
       ? await svc.database.db.selectFrom('operators').select(['id', 'email']).where('id', '=', req.params.id).executeTakeFirst()
       : undefined;
-    if (!row) return html(reply, 404, pages.problemPage(frame, 'No such operator.', '/console/operators'));
+    if (!row) return html(reply, 404, pages.notFoundPage(frame, 'No such operator.', '/console/operators'));
     const state = async (tx: Kysely<DB>) =>
       tx.selectFrom('operators').select(['role', 'status']).where('id', '=', row.id).executeTakeFirst();
     const f = { ...frame, current: '/console/operators' };
@@ -812,7 +831,7 @@ export const consoleRoutes: FastifyPluginAsync<{ svc: Services }> = async (app, 
         pages.operatorsPage(f, await listOperators(svc.database.db, svc.clock()), { email: reset.email, url: setupUrl(reset.setupToken) }),
       );
     }
-    if (req.params.action !== 'update') return html(reply, 404, pages.problemPage(frame, 'No such action.', '/console/operators'));
+    if (req.params.action !== 'update') return html(reply, 404, pages.notFoundPage(frame, 'No such action.', '/console/operators'));
     const role = form.get('role');
     const status = form.get('status');
     const input = {
@@ -839,7 +858,7 @@ export const consoleRoutes: FastifyPluginAsync<{ svc: Services }> = async (app, 
   app.get('/console/*', { schema: { hide: true } }, async (req, reply) => {
     const frame = await session(req, reply, 'read');
     if (!frame) return reply;
-    return html(reply, 404, pages.problemPage(frame, 'There is no such page.', '/console'));
+    return html(reply, 404, pages.notFoundPage(frame, 'There is no such page.', '/console'));
   });
   app.route({
     method: ['POST', 'PUT', 'PATCH', 'DELETE'],

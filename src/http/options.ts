@@ -23,10 +23,11 @@ export function serverOptions(config: Config, opts: ServerOptionsInput): Fastify
       // carry credentials are redacted.
       redact: { paths: ['req.headers.cookie', 'req.headers.authorization', 'res.headers["set-cookie"]'], censor: '[redacted]' },
       serializers: {
-        // A page link's token is a credential until it is spent: the logged URL never carries it.
+        // A page link's token is a credential until it is spent, and what an operator searches the
+        // console for may be a card number, an e-mail or a document: the logged URL carries neither.
         req: (req) => ({
           method: req.method,
-          url: String(req.url).replace(/([?&]token=)[^&#]*/gi, '$1[redacted]'),
+          url: String(req.url).replace(/([?&](?:token|q|actor|target)=)[^&#]*/gi, '$1[redacted]'),
           host: req.host,
           remoteAddress: req.ip,
           remotePort: req.socket?.remotePort ?? 0,

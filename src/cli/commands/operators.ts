@@ -40,14 +40,14 @@ export function operatorCommands(program: Command): void {
           actor: OPERATOR,
           audit: audited('operator.create', email.toLowerCase()),
         });
-        return { ...created, setupUrl: setupLine(svc.config.publicUrl, created.setupToken), consoleOn: svc.config.console };
+        return { ...created, setupUrl: setupLine(svc.config.publicUrl, created.setupToken) };
       });
-      const { setupToken: _token, consoleOn, ...shown } = made;
+      const { setupToken: _token, ...shown } = made;
       print(!!o.json, shown, () =>
         [
           `${made.email} (${made.role}) created. Send this one-time set-up link over a channel you trust; it works once, for 24 hours:`,
           `  ${made.setupUrl}`,
-          ...(consoleOn ? [] : ['(the console is off: start the service with CARDPROGRAM_CONSOLE=on)']),
+          '(its address is CARDPROGRAM_PUBLIC_URL as this command sees it: run the command with the service’s settings)',
         ].join('\n'),
       );
     });
@@ -63,7 +63,7 @@ export function operatorCommands(program: Command): void {
           ? all
               .map(
                 (a) =>
-                  `${a.email.padEnd(32)} ${a.role.padEnd(8)} ${a.status.padEnd(8)} set-up:${a.setup.padEnd(7)} totp:${a.totp ? 'yes' : 'no '}${a.lockedUntil ? ` locked until ${a.lockedUntil}` : ''}`,
+                  `${a.email.padEnd(32)} ${a.role.padEnd(8)} ${a.status.padEnd(8)} set-up:${a.setup.padEnd(7)} totp:${a.totp ? 'yes' : 'no '} last login:${a.lastLoginAt ?? 'never'}${a.lockedUntil ? ` locked until ${a.lockedUntil}` : ''}`,
               )
               .join('\n')
           : 'no operators',
@@ -72,7 +72,7 @@ export function operatorCommands(program: Command): void {
 
   operator
     .command('update <email>')
-    .description('change an account’s role or status; its open sessions end')
+    .description('change an account’s role or status (--status active also unlocks it); its open sessions end')
     .addOption(roleOption())
     .addOption(new Option('--status <status>', 'disable or enable the account').choices(['active', 'disabled']))
     .option('--json', 'print JSON')
