@@ -8,6 +8,7 @@ import { controlsRoutes } from './controls/routes.js';
 import { widePermissions } from './db/files.js';
 import { type Database, openDatabase } from './db/index.js';
 import { isCurrent, migrateToLatest } from './db/migrate.js';
+import { ensureTradePartitions } from './db/partitions.js';
 import { sealPlaintextHolders } from './holders/identity.js';
 import { holderRoutes, holderSandboxRoutes } from './holders/routes.js';
 import { authPlugin } from './http/auth.js';
@@ -85,6 +86,9 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   const svc = createServices(config, database, app.log, clock);
   await svc.vault.ensureKeys(database.db);
   await sealPlaintextHolders(svc);
+  // PostgreSQL: the coming months' partitions of `trades` (src/db/partitions.ts). A record whose
+  // month has none yet is stored in the default partition, so this failing stops nothing.
+  await ensureTradePartitions(database, clock()).catch((err) => app.log.warn({ err }, 'creating partitions of trades failed'));
   // One line per private file or directory that others may read (src/db/files.ts).
   const sqliteFile = config.databaseUrl.startsWith('file:') ? config.databaseUrl.slice('file:'.length) : null;
   for (const line of widePermissions(config.dataDir, sqliteFile === ':memory:' ? null : sqliteFile)) app.log.warn(line);

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Database } from '../db/index.js';
+import { ensureTradePartitions } from '../db/partitions.js';
 import { reapKeys } from '../idempotency/keys.js';
 import { reapPage } from '../page/links.js';
 
@@ -15,13 +16,15 @@ export interface ReaperOptions {
 
 /**
  * Once an hour, forgets what has outlived its use: randomStr keys past the retention period, and
- * spent or expired page links and sessions. Stopped when the service closes.
+ * spent or expired page links and sessions; and, on PostgreSQL, makes the coming months' partitions
+ * of `trades` (src/db/partitions.ts). Stopped when the service closes.
  */
 export const reaperPlugin = fp(
   async (app: FastifyInstance, { database, clock, retentionMs }: ReaperOptions) => {
     const timer = setInterval(() => {
       reapKeys(database, clock() - retentionMs).catch((err) => app.log.warn({ err }, 'reaping idempotency keys failed'));
       reapPage(database, clock()).catch((err) => app.log.warn({ err }, 'reaping page links and sessions failed'));
+      ensureTradePartitions(database, clock()).catch((err) => app.log.warn({ err }, 'creating partitions of trades failed'));
     }, EVERY_MS);
     timer.unref();
     app.addHook('onClose', async () => clearInterval(timer));

@@ -156,6 +156,9 @@ export async function listTrades({
     .selectFrom('trades')
     .selectAll()
     .where('seq', 'in', seqs)
+    // The window's partitions only (PostgreSQL): seq alone would be looked up in every month's.
+    .where('business_date', '>=', input.beginDate)
+    .where('business_date', '<=', input.endDate)
     .orderBy('business_date', 'desc')
     .orderBy('seq', 'desc')
     .execute();
