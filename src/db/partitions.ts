@@ -41,10 +41,11 @@ export function partitionName(month: string): string {
  * listed from there, so a clock far ahead (or a sandbox record dated years back) is stored as any
  * other. The work is done once across instances (an advisory lock; each one finds the months made
  * by another), and without blocking the service's reads and writes of other months: the partition
- * is made on its own and attached (ATTACH takes a lock that lets inserts and reads go on, unlike
- * CREATE TABLE … PARTITION OF), and only the default partition is locked against writes while its
- * rows of that month move. A lock not had within 5 s gives up, changing nothing; the next pass
- * tries again.
+ * is made on its own and attached (ATTACH takes a lock on `trades` that lets inserts and reads go
+ * on, unlike CREATE TABLE … PARTITION OF). What it does stop, for the few milliseconds of a pass that
+ * makes a month: writes to `cards` (the new partition's foreign key locks it) and to the default
+ * partition (while its rows of that month move). A lock not had within 5 s gives up, changing
+ * nothing; the next pass tries again. A pass that makes nothing takes no lock.
  */
 export async function ensureTradePartitions(database: Database, now: number): Promise<string[]> {
   if (database.dialect !== 'postgres') return [];
@@ -69,6 +70,11 @@ export async function ensureTradePartitions(database: Database, now: number): Pr
     await sql`select pg_advisory_xact_lock(hashtext('cardprogram_trade_partitions:' || current_schema()))`.execute(tx);
     const months = await missing(tx);
     if (months.length === 0) return [];
+    // Attaching adds the partition's foreign key to `cards`, which locks `cards` against writes
+    // (SHARE ROW EXCLUSIVE) until the commit. Taken first, before the default partition's lock: a
+    // money transaction that inserted into the default partition holds `cards` (it moved a balance),
+    // so this waits for it to commit rather than deadlock with it, and the next ones wait here.
+    await sql`lock table cards in share row exclusive mode`.execute(tx);
     // Nothing is written into the default partition until this commits: a row of a month being
     // attached cannot arrive there between its move and the attach.
     await sql`lock table trades_default in share row exclusive mode`.execute(tx);
