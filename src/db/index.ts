@@ -101,7 +101,10 @@ function openSqlite(file: string): Database {
     },
   };
   // The hooks below are read when called: set on the Database object, after it is made.
-  const db = new Kysely<DB>({ dialect: new SqliteDialect({ database }), log: (e) => sqlite.onStatement?.(e.query.sql, e.query.parameters) });
+  const db = new Kysely<DB>({
+    dialect: new SqliteDialect({ database }),
+    log: (e) => sqlite.onStatement?.(e.query.sql, e.query.parameters),
+  });
   const committer = new GroupCommitter(db);
   const sqlite: Database = {
     db,
