@@ -25,7 +25,9 @@ export const tradeRoutes: FastifyPluginAsyncTypebox<{ svc: Services }> = async (
       await signedRead(svc, req, randomStr);
       const orAbsent = (v: string | undefined) => (v === '' ? undefined : v);
       const input = { ...rest, cardId: orAbsent(cardId), cardNo: orAbsent(cardNo), currency: orAbsent(currency) };
-      return listTrades({ db: svc.database.db, vault: svc.vault, merchantId: req.merchant.appId, input });
+      // The nonce above is spent on the primary; the records are read where reads may be a moment
+      // stale (the replica, when there is one and it is close enough behind).
+      return listTrades({ db: svc.database.db, reads: svc.reads(), vault: svc.vault, merchantId: req.merchant.appId, input });
     },
   );
 
