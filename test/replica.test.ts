@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { sql } from 'kysely';
+import pg from 'pg';
 import { buildApp } from '../src/app.js';
 import { ConfigError } from '../src/config.js';
 import type { Database } from '../src/db/index.js';
@@ -122,7 +123,8 @@ eachDialect('a read replica', (dialect) => {
     const replica = await isolatedDatabase(dialect);
     t.after(() => replica.cleanup());
     await migrateToLatest(replica.database);
-    const h = await build(t, dialect, { databaseReplicaUrl: childDatabaseUrl(replica) });
+    // A statement bound, so that a replica that stops answering fails the read within a second.
+    const h = await build(t, dialect, { databaseReplicaUrl: childDatabaseUrl(replica), pgStatementTimeoutMs: 1000 });
     const { cardId } = await fundedCard(h, { topUp: 50 });
     const auth = await ok(h, '/sandbox/network/authorize', { cardId, amount: 5, remark: 'on the primary' });
     const body = { cardId, beginDate: today(), endDate: today(), start: 0, maxSize: 30 };
@@ -170,6 +172,26 @@ eachDialect('a read replica', (dialect) => {
     assert.equal(query.trade.remark, 'on the primary');
     const card = await ok(h, '/api/network/cardQuery.html', { cardId });
     assert.equal(card.cardId, cardId);
+
+    // The replica stops answering under the read (a lock held there; a failover, a cancelled
+    // query would do the same): the primary answers it, with its own record.
+    const blocker = new pg.Client({ connectionString: childDatabaseUrl(replica) });
+    await blocker.connect();
+    t.after(() => blocker.end());
+    await blocker.query('begin');
+    await blocker.query('lock table trades in access exclusive mode');
+    const fallback = await h.call(LIST, { ...body, randomStr: randomStr() });
+    await blocker.query('rollback');
+    assert.equal(fallback.status, 200, JSON.stringify(fallback.body));
+    assert.deepEqual(
+      fallback.body.tradeList.map((x: { remark: string }) => x.remark),
+      ['on the primary', 'Top-up'],
+    );
+    assert.equal(
+      (await h.call(LIST, { ...body, randomStr: randomStr() })).body.tradeList[0].remark,
+      'on the replica',
+      'and the replica again',
+    );
 
     const ready = await h.app.inject({ method: 'GET', url: '/readyz' });
     assert.equal(ready.statusCode, 200);

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Services } from '../context.js';
+import { databaseFault } from '../db/faults.js';
 import { signedRead } from '../http/operation.js';
 import { errorResponses, ok } from '../http/schemas.js';
 import { listTrades } from './list.js';
@@ -27,7 +28,20 @@ export const tradeRoutes: FastifyPluginAsyncTypebox<{ svc: Services }> = async (
       const input = { ...rest, cardId: orAbsent(cardId), cardNo: orAbsent(cardNo), currency: orAbsent(currency) };
       // The nonce above is spent on the primary; the records are read where reads may be a moment
       // stale (the replica, when there is one and it is close enough behind).
-      return listTrades({ db: svc.database.db, reads: svc.reads(), vault: svc.vault, merchantId: req.merchant.appId, input });
+      const primary = svc.database.db;
+      const reads = svc.reads();
+      const list = (from: typeof reads) =>
+        listTrades({ db: primary, reads: from, vault: svc.vault, merchantId: req.merchant.appId, input });
+      if (reads === primary) return list(primary);
+      try {
+        return await list(reads);
+      } catch (err) {
+        // The replica failed under the read (gone, too slow, a query its recovery cancelled): the
+        // primary answers this one, and the next probe decides whether the replica is used again.
+        if (!databaseFault(err)) throw err;
+        req.log.warn({ err }, 'read replica failed: the list was read from the primary');
+        return list(primary);
+      }
     },
   );
 
