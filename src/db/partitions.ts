@@ -39,13 +39,13 @@ export function partitionName(month: string): string {
  *
  * A record never waits for this: a month without its partition goes to `trades_default` and is
  * listed from there, so a clock far ahead (or a sandbox record dated years back) is stored as any
- * other. The work is done once across instances (an advisory lock; each one finds the months made
- * by another), and without blocking the service's reads and writes of other months: the partition
- * is made on its own and attached (ATTACH takes a lock on `trades` that lets inserts and reads go
- * on, unlike CREATE TABLE … PARTITION OF). What it does stop, for the few milliseconds of a pass that
- * makes a month: writes to `cards` (the new partition's foreign key locks it) and to the default
- * partition (while its rows of that month move). A lock not had within 5 s gives up, changing
- * nothing; the next pass tries again. A pass that makes nothing takes no lock.
+ * other. One pass at a time across instances (an advisory lock; a pass that finds another under way
+ * returns, leaving the work to it). A pass that finds every month there takes no lock at all. One
+ * that makes a month makes its table on its own and attaches it (ATTACH lets reads and inserts of
+ * `trades` go on, unlike CREATE TABLE … PARTITION OF), and for those few milliseconds stops writes to
+ * `cards` (the new partition's foreign key locks it) and to the default partition (while its rows of
+ * that month move). A table lock not had within 1 s gives up, changing nothing (writers queue behind
+ * a waiting lock, so the wait is kept short); the next pass tries again.
  */
 export async function ensureTradePartitions(database: Database, now: number): Promise<string[]> {
   if (database.dialect !== 'postgres') return [];
@@ -66,8 +66,11 @@ export async function ensureTradePartitions(database: Database, now: number): Pr
   // The usual pass finds every month there: one read, no lock.
   if ((await missing(database.db)).length === 0) return [];
   return database.withTx(async (tx) => {
-    await sql`set local lock_timeout = '5s'`.execute(tx);
-    await sql`select pg_advisory_xact_lock(hashtext('cardprogram_trade_partitions:' || current_schema()))`.execute(tx);
+    // One pass at a time across instances; one that finds another under way leaves the work to it.
+    const { rows } = await sql<{ mine: boolean }>`
+      select pg_try_advisory_xact_lock(hashtext('cardprogram_trade_partitions:' || current_schema())) as mine`.execute(tx);
+    if (!rows[0]?.mine) return [];
+    await sql`set local lock_timeout = '1s'`.execute(tx);
     const months = await missing(tx);
     if (months.length === 0) return [];
     // Attaching adds the partition's foreign key to `cards`, which locks `cards` against writes
