@@ -3,28 +3,6 @@ import { type Kysely, PostgresAdapter, sql } from 'kysely';
 // Frozen in time: a migration is never edited after it has shipped; later changes get a new file.
 // It creates partitions itself rather than through src/db/partitions.ts, which may change later.
 
-/** The columns of `trades`, in their order (migration 0002), for the copy. */
-const COLUMNS = [
-  'seq',
-  'id',
-  'merchant_id',
-  'card_id',
-  'trade_type',
-  'trade_status',
-  'currency',
-  'amount',
-  'fee',
-  'currency_txn',
-  'txn_amount',
-  'business_date',
-  'auth_code',
-  'remark',
-  'original_id',
-  'held',
-  'refunded',
-  'created_at',
-];
-
 /** `yyyy-MM` of the month `by` months after `month`. */
 function addMonths(month: string, by: number): string {
   const [y, m] = month.split('-').map(Number) as [number, number];
@@ -69,31 +47,15 @@ export async function up(db: Kysely<any>): Promise<void> {
   await sql`drop index trades_card_day_seq`.execute(db);
   await sql`drop index trades_original`.execute(db);
 
-  await sql`create table trades (
-    seq bigint not null default nextval(${sql.lit(sequence)}::regclass),
-    id varchar(40) not null,
-    merchant_id varchar(32) not null,
-    card_id varchar(40) not null,
-    trade_type integer not null,
-    trade_status integer not null,
-    currency varchar(8) not null,
-    amount bigint not null,
-    fee bigint not null,
-    currency_txn varchar(8) not null,
-    txn_amount bigint not null,
-    business_date varchar(10) not null,
-    auth_code varchar(6) not null,
-    remark text not null,
-    original_id varchar(40),
-    held bigint not null default 0,
-    refunded bigint not null default 0,
-    created_at bigint not null,
-    constraint trades_pkey primary key (seq, business_date),
-    constraint trades_id_day unique (id, business_date),
-    constraint trades_card_id_fkey foreign key (card_id) references cards (id),
-    constraint trades_held_range check (held >= 0 and (held = 0 or held <= amount)),
-    constraint trades_refunded_range check (refunded >= 0 and (refunded = 0 or refunded <= amount))
-  ) partition by range (business_date)`.execute(db);
+  // The same columns and defaults (seq's sequence), and whatever else the table has by then besides
+  // what was dropped above: a column or index that another migration before this one added is kept.
+  await sql`create table trades (like trades_unpartitioned including all) partition by range (business_date)`.execute(db);
+  await sql`alter table trades
+    add constraint trades_pkey primary key (seq, business_date),
+    add constraint trades_id_day unique (id, business_date),
+    add constraint trades_card_id_fkey foreign key (card_id) references cards (id),
+    add constraint trades_held_range check (held >= 0 and (held = 0 or held <= amount)),
+    add constraint trades_refunded_range check (refunded >= 0 and (refunded = 0 or refunded <= amount))`.execute(db);
   await sql`alter sequence ${sql.raw(sequence)} owned by trades.seq`.execute(db);
   // As before: the list's covering index (card, day, seq, status), and a record's settlements.
   await sql`create index trades_card_day_seq on trades (card_id, business_date, seq, trade_status)`.execute(db);
@@ -113,8 +75,7 @@ export async function up(db: Kysely<any>): Promise<void> {
       for values from (${sql.lit(`${month}-01`)}) to (${sql.lit(`${addMonths(month, 1)}-01`)})`.execute(db);
   }
 
-  const cols = sql.join(COLUMNS.map((c) => sql.id(c)));
-  await sql`insert into trades (${cols}) select ${cols} from trades_unpartitioned order by seq`.execute(db);
+  await sql`insert into trades select * from trades_unpartitioned order by seq`.execute(db);
 
   await sql`create table trade_ids (
     id varchar(40) primary key,
