@@ -2,13 +2,15 @@ import { createRequire } from 'node:module';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { cardRoutes, cardStatusRoutes } from './cards/routes.js';
-import type { Config } from './config.js';
+import { type Config, ConfigError } from './config.js';
 import { consoleRoutes } from './console/routes.js';
 import type { Services } from './context.js';
 import { controlsRoutes } from './controls/routes.js';
 import { widePermissions } from './db/files.js';
 import { type Database, openDatabase } from './db/index.js';
 import { isCurrent, migrateToLatest } from './db/migrate.js';
+import { ensureTradePartitions } from './db/partitions.js';
+import { ReplicaRouter } from './db/replica.js';
 import { sealPlaintextHolders } from './holders/identity.js';
 import { holderRoutes, holderSandboxRoutes } from './holders/routes.js';
 import { authPlugin } from './http/auth.js';
@@ -47,6 +49,35 @@ export interface BuildOptions {
   /** Where the default logger writes (stdout unless given): the same lines, redactions included. */
   logStream?: { write(line: string): void };
   clock?: () => number;
+}
+
+/**
+ * The read replica (DATABASE_REPLICA_URL, PostgreSQL only): its own pool, probed once before the
+ * service answers and every second after, closed with the app (before the primary).
+ */
+async function openReplica(config: Config, database: Database, app: FastifyInstance): Promise<ReplicaRouter> {
+  if (database.dialect !== 'postgres') {
+    throw new ConfigError('DATABASE_REPLICA_URL is for PostgreSQL only: DATABASE_URL is SQLite (file:), which has no replicas');
+  }
+  const replica = new ReplicaRouter(
+    database,
+    openDatabase(config.databaseReplicaUrl as string, {
+      statementTimeoutMs: config.pgStatementTimeoutMs,
+      pgPoolSize: config.pgPool.size,
+      pgPoolWaitMs: config.pgPool.waitMs,
+    }),
+    {
+      maxLagMs: config.replicaMaxLagMs,
+      onChange: (status, err) => {
+        if (status.status === 'ready') app.log.info({ replica: status }, 'read replica in use');
+        else app.log.warn({ replica: status, err }, 'read replica not in use: reads go to the primary');
+      },
+    },
+  );
+  app.addHook('onClose', () => replica.close());
+  await replica.probe();
+  replica.start();
+  return replica;
 }
 
 export const SERVICE_VERSION = (createRequire(import.meta.url)('../package.json') as { version: string }).version;
@@ -89,9 +120,13 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   });
 
   const clock = opts.clock ?? Date.now;
-  const svc = createServices(config, database, app.log, clock);
+  const replica = config.databaseReplicaUrl ? await openReplica(config, database, app) : null;
+  const svc = createServices(config, database, app.log, clock, replica);
   await svc.vault.ensureKeys(database.db);
   await sealPlaintextHolders(svc);
+  // PostgreSQL: the coming months' partitions of `trades` (src/db/partitions.ts). A record whose
+  // month has none yet is stored in the default partition, so this failing stops nothing.
+  await ensureTradePartitions(database, clock()).catch((err) => app.log.warn({ err }, 'creating partitions of trades failed'));
   // One line per private file or directory that others may read (src/db/files.ts).
   const sqliteFile = config.databaseUrl.startsWith('file:') ? config.databaseUrl.slice('file:'.length) : null;
   for (const line of widePermissions(config.dataDir, sqliteFile === ':memory:' ? null : sqliteFile)) app.log.warn(line);

@@ -23,6 +23,13 @@ export interface Config {
   port: number;
   host: string;
   databaseUrl: string;
+  /**
+   * PostgreSQL: a replica of the database (DATABASE_REPLICA_URL) for reads that may be a moment
+   * stale (the 4.1 list); null: every read goes to DATABASE_URL.
+   */
+  databaseReplicaUrl: string | null;
+  /** How far behind the primary the replica may be and still be read, ms (CARDPROGRAM_REPLICA_MAX_LAG_MS). */
+  replicaMaxLagMs: number;
   env: Environment;
   publicUrl: string;
   /**
@@ -287,6 +294,19 @@ export function databaseUrlFrom(env: Env, dataDir: string): string {
   return env.DATABASE_URL || `file:${join(dataDir, 'cardprogram.sqlite')}`;
 }
 
+/** DATABASE_REPLICA_URL: a PostgreSQL replica of DATABASE_URL's PostgreSQL database; none for SQLite. */
+function replicaUrlFrom(env: Env, databaseUrl: string): string | null {
+  const raw = env.DATABASE_REPLICA_URL?.trim();
+  if (!raw) return null;
+  if (!/^postgres(ql)?:\/\//.test(raw)) throw new ConfigError('DATABASE_REPLICA_URL must start with postgres:// (a PostgreSQL replica)');
+  if (!/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    throw new ConfigError(
+      'DATABASE_REPLICA_URL is for PostgreSQL only: DATABASE_URL is SQLite (file:), which has no replicas; unset DATABASE_REPLICA_URL',
+    );
+  }
+  return raw;
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const envName = env.CARDPROGRAM_ENV || 'sandbox';
   if (envName !== 'sandbox' && envName !== 'production') {
@@ -299,6 +319,7 @@ export function loadConfig(env: Env = process.env): Config {
   if (!/^(file:|postgres:\/\/|postgresql:\/\/)/.test(databaseUrl)) {
     throw new ConfigError('DATABASE_URL must start with file: (SQLite) or postgres:// (PostgreSQL)');
   }
+  const databaseReplicaUrl = replicaUrlFrom(env, databaseUrl);
   const publicUrl = (env.CARDPROGRAM_PUBLIC_URL || `http://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(/\/+$/, '');
   try {
     new URL(publicUrl);
@@ -317,6 +338,8 @@ export function loadConfig(env: Env = process.env): Config {
     port,
     host,
     databaseUrl,
+    databaseReplicaUrl,
+    replicaMaxLagMs: intVar(env, 'CARDPROGRAM_REPLICA_MAX_LAG_MS', 2000, 100, 600_000),
     env: envName,
     publicUrl,
     trustProxy: trustProxyList(env.CARDPROGRAM_TRUST_PROXY),

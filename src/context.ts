@@ -4,6 +4,7 @@ import type { PanVault } from './cards/vault.js';
 import type { Config } from './config.js';
 import type { SecretBox } from './crypto/secretbox.js';
 import type { Database } from './db/index.js';
+import type { ReplicaRouter } from './db/replica.js';
 import type { DB } from './db/schema.js';
 import type { DomainDirectory } from './domains/directory.js';
 import type { MerchantDirectory } from './merchants/directory.js';
@@ -13,6 +14,14 @@ import type { Metrics } from './metrics.js';
 export interface Services {
   config: Config;
   database: Database;
+  /**
+   * Where a read that may be a moment stale goes (docs/operations.md, "Read replica"): the replica
+   * while it is at most CARDPROGRAM_REPLICA_MAX_LAG_MS behind, else the primary. Only reads that
+   * decide nothing: never in a write transaction, never a signature, nonce, balance or status check.
+   */
+  reads(): Kysely<DB>;
+  /** The replica (DATABASE_REPLICA_URL), when there is one. */
+  replica: ReplicaRouter | null;
   box: SecretBox;
   merchants: MerchantDirectory;
   /** Merchants' own host names for the card page, with their TLS contexts. */

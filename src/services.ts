@@ -4,18 +4,27 @@ import type { Config } from './config.js';
 import type { Services } from './context.js';
 import { SecretBox } from './crypto/secretbox.js';
 import type { Database } from './db/index.js';
+import type { ReplicaRouter } from './db/replica.js';
 import { DomainDirectory } from './domains/directory.js';
 import { MerchantDirectory } from './merchants/directory.js';
 import { Metrics } from './metrics.js';
 
-/** The long-lived parts every verb uses, for the HTTP app and the CLI alike. */
-export function createServices(config: Config, database: Database, log: FastifyBaseLogger, clock: () => number = Date.now): Services {
+/** The long-lived parts every verb uses, for the HTTP app and the CLI alike (which reads the primary only). */
+export function createServices(
+  config: Config,
+  database: Database,
+  log: FastifyBaseLogger,
+  clock: () => number = Date.now,
+  replica: ReplicaRouter | null = null,
+): Services {
   const box = new SecretBox(config.masterKey, config.masterKeyPrevious);
   const metrics = new Metrics();
   database.observer = metrics;
   return {
     config,
     database,
+    reads: () => replica?.db() ?? database.db,
+    replica,
     box,
     merchants: new MerchantDirectory(database, box, config.merchantCacheMs, clock),
     domains: new DomainDirectory(database, box, config.merchantCacheMs, clock),

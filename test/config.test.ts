@@ -27,6 +27,16 @@ describe('configuration from the environment (decisions §1)', () => {
     assert.equal(readFileSync(join(d, 'master.key'), 'utf8').trim(), c.masterKey.toString('hex'));
     assert.deepEqual(loadConfig({ CARDPROGRAM_DATA_DIR: d }).masterKey, c.masterKey);
     assert.deepEqual(c.rateLimit, { perSecond: 100, burst: 200 });
+    // No replica unless one is named: every read goes to DATABASE_URL.
+    assert.equal(c.databaseReplicaUrl, null);
+    assert.equal(c.replicaMaxLagMs, 2000);
+    const replicated = loadConfig({
+      CARDPROGRAM_DATA_DIR: d,
+      DATABASE_URL: 'postgres://primary/db',
+      DATABASE_REPLICA_URL: 'postgres://replica/db',
+      CARDPROGRAM_REPLICA_MAX_LAG_MS: '500',
+    });
+    assert.deepEqual([replicated.databaseReplicaUrl, replicated.replicaMaxLagMs], ['postgres://replica/db', 500]);
     assert.equal(loadConfig({ CARDPROGRAM_DATA_DIR: d, CARDPROGRAM_RATE_LIMIT: '0' }).rateLimit, null);
     assert.deepEqual(loadConfig({ CARDPROGRAM_DATA_DIR: d, CARDPROGRAM_RATE_LIMIT: '5', CARDPROGRAM_RATE_BURST: '7' }).rateLimit, {
       perSecond: 5,
@@ -165,6 +175,20 @@ describe('configuration from the environment (decisions §1)', () => {
         /^CARDPROGRAM_MASTER_KEY does not look random \(its bytes are all printable characters/,
       ],
       [{ CARDPROGRAM_REQUIRE_TIMESTAMP: 'maybe' }, /^CARDPROGRAM_REQUIRE_TIMESTAMP must be "on" or "off", got "maybe"/],
+      // A read replica is PostgreSQL's: refused beside SQLite (the default database too), and must be PostgreSQL itself.
+      [{ DATABASE_REPLICA_URL: 'postgres://replica/db' }, /^DATABASE_REPLICA_URL is for PostgreSQL only: DATABASE_URL is SQLite/],
+      [
+        { DATABASE_URL: 'file:/tmp/x.sqlite', DATABASE_REPLICA_URL: 'postgres://replica/db' },
+        /^DATABASE_REPLICA_URL is for PostgreSQL only/,
+      ],
+      [
+        { DATABASE_URL: 'postgres://primary/db', DATABASE_REPLICA_URL: 'file:/tmp/r.sqlite' },
+        /^DATABASE_REPLICA_URL must start with postgres:\/\//,
+      ],
+      [
+        { DATABASE_URL: 'postgres://primary/db', CARDPROGRAM_REPLICA_MAX_LAG_MS: '10' },
+        /^CARDPROGRAM_REPLICA_MAX_LAG_MS must be between 100/,
+      ],
     ];
     for (const [env, msg] of cases) {
       assert.throws(

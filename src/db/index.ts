@@ -30,10 +30,11 @@ export interface Database {
   /** Told how many transactions each SQLite group commit held (the service's metrics). */
   observer?: { groupCommit(size: number): void };
   /**
-   * Told of every statement sent to the database (its SQL), when set: what the round-trip budget
-   * of each operation is counted with (docs/architecture.md, test/round-trips.test.ts).
+   * Told of every statement sent to the database (its SQL and parameters), when set: what the
+   * round-trip budget of each operation is counted with (docs/architecture.md,
+   * test/round-trips.test.ts), and what the partition tests explain (test/trades.partitions.test.ts).
    */
-  onStatement?: ((sql: string) => void) | undefined;
+  onStatement?: ((sql: string, parameters: readonly unknown[]) => void) | undefined;
   /** PostgreSQL: the pool's connections now: open, idle, and callers waiting for one. */
   pool?: () => { total: number; idle: number; waiting: number };
 }
@@ -102,7 +103,10 @@ function openSqlite(file: string): Database {
     },
   };
   // The hooks below are read when called: set on the Database object, after it is made.
-  const db = new Kysely<DB>({ dialect: new SqliteDialect({ database }), log: (e) => sqlite.onStatement?.(e.query.sql) });
+  const db = new Kysely<DB>({
+    dialect: new SqliteDialect({ database }),
+    log: (e) => sqlite.onStatement?.(e.query.sql, e.query.parameters),
+  });
   const committer = new GroupCommitter(db);
   const sqlite: Database = {
     db,
@@ -259,7 +263,7 @@ function openPostgres(url: string, opts: OpenOptions): Database {
   pool.on('connect', (client) => client.on('error', () => undefined));
   const db = new Kysely<DB>({
     dialect: new PostgresDialect({ pool: discardingDeadClients(pool) }),
-    log: (e) => postgres.onStatement?.(e.query.sql),
+    log: (e) => postgres.onStatement?.(e.query.sql, e.query.parameters),
   });
   const postgres: Database = {
     db,
@@ -302,8 +306,10 @@ function openPostgres(url: string, opts: OpenOptions): Database {
           // A transaction that lost a deadlock (40P01) or a serialization conflict (40001) was rolled
           // back whole, and the same work run again succeeds: it is retried here, a few times after
           // a short jittered pause, before the request is ever answered 503. Locks taken in one
-          // order (docs/architecture.md, Concurrency) make this rare; it is the backstop.
-          if (conflicts < MAX_CONFLICT_RETRIES && lostConflict(cause)) {
+          // order (docs/architecture.md, Concurrency) make this rare; it is the backstop. So is a
+          // record routed to the default partition just as its month's partition was attached
+          // (src/db/partitions.ts): run again, it goes to the new partition.
+          if (conflicts < MAX_CONFLICT_RETRIES && (lostConflict(cause) || missedNewPartition(cause))) {
             conflicts++;
             attempt--;
             await sleep(randomInt(1, 5 + 10 * conflicts));
@@ -327,6 +333,16 @@ const MAX_CONFLICT_RETRIES = 5;
 export function lostConflict(err: unknown): boolean {
   const code = (err as { code?: unknown } | null)?.code;
   return code === '40P01' || code === '40001';
+}
+
+/**
+ * A row inserted into the default partition of `trades` while the partition of its month was being
+ * attached: PostgreSQL checks the default's narrowed bounds and refuses it (23514 on the default
+ * partition, no named constraint; a CHECK constraint's violation names its constraint).
+ */
+export function missedNewPartition(err: unknown): boolean {
+  const e = err as { code?: unknown; table?: unknown; constraint?: unknown } | null;
+  return e?.code === '23514' && e.table === 'trades_default' && !e.constraint;
 }
 
 /** True for a unique-constraint violation on either dialect. */

@@ -13,6 +13,7 @@ import * as m0010 from './migrations/2026_11_24_0010_authorizations.js';
 import * as m0011 from './migrations/2026_11_24_0011_controls_and_endpoint.js';
 import * as m0012 from './migrations/2026_11_24_0012_audit.js';
 import * as m0013 from './migrations/2026_11_24_0013_operators.js';
+import * as m0014 from './migrations/2026_11_24_0014_trades_partitioned.js';
 
 interface Migration {
   up(db: Kysely<any>): Promise<void>;
@@ -36,6 +37,7 @@ export const MIGRATIONS: ReadonlyArray<[string, Migration]> = [
   ['2026_11_24_0011_controls_and_endpoint', m0011],
   ['2026_11_24_0012_audit', m0012],
   ['2026_11_24_0013_operators', m0013],
+  ['2026_11_24_0014_trades_partitioned', m0014],
 ];
 
 /**

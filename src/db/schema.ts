@@ -146,6 +146,15 @@ export interface TradesTable {
   created_at: number;
 }
 
+/**
+ * PostgreSQL only (migration 0014): every trade's id with its business date, the partition it is in.
+ * Its primary key keeps ids unique across the monthly partitions of `trades`; a trigger fills it.
+ */
+export interface TradeIdsTable {
+  id: string;
+  business_date: string;
+}
+
 export interface TradeDayCountsTable {
   card_id: string;
   business_date: string;
@@ -422,6 +431,7 @@ export interface DB {
   data_keys: DataKeysTable;
   cards: CardsTable;
   trades: TradesTable;
+  trade_ids: TradeIdsTable;
   trade_day_counts: TradeDayCountsTable;
   ledger_postings: LedgerPostingsTable;
   authorizations: AuthorizationsTable;

@@ -22,7 +22,8 @@ export interface MetricsOptions {
 
 /**
  * The monitoring side (docs/operations.md, "Metrics and health"): every request counted and timed by
- * operation and result code; GET /readyz (the database answers and every migration is applied);
+ * operation and result code; GET /readyz (the database answers and every migration is applied; the
+ * read replica's state, when there is one);
  * GET /metrics in Prometheus' text format, behind a bearer token (or on a listener of its own,
  * src/server.ts). Gauges that describe state are read when scraped.
  */
@@ -65,6 +66,17 @@ export const metricsPlugin = fp(
       metrics.gauge('cardprogram_db_pool_waiting', 'Callers waiting for a PostgreSQL connection', () => pool().waiting);
     }
 
+    const replica = svc.replica;
+    if (replica) {
+      metrics.gauge('cardprogram_db_replica_ready', 'Read replica in use: 1; lagging or unavailable (reads go to the primary): 0', () =>
+        replica.status().status === 'ready' ? 1 : 0,
+      );
+      metrics.gauge('cardprogram_db_replica_lag_seconds', 'How far behind the primary the read replica may be (-1: not known)', () => {
+        const lag = replica.status().lagMs;
+        return lag === null ? -1 : lag / 1000;
+      });
+    }
+
     app.get('/readyz', { schema: { hide: true } }, async (_req, reply) => {
       // isCurrent says "not known to be current" for any failure: whether the database answers at all
       // is asked first, so a database that is down is not reported as one missing a migration.
@@ -74,6 +86,8 @@ export const metricsPlugin = fp(
         return reply.status(503).send({ status: 'database unavailable', database: database.dialect });
       }
       if (!(await isCurrent(database))) return reply.status(503).send({ status: 'migrations pending', database: database.dialect });
+      // The replica is reported, not required: while it lags or is down its reads go to the primary.
+      if (svc.replica) return { status: 'ready', database: database.dialect, replica: svc.replica.status() };
       return { status: 'ready', database: database.dialect };
     });
 

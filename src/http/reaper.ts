@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { reapConsoleSessions } from '../console/sessions.js';
 import type { Database } from '../db/index.js';
+import { ensureTradePartitions } from '../db/partitions.js';
 import { reapKeys } from '../idempotency/keys.js';
 import { reapPage } from '../page/links.js';
 
@@ -16,7 +17,9 @@ export interface ReaperOptions {
 
 /**
  * Once an hour, forgets what has outlived its use: randomStr keys past the retention period, and
- * spent or expired page links and sessions, and console sessions past their bounds. Stopped when the service closes.
+ * spent or expired page links and sessions, and console sessions past their bounds; and, on
+ * PostgreSQL, makes the coming months' partitions of `trades` (src/db/partitions.ts). Stopped when
+ * the service closes.
  */
 export const reaperPlugin = fp(
   async (app: FastifyInstance, { database, clock, retentionMs }: ReaperOptions) => {
@@ -24,6 +27,7 @@ export const reaperPlugin = fp(
       reapKeys(database, clock() - retentionMs).catch((err) => app.log.warn({ err }, 'reaping idempotency keys failed'));
       reapPage(database, clock()).catch((err) => app.log.warn({ err }, 'reaping page links and sessions failed'));
       reapConsoleSessions(database, clock()).catch((err) => app.log.warn({ err }, 'reaping console sessions failed'));
+      ensureTradePartitions(database, clock()).catch((err) => app.log.warn({ err }, 'creating partitions of trades failed'));
     }, EVERY_MS);
     timer.unref();
     app.addHook('onClose', async () => clearInterval(timer));

@@ -1,6 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 import { counterProblems } from '../controls/spending.js';
 import type { Database } from '../db/index.js';
+import { tradesPartitioned } from '../db/partitions.js';
 import type { DB } from '../db/schema.js';
 import { checkCaps, checkFrozenSpending, checkFunding } from './funding-check.js';
 
@@ -28,7 +29,9 @@ export interface LedgerReport {
  * 7. each merchant's funding balance is the replay of its journal account and not negative; the
  *    capital account is what the operators' funding records say; and per currency, merchant
  *    funding + cards + settlement + fees = what operators funded (money is conserved);
- * 8. each spending limit's counter holds what the records say was spent in its interval.
+ * 8. each spending limit's counter holds what the records say was spent in its interval;
+ * 9. on PostgreSQL, where `trades` is partitioned by month, every trade's id is claimed once in
+ *    `trade_ids` with its business date, and every claim has its trade (ids unique across months).
  *
  * It reads in one read-only snapshot (REPEATABLE READ on PostgreSQL, one read transaction on SQLite
  * in WAL mode), so a live service's commits meanwhile cannot make sound books look broken.
@@ -44,6 +47,21 @@ export async function checkLedger(database: Database): Promise<LedgerReport> {
       });
   }
   return database.db.transaction().execute((tx) => checkBooks(tx));
+}
+
+/** Invariant 9 (PostgreSQL): `trade_ids` claims each trade's id once, with the trade's business date. */
+async function checkTradeIds(db: Kysely<DB>): Promise<string[]> {
+  if (!tradesPartitioned(db as Kysely<unknown>)) return [];
+  const { rows } = await sql<{ id: string; business_date: string | null; claimed: string | null }>`
+    select coalesce(t.id, i.id) as id, t.business_date, i.business_date as claimed
+    from trades t full join trade_ids i on i.id = t.id and i.business_date = t.business_date
+    where t.id is null or i.id is null
+    order by 1`.execute(db);
+  return rows.map((r) =>
+    r.claimed === null
+      ? `trade ${r.id} (${r.business_date}): its id is not claimed in trade_ids with its business date`
+      : `trade_ids claims ${r.id} for ${r.claimed}, and there is no such trade`,
+  );
 }
 
 async function checkBooks(db: Kysely<DB>): Promise<LedgerReport> {
@@ -105,6 +123,7 @@ async function checkBooks(db: Kysely<DB>): Promise<LedgerReport> {
     if (!known.has(cardId)) problems.push(`journal account ${account} belongs to no card`);
   }
   problems.push(...(await checkCaps(db)), ...(await checkFrozenSpending(db)), ...(await checkFunding(db)), ...(await counterProblems(db)));
+  problems.push(...(await checkTradeIds(db)));
 
   const counted = await db
     .selectFrom('trade_day_counts')

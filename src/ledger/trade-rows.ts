@@ -3,6 +3,7 @@ import { emitEvent } from '../callbacks/outbox.js';
 import { maskedCardNo } from '../cards/model.js';
 import type { DB, TradesTable } from '../db/schema.js';
 import { DomainError } from '../errors.js';
+import { tradeById } from '../trades/by-id.js';
 import { type TradeRow, toTradeRecord } from '../trades/record.js';
 import type { LedgerCtx } from './context.js';
 
@@ -43,6 +44,8 @@ export async function updateTrade(
       refunded: change.refunded ?? trade.refunded,
     })
     .where('id', '=', trade.id)
+    // The partition it is in (PostgreSQL): the others are not looked at.
+    .where('business_date', '=', trade.business_date)
     .where('trade_status', '=', trade.trade_status)
     .where('held', '=', trade.held)
     .where('refunded', '=', trade.refunded)
@@ -63,7 +66,7 @@ export async function updateTrade(
 
 /** One merchant's trade; another merchant's is answered as unknown (2730). */
 export async function loadTrade(tx: Kysely<DB>, merchantId: string, tradeId: string): Promise<TradeRow> {
-  const row = await tx.selectFrom('trades').selectAll().where('id', '=', tradeId).where('merchant_id', '=', merchantId).executeTakeFirst();
+  const row = await tradeById(tx, merchantId, tradeId);
   if (!row) throw new DomainError('tradeState', 'tradeId: transaction not found');
   return row;
 }

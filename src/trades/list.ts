@@ -61,11 +61,15 @@ function daysBetween(a: string, b: string): number {
  */
 export async function listTrades({
   db,
+  reads = db,
   vault,
   merchantId,
   input,
 }: {
+  /** Where the card is read: the primary (a card issued a moment ago is found). */
   db: Kysely<DB>;
+  /** Where the day counts and records are read: the replica when there is one (src/db/replica.ts). */
+  reads?: Kysely<DB>;
   vault: PanVault;
   merchantId: string;
   input: ListTradesInput;
@@ -89,7 +93,7 @@ export async function listTrades({
   // A card holds one currency: a filter on another one selects nothing.
   if (input.currency !== undefined && input.currency !== card.currency) return { total: 0, tradeList: [] };
 
-  const days = await db
+  const days = await reads
     .selectFrom('trade_day_counts')
     .select(['business_date', sql<number>`sum(n)`.as('n')])
     .where('card_id', '=', card.id)
@@ -116,7 +120,7 @@ export async function listTrades({
     before += n;
   }
   const offset = input.start - before;
-  const base = () => db.selectFrom('trades').select('seq').where('card_id', '=', card.id).where('trade_status', 'in', statuses);
+  const base = () => reads.selectFrom('trades').select('seq').where('card_id', '=', card.id).where('trade_status', 'in', statuses);
   let seqs: number[];
   if (offset <= inDay / 2) {
     // Near the day's newest end: walk down from there (at most half the day), into older days if needed.
@@ -152,10 +156,13 @@ export async function listTrades({
     }
   }
   if (seqs.length === 0) return { total, tradeList: [] };
-  const rows = await db
+  const rows = await reads
     .selectFrom('trades')
     .selectAll()
     .where('seq', 'in', seqs)
+    // The window's partitions only (PostgreSQL): seq alone would be looked up in every month's.
+    .where('business_date', '>=', input.beginDate)
+    .where('business_date', '<=', input.endDate)
     .orderBy('business_date', 'desc')
     .orderBy('seq', 'desc')
     .execute();

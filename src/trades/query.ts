@@ -3,6 +3,7 @@ import type { Static } from 'typebox';
 import { maskedCardNo } from '../cards/model.js';
 import type { DB } from '../db/schema.js';
 import { DomainError } from '../errors.js';
+import { tradeById } from './by-id.js';
 import { toAuthorization, toTradeRecord } from './record.js';
 import type { TradeDetailSchema } from './schemas.js';
 
@@ -24,7 +25,7 @@ export async function queryTrade({
   tradeId: string;
 }): Promise<TradeDetail> {
   const [trade, authorization] = await Promise.all([
-    db.selectFrom('trades').selectAll().where('id', '=', tradeId).where('merchant_id', '=', merchantId).executeTakeFirst(),
+    tradeById(db, merchantId, tradeId),
     db.selectFrom('authorizations').selectAll().where('id', '=', tradeId).where('merchant_id', '=', merchantId).executeTakeFirst(),
   ]);
   const cardId = trade?.card_id ?? authorization?.card_id;

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Services } from '../context.js';
+import { databaseFault } from '../db/faults.js';
 import { signedRead } from '../http/operation.js';
 import { errorResponses, ok } from '../http/schemas.js';
 import { listTrades } from './list.js';
@@ -25,7 +26,22 @@ export const tradeRoutes: FastifyPluginAsyncTypebox<{ svc: Services }> = async (
       await signedRead(svc, req, randomStr);
       const orAbsent = (v: string | undefined) => (v === '' ? undefined : v);
       const input = { ...rest, cardId: orAbsent(cardId), cardNo: orAbsent(cardNo), currency: orAbsent(currency) };
-      return listTrades({ db: svc.database.db, vault: svc.vault, merchantId: req.merchant.appId, input });
+      // The nonce above is spent on the primary; the records are read where reads may be a moment
+      // stale (the replica, when there is one and it is close enough behind).
+      const primary = svc.database.db;
+      const reads = svc.reads();
+      const list = (from: typeof reads) =>
+        listTrades({ db: primary, reads: from, vault: svc.vault, merchantId: req.merchant.appId, input });
+      if (reads === primary) return list(primary);
+      try {
+        return await list(reads);
+      } catch (err) {
+        // The replica failed under the read (gone, too slow, a query its recovery cancelled): the
+        // primary answers this one, and the next probe decides whether the replica is used again.
+        if (!databaseFault(err)) throw err;
+        req.log.warn({ err }, 'read replica failed: the list was read from the primary');
+        return list(primary);
+      }
     },
   );
 

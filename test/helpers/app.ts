@@ -56,6 +56,8 @@ export function testConfig(dataDir: string, overrides: Partial<Config> = {}): Co
     port: 0,
     host: '127.0.0.1',
     databaseUrl: 'file::memory:',
+    databaseReplicaUrl: null,
+    replicaMaxLagMs: 2000,
     env: 'sandbox',
     publicUrl: 'http://127.0.0.1:8080',
     trustProxy: [],
