@@ -182,7 +182,7 @@ eachDialect('trades across a month boundary', (dialect) => {
       ] as const) {
         for (const start of [0, 2]) {
           const statements = await tradeStatements(h, () => list(h, cardId, from, to, start, 4));
-          assert.ok(statements.length >= 2, 'the page’s keys and its rows');
+          assert.ok(statements.length >= 1, 'the page (its walk and its rows, one statement or two)');
           const all = new Set<string>();
           for (const s of statements) {
             // A statement whose bounds select nothing (older days than the window's first) reads none.

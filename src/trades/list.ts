@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { Kysely, SelectQueryBuilder } from 'kysely';
 import { sql } from 'kysely';
 import type { Static } from 'typebox';
 import type { CardRow } from '../cards/model.js';
@@ -89,20 +89,14 @@ export async function listTrades({
   }
   const maxSize = input.maxSize ?? DEFAULT_PAGE;
 
-  const card = await resolveCard(db, vault, merchantId, input);
+  // One round trip for the card and its window's day counts when both come from one database (no
+  // replica: the card is always read on the primary, src/db/replica.ts) and the card is named by id.
+  const together = reads === db && input.cardNo === undefined && input.cardId !== undefined;
+  const { card, days } = together
+    ? await cardWithDays(db, merchantId, input.cardId as string, input, statuses)
+    : await cardThenDays(db, reads, vault, merchantId, input, statuses);
   // A card holds one currency: a filter on another one selects nothing.
   if (input.currency !== undefined && input.currency !== card.currency) return { total: 0, tradeList: [] };
-
-  const days = await reads
-    .selectFrom('trade_day_counts')
-    .select(['business_date', sql<number>`sum(n)`.as('n')])
-    .where('card_id', '=', card.id)
-    .where('business_date', '>=', input.beginDate)
-    .where('business_date', '<=', input.endDate)
-    .where('trade_status', 'in', statuses)
-    .groupBy('business_date')
-    .orderBy('business_date', 'desc')
-    .execute();
   const total = days.reduce((sum, d) => sum + Number(d.n), 0);
   if (input.start >= total) return { total, tradeList: [] };
 
@@ -121,18 +115,20 @@ export async function listTrades({
   }
   const offset = input.start - before;
   const base = () => reads.selectFrom('trades').select('seq').where('card_id', '=', card.id).where('trade_status', 'in', statuses);
+  const cardNo = maskedCardNo(card);
+  const page = (seqs: Parameters<typeof pageRows>[2]) => pageRows(reads, input, seqs);
   let seqs: number[];
   if (offset <= inDay / 2) {
-    // Near the day's newest end: walk down from there (at most half the day), into older days if needed.
-    const rows = await base()
+    // Near the day's newest end: walk down from there (at most half the day), into older days if
+    // needed; the walk on the covering index and the rows it finds in one statement.
+    const walk = base()
       .where('business_date', '>=', input.beginDate)
       .where('business_date', '<=', seekDay)
       .orderBy('business_date', 'desc')
       .orderBy('seq', 'desc')
       .limit(maxSize)
-      .offset(offset)
-      .execute();
-    seqs = rows.map((r) => r.seq);
+      .offset(offset);
+    return { total, tradeList: (await page(walk)).map((r) => toTradeRecord(r, cardNo)) };
   } else {
     // Near the day's oldest end: walk up from there instead (again at most half the day)...
     const take = Math.min(maxSize, inDay - offset);
@@ -156,16 +152,82 @@ export async function listTrades({
     }
   }
   if (seqs.length === 0) return { total, tradeList: [] };
-  const rows = await reads
+  return { total, tradeList: (await page(seqs)).map((r) => toTradeRecord(r, cardNo)) };
+}
+
+type DayCount = { business_date: string; n: number };
+
+/** The card, then its window's day counts (on the replica when there is one): two statements. */
+async function cardThenDays(
+  db: Kysely<DB>,
+  reads: Kysely<DB>,
+  vault: PanVault,
+  merchantId: string,
+  input: ListTradesInput,
+  statuses: number[],
+): Promise<{ card: CardRow; days: DayCount[] }> {
+  const card = await resolveCard(db, vault, merchantId, input);
+  const days = await reads
+    .selectFrom('trade_day_counts')
+    .select(['business_date', sql<number>`sum(n)`.as('n')])
+    .where('card_id', '=', card.id)
+    .where('business_date', '>=', input.beginDate)
+    .where('business_date', '<=', input.endDate)
+    .where('trade_status', 'in', statuses)
+    .groupBy('business_date')
+    .orderBy('business_date', 'desc')
+    .execute();
+  return { card, days };
+}
+
+/**
+ * The card and its window's day counts in one statement: the card's row joined with the counts,
+ * grouped by day (one row per day with records, or one row with no day). The card's columns depend
+ * on its key, so PostgreSQL groups by `c.id` alone.
+ */
+async function cardWithDays(
+  db: Kysely<DB>,
+  merchantId: string,
+  cardId: string,
+  input: ListTradesInput,
+  statuses: number[],
+): Promise<{ card: CardRow; days: DayCount[] }> {
+  const rows = await db
+    .selectFrom('cards as c')
+    .leftJoin('trade_day_counts as d', (join) =>
+      join
+        .onRef('d.card_id', '=', 'c.id')
+        .on('d.business_date', '>=', input.beginDate)
+        .on('d.business_date', '<=', input.endDate)
+        .on('d.trade_status', 'in', statuses),
+    )
+    .selectAll('c')
+    .select(['d.business_date as list_day', sql<number | null>`sum(d.n)`.as('list_n')])
+    .where('c.id', '=', cardId)
+    .where('c.merchant_id', '=', merchantId)
+    .groupBy(['c.id', 'd.business_date'])
+    .orderBy('d.business_date', 'desc')
+    .execute();
+  const first = rows[0];
+  if (!first) throw new DomainError('cardNotFound');
+  const { list_day: _day, list_n: _n, ...card } = first;
+  const days = rows.flatMap((r) => (r.list_day === null ? [] : [{ business_date: r.list_day, n: Number(r.list_n ?? 0) }]));
+  return { card: card as CardRow, days };
+}
+
+/**
+ * A page's rows, in the page's order: by their keys (a list of them, or the walk that finds them,
+ * as a subquery: then the walk and the rows are one statement), within the window's partitions
+ * only (PostgreSQL: `seq` alone would be looked up in every month's).
+ */
+function pageRows(reads: Kysely<DB>, input: ListTradesInput, seqs: number[] | SelectQueryBuilder<DB, 'trades', { seq: number }>) {
+  return reads
     .selectFrom('trades')
     .selectAll()
     .where('seq', 'in', seqs)
-    // The window's partitions only (PostgreSQL): seq alone would be looked up in every month's.
     .where('business_date', '>=', input.beginDate)
     .where('business_date', '<=', input.endDate)
     .orderBy('business_date', 'desc')
     .orderBy('seq', 'desc')
     .execute();
-  const cardNo = maskedCardNo(card);
-  return { total, tradeList: rows.map((r) => toTradeRecord(r, cardNo)) };
 }
