@@ -1,5 +1,4 @@
-import type { Kysely, SelectQueryBuilder } from 'kysely';
-import { sql } from 'kysely';
+import { type Kysely, PostgresAdapter, type SelectQueryBuilder, sql } from 'kysely';
 import type { Static } from 'typebox';
 import type { CardRow } from '../cards/model.js';
 import { maskedCardNo } from '../cards/model.js';
@@ -89,9 +88,12 @@ export async function listTrades({
   }
   const maxSize = input.maxSize ?? DEFAULT_PAGE;
 
-  // One round trip for the card and its window's day counts when both come from one database (no
-  // replica: the card is always read on the primary, src/db/replica.ts) and the card is named by id.
-  const together = reads === db && input.cardNo === undefined && input.cardId !== undefined;
+  // One round trip for the card and its window's day counts on PostgreSQL, when both come from one
+  // database (no replica: the card is always read on the primary, src/db/replica.ts) and the card is
+  // named by id. Not on SQLite: a statement there is a call in the process, and the join repeats the
+  // card's row for every day (measured: the list 13 % slower than with two statements).
+  const together =
+    db.getExecutor().adapter instanceof PostgresAdapter && reads === db && input.cardNo === undefined && input.cardId !== undefined;
   const { card, days } = together
     ? await cardWithDays(db, merchantId, input.cardId as string, input, statuses)
     : await cardThenDays(db, reads, vault, merchantId, input, statuses);
