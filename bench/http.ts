@@ -24,7 +24,7 @@ import { join } from 'node:path';
 import { hmacSign, signingString } from '../src/http/signing.js';
 import { childDatabaseUrl, ROOT } from '../test/helpers/cli.js';
 import { isolatedDatabase, type TestDialect } from '../test/helpers/db.js';
-import { CONNECTIONS, DURATION_S, drive, FILL_TRADES, quick, type Signer } from './http-drive.js';
+import { CONNECTIONS, DURATION_S, drive, FILL_TRADES, type Measured, quick, type Signer } from './http-drive.js';
 import { flatCost } from './http-list-growth.js';
 import { operations } from './http-operations.js';
 import { peakRssMb, startCeiling, startService, stop } from './http-processes.js';
@@ -50,6 +50,18 @@ function baselineBuild(ref: string): Build {
     execFileSync(process.execPath, ['scripts/build.mjs'], { cwd: root, stdio: 'inherit' });
   }
   return { label: `today (${sha})`, root };
+}
+
+/** The mean of a build's measured halves (errors summed). */
+function mean(runs: Measured[]): Measured {
+  const avg = (f: (m: Measured) => number) => Math.round(runs.reduce((s, m) => s + f(m), 0) / Math.max(1, runs.length));
+  return {
+    rps: avg((m) => m.rps),
+    p50: avg((m) => m.p50),
+    p99: avg((m) => m.p99),
+    errors: runs.reduce((s, m) => s + m.errors, 0),
+    non2xx: runs.reduce((s, m) => s + m.non2xx, 0),
+  };
 }
 
 /** One build's service on a fresh database of its own, filled through its own verbs. */
@@ -130,8 +142,17 @@ async function run(dialect: TestDialect, builds: Build[]) {
         size = (await sample.text()).length;
         if (!sample.ok) throw new Error(`${op.name} (${p.build.label}): the sample request failed with ${sample.status}`);
         await drive(p.service.base, mine, p.sign, '', 1); // warm-up
-        measured.push({ build: p.build.label, service: await drive(p.service.base, mine, p.sign) });
       }
+      // Each build twice, half the time each, in the order A B … B A: a drift of the machine over the
+      // run (another process, the disk, a VM's neighbours) weighs on every build alike.
+      const halves = new Map<string, Measured[]>();
+      const order = prepared.length > 1 ? [...prepared, ...[...prepared].reverse()] : prepared;
+      for (const p of order) {
+        const mine = cardsOf(p)[i] as typeof op;
+        const m = await drive(p.service.base, mine, p.sign, '', prepared.length > 1 ? DURATION_S / 2 : DURATION_S);
+        halves.set(p.build.label, [...(halves.get(p.build.label) ?? []), m]);
+      }
+      for (const p of prepared) measured.push({ build: p.build.label, service: mean(halves.get(p.build.label) ?? []) });
       const top = await drive(ceiling.base, op, (prepared[0] as (typeof prepared)[number]).sign, `?size=${size}`);
       for (const m of measured) {
         rows.push({
@@ -154,19 +175,23 @@ async function run(dialect: TestDialect, builds: Build[]) {
       readyMs: p.service.readyMs,
       peakRssMb: peakRssMb(p.service.child.pid),
     }));
-    // The list as the table grows: this checkout only (it fills the database to a million trades).
+    // The list as the table grows: this checkout only (it fills the database to a million trades;
+    // BENCH_GROWTH=off skips it, for a quick comparison of the builds).
     const after = prepared.at(-1) as (typeof prepared)[number];
     for (const p of prepared.slice(0, -1)) await stop(p.service.child);
-    const flat = await flatCost(
-      after.db.database,
-      dialect.name,
-      after.service.base,
-      after.sign,
-      after.demo.appId,
-      after.cards[0] as string,
-      after.cards[1] as string,
-      after.trades,
-    );
+    const flat =
+      process.env.BENCH_GROWTH === 'off'
+        ? []
+        : await flatCost(
+            after.db.database,
+            dialect.name,
+            after.service.base,
+            after.sign,
+            after.demo.appId,
+            after.cards[0] as string,
+            after.cards[1] as string,
+            after.trades,
+          );
     await stop(after.service.child);
     return { database: dialect.name, builds: builds_, operations: rows, flat };
   } finally {
@@ -177,7 +202,7 @@ async function run(dialect: TestDialect, builds: Build[]) {
 
 function markdown(report: { date: string; machine: string; results: Awaited<ReturnType<typeof run>>[] }): string {
   const lines = [
-    `Measured ${report.date.slice(0, 10)} on ${report.machine}; ${CONNECTIONS} connections, ${DURATION_S} s per operation, client and server on the same machine; each operation against each build in turn, then against the ceiling (a bare node:http server parsing and answering bodies of the same size).`,
+    `Measured ${report.date.slice(0, 10)} on ${report.machine}; ${CONNECTIONS} connections, ${DURATION_S} s per operation, client and server on the same machine; each operation against each build twice, half the time each, in the order A B B A (so that a drift of the machine weighs on both), then against the ceiling (a bare node:http server parsing and answering bodies of the same size).`,
     '',
     '| database | operation | build | req/s | p50 ms | p99 ms | ceiling req/s | ratio |',
     '|---|---|---|---:|---:|---:|---:|---:|',
