@@ -130,7 +130,12 @@ export async function listTrades({
       .orderBy('seq', 'desc')
       .limit(maxSize)
       .offset(offset);
-    return { total, tradeList: (await page(walk)).map((r) => toTradeRecord(r, cardNo)) };
+    // PostgreSQL: the walk as the rows' subquery, one round trip. SQLite: the keys, then the rows by
+    // them (a statement there is a call in the process; the subquery's plan is the slower one).
+    if (db.getExecutor().adapter instanceof PostgresAdapter) {
+      return { total, tradeList: (await page(walk)).map((r) => toTradeRecord(r, cardNo)) };
+    }
+    seqs = (await walk.execute()).map((r) => r.seq);
   } else {
     // Near the day's oldest end: walk up from there instead (again at most half the day)...
     const take = Math.min(maxSize, inDay - offset);
