@@ -4,6 +4,7 @@ import { createOperator } from '../src/console/accounts.js';
 import { can, PERMISSIONS, type Permission } from '../src/console/roles.js';
 import { codeAt, stepOf } from '../src/console/totp.js';
 import { OPERATOR_ROLES } from '../src/db/schema.js';
+import { redactedUrl } from '../src/http/options.js';
 import { updateMerchant } from '../src/merchants/manage.js';
 import { runVerb } from '../src/runner.js';
 import { build, holderBody, kycBody, randomStr } from './helpers/app.js';
@@ -417,6 +418,23 @@ eachDialect('the operators’ console', (dialect) => {
     assert.match(await find(cardNo.slice(-4)), new RegExp(`/console/cards/${cardId}`), 'by last four alone');
     const masked = (await consoleGet(h, viewer, `/console/search?q=${encodeURIComponent(`${details.cardNo.slice(0, 12)}0000`)}`)).body;
     assert.ok(!masked.includes(details.cardNo.slice(0, 12)), 'a typed card number is shown back masked');
+    // …whatever separates its digits (a no-break space, dots).
+    for (const sep of ['\u00a0', '.', '\u202f']) {
+      const typed = `${details.cardNo.slice(0, 4)}${sep}${details.cardNo.slice(4, 8)}${sep}${details.cardNo.slice(8, 12)}${sep}0000`;
+      const body = (await consoleGet(h, viewer, `/console/search?q=${encodeURIComponent(typed)}`)).body;
+      assert.ok(!body.replace(/\D/g, '').includes(details.cardNo.slice(6, 12)), `masked with ${JSON.stringify(sep)} between the digits`);
+    }
+    // What an operator searched for never reaches the log, however the parameter's name is written.
+    for (const url of [
+      `/console/search?q=${details.cardNo}`,
+      `/console/search?%71=${details.cardNo}`,
+      `/console/audit?%61ctor=a%40b.c&x=1`,
+      '/console/setup?%74oken=abc',
+    ]) {
+      const logged = redactedUrl(url);
+      assert.ok(!logged.includes(details.cardNo) && !logged.includes('a%40b.c') && !logged.includes('abc'), `${url} → ${logged}`);
+    }
+    assert.equal(redactedUrl('/console/search?page=2&q=x'), '/console/search?page=2&q=[redacted]');
 
     const card = await consoleGet(h, viewer, `/console/cards/${cardId}`);
     assert.equal(card.statusCode, 200);

@@ -219,12 +219,14 @@ export function kycPage(frame: Frame, d: NonNullable<Awaited<ReturnType<typeof k
   );
 }
 
-/** A card number typed into the search is never shown back whole: its middle digits are masked. */
-const maskDigits = (q: string) =>
-  q.replace(/\d[\d -]{11,}\d/g, (run) => {
-    const d = run.replace(/\D/g, '');
-    return d.length >= 13 ? `${d.slice(0, 6)}${'*'.repeat(d.length - 10)}${d.slice(-4)}` : run;
-  });
+/**
+ * A card number typed into the search is never shown back whole: a query holding 12 digits or more,
+ * whatever separates them, is shown as its digits' first six and last four.
+ */
+const maskDigits = (q: string) => {
+  const d = q.replace(/\D/g, '');
+  return d.length >= 12 ? `${d.slice(0, 6)}${'*'.repeat(d.length - 10)}${d.slice(-4)}` : q;
+};
 
 export function searchPage(frame: Frame, q: string, hits: SearchHit[] | null): string {
   const results =

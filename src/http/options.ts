@@ -15,6 +15,32 @@ export interface ServerOptionsInput {
 }
 
 /** How the HTTP server is set up: logs, trace ids, proxies, limits, and how bodies are validated. */
+/** Query parameters whose values never reach the log: a page or set-up link's token, what an operator searched for. */
+const SECRET_PARAMS = new Set(['token', 'q', 'actor', 'target']);
+
+/**
+ * A URL as logged: the values of SECRET_PARAMS replaced, whatever way their names are written
+ * (`?%71=` is read as `q=` by the router, so names are decoded before they are compared).
+ */
+export function redactedUrl(url: string): string {
+  const at = url.indexOf('?');
+  if (at < 0) return url;
+  const [query = '', fragment] = url.slice(at + 1).split('#', 2);
+  const parts = query.split('&').map((part) => {
+    const eq = part.indexOf('=');
+    const rawName = eq < 0 ? part : part.slice(0, eq);
+    let name = rawName;
+    try {
+      name = decodeURIComponent(rawName.replace(/\+/g, ' '));
+    } catch {
+      // A name that does not decode is logged as it came, value redacted: it may be anything.
+      return `${rawName}=[redacted]`;
+    }
+    return SECRET_PARAMS.has(name.trim().toLowerCase()) ? `${rawName}=[redacted]` : part;
+  });
+  return `${url.slice(0, at)}?${parts.join('&')}${fragment === undefined ? '' : `#${fragment}`}`;
+}
+
 export function serverOptions(config: Config, opts: ServerOptionsInput): FastifyServerOptions {
   return {
     logger: opts.logger ?? {
@@ -27,7 +53,7 @@ export function serverOptions(config: Config, opts: ServerOptionsInput): Fastify
         // console for may be a card number, an e-mail or a document: the logged URL carries neither.
         req: (req) => ({
           method: req.method,
-          url: String(req.url).replace(/([?&](?:token|q|actor|target)=)[^&#]*/gi, '$1[redacted]'),
+          url: redactedUrl(String(req.url)),
           host: req.host,
           remoteAddress: req.ip,
           remotePort: req.socket?.remotePort ?? 0,
