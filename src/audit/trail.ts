@@ -117,3 +117,11 @@ export async function listAudit(db: Kysely<DB>, filter: AuditFilter = {}): Promi
     after: r.after_json === null ? null : JSON.parse(r.after_json),
   }));
 }
+
+/**
+ * A read worth a record of its own (an operator opening sealed identity data): nothing changes,
+ * and the audit record the runner writes with it says who looked at what, from where.
+ */
+export async function recordView({ input }: { input: { what: string } }): Promise<{ viewed: string }> {
+  return { viewed: input.what };
+}

@@ -34,6 +34,9 @@ export interface OperatorSummary {
   createdAt: string;
 }
 
+/** An account with no way in yet: no password, no second factor, no failures, not locked (a new one, or one reset). */
+const NO_CREDENTIALS = { password_hash: null, totp_enc: null, totp_last_step: null, failed_logins: 0, locked_until: null } as const;
+
 const iso = (ms: number | null) => (ms === null ? null : new Date(Number(ms)).toISOString());
 
 export function operatorSummary(row: OperatorRow, now: number): OperatorSummary {
@@ -98,11 +101,7 @@ export async function createOperator({
     email,
     role: input.role,
     status: 'active',
-    password_hash: null,
-    totp_enc: null,
-    totp_last_step: null,
-    failed_logins: 0,
-    locked_until: null,
+    ...NO_CREDENTIALS,
     ...columns,
     last_login_at: null,
     created_at: now,
@@ -120,15 +119,7 @@ export async function resetOperator({ ctx, input }: { ctx: VerbCtx; input: { ema
   const { tx, now } = ctx;
   const row = await byEmail(tx, normaliseOperatorEmail(input.email));
   const { token, columns } = setupToken(now);
-  const changed = {
-    password_hash: null,
-    totp_enc: null,
-    totp_last_step: null,
-    failed_logins: 0,
-    locked_until: null,
-    ...columns,
-    updated_at: now,
-  };
+  const changed = { ...NO_CREDENTIALS, ...columns, updated_at: now };
   await tx.updateTable('operators').set(changed).where('id', '=', row.id).execute();
   await tx.deleteFrom('operator_sessions').where('operator_id', '=', row.id).execute();
   return { ...operatorSummary({ ...row, ...changed }, now), setupToken: token };

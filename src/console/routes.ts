@@ -1,22 +1,21 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
-import { type AuditFilter, type AuditSpec, listAudit, type Operator } from '../audit/trail.js';
+import { type AuditFilter, type AuditSpec, listAudit, type Operator, recordView } from '../audit/trail.js';
 import { retryCallbacks } from '../callbacks/manage.js';
 import { closeCard } from '../cards/close.js';
 import { toCardModel } from '../cards/model.js';
 import { queryCard } from '../cards/query.js';
 import { setCardFrozen } from '../cards/status.js';
 import type { Services } from '../context.js';
-import { databaseFault } from '../db/faults.js';
 import { type DB, OPERATOR_ROLES } from '../db/schema.js';
 import { listDomains, removeDomain } from '../domains/store.js';
 import { DomainError } from '../errors.js';
 import { AuditStatus } from '../holders/audit-status.js';
 import { reviewHolder } from '../holders/review.js';
+import { cookieName, crossSite, htmlScope, isHttps, pageHeaders, readCookie } from '../http/html-pages.js';
 import { decideKyc } from '../kyc/decide.js';
 import { fundingBalances, fundMerchant } from '../ledger/funding.js';
 import { listMerchants, merchantSummary, updateMerchant } from '../merchants/manage.js';
-import { httpsOnly } from '../page/routes.js';
 import { runVerb } from '../runner.js';
 import { listTrades, MAX_RANGE_DAYS } from '../trades/list.js';
 import { TRADE_STATUSES } from '../trades/types.js';
@@ -39,17 +38,8 @@ import { CONSOLE_MAX_MS, type ConsoleSession, csrfMatches, csrfToken, endConsole
 import { matchStep, newTotpSecret } from './totp.js';
 import { barePage, CONSOLE_STYLE_HASH, esc, type Frame } from './view.js';
 
-const SECURITY_HEADERS = {
-  // No script at all; only the console's stylesheet (by hash); inline SVG charts need no more.
-  'content-security-policy': `default-src 'none'; style-src ${CONSOLE_STYLE_HASH}; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`,
-  'referrer-policy': 'no-referrer',
-  'cache-control': 'no-store',
-  'x-content-type-options': 'nosniff',
-  'x-frame-options': 'DENY',
-  'cross-origin-opener-policy': 'same-origin',
-  'cross-origin-resource-policy': 'same-origin',
-};
-const HSTS = 'max-age=31536000; includeSubDomains';
+const SECURITY_HEADERS = pageHeaders(CONSOLE_STYLE_HASH);
+const SESSION_COOKIE = 'cp_console';
 
 /** Login attempts per client address per window, whatever the account: guessing across accounts is slow too. */
 const LOGIN_ATTEMPTS = 20;
@@ -81,19 +71,9 @@ const clean = (s: string) => s.replace(/\p{Cc}/gu, ' ');
  * where, before and after) in the change's own transaction.
  */
 export const consoleRoutes: FastifyPluginAsync<{ svc: Services }> = async (app, { svc }) => {
-  const https = (req: FastifyRequest) => httpsOnly(svc) || req.protocol === 'https';
-  // On HTTPS the __Host- prefix pins the cookie to this exact host, path / and Secure.
-  const cookieName = (req: FastifyRequest) => (https(req) ? '__Host-cp_console' : 'cp_console');
-  const readCookie = (req: FastifyRequest) => {
-    const name = cookieName(req);
-    for (const part of (req.headers.cookie ?? '').split(';')) {
-      const [k, ...v] = part.trim().split('=');
-      if (k === name) return v.join('=');
-    }
-    return undefined;
-  };
+  const sessionOf = (req: FastifyRequest) => readCookie(req, cookieName(svc, req, SESSION_COOKIE));
   const sessionCookie = (req: FastifyRequest, value: string, maxAgeS: number) =>
-    `${cookieName(req)}=${value}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${maxAgeS}${https(req) ? '; Secure' : ''}`;
+    `${cookieName(svc, req, SESSION_COOKIE)}=${value}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${maxAgeS}${isHttps(svc, req) ? '; Secure' : ''}`;
 
   const html = (reply: FastifyReply, status: number, body: string) => {
     return reply.status(status).headers(SECURITY_HEADERS).type('text/html; charset=utf-8').send(body);
@@ -108,36 +88,16 @@ export const consoleRoutes: FastifyPluginAsync<{ svc: Services }> = async (app, 
       return html(reply, 404, barePage('Not found', '<p>There is no such page.</p>'));
     }
   });
-  if (httpsOnly(svc)) {
-    app.addHook('onSend', async (_req, reply, payload) => {
-      reply.header('strict-transport-security', HSTS);
-      return payload;
-    });
-  }
-  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 8192 }, (_req, body, done) => {
-    done(null, new URLSearchParams(body as string));
-  });
-  app.setErrorHandler((err, req, reply) => {
-    const fault = databaseFault(err);
-    if (fault) {
-      req.log.error({ err, reason: fault.reason }, `database unavailable: ${fault.reason}`);
-      reply.header('retry-after', String(fault.retryAfterSeconds));
-      return html(
-        reply,
-        503,
-        barePage('The console is not available just now', '<p>The database does not answer. Try again in a moment.</p>'),
-      );
-    }
-    const status = err instanceof DomainError ? err.status : ((err as { statusCode?: number }).statusCode ?? 500);
-    if (status >= 500) req.log.error({ err }, 'console request failed');
-    return html(
-      reply,
-      status >= 400 && status < 600 ? status : 500,
+  htmlScope(app, svc, {
+    send: html,
+    bodyLimit: 8192,
+    unavailable: barePage('The console is not available just now', '<p>The database does not answer. Try again in a moment.</p>'),
+    failed: (serverError) =>
       barePage(
-        status >= 500 ? 'Something went wrong' : 'This request could not be handled',
-        `<p><a href="/console">Back to the console</a></p>`,
+        serverError ? 'Something went wrong' : 'This request could not be handled',
+        '<p><a href="/console">Back to the console</a></p>',
       ),
-    );
+    what: 'console',
   });
 
   const origin = (req: FastifyRequest) => req.ip;
@@ -151,7 +111,7 @@ export const consoleRoutes: FastifyPluginAsync<{ svc: Services }> = async (app, 
 
   /** A page request: a live session whose role may do this, else the answer (login, or 403) is sent. */
   async function session(req: FastifyRequest, reply: FastifyReply, permission: Permission): Promise<Frame | null> {
-    const cookie = readCookie(req);
+    const cookie = sessionOf(req);
     const s = await loadConsoleSession(svc, cookie);
     if (!s || cookie === undefined) {
       await redirect(reply, `/console/login${req.method === 'GET' ? `?next=${encodeURIComponent(req.url)}` : ''}`);
@@ -165,14 +125,7 @@ export const consoleRoutes: FastifyPluginAsync<{ svc: Services }> = async (app, 
     return frame;
   }
 
-  /** Whether a form post came from a page of this same origin (fetch metadata, else Origin). */
-  function sameOrigin(req: FastifyRequest): boolean {
-    const site = req.headers['sec-fetch-site'];
-    const from = req.headers.origin;
-    if (site !== undefined && site !== 'same-origin' && site !== 'none') return false;
-    if (from === 'null') return site === 'same-origin';
-    return from === undefined || from === `${https(req) ? 'https' : req.protocol}://${req.host}`;
-  }
+  const sameOrigin = (req: FastifyRequest) => !crossSite(svc, req);
 
   /** A form post: same origin, a live session with the right, and its CSRF token. Else the answer is sent. */
   async function post(
@@ -181,7 +134,7 @@ export const consoleRoutes: FastifyPluginAsync<{ svc: Services }> = async (app, 
     permission: Permission,
   ): Promise<{ frame: Frame; form: URLSearchParams } | null> {
     const form = req.body instanceof URLSearchParams ? req.body : null;
-    const cookie = readCookie(req);
+    const cookie = sessionOf(req);
     if (!sameOrigin(req) || !form || cookie === undefined || !csrfMatches(cookie, form.get('csrf'))) {
       await html(
         reply,
@@ -355,12 +308,8 @@ export const consoleRoutes: FastifyPluginAsync<{ svc: Services }> = async (app, 
   });
 
   /** Records that an operator opened sealed data (a view is an act of the trail too). */
-  const recordView = (req: FastifyRequest, s: ConsoleSession, action: string, target: string) =>
-    runVerb(svc, async () => ({ viewed: 'identity data' }), {
-      input: null,
-      actor: `operator:${s.email}`,
-      audit: audit(req, s, action, target),
-    });
+  const recordViewOf = (req: FastifyRequest, s: ConsoleSession, action: string, target: string) =>
+    runVerb(svc, recordView, { input: { what: 'identity data' }, actor: `operator:${s.email}`, audit: audit(req, s, action, target) });
 
   app.get<{ Params: { id: string } }>('/console/holders/:id', { schema: { hide: true } }, async (req, reply) => {
     const frame = await session(req, reply, 'read');
@@ -368,7 +317,7 @@ export const consoleRoutes: FastifyPluginAsync<{ svc: Services }> = async (app, 
     const detail = isIdText(req.params.id) ? await holderDetail(svc, req.params.id) : null;
     if (!detail)
       return html(reply, 404, pages.problemPage({ ...frame, current: '/console/reviews' }, 'No such cardholder.', '/console/reviews'));
-    await recordView(req, frame.session, 'holder.view', detail.row.id);
+    await recordViewOf(req, frame.session, 'holder.view', detail.row.id);
     const done = (req.query as { done?: unknown }).done;
     return html(
       reply,
@@ -422,7 +371,7 @@ export const consoleRoutes: FastifyPluginAsync<{ svc: Services }> = async (app, 
     const detail = isIdText(req.params.id) ? await kycDetail(svc, req.params.id) : null;
     if (!detail)
       return html(reply, 404, pages.problemPage({ ...frame, current: '/console/reviews' }, 'No such KYC request.', '/console/reviews'));
-    await recordView(req, frame.session, 'kyc.view', detail.row.id);
+    await recordViewOf(req, frame.session, 'kyc.view', detail.row.id);
     const done = (req.query as { done?: unknown }).done;
     return html(
       reply,

@@ -1,4 +1,5 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { fromBase32 as decodeBase32, RFC4648, toBase32 } from '../crypto/base32.js';
 
 /**
  * Time-based one-time passwords (RFC 6238 over RFC 4226): HMAC-SHA1, 30-second steps, six digits,
@@ -6,42 +7,9 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
  */
 export const STEP_SECONDS = 30;
 const DIGITS = 6;
-const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
-
-/** RFC 4648 base32, without padding (the form authenticator apps take). */
-export function base32(bytes: Buffer): string {
-  let bits = 0;
-  let value = 0;
-  let out = '';
-  for (const byte of bytes) {
-    value = (value << 8) | byte;
-    bits += 8;
-    while (bits >= 5) {
-      out += ALPHABET[(value >>> (bits - 5)) & 31];
-      bits -= 5;
-    }
-  }
-  if (bits > 0) out += ALPHABET[(value << (5 - bits)) & 31];
-  return out;
-}
-
-export function fromBase32(text: string): Buffer {
-  const clean = text.replace(/[\s=]/g, '').toUpperCase();
-  let bits = 0;
-  let value = 0;
-  const out: number[] = [];
-  for (const ch of clean) {
-    const i = ALPHABET.indexOf(ch);
-    if (i < 0) throw new Error('not base32');
-    value = (value << 5) | i;
-    bits += 5;
-    if (bits >= 8) {
-      out.push((value >>> (bits - 8)) & 255);
-      bits -= 8;
-    }
-  }
-  return Buffer.from(out);
-}
+/** A key as authenticator apps write it: RFC 4648 base32, no padding. */
+export const base32 = (bytes: Buffer) => toBase32(bytes, RFC4648);
+const fromBase32 = (text: string) => decodeBase32(text, RFC4648);
 
 /** A new secret: 160 bits (RFC 4226 §4 recommends them), base32. */
 export function newTotpSecret(): string {

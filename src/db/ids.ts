@@ -1,23 +1,8 @@
 import { randomBytes } from 'node:crypto';
+import { CROCKFORD_LOWER, toBase32 } from '../crypto/base32.js';
 
-const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz'; // Crockford base32, lower case
-
-/** Encodes random bytes as Crockford base32 (5 bits a character). */
-function base32(bytes: Buffer): string {
-  let out = '';
-  let bits = 0;
-  let value = 0;
-  for (const byte of bytes) {
-    value = (value << 8) | byte;
-    bits += 8;
-    while (bits >= 5) {
-      out += ALPHABET[(value >>> (bits - 5)) & 31];
-      bits -= 5;
-    }
-  }
-  if (bits > 0) out += ALPHABET[(value << (5 - bits)) & 31];
-  return out;
-}
+/** Crockford base32, lower case (5 bits a character). */
+const base32 = (bytes: Buffer) => toBase32(bytes, CROCKFORD_LOWER);
 
 /**
  * Prefixed random identifiers (`hld_…`, `mch_…`). Random, not sequential: an id reveals nothing

@@ -2,9 +2,9 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { Services } from '../context.js';
-import { databaseFault } from '../db/faults.js';
 import { DomainError, invalid } from '../errors.js';
 import { Email } from '../http/fields.js';
+import { cookieName, crossSite, htmlScope, isHttps, pageHeaders, readCookie } from '../http/html-pages.js';
 import { signedRead } from '../http/operation.js';
 import { Envelope, errorResponses, ok, RandomStr, SignedFields } from '../http/schemas.js';
 import { runVerb } from '../runner.js';
@@ -26,45 +26,8 @@ const LinkBody = Type.Object(
   { additionalProperties: false },
 );
 
-const SECURITY_HEADERS = {
-  // No script at all; only our own stylesheet (by hash); forms post only back here; nothing may frame the page.
-  'content-security-policy': `default-src 'none'; style-src ${STYLE_HASH}; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`,
-  'referrer-policy': 'no-referrer',
-  'cache-control': 'no-store',
-  'x-content-type-options': 'nosniff',
-  'x-frame-options': 'DENY',
-  'cross-origin-opener-policy': 'same-origin',
-  'cross-origin-resource-policy': 'same-origin',
-};
-
-/**
- * Whether the page is served over HTTPS whatever this hop says: production with an https public
- * address. TLS usually ends at a load balancer, so the request reaching us may be plain http (and
- * X-Forwarded-Proto counts only from CARDPROGRAM_TRUST_PROXY); the browser is on https regardless.
- */
-export function httpsOnly(svc: Services): boolean {
-  return svc.config.env === 'production' && svc.config.publicUrl.startsWith('https:');
-}
-
-/** HSTS on every page answer in httpsOnly mode: a browser never again tries the page over http. */
-const HSTS = 'max-age=31536000; includeSubDomains';
-
-function isHttps(svc: Services, req: FastifyRequest): boolean {
-  return httpsOnly(svc) || req.protocol === 'https';
-}
-
-function cookieName(svc: Services, req: FastifyRequest): string {
-  // On HTTPS the __Host- prefix pins the cookie to this exact host, path / and Secure.
-  return isHttps(svc, req) ? '__Host-cp_session' : 'cp_session';
-}
-
-function readCookie(req: FastifyRequest, name: string): string | undefined {
-  for (const part of (req.headers.cookie ?? '').split(';')) {
-    const [k, ...v] = part.trim().split('=');
-    if (k === name) return v.join('=');
-  }
-  return undefined;
-}
+const SECURITY_HEADERS = pageHeaders(STYLE_HASH);
+const SESSION_COOKIE = 'cp_session';
 
 function html(reply: FastifyReply, status: number, body: string) {
   return reply.status(status).headers(SECURITY_HEADERS).type('text/html; charset=utf-8').send(body);
@@ -119,31 +82,15 @@ export const pageRoutes: FastifyPluginAsyncTypebox<{ svc: Services }> = async (a
  * forms (in this scope only; the API reads JSON alone).
  */
 const browserRoutes: FastifyPluginAsync<{ svc: Services }> = async (app, { svc }) => {
-  if (httpsOnly(svc)) {
-    app.addHook('onSend', async (_req, reply, payload) => {
-      reply.header('strict-transport-security', HSTS);
-      return payload;
-    });
-  }
-  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 4096 }, (_req, body, done) => {
-    done(null, new URLSearchParams(body as string));
-  });
-  app.setErrorHandler((err, req, reply) => {
-    const fault = databaseFault(err);
-    if (fault) {
-      req.log.error({ err, reason: fault.reason }, `database unavailable: ${fault.reason}`);
-      reply.header('retry-after', String(fault.retryAfterSeconds));
-      return html(reply, 503, messagePage('The card page is not available just now', 'Please try again in a moment.'));
-    }
-    const status = err instanceof DomainError ? err.status : ((err as { statusCode?: number }).statusCode ?? 500);
-    if (status >= 500) req.log.error({ err }, 'page request failed');
-    return html(
-      reply,
-      status >= 400 && status < 600 ? status : 500,
-      status >= 500
+  htmlScope(app, svc, {
+    send: html,
+    bodyLimit: 4096,
+    unavailable: messagePage('The card page is not available just now', 'Please try again in a moment.'),
+    failed: (serverError) =>
+      serverError
         ? messagePage('Something went wrong', 'Please try again in a moment.')
         : messagePage('This request could not be handled', 'Go back to your card page and try again.'),
-    );
+    what: 'page',
   });
 
   /** The merchant the request's host is mapped to, or null on an unmapped host. */
@@ -151,7 +98,7 @@ const browserRoutes: FastifyPluginAsync<{ svc: Services }> = async (app, { svc }
 
   /** The request's session, when it has a live one valid on this host; otherwise the answer is sent. */
   async function gate(req: FastifyRequest, reply: FastifyReply): Promise<{ session: PageSession; sessionId: string } | null> {
-    const sessionId = readCookie(req, cookieName(svc, req));
+    const sessionId = readCookie(req, cookieName(svc, req, SESSION_COOKIE));
     const session = await loadSession({ svc, sessionId });
     if (!session || sessionId === undefined) {
       await html(reply, 401, messagePage('Your session has ended', 'Open the card page again from the app.'));
@@ -167,19 +114,11 @@ const browserRoutes: FastifyPluginAsync<{ svc: Services }> = async (app, { svc }
 
   /** A form post: same origin, carrying the session's form token. Otherwise the answer is sent. */
   async function formGate(req: FastifyRequest, reply: FastifyReply) {
-    // Fetch metadata first; the Origin is "null" under Referrer-Policy: no-referrer, so a null
-    // origin passes only when the browser says the post came from this same origin.
-    const site = req.headers['sec-fetch-site'];
-    const origin = req.headers.origin;
-    const crossSite =
-      (site !== undefined && site !== 'same-origin' && site !== 'none') ||
-      (origin === 'null'
-        ? site !== 'same-origin'
-        : origin !== undefined && origin !== `${isHttps(svc, req) ? 'https' : req.protocol}://${req.host}`);
+    const fromElsewhere = crossSite(svc, req);
     const gated = await gate(req, reply);
     if (!gated) return null;
     const form = req.body instanceof URLSearchParams ? req.body : null;
-    if (crossSite || !form || !formTokenMatches(gated.sessionId, form.get('form'))) {
+    if (fromElsewhere || !form || !formTokenMatches(gated.sessionId, form.get('form'))) {
       await html(reply, 403, messagePage('This form has expired', 'Go back to your card page and try again.'));
       return null;
     }
@@ -209,7 +148,7 @@ const browserRoutes: FastifyPluginAsync<{ svc: Services }> = async (app, { svc }
       );
     }
     const secure = isHttps(svc, req);
-    const cookie = `${cookieName(svc, req)}=${opened.sessionId}; Path=/; HttpOnly; SameSite=Lax; Max-Age=${SESSION_IDLE_MS / 1000}${secure ? '; Secure' : ''}`;
+    const cookie = `${cookieName(svc, req, SESSION_COOKIE)}=${opened.sessionId}; Path=/; HttpOnly; SameSite=Lax; Max-Age=${SESSION_IDLE_MS / 1000}${secure ? '; Secure' : ''}`;
     // The token leaves the address bar (and history) at once.
     return reply.status(303).headers(SECURITY_HEADERS).header('set-cookie', cookie).header('location', '/page').send();
   });
