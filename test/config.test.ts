@@ -101,6 +101,18 @@ describe('configuration from the environment (decisions §1)', () => {
     );
   });
 
+  it('the console is off unless CARDPROGRAM_CONSOLE says on; the PostgreSQL pool is 10 connections, waited for at most 5 s', () => {
+    const base = { CARDPROGRAM_MASTER_KEY: KEY };
+    assert.equal(loadConfig(base).console, false);
+    assert.equal(loadConfig({ ...base, CARDPROGRAM_CONSOLE: 'on' }).console, true);
+    assert.equal(loadConfig({ ...base, CARDPROGRAM_CONSOLE: 'off' }).console, false);
+    assert.deepEqual(loadConfig(base).pgPool, { size: 10, waitMs: 5000 });
+    assert.deepEqual(loadConfig({ ...base, CARDPROGRAM_PG_POOL_SIZE: '4', CARDPROGRAM_PG_POOL_WAIT_MS: '300' }).pgPool, {
+      size: 4,
+      waitMs: 300,
+    });
+  });
+
   it('CARDPROGRAM_REQUIRE_TIMESTAMP: on in production and off in the sandbox by default; on/off/true/false/1/0', () => {
     const prod = {
       CARDPROGRAM_ENV: 'production',
@@ -175,6 +187,10 @@ describe('configuration from the environment (decisions §1)', () => {
         /^CARDPROGRAM_MASTER_KEY does not look random \(its bytes are all printable characters/,
       ],
       [{ CARDPROGRAM_REQUIRE_TIMESTAMP: 'maybe' }, /^CARDPROGRAM_REQUIRE_TIMESTAMP must be "on" or "off", got "maybe"/],
+      [{ CARDPROGRAM_CONSOLE: 'yes' }, /^CARDPROGRAM_CONSOLE must be "on" or "off", got "yes"/],
+      [{ CARDPROGRAM_PG_POOL_SIZE: '0' }, /^CARDPROGRAM_PG_POOL_SIZE must be between 1/],
+      [{ CARDPROGRAM_PG_POOL_WAIT_MS: 'soon' }, /^CARDPROGRAM_PG_POOL_WAIT_MS must be a whole number/],
+      [{ CARDPROGRAM_PG_POOL_WAIT_MS: '10' }, /^CARDPROGRAM_PG_POOL_WAIT_MS must be between 50/],
       // A read replica is PostgreSQL's: refused beside SQLite (the default database too), and must be PostgreSQL itself.
       [{ DATABASE_REPLICA_URL: 'postgres://replica/db' }, /^DATABASE_REPLICA_URL is for PostgreSQL only: DATABASE_URL is SQLite/],
       [
