@@ -215,6 +215,27 @@ class GroupCommitter {
 }
 
 /**
+ * Prepared statements on PostgreSQL: a statement with parameters is sent under a name of its text,
+ * so that each connection parses and plans it once and then only binds and executes it (measured:
+ * point reads 16.1k/s unnamed, 19.4k/s named, 50 callers). The names are the process's, the same
+ * for every pool; the first MAX_NAMED distinct texts get one (the hot paths' few statements are
+ * among them within a moment of start), any further text is sent unnamed, so that the statements
+ * kept on each connection stay bounded whatever the queries (a list's `in (…)` of any length).
+ */
+const statementNames = new Map<string, string>();
+const unprepared = new Set<string>();
+const MAX_NAMED = 400;
+
+function statementName(text: string): string | undefined {
+  let name = statementNames.get(text);
+  if (name === undefined && statementNames.size < MAX_NAMED && !unprepared.has(text)) {
+    name = `cp_${statementNames.size}`;
+    statementNames.set(text, name);
+  }
+  return name !== undefined && unprepared.has(text) ? undefined : name;
+}
+
+/**
  * The pool as Kysely sees it. A client whose statement met a dead connection is released with that
  * error, so that the pool discards it: Kysely releases without one, and node-postgres keeps a client
  * whose session the server ended with an error reply (57P01) until its socket closes, handing it
@@ -225,11 +246,26 @@ function discardingDeadClients(pool: pg.Pool): PostgresPool {
     connect: async () => {
       const client = await pool.connect();
       let dead: Error | undefined;
-      const query = (text: string, values: unknown[]) =>
-        client.query(text, values).catch((err: unknown) => {
+      const send = (config: pg.QueryConfig) =>
+        client.query(config).catch((err: unknown) => {
           if (connectionLost(err)) dead = err as Error;
           throw err;
         });
+      const query = async (text: string, values: unknown[]) => {
+        const name = values.length > 0 ? statementName(text) : undefined;
+        if (name === undefined) return send({ text, values });
+        try {
+          return await send({ name, text, values });
+        } catch (err) {
+          if (!replanned(err)) throw err;
+          // A table whose columns changed under a prepared `select *` (a migration run beside a
+          // serving process): the text is sent unprepared from now on. Outside a transaction it is
+          // sent again at once; inside one, the transaction is run again (withTx).
+          unprepared.add(text);
+          if (client.getTransactionStatus() !== 'I') throw err;
+          return send({ text, values });
+        }
+      };
       // Kysely's client type also allows a cursor query, which this project does not use.
       return { query, release: () => client.release(dead) } as unknown as PostgresPoolClient;
     },
@@ -309,7 +345,9 @@ function openPostgres(url: string, opts: OpenOptions): Database {
           // order (docs/architecture.md, Concurrency) make this rare; it is the backstop. So is a
           // record routed to the default partition just as its month's partition was attached
           // (src/db/partitions.ts): run again, it goes to the new partition.
-          if (conflicts < MAX_CONFLICT_RETRIES && (lostConflict(cause) || missedNewPartition(cause))) {
+          // And a transaction whose prepared statement met a table changed under it (a migration):
+          // run again, its statements go unprepared.
+          if (conflicts < MAX_CONFLICT_RETRIES && (lostConflict(cause) || missedNewPartition(cause) || replanned(cause))) {
             conflicts++;
             attempt--;
             await sleep(randomInt(1, 5 + 10 * conflicts));
@@ -333,6 +371,12 @@ const MAX_CONFLICT_RETRIES = 5;
 export function lostConflict(err: unknown): boolean {
   const code = (err as { code?: unknown } | null)?.code;
   return code === '40P01' || code === '40001';
+}
+
+/** A prepared statement whose result's columns changed since it was prepared (0A000, "cached plan must not change result type"). */
+function replanned(err: unknown): boolean {
+  const e = err as { code?: unknown; message?: unknown } | null;
+  return e?.code === '0A000' && typeof e.message === 'string' && e.message.includes('cached plan');
 }
 
 /**
