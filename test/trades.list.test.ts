@@ -211,3 +211,45 @@ eachDialect('a listed card number leaves no trace at rest', (dialect) => {
     assert.ok(!JSON.stringify(row).includes(pan));
   });
 });
+
+eachDialect('the list spends its randomStr whatever it answers', (dialect) => {
+  // On PostgreSQL the nonce is spent in the list's own statement (src/trades/list.ts): the same rule
+  // as a nonce spent before the read, for every answer.
+  it('after a page, a bad window, an unknown card or another merchant’s card, the same randomStr is 1008, and one row is kept', async (t) => {
+    const h = await build(t, dialect);
+    const { cardId } = await fundedCard(h, { topUp: 1 });
+    const other = await h.newMerchant();
+    const foreign = await fundedCard(h, { topUp: 1, merchant: other });
+    const day = new Date().toISOString().slice(0, 10);
+    // A page has no code; a refusal its code.
+    const cases: Array<[Record<string, unknown>, string | undefined]> = [
+      [{ cardId }, undefined],
+      [{ cardId, beginDate: '2026-02-30' }, '1002'],
+      [{ cardId, beginDate: '2026-01-01', endDate: '2026-03-01' }, '1002'],
+      [{ cardId, tradeStatusList: [99] }, '1002'],
+      [{ cardId, currency: 'GBP' }, '2720'],
+      [{ cardId: 'card_unknown' }, '2648'],
+      [{ cardId: foreign.cardId }, '2648'],
+    ];
+    for (const [body, code] of cases) {
+      const key = randomStr();
+      const first = await list(h, { beginDate: day, endDate: day, ...body, randomStr: key });
+      assert.equal(first.body.code, code, `${JSON.stringify(body)} → ${JSON.stringify(first.body)}`);
+      const again = await list(h, { beginDate: day, endDate: day, ...body, randomStr: key });
+      assert.equal(again.body.code, '1008', `${JSON.stringify(body)} again → ${JSON.stringify(again.body)}`);
+      assert.equal(again.body.total, undefined, 'no page with a spent randomStr');
+      const rows = await h.db.database.db.selectFrom('idempotency_keys').selectAll().where('random_str', '=', key).execute();
+      assert.deepEqual(
+        rows.map((r) => [r.merchant_id, r.kind, r.operation, r.fingerprint, r.response_body]),
+        [[h.merchant.appId, 'read', 'tradeList', '-', null]],
+      );
+    }
+    // A write's randomStr is spent for reads too, and a list's for writes.
+    const written = randomStr();
+    assert.equal((await h.call(`${N}/authorize`, { cardId, amount: 0.01, randomStr: written })).status, 200);
+    assert.equal((await list(h, { cardId, beginDate: day, endDate: day, randomStr: written })).body.code, '1008');
+    const read = randomStr();
+    assert.equal((await list(h, { cardId, beginDate: day, endDate: day, randomStr: read })).status, 200);
+    assert.equal((await h.call(`${N}/authorize`, { cardId, amount: 0.01, randomStr: read })).body.code, '1008');
+  });
+});

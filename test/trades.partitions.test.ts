@@ -62,7 +62,7 @@ async function partitionsRead(db: Kysely<DB>, text: string, parameters: readonly
 async function tradeStatements(h: Harness, fn: () => Promise<unknown>) {
   const seen: Array<{ text: string; parameters: readonly unknown[] }> = [];
   h.db.database.onStatement = (text, parameters) => {
-    if (/from "trades"/.test(text)) seen.push({ text, parameters });
+    if (/from "?trades"?(?!\w)/.test(text)) seen.push({ text, parameters });
   };
   try {
     await fn();

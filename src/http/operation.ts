@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { MerchantCtx, Services, Verb } from '../context.js';
 import { invalid } from '../errors.js';
-import { consumeNonce } from '../idempotency/keys.js';
+import { consumeNonce, type RequestKey } from '../idempotency/keys.js';
 import { runVerb } from '../runner.js';
 
 /**
@@ -32,11 +32,12 @@ export function writeKey(req: FastifyRequest, reply: FastifyReply, randomStr: st
 
 /** Spends a read's randomStr; a reused one is 1008. */
 export async function signedRead(svc: Services, req: FastifyRequest, randomStr: string): Promise<void> {
-  await consumeNonce(
-    svc.database,
-    { merchantId: req.merchant.appId, randomStr, operation: req.routeOptions.config.operation ?? req.url, canonical: req.canonical },
-    svc.clock(),
-  );
+  await consumeNonce(svc.database, readKey(req, randomStr), svc.clock());
+}
+
+/** A signed read's key: its randomStr, spent once (decisions §4), by signedRead or with the read itself. */
+export function readKey(req: FastifyRequest, randomStr: string): RequestKey {
+  return { merchantId: req.merchant.appId, randomStr, operation: req.routeOptions.config.operation ?? req.url, canonical: req.canonical };
 }
 
 /** The fields of the signed envelope (decisions §3), not of the operation itself. */

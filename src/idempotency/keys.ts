@@ -157,9 +157,24 @@ export async function consumeNonce(database: Database, key: RequestKey, now: num
       .onConflict((oc) => oc.columns(['merchant_id', 'random_str']).doNothing())
       .executeTakeFirst(),
   );
-  if (Number(inserted.numInsertedOrUpdatedRows ?? 0n) === 0) {
-    throw new DomainError('duplicateRequest', 'randomStr: already used');
-  }
+  if (Number(inserted.numInsertedOrUpdatedRows ?? 0n) === 0) throw usedNonce();
+}
+
+/** The refusal of a read whose randomStr was spent already. */
+export const usedNonce = () => new DomainError('duplicateRequest', 'randomStr: already used');
+
+/**
+ * consumeNonce's insert as SQL of PostgreSQL, for a read that spends its nonce in the same statement
+ * (a data-modifying `with`) as it reads, one round trip for both (the 4.1 list, src/trades/list.ts).
+ * Its parameters are $1–$4 (readNonceParameters); it returns one row when the nonce was new.
+ */
+export const READ_NONCE_SQL = `insert into idempotency_keys (merchant_id, random_str, kind, operation, fingerprint, response_status, response_body, created_at)
+  values ($1, $2, 'read', $3, '-', null, null, $4)
+  on conflict (merchant_id, random_str) do nothing
+  returning 1`;
+
+export function readNonceParameters(key: RequestKey, now: number): unknown[] {
+  return [key.merchantId, key.randomStr, key.operation, now];
 }
 
 /** Deletes keys older than the retention period; returns how many went. */

@@ -1,4 +1,4 @@
-import { type Kysely, PostgresAdapter, type SelectQueryBuilder, sql } from 'kysely';
+import { CompiledQuery, type Kysely, PostgresAdapter, type SelectQueryBuilder, sql } from 'kysely';
 import type { Static } from 'typebox';
 import type { CardRow } from '../cards/model.js';
 import { maskedCardNo } from '../cards/model.js';
@@ -6,8 +6,9 @@ import type { PanVault } from '../cards/vault.js';
 import { parseDate } from '../dates.js';
 import type { DB } from '../db/schema.js';
 import { DomainError, invalid } from '../errors.js';
+import { READ_NONCE_SQL, type RequestKey, readNonceParameters, usedNonce } from '../idempotency/keys.js';
 import { isCardCurrency } from '../money/currency.js';
-import { toTradeRecord } from './record.js';
+import { type TradeRow, toTradeRecord } from './record.js';
 import type { TradePageSchema } from './schemas.js';
 import { DEFAULT_LIST_STATUSES, TRADE_STATUSES, type TradeStatusValue } from './types.js';
 
@@ -51,6 +52,25 @@ function daysBetween(a: string, b: string): number {
   return Math.round((Date.parse(`${b}T00:00:00Z`) - Date.parse(`${a}T00:00:00Z`)) / 86_400_000);
 }
 
+/** The list's window and filters, checked before any statement: its statuses (no repeats) and page size. */
+export function checkListInput(input: ListTradesInput): { statuses: number[]; maxSize: number } {
+  const begin = parseDate(input.beginDate);
+  if (!begin) throw invalid('beginDate', 'must be a real date written yyyy-MM-dd');
+  const end = parseDate(input.endDate);
+  if (!end) throw invalid('endDate', 'must be a real date written yyyy-MM-dd');
+  if (input.endDate < input.beginDate) throw invalid('endDate', 'must not be before beginDate');
+  if (daysBetween(input.beginDate, input.endDate) > MAX_RANGE_DAYS)
+    throw invalid('endDate', `must be at most ${MAX_RANGE_DAYS} days after beginDate`);
+  if (input.currency !== undefined && !isCardCurrency(input.currency))
+    throw new DomainError('unsupportedCurrency', 'currency: must be EUR or USDT');
+  const statuses = [...new Set(input.tradeStatusList ?? DEFAULT_LIST_STATUSES)];
+  for (const s of statuses) {
+    if (!TRADE_STATUSES.includes(s as TradeStatusValue)) throw invalid('tradeStatusList', `must contain only ${TRADE_STATUSES.join(', ')}`);
+  }
+  const maxSize = input.maxSize ?? DEFAULT_PAGE;
+  return { statuses, maxSize };
+}
+
 /**
  * The authorized-transaction list (interface 4.1) at a cost that does not grow with the card's
  * history: `total` is summed from the per-day, per-status counts of the range (at most 31 days × 6
@@ -73,20 +93,7 @@ export async function listTrades({
   merchantId: string;
   input: ListTradesInput;
 }): Promise<TradePage> {
-  const begin = parseDate(input.beginDate);
-  if (!begin) throw invalid('beginDate', 'must be a real date written yyyy-MM-dd');
-  const end = parseDate(input.endDate);
-  if (!end) throw invalid('endDate', 'must be a real date written yyyy-MM-dd');
-  if (input.endDate < input.beginDate) throw invalid('endDate', 'must not be before beginDate');
-  if (daysBetween(input.beginDate, input.endDate) > MAX_RANGE_DAYS)
-    throw invalid('endDate', `must be at most ${MAX_RANGE_DAYS} days after beginDate`);
-  if (input.currency !== undefined && !isCardCurrency(input.currency))
-    throw new DomainError('unsupportedCurrency', 'currency: must be EUR or USDT');
-  const statuses = [...new Set(input.tradeStatusList ?? DEFAULT_LIST_STATUSES)];
-  for (const s of statuses) {
-    if (!TRADE_STATUSES.includes(s as TradeStatusValue)) throw invalid('tradeStatusList', `must contain only ${TRADE_STATUSES.join(', ')}`);
-  }
-  const maxSize = input.maxSize ?? DEFAULT_PAGE;
+  const { statuses, maxSize } = checkListInput(input);
 
   // One round trip for the card and its window's day counts on PostgreSQL, when both come from one
   // database (no replica: the card is always read on the primary, src/db/replica.ts) and the card is
@@ -161,6 +168,101 @@ export async function listTrades({
   if (seqs.length === 0) return { total, tradeList: [] };
   return { total, tradeList: (await page(seqs)).map((r) => toTradeRecord(r, cardNo)) };
 }
+
+/**
+ * The list on PostgreSQL in one round trip, the read's nonce included: one statement spends the
+ * nonce (a data-modifying `with`), reads the card, sums its window's day counts, finds the day
+ * holding record number `start` (a running sum over the days) and walks from there on the covering
+ * index to the page's rows, returned as JSON. The walk inside the day is from its newest end (the
+ * many-statement form walks from the nearer end: it is kept for the console and the replica).
+ * For a card named by id, with no replica in use (the card must come from the primary).
+ * Checked input only; a request that fails the check spends its nonce first, as every read does.
+ */
+export async function listTradesSpendingNonce({
+  db,
+  merchantId,
+  nonce,
+  now,
+  input,
+}: {
+  db: Kysely<DB>;
+  merchantId: string;
+  nonce: RequestKey;
+  now: number;
+  input: ListTradesInput & { cardId: string };
+}): Promise<TradePage> {
+  let checked: ReturnType<typeof checkListInput>;
+  try {
+    checked = checkListInput(input);
+  } catch (err) {
+    const spent = await db.executeQuery<{ fresh: number }>(
+      CompiledQuery.raw(`with nonce as (${READ_NONCE_SQL}) select count(*)::int as fresh from nonce`, readNonceParameters(nonce, now)),
+    );
+    if (spent.rows[0]?.fresh === 0) throw usedNonce();
+    throw err;
+  }
+  const { statuses, maxSize } = checked;
+  const { rows } = await db.executeQuery<{ fresh: number; card: CardListed | null; total: number; page: TradeRow[] }>(
+    CompiledQuery.raw(LIST_IN_ONE_STATEMENT, [
+      ...readNonceParameters(nonce, now),
+      input.cardId,
+      input.beginDate,
+      input.endDate,
+      statuses,
+      input.start,
+      maxSize,
+    ]),
+  );
+  const row = rows[0];
+  if (!row || row.fresh === 0) throw usedNonce();
+  if (!row.card) throw new DomainError('cardNotFound');
+  // A card holds one currency: a filter on another one selects nothing.
+  if (input.currency !== undefined && input.currency !== row.card.currency) return { total: 0, tradeList: [] };
+  const cardNo = maskedCardNo(row.card);
+  return { total: Number(row.total), tradeList: row.page.map((r) => toTradeRecord(r, cardNo)) };
+}
+
+/** What the list needs of its card. */
+type CardListed = Pick<CardRow, 'id' | 'currency' | 'pan_first6' | 'pan_last4' | 'pan_length'>;
+
+/**
+ * listTradesSpendingNonce's statement: $1–$4 the nonce (READ_NONCE_SQL), $5 the card, $6 and $7 the
+ * window, $8 the statuses, $9 start, $10 the page size. `seek` is the day holding record number
+ * `start` and how many records the newer days hold (none when start is past the total: no page).
+ * The rows are read within the window's partitions only.
+ */
+const LIST_IN_ONE_STATEMENT = `with nonce as (${READ_NONCE_SQL}),
+card as (
+  select id, currency, pan_first6, pan_last4, pan_length from cards where id = $5 and merchant_id = $1
+),
+days as (
+  select business_date, sum(n)::int8 as n from trade_day_counts
+  where card_id = (select id from card) and business_date >= $6 and business_date <= $7 and trade_status = any($8::int[])
+  group by business_date
+),
+seek as (
+  select business_date, before from (
+    select business_date, n,
+      coalesce(sum(n) over (order by business_date desc rows between unbounded preceding and 1 preceding), 0)::int8 as before
+    from days
+  ) running
+  where before <= $9 and before + n > $9
+),
+page as (
+  select t.* from trades t
+  where t.business_date >= $6 and t.business_date <= $7 and t.seq in (
+    select seq from trades
+    where card_id = (select id from card) and trade_status = any($8::int[])
+      and business_date >= $6 and business_date <= $7 and business_date <= (select business_date from seek)
+    order by business_date desc, seq desc
+    limit $10 offset ($9 - (select before from seek))
+  )
+)
+select
+  (select count(*) from nonce)::int as fresh,
+  (select row_to_json(card) from card) as card,
+  (select coalesce(sum(n), 0) from days)::int8 as total,
+  (select coalesce(json_agg(page order by business_date desc, seq desc), '[]'::json) from page) as page`;
 
 type DayCount = { business_date: string; n: number };
 

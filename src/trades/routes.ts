@@ -1,9 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Services } from '../context.js';
 import { databaseFault } from '../db/faults.js';
-import { signedRead } from '../http/operation.js';
+import { readKey, signedRead } from '../http/operation.js';
 import { errorResponses, ok } from '../http/schemas.js';
-import { listTrades } from './list.js';
+import { listTrades, listTradesSpendingNonce } from './list.js';
 import { queryTrade } from './query.js';
 import { TradeDetailEnvelope, TradeListBody, TradePageSchema, TradeQueryBody } from './schemas.js';
 
@@ -23,13 +23,24 @@ export const tradeRoutes: FastifyPluginAsyncTypebox<{ svc: Services }> = async (
     },
     async (req) => {
       const { randomStr, appId: _a, sign: _s, timestamp: _t, cardId, cardNo, currency, ...rest } = req.body;
-      await signedRead(svc, req, randomStr);
       const orAbsent = (v: string | undefined) => (v === '' ? undefined : v);
       const input = { ...rest, cardId: orAbsent(cardId), cardNo: orAbsent(cardNo), currency: orAbsent(currency) };
-      // The nonce above is spent on the primary; the records are read where reads may be a moment
-      // stale (the replica, when there is one and it is close enough behind).
       const primary = svc.database.db;
       const reads = svc.reads();
+      // PostgreSQL, a card named by id, no replica in use: the nonce and the whole list in one round trip.
+      if (svc.database.dialect === 'postgres' && reads === primary && input.cardId !== undefined && input.cardNo === undefined) {
+        const key = readKey(req, randomStr);
+        return listTradesSpendingNonce({
+          db: primary,
+          merchantId: req.merchant.appId,
+          nonce: key,
+          now: svc.clock(),
+          input: { ...input, cardId: input.cardId },
+        });
+      }
+      await signedRead(svc, req, randomStr);
+      // The nonce above is spent on the primary; the records are read where reads may be a moment
+      // stale (the replica, when there is one and it is close enough behind).
       const list = (from: typeof reads) =>
         listTrades({ db: primary, reads: from, vault: svc.vault, merchantId: req.merchant.appId, input });
       if (reads === primary) return list(primary);
