@@ -29,9 +29,9 @@ async function statementsOf(h: Harness, path: string, body: Record<string, unkno
 const BUDGET: Record<string, { sqlite: number; postgres: number }> = {
   // The list (4.1): the nonce, then the card, the day counts, the page's keys and its rows (PostgreSQL: all in one statement).
   tradeList: { sqlite: 9, postgres: 1 },
-  // A top-up: the replay lookup, BEGIN, the key, the card (locked), its status for the book, the
-  // card balance, the funding balance, the journal, the trade, its day count, the callback's card
-  // and URL, the stored answer, COMMIT.
+  // A top-up: BEGIN, the key (its insert is the replay check), the card (locked), its status for the
+  // book, the card balance, the journal, the trade, its day count, the callback's card and URL, the
+  // funding balance (last), the stored answer, COMMIT.
   cardTopUp: { sqlite: 14, postgres: 12 },
   // An authorization without controls or endpoint: as a top-up without the funding and status
   // reads, plus its authorization record and its cardholder's controls (read after the card's lock).

@@ -54,9 +54,9 @@ const MERCHANT_FUNDING = /^merchant:(.+):funding$/;
 
 /**
  * Books one money movement: the card balances first, by card id (so an insufficient balance fails
- * before anything is written), then merchant funding balances (the last rows locked, in the one
- * lock order of docs/architecture.md), then the balanced journal entry, then the listed trades, all
- * in the caller's transaction.
+ * before anything is written), then the balanced journal entry, the listed trades and their
+ * callbacks, then merchant funding balances (the last rows locked, in the one lock order of
+ * docs/architecture.md, and the hottest: one per merchant), all in the caller's transaction.
  */
 export async function book(
   ctx: LedgerCtx,
@@ -96,12 +96,16 @@ export async function book(
     }
     if (delta.available !== 0 || delta.held !== 0) await moveCardBalances(tx, cardId, delta, now);
   }
-  for (const [merchantId, delta] of funding) {
-    if (delta !== 0) await moveMerchantFunding(tx, merchantId, currency, delta, now);
-  }
   await postEntry(tx, { tradeId: trades[0]?.id ?? null, currency, now, legs });
   for (const [i, t] of trades.entries()) {
     await insertTrade(tx, t);
     await tradeEvent(ctx, t, i === 0 ? eventExtra : undefined);
+  }
+  // The funding balance last: every top-up of a merchant waits for this one row's lock, held from
+  // here to the commit, so as few statements as possible come after it (measured on PostgreSQL: a
+  // top-up 410 → see docs/architecture.md, "Round trips per operation"). An insufficient balance
+  // (2726) rolls back what came before it in the transaction.
+  for (const [merchantId, delta] of funding) {
+    if (delta !== 0) await moveMerchantFunding(tx, merchantId, currency, delta, now);
   }
 }
