@@ -6,6 +6,7 @@
  *
  *   npm run bench:profile -- --op list                 SQLite, 10 s, 10,000 trades
  *   npm run bench:profile -- --op topup --db postgres  (ops: list, holder, kyc, link, topup)
+ *   npm run bench:profile -- --op list --log info      the service's log level (default warn)
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -73,7 +74,7 @@ const env = {
   CARDPROGRAM_WORKER: 'off',
   CARDPROGRAM_RATE_LIMIT: '1000000',
   CARDPROGRAM_KYC_AUTO_DECISION_MS: '0',
-  LOG_LEVEL: 'warn',
+  LOG_LEVEL: arg('log', 'warn'),
 };
 try {
   execFileSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'inherit' });

@@ -3,7 +3,7 @@ import { accessSync, constants, existsSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import SQLite from 'better-sqlite3';
-import { Kysely, PostgresDialect, type PostgresPool, type PostgresPoolClient, SqliteDialect, sql } from 'kysely';
+import { CompiledQuery, Kysely, PostgresDialect, type PostgresPool, type PostgresPoolClient, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
 import { connectionLost } from './faults.js';
 import { createPrivateFile } from './files.js';
@@ -125,6 +125,16 @@ interface Pending {
   reject: (err: unknown) => void;
 }
 
+/** The group commit's statements, compiled once (each group sends two per transaction). */
+const GROUP = {
+  begin: CompiledQuery.raw('begin immediate'),
+  savepoint: CompiledQuery.raw('savepoint grp'),
+  release: CompiledQuery.raw('release grp'),
+  rollbackTo: CompiledQuery.raw('rollback to grp'),
+  commit: CompiledQuery.raw('commit'),
+  rollback: CompiledQuery.raw('rollback'),
+};
+
 /** Most transactions committed together. */
 const MAX_GROUP = 256;
 
@@ -183,30 +193,30 @@ class GroupCommitter {
 
   private async commitGroup(conn: Kysely<DB>, group: Pending[]) {
     const outcomes: Array<{ ok: true; value: unknown } | { ok: false; err: unknown }> = [];
-    await sql`begin immediate`.execute(conn);
+    await conn.executeQuery(GROUP.begin);
     try {
       for (const p of group) {
-        await sql`savepoint grp`.execute(conn);
+        await conn.executeQuery(GROUP.savepoint);
         try {
           const value = await p.fn(conn);
-          await sql`release grp`.execute(conn);
+          await conn.executeQuery(GROUP.release);
           outcomes.push({ ok: true, value });
         } catch (err) {
           // Its own writes are undone; the others' stay. If SQLite already rolled the whole
           // transaction back (a full disk, an I/O error), the savepoint is gone: the group fails
           // with the original error, not with "no such savepoint".
           try {
-            await sql`rollback to grp`.execute(conn);
-            await sql`release grp`.execute(conn);
+            await conn.executeQuery(GROUP.rollbackTo);
+            await conn.executeQuery(GROUP.release);
           } catch {
             throw err;
           }
           outcomes.push({ ok: false, err });
         }
       }
-      await sql`commit`.execute(conn);
+      await conn.executeQuery(GROUP.commit);
     } catch (err) {
-      await sql`rollback`.execute(conn).catch(() => undefined);
+      await conn.executeQuery(GROUP.rollback).catch(() => undefined);
       // Nothing of this group was committed: every caller fails (and none was answered yet).
       return group.map(() => ({ ok: false as const, err }));
     }

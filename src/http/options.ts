@@ -62,7 +62,8 @@ export function serverOptions(config: Config, opts: ServerOptionsInput): Fastify
       ...(opts.logStream ? { stream: opts.logStream } : {}),
     },
     genReqId: () => randomBytes(16).toString('hex'),
-    logController: new LogController({ requestIdLogLabel: 'traceId' }),
+    // Fastify's request logging off: one line per request instead, written by src/app.ts.
+    logController: new LogController({ requestIdLogLabel: 'traceId', disableRequestLogging: true }),
     bodyLimit: BODY_LIMIT,
     // X-Forwarded-Proto/For/Host count only from the proxies named in CARDPROGRAM_TRUST_PROXY: from
     // anyone else they would let a client claim HTTPS, another address or another host.

@@ -8,7 +8,7 @@ import type { DB } from '../db/schema.js';
 import { DomainError, invalid } from '../errors.js';
 import { READ_NONCE_SQL, type RequestKey, readNonceParameters, usedNonce } from '../idempotency/keys.js';
 import { isCardCurrency } from '../money/currency.js';
-import { type TradeRow, toTradeRecord } from './record.js';
+import { RECORD_COLUMNS, type TradeRow, toTradeRecord } from './record.js';
 import type { TradePageSchema } from './schemas.js';
 import { DEFAULT_LIST_STATUSES, TRADE_STATUSES, type TradeStatusValue } from './types.js';
 
@@ -202,7 +202,7 @@ export async function listTradesSpendingNonce({
     throw err;
   }
   const { statuses, maxSize } = checked;
-  const { rows } = await db.executeQuery<{ fresh: number; card: CardListed | null; total: number; page: TradeRow[] }>(
+  const { rows } = await db.executeQuery<{ fresh: number; card: CardListed | null; total: number; page: ListedRow[] }>(
     CompiledQuery.raw(LIST_IN_ONE_STATEMENT, [
       ...readNonceParameters(nonce, now),
       input.cardId,
@@ -221,6 +221,9 @@ export async function listTradesSpendingNonce({
   const cardNo = maskedCardNo(row.card);
   return { total: Number(row.total), tradeList: row.page.map((r) => toTradeRecord(r, cardNo)) };
 }
+
+/** What the list reads of a record's row. */
+type ListedRow = Pick<TradeRow, 'seq' | (typeof RECORD_COLUMNS)[number]>;
 
 /** What the list needs of its card. */
 type CardListed = Pick<CardRow, 'id' | 'currency' | 'pan_first6' | 'pan_last4' | 'pan_length'>;
@@ -249,7 +252,7 @@ seek as (
   where before <= $9 and before + n > $9
 ),
 page as (
-  select t.* from trades t
+  select ${['seq', ...RECORD_COLUMNS].map((c) => `t.${c}`).join(', ')} from trades t
   where t.business_date >= $6 and t.business_date <= $7 and t.seq in (
     select seq from trades
     where card_id = (select id from card) and trade_status = any($8::int[])
@@ -327,16 +330,21 @@ async function cardWithDays(
 /**
  * A page's rows, in the page's order: by their keys (a list of them, or the walk that finds them,
  * as a subquery: then the walk and the rows are one statement), within the window's partitions
- * only (PostgreSQL: `seq` alone would be looked up in every month's).
+ * only (PostgreSQL: `seq` alone would be looked up in every month's). Only the record's columns.
+ * By a list of keys, the rows are put in its order here rather than sorted by the database (SQLite
+ * would sort them through a temporary tree).
  */
-function pageRows(reads: Kysely<DB>, input: ListTradesInput, seqs: number[] | SelectQueryBuilder<DB, 'trades', { seq: number }>) {
-  return reads
+async function pageRows(reads: Kysely<DB>, input: ListTradesInput, seqs: number[] | SelectQueryBuilder<DB, 'trades', { seq: number }>) {
+  const rows = reads
     .selectFrom('trades')
-    .selectAll()
+    .select(['seq', ...RECORD_COLUMNS])
     .where('seq', 'in', seqs)
     .where('business_date', '>=', input.beginDate)
-    .where('business_date', '<=', input.endDate)
-    .orderBy('business_date', 'desc')
-    .orderBy('seq', 'desc')
-    .execute();
+    .where('business_date', '<=', input.endDate);
+  if (!Array.isArray(seqs)) return rows.orderBy('business_date', 'desc').orderBy('seq', 'desc').execute();
+  const bySeq = new Map((await rows.execute()).map((r) => [r.seq, r]));
+  return seqs.flatMap((seq) => {
+    const r = bySeq.get(seq);
+    return r ? [r] : [];
+  });
 }

@@ -10,7 +10,22 @@ export type TradeRow = Selectable<TradesTable>;
 /** The transaction record of interface §2.1. */
 export type TradeRecord = Static<typeof TradeRecordSchema>;
 
-export function toTradeRecord(row: Omit<TradeRow, 'seq'>, maskedCardNo: string): TradeRecord {
+/** The columns a record is made of: what the list reads of each of its rows. */
+export const RECORD_COLUMNS = [
+  'id',
+  'trade_type',
+  'trade_status',
+  'currency',
+  'amount',
+  'fee',
+  'currency_txn',
+  'txn_amount',
+  'business_date',
+  'auth_code',
+  'remark',
+] as const satisfies ReadonlyArray<keyof TradeRow>;
+
+export function toTradeRecord(row: Pick<TradeRow, (typeof RECORD_COLUMNS)[number]>, maskedCardNo: string): TradeRecord {
   return {
     cardNo: maskedCardNo,
     currency: row.currency,
