@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { build, type Harness, randomStr } from './helpers/app.js';
+import { build, type Harness, holderBody, kycBody, randomStr } from './helpers/app.js';
 import { fundedCard } from './helpers/cards.js';
 import { eachDialect } from './helpers/dialects.js';
 
@@ -36,6 +36,16 @@ const BUDGET: Record<string, { sqlite: number; postgres: number }> = {
   // An authorization without controls or endpoint: as a top-up without the funding and status
   // reads, plus its authorization record and its cardholder's controls (read after the card's lock).
   authorize: { sqlite: 14, postgres: 12 },
+  // A cardholder (4.2): BEGIN, the key, the duplicate check by document (keyed hash), the holder,
+  // the stored answer, COMMIT.
+  holderCreate: { sqlite: 8, postgres: 6 },
+  // A KYC submission (4.3; its requestNo is the key): BEGIN, the requestNo or e-mail already used,
+  // the request, COMMIT.
+  kycSubmit: { sqlite: 6, postgres: 4 },
+  // A login-free link (4.4): BEGIN, the merchant's permission (read in the transaction), the lock
+  // per merchant and e-mail (PostgreSQL, advisory), the last links' times (a limit per minute), the
+  // link, COMMIT; then the merchant's domains for the link's host.
+  pageLink: { sqlite: 8, postgres: 7 },
 };
 
 eachDialect('round trips per operation (the budget of docs/architecture.md)', (dialect) => {
@@ -54,6 +64,13 @@ eachDialect('round trips per operation (the budget of docs/architecture.md)', (d
       }),
       cardTopUp: await statementsOf(h, '/api/network/cardTopUp.html', { cardId, amount: 1, randomStr: randomStr() }),
       authorize: await statementsOf(h, '/sandbox/network/authorize', { cardId, amount: 1, randomStr: randomStr() }),
+      holderCreate: await statementsOf(h, '/api/network/holderCreate.html', holderBody({ email: 'rt@example.com', idno: 'RT1' })),
+      kycSubmit: await statementsOf(
+        h,
+        '/open/api/kyc/share/information',
+        kycBody({ requestNo: 'RT-1', email: 'kyc.rt@example.com', callbackUrl: 'https://merchant.example/hooks' }, { number: 'FR1' }),
+      ),
+      pageLink: await statementsOf(h, '/open/merchant/api/v2', { email: 'alice@example.com' }),
     };
     for (const [op, statements] of Object.entries(counted)) {
       const budget = BUDGET[op]?.[dialect.name as 'sqlite' | 'postgres'] ?? 0;
