@@ -6,8 +6,10 @@ import { describe, it } from 'node:test';
 import { sql } from 'kysely';
 import { openDatabase } from '../src/db/index.js';
 import { migrateToLatest } from '../src/db/migrate.js';
+import { precompiled, type Slots } from '../src/db/prepared.js';
 import { isolatedDatabase } from './helpers/db.js';
 import { PG } from './helpers/db-faults.js';
+import { eachDialect } from './helpers/dialects.js';
 
 async function onePooledConnection(t: import('node:test').TestContext) {
   const isolated = await isolatedDatabase(PG as NonNullable<typeof PG>);
@@ -68,5 +70,47 @@ describe('prepared statements on PostgreSQL', () => {
     runs = 0;
     await inside();
     assert.equal(runs, 1);
+  });
+});
+
+eachDialect('queries built once (src/db/prepared.ts)', (dialect) => {
+  it('a precompiled query runs with each call’s values, keeps the constants of its build, and is the SQL Kysely builds', async (t) => {
+    const isolated = await isolatedDatabase(dialect);
+    t.after(() => isolated.cleanup());
+    const { db } = isolated.database;
+    await migrateToLatest(isolated.database);
+    const insert = precompiled((d, slot: Slots<{ id: string; tokens: number; at: number }>) =>
+      d
+        .insertInto('rate_buckets')
+        .values({ merchant_id: slot('id'), tokens: slot('tokens'), refilled_at: slot('at') })
+        .onConflict((oc) => oc.column('merchant_id').doNothing()),
+    );
+    const read = precompiled((d, slot: Slots<{ prefix: string }>) =>
+      d
+        .selectFrom('rate_buckets')
+        .select(['merchant_id', 'tokens'])
+        .where('merchant_id', 'like', slot('prefix'))
+        .where('tokens', '!=', 7)
+        .orderBy('merchant_id'),
+    );
+    assert.equal((await insert.execute(db, { id: 'probe_a', tokens: 1, at: 1 })).numAffectedRows, 1n);
+    assert.equal((await insert.execute(db, { id: 'probe_b', tokens: 7, at: 2 })).numAffectedRows, 1n);
+    assert.equal((await insert.execute(db, { id: 'probe_c', tokens: 3, at: 3 })).numAffectedRows, 1n);
+    assert.equal((await insert.execute(db, { id: 'probe_a', tokens: 4, at: 4 })).numAffectedRows, 0n, 'on conflict do nothing, as built');
+    assert.deepEqual((await read.execute(db, { prefix: 'probe%' })).rows, [
+      { merchant_id: 'probe_a', tokens: 1 },
+      { merchant_id: 'probe_c', tokens: 3 },
+    ]);
+    assert.deepEqual((await read.execute(db, { prefix: 'probe_c%' })).rows, [{ merchant_id: 'probe_c', tokens: 3 }]);
+    // In a transaction too, and the SQL is what the builder makes, with the dialect's placeholders.
+    await isolated.database.withTx(async (tx) => {
+      assert.deepEqual((await read.execute(tx, { prefix: 'probe_a' })).rows, [{ merchant_id: 'probe_a', tokens: 1 }]);
+    });
+    const built = db
+      .selectFrom('rate_buckets')
+      .select(['merchant_id', 'tokens'])
+      .where('merchant_id', 'like', 'x')
+      .where('tokens', '!=', 7);
+    assert.equal(read.sql(db), built.orderBy('merchant_id').compile().sql);
   });
 });

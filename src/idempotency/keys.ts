@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { SecretBox } from '../crypto/secretbox.js';
 import type { Database } from '../db/index.js';
+import { precompiled, type Slots } from '../db/prepared.js';
 import type { DB } from '../db/schema.js';
 import { CommittedFailure, DomainError, type ErrorKind } from '../errors.js';
 
@@ -30,6 +31,36 @@ export function fingerprint(key: RequestKey): string {
 }
 
 class KeyTaken extends Error {}
+
+/** A key, unless taken (then nothing: a write replays, a read is 1008). Built once (src/db/prepared.ts). */
+const insertKey = precompiled(
+  (
+    db,
+    slot: Slots<{ merchantId: string; randomStr: string; kind: 'read' | 'write'; operation: string; fingerprint: string; now: number }>,
+  ) =>
+    db
+      .insertInto('idempotency_keys')
+      .values({
+        merchant_id: slot('merchantId'),
+        random_str: slot('randomStr'),
+        kind: slot('kind'),
+        operation: slot('operation'),
+        fingerprint: slot('fingerprint'),
+        response_status: null,
+        response_body: null,
+        created_at: slot('now'),
+      })
+      .onConflict((oc) => oc.columns(['merchant_id', 'random_str']).doNothing()),
+);
+
+/** A write's first answer, stored with its key. */
+const storeAnswer = precompiled((db, slot: Slots<{ merchantId: string; randomStr: string; status: number; body: string }>) =>
+  db
+    .updateTable('idempotency_keys')
+    .set({ response_status: slot('status'), response_body: slot('body') })
+    .where('merchant_id', '=', slot('merchantId'))
+    .where('random_str', '=', slot('randomStr')),
+);
 
 /**
  * The stored answer, sealed under the master key and bound to its key. Why: a write's first answer
@@ -89,21 +120,15 @@ export async function runWrite<T>(
   let outcome: WriteResult<T> | CommittedFailure;
   try {
     outcome = await database.withTx(async (tx): Promise<WriteResult<T> | CommittedFailure> => {
-      const inserted = await tx
-        .insertInto('idempotency_keys')
-        .values({
-          merchant_id: key.merchantId,
-          random_str: key.randomStr,
-          kind: 'write',
-          operation: key.operation,
-          fingerprint: fp,
-          response_status: null,
-          response_body: null,
-          created_at: now,
-        })
-        .onConflict((oc) => oc.columns(['merchant_id', 'random_str']).doNothing())
-        .executeTakeFirst();
-      if (Number(inserted.numInsertedOrUpdatedRows ?? 0n) === 0) throw new KeyTaken();
+      const inserted = await insertKey.execute(tx, {
+        merchantId: key.merchantId,
+        randomStr: key.randomStr,
+        kind: 'write',
+        operation: key.operation,
+        fingerprint: fp,
+        now,
+      });
+      if (Number(inserted.numAffectedRows ?? 0n) === 0) throw new KeyTaken();
       let status = 200;
       let stored: unknown;
       let result: WriteResult<T> | CommittedFailure;
@@ -117,15 +142,12 @@ export async function runWrite<T>(
         stored = { kind: err.error.kind, msg: err.error.message, detail: err.error.detail };
         result = err;
       }
-      await tx
-        .updateTable('idempotency_keys')
-        .set({
-          response_status: status,
-          response_body: box === null ? JSON.stringify(stored) : box.seal(JSON.stringify(stored), answerContext(key)),
-        })
-        .where('merchant_id', '=', key.merchantId)
-        .where('random_str', '=', key.randomStr)
-        .execute();
+      await storeAnswer.execute(tx, {
+        merchantId: key.merchantId,
+        randomStr: key.randomStr,
+        status,
+        body: box === null ? JSON.stringify(stored) : box.seal(JSON.stringify(stored), answerContext(key)),
+      });
       return result;
     });
   } catch (err) {
@@ -138,26 +160,20 @@ export async function runWrite<T>(
 
 /** A read's randomStr is a nonce: used once, then any reuse is 1008 (decisions §4). */
 export async function consumeNonce(database: Database, key: RequestKey, now: number): Promise<void> {
-  // A write of its own: on SQLite it joins the group commit of concurrent requests.
+  // A write of its own: on SQLite it joins the group commit of concurrent requests. No fingerprint
+  // for a read: any reuse is refused anyway, and a hash of a body that carries a full card number
+  // (4.1 by cardNo) could be brute-forced back to the number.
   const inserted = await database.write((tx) =>
-    tx
-      .insertInto('idempotency_keys')
-      .values({
-        merchant_id: key.merchantId,
-        random_str: key.randomStr,
-        kind: 'read',
-        operation: key.operation,
-        // No fingerprint for a read: any reuse is refused anyway, and a hash of a body that carries a
-        // full card number (4.1 by cardNo) could be brute-forced back to the number.
-        fingerprint: '-',
-        response_status: null,
-        response_body: null,
-        created_at: now,
-      })
-      .onConflict((oc) => oc.columns(['merchant_id', 'random_str']).doNothing())
-      .executeTakeFirst(),
+    insertKey.execute(tx, {
+      merchantId: key.merchantId,
+      randomStr: key.randomStr,
+      kind: 'read',
+      operation: key.operation,
+      fingerprint: '-',
+      now,
+    }),
   );
-  if (Number(inserted.numInsertedOrUpdatedRows ?? 0n) === 0) throw usedNonce();
+  if (Number(inserted.numAffectedRows ?? 0n) === 0) throw usedNonce();
 }
 
 /** The refusal of a read whose randomStr was spent already. */

@@ -1,5 +1,6 @@
 import type { CardRow } from '../cards/model.js';
 import { forUpdate } from '../db/locks.js';
+import { precompiled, type Slots } from '../db/prepared.js';
 import { DomainError } from '../errors.js';
 import { toMajor, toMinor } from '../money/currency.js';
 import type { TradeRow } from '../trades/record.js';
@@ -7,14 +8,18 @@ import { TradeStatus, TradeType } from '../trades/types.js';
 import type { LedgerCtx } from './context.js';
 import { loadTrade } from './trade-rows.js';
 
+/** The merchant's card, locked (PostgreSQL). Built once (src/db/prepared.ts): every money verb reads it. */
+const lockedCard = precompiled((db, slot: Slots<{ cardId: string; merchantId: string }>) =>
+  forUpdate(db, db.selectFrom('cards').selectAll().where('id', '=', slot('cardId')).where('merchant_id', '=', slot('merchantId'))),
+);
+
 /**
  * One merchant's card, its row locked (FOR UPDATE on PostgreSQL) before anything about it is read:
  * every money verb decides on the card's status and balances, and every change of them takes this
  * lock first, so what was read is still true at commit. Another merchant's card is 2648.
  */
 export async function lockCard(ctx: LedgerCtx, cardId: string): Promise<CardRow> {
-  const q = ctx.tx.selectFrom('cards').selectAll().where('id', '=', cardId).where('merchant_id', '=', ctx.merchantId);
-  const card = await forUpdate(ctx.tx, q).executeTakeFirst();
+  const [card] = (await lockedCard.execute(ctx.tx, { cardId, merchantId: ctx.merchantId })).rows;
   if (!card) throw new DomainError('cardNotFound');
   return card;
 }

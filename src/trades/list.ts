@@ -4,6 +4,7 @@ import type { CardRow } from '../cards/model.js';
 import { maskedCardNo } from '../cards/model.js';
 import type { PanVault } from '../cards/vault.js';
 import { parseDate } from '../dates.js';
+import { precompiled, type Slots } from '../db/prepared.js';
 import type { DB } from '../db/schema.js';
 import { DomainError, invalid } from '../errors.js';
 import { READ_NONCE_SQL, type RequestKey, readNonceParameters, usedNonce } from '../idempotency/keys.js';
@@ -28,11 +29,16 @@ export type TradePage = Static<typeof TradePageSchema>;
 export const MAX_RANGE_DAYS = 30;
 export const DEFAULT_PAGE = 10;
 
+/** A merchant's card by id. Built once (src/db/prepared.ts): the list's first read on SQLite. */
+const cardById = precompiled((db, slot: Slots<{ cardId: string; merchantId: string }>) =>
+  db.selectFrom('cards').selectAll().where('id', '=', slot('cardId')).where('merchant_id', '=', slot('merchantId')),
+);
+
 async function resolveCard(db: Kysely<DB>, vault: PanVault, merchantId: string, input: ListTradesInput): Promise<CardRow> {
   if (input.cardId === undefined && input.cardNo === undefined) throw invalid('cardId', 'cardId or cardNo is required');
   let byId: CardRow | undefined;
   if (input.cardId !== undefined) {
-    byId = await db.selectFrom('cards').selectAll().where('id', '=', input.cardId).where('merchant_id', '=', merchantId).executeTakeFirst();
+    [byId] = (await cardById.execute(db, { cardId: input.cardId, merchantId })).rows;
     if (!byId) throw new DomainError('cardNotFound');
   }
   if (input.cardNo === undefined) return byId as CardRow;
