@@ -1,5 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import { newId } from '../db/ids.js';
+import { precompiled, type Slots } from '../db/prepared.js';
 import type { DB } from '../db/schema.js';
 import { DomainError } from '../errors.js';
 import { toMajor } from '../money/currency.js';
@@ -67,6 +68,21 @@ export async function postEntry(
  */
 export const MAX_CARD_BALANCE = 100_000_000_000_000;
 
+/** A card's balances moved, only if they stay within their bounds. Built once (src/db/prepared.ts). */
+const cardBalances = precompiled(
+  (db, slot: Slots<{ cardId: string; available: number; total: number; now: number; floor: number; ceiling: number }>) =>
+    db
+      .updateTable('cards')
+      .set((eb) => ({
+        available_balance: eb('available_balance', '+', slot('available')),
+        ledger_balance: eb('ledger_balance', '+', slot('total')),
+        updated_at: slot('now'),
+      }))
+      .where('id', '=', slot('cardId'))
+      .where('available_balance', '>=', slot('floor'))
+      .where('ledger_balance', '<=', slot('ceiling')),
+);
+
 /**
  * Moves a card's cached balances by the same amounts as its journal legs, in the same transaction.
  * One conditional update decides both limits, atomically under any interleaving on both databases:
@@ -80,18 +96,15 @@ export async function moveCardBalances(
   now: number,
 ): Promise<void> {
   const total = delta.available + delta.held;
-  const res = await tx
-    .updateTable('cards')
-    .set((eb) => ({
-      available_balance: eb('available_balance', '+', delta.available),
-      ledger_balance: eb('ledger_balance', '+', total),
-      updated_at: now,
-    }))
-    .where('id', '=', cardId)
-    .where('available_balance', '>=', -delta.available)
-    .where('ledger_balance', '<=', MAX_CARD_BALANCE - total)
-    .executeTakeFirst();
-  if (Number(res.numUpdatedRows) === 1) return;
+  const res = await cardBalances.execute(tx, {
+    cardId,
+    available: delta.available,
+    total,
+    now,
+    floor: -delta.available,
+    ceiling: MAX_CARD_BALANCE - total,
+  });
+  if (Number(res.numAffectedRows) === 1) return;
   const card = await tx.selectFrom('cards').select('available_balance').where('id', '=', cardId).executeTakeFirstOrThrow();
   if (card.available_balance + delta.available < 0) throw new DomainError('insufficientBalance');
   throw new DomainError('incorrectAmount', 'amount: the card would hold more than the program allows');

@@ -1,6 +1,7 @@
 import type { Insertable, Kysely } from 'kysely';
 import { emitEvent } from '../callbacks/outbox.js';
 import { maskedCardNo } from '../cards/model.js';
+import { precompiled, type Slots } from '../db/prepared.js';
 import type { DB, TradesTable } from '../db/schema.js';
 import { DomainError } from '../errors.js';
 import { tradeById } from '../trades/by-id.js';
@@ -10,19 +11,48 @@ import type { LedgerCtx } from './context.js';
 /** A trade about to be inserted: every column but the generated seq. */
 export type NewTrade = Omit<TradeRow, 'seq'>;
 
-async function bumpDayCount(tx: Kysely<DB>, cardId: string, businessDate: string, status: number, by: number): Promise<void> {
-  await tx
+/** A day's count of a card's trades in one status, moved by `by`. Built once (src/db/prepared.ts). */
+const dayCount = precompiled((db, slot: Slots<{ cardId: string; businessDate: string; status: number; by: number }>) =>
+  db
     .insertInto('trade_day_counts')
-    .values({ card_id: cardId, business_date: businessDate, trade_status: status, n: by })
+    .values({ card_id: slot('cardId'), business_date: slot('businessDate'), trade_status: slot('status'), n: slot('by') })
     .onConflict((oc) =>
-      oc.columns(['card_id', 'business_date', 'trade_status']).doUpdateSet((eb) => ({ n: eb('trade_day_counts.n', '+', by) })),
-    )
-    .execute();
+      oc.columns(['card_id', 'business_date', 'trade_status']).doUpdateSet((eb) => ({ n: eb('trade_day_counts.n', '+', slot('by')) })),
+    ),
+);
+
+async function bumpDayCount(tx: Kysely<DB>, cardId: string, businessDate: string, status: number, by: number): Promise<void> {
+  await dayCount.execute(tx, { cardId, businessDate, status, by });
 }
 
+/** Every column of a new trade, in one order: the insert below is built once with a slot for each. */
+const NEW_TRADE_COLUMNS = [
+  'id',
+  'merchant_id',
+  'card_id',
+  'trade_type',
+  'trade_status',
+  'currency',
+  'amount',
+  'fee',
+  'currency_txn',
+  'txn_amount',
+  'business_date',
+  'auth_code',
+  'remark',
+  'original_id',
+  'held',
+  'refunded',
+  'created_at',
+] as const satisfies ReadonlyArray<keyof NewTrade>;
+
+const tradeInsert = precompiled((db, slot: Slots<NewTrade>) =>
+  db.insertInto('trades').values(Object.fromEntries(NEW_TRADE_COLUMNS.map((c) => [c, slot(c)])) as unknown as Insertable<TradesTable>),
+);
+
 /** Inserts a listed trade and counts it in its day, in the caller's transaction. */
-export async function insertTrade(tx: Kysely<DB>, row: Insertable<TradesTable>): Promise<void> {
-  await tx.insertInto('trades').values(row).execute();
+export async function insertTrade(tx: Kysely<DB>, row: NewTrade): Promise<void> {
+  await tradeInsert.execute(tx, row);
   await bumpDayCount(tx, row.card_id, row.business_date, row.trade_status, 1);
 }
 

@@ -215,7 +215,10 @@ export async function listTradesSpendingNonce({
       input.beginDate,
       input.endDate,
       statuses,
-      input.start,
+      // Past every total a card can reach, and inside PostgreSQL's bigint: a start beyond it (1e20 is
+      // an integer too) is the same empty page, not an overflow that would fail the statement, its
+      // nonce with it.
+      Math.min(input.start, Number.MAX_SAFE_INTEGER),
       maxSize,
     ]),
   );
