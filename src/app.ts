@@ -65,6 +65,7 @@ async function openReplica(config: Config, database: Database, app: FastifyInsta
       statementTimeoutMs: config.pgStatementTimeoutMs,
       pgPoolSize: config.pgPool.size,
       pgPoolWaitMs: config.pgPool.waitMs,
+      pgPrepared: config.pgPool.prepared,
     }),
     {
       maxLagMs: config.replicaMaxLagMs,
@@ -94,6 +95,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
       statementTimeoutMs: config.pgStatementTimeoutMs,
       pgPoolSize: config.pgPool.size,
       pgPoolWaitMs: config.pgPool.waitMs,
+      pgPrepared: config.pgPool.prepared,
     });
   // (SQLite has no statement bound, and an in-memory database exists only on its one connection.)
   if (opts.database || database.dialect === 'sqlite') {

@@ -101,16 +101,17 @@ describe('configuration from the environment (decisions §1)', () => {
     );
   });
 
-  it('the console is off unless CARDPROGRAM_CONSOLE says on; the PostgreSQL pool is 10 connections, waited for at most 5 s', () => {
+  it('the console is off unless CARDPROGRAM_CONSOLE says on; the PostgreSQL pool is 10 connections, waited for at most 5 s, with prepared statements', () => {
     const base = { CARDPROGRAM_MASTER_KEY: KEY };
     assert.equal(loadConfig(base).console, false);
     assert.equal(loadConfig({ ...base, CARDPROGRAM_CONSOLE: 'on' }).console, true);
     assert.equal(loadConfig({ ...base, CARDPROGRAM_CONSOLE: 'off' }).console, false);
-    assert.deepEqual(loadConfig(base).pgPool, { size: 10, waitMs: 5000 });
-    assert.deepEqual(loadConfig({ ...base, CARDPROGRAM_PG_POOL_SIZE: '4', CARDPROGRAM_PG_POOL_WAIT_MS: '300' }).pgPool, {
-      size: 4,
-      waitMs: 300,
-    });
+    assert.deepEqual(loadConfig(base).pgPool, { size: 10, waitMs: 5000, prepared: true });
+    assert.deepEqual(
+      loadConfig({ ...base, CARDPROGRAM_PG_POOL_SIZE: '4', CARDPROGRAM_PG_POOL_WAIT_MS: '300', CARDPROGRAM_PG_PREPARED: 'off' }).pgPool,
+      { size: 4, waitMs: 300, prepared: false },
+    );
+    assert.throws(() => loadConfig({ ...base, CARDPROGRAM_PG_PREPARED: 'sometimes' }), /CARDPROGRAM_PG_PREPARED/);
   });
 
   it('CARDPROGRAM_REQUIRE_TIMESTAMP: on in production and off in the sandbox by default; on/off/true/false/1/0', () => {

@@ -11,11 +11,11 @@ import { isolatedDatabase } from './helpers/db.js';
 import { PG } from './helpers/db-faults.js';
 import { eachDialect } from './helpers/dialects.js';
 
-async function onePooledConnection(t: import('node:test').TestContext) {
+async function onePooledConnection(t: import('node:test').TestContext, pgPrepared = true) {
   const isolated = await isolatedDatabase(PG as NonNullable<typeof PG>);
   t.after(() => isolated.cleanup());
   // One connection: what the session has prepared is what the next statement finds.
-  const database = openDatabase(isolated.url, { pgSchema: isolated.pgSchema as string, pgPoolSize: 1 });
+  const database = openDatabase(isolated.url, { pgSchema: isolated.pgSchema as string, pgPoolSize: 1, pgPrepared });
   t.after(() => database.close());
   await migrateToLatest(database);
   const prepared = async () =>
@@ -40,6 +40,38 @@ describe('prepared statements on PostgreSQL', () => {
       (await prepared()).every((p) => !/^(begin|commit|select name, statement)/i.test(p.statement)),
       'statements without parameters are sent unnamed',
     );
+  });
+
+  it('a connection keeps at most 200: the least recently used go, the hot ones stay, whatever texts come', { skip: !PG }, async (t) => {
+    const { database, prepared } = await onePooledConnection(t);
+    const hot = () => database.db.selectFrom('merchants').select('id').where('id', '=', 'mch_hot').execute();
+    // 300 texts of another shape each (what an `in (…)` list of every length would make), the hot
+    // statement used between them.
+    for (let n = 1; n <= 300; n++) {
+      await database.db
+        .selectFrom('merchants')
+        .select('id')
+        .where(
+          'id',
+          'in',
+          Array.from({ length: n }, (_, i) => `mch_${i}`),
+        )
+        .execute();
+      if (n % 20 === 0) await hot();
+    }
+    const kept = await prepared();
+    // The listing itself has no parameters: it is not among them.
+    assert.ok(kept.length <= 200, `${kept.length} kept`);
+    assert.ok(kept.length >= 150, `${kept.length} kept: the room is used`);
+    assert.equal(kept.filter((p) => p.statement.includes('"id" = $1')).length, 1, 'the hot statement stayed prepared');
+    assert.ok(!kept.some((p) => p.statement.includes('"id" in ($1)')), 'the oldest, unused since, went');
+    assert.deepEqual((await hot()).length, 0);
+  });
+
+  it('CARDPROGRAM_PG_PREPARED=off: every statement unnamed (a pooler that does not keep them)', { skip: !PG }, async (t) => {
+    const { database, prepared } = await onePooledConnection(t, false);
+    for (let i = 0; i < 3; i++) await database.db.selectFrom('merchants').select('id').where('id', '=', `mch_${i}`).execute();
+    assert.deepEqual(await prepared(), []);
   });
 
   it('a table whose columns change under a prepared statement: the next one succeeds, in a transaction or not', {

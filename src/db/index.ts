@@ -1,4 +1,4 @@
-import { randomInt } from 'node:crypto';
+import { createHash, randomInt } from 'node:crypto';
 import { accessSync, constants, existsSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -43,6 +43,8 @@ export interface OpenOptions {
   /** PostgreSQL schema to use (tests isolate themselves in one schema each). */
   pgSchema?: string;
   pgPoolSize?: number;
+  /** PostgreSQL: statements with parameters prepared on each connection (named); default true. */
+  pgPrepared?: boolean;
   /** PostgreSQL: how long a caller may wait for a pooled connection (a new one, or a free one), ms; then 503. Default 5000. */
   pgPoolWaitMs?: number;
   /**
@@ -227,23 +229,32 @@ class GroupCommitter {
 /**
  * Prepared statements on PostgreSQL: a statement with parameters is sent under a name of its text,
  * so that each connection parses and plans it once and then only binds and executes it (measured:
- * point reads 16.1k/s unnamed, 19.4k/s named, 50 callers). The names are the process's, the same
- * for every pool; the first MAX_NAMED distinct texts get one (the hot paths' few statements are
- * among them within a moment of start), any further text is sent unnamed, so that the statements
- * kept on each connection stay bounded whatever the queries (a list's `in (…)` of any length).
+ * point reads 16.1k/s unnamed, 19.4k/s named, 50 callers; the list 781 → 1,043 req/s). The name is
+ * a hash of the text. Each connection keeps at most PREPARED_PER_CONNECTION of them, the least
+ * recently used one deallocated to make room: the hot paths' statements, used all the time, stay;
+ * texts that vary (an `in (…)` list of another length) cost one round trip each when they come
+ * and go, and cannot push the hot ones out. CARDPROGRAM_PG_PREPARED=off sends every statement
+ * unnamed (a pooler in transaction mode that does not track prepared statements: PgBouncer before
+ * 1.21, or without max_prepared_statements).
  */
-const statementNames = new Map<string, string>();
+const PREPARED_PER_CONNECTION = 200;
+/** Texts found to be stale under a changed table (0A000): sent unnamed from then on. */
 const unprepared = new Set<string>();
-const MAX_NAMED = 400;
+const names = new Map<string, string>();
 
 function statementName(text: string): string | undefined {
-  let name = statementNames.get(text);
-  if (name === undefined && statementNames.size < MAX_NAMED && !unprepared.has(text)) {
-    name = `cp_${statementNames.size}`;
-    statementNames.set(text, name);
+  if (unprepared.has(text)) return undefined;
+  let name = names.get(text);
+  if (name === undefined) {
+    if (names.size >= 10_000) names.clear();
+    name = `cp_${createHash('sha256').update(text).digest('hex').slice(0, 32)}`;
+    names.set(text, name);
   }
-  return name !== undefined && unprepared.has(text) ? undefined : name;
+  return name;
 }
+
+/** Each connection's prepared statements, least recently used first. */
+const preparedOn = new WeakMap<pg.PoolClient, Map<string, true>>();
 
 /**
  * The pool as Kysely sees it. A client whose statement met a dead connection is released with that
@@ -251,18 +262,43 @@ function statementName(text: string): string | undefined {
  * whose session the server ended with an error reply (57P01) until its socket closes, handing it
  * out again meanwhile.
  */
-function discardingDeadClients(pool: pg.Pool): PostgresPool {
+function discardingDeadClients(pool: pg.Pool, prepared: boolean): PostgresPool {
   return {
     connect: async () => {
       const client = await pool.connect();
+      let kept = preparedOn.get(client);
+      if (!kept) {
+        kept = new Map();
+        preparedOn.set(client, kept);
+      }
+      const held = kept;
       let dead: Error | undefined;
       const send = (config: pg.QueryConfig) =>
         client.query(config).catch((err: unknown) => {
           if (connectionLost(err)) dead = err as Error;
           throw err;
         });
+      /** A new statement's name on this connection, room made for it; undefined: send it unnamed. */
+      const makeRoom = async (name: string): Promise<string | undefined> => {
+        if (held.size >= PREPARED_PER_CONNECTION) {
+          // Not in a failed transaction: nothing but its ROLLBACK may be sent there.
+          if (client.getTransactionStatus() === 'E') return undefined;
+          const [oldest] = held.keys();
+          if (oldest === undefined) return undefined;
+          await send({ text: `deallocate ${oldest}` });
+          held.delete(oldest);
+          delete (client as unknown as { connection: { parsedStatements: Record<string, string> } }).connection.parsedStatements[oldest];
+        }
+        held.set(name, true);
+        return name;
+      };
       const query = async (text: string, values: unknown[]) => {
-        const name = values.length > 0 ? statementName(text) : undefined;
+        let name = prepared && values.length > 0 ? statementName(text) : undefined;
+        if (name !== undefined) {
+          // Used again: the most recently used now. New: room is made for it.
+          if (held.delete(name)) held.set(name, true);
+          else name = await makeRoom(name);
+        }
         if (name === undefined) return send({ text, values });
         try {
           return await send({ name, text, values });
@@ -272,6 +308,9 @@ function discardingDeadClients(pool: pg.Pool): PostgresPool {
           // serving process): the text is sent unprepared from now on. Outside a transaction it is
           // sent again at once; inside one, the transaction is run again (withTx).
           unprepared.add(text);
+          held.delete(name);
+          await send({ text: `deallocate ${name}` }).catch(() => undefined);
+          delete (client as unknown as { connection: { parsedStatements: Record<string, string> } }).connection.parsedStatements[name];
           if (client.getTransactionStatus() !== 'I') throw err;
           return send({ text, values });
         }
@@ -308,7 +347,7 @@ function openPostgres(url: string, opts: OpenOptions): Database {
   pool.on('error', () => undefined);
   pool.on('connect', (client) => client.on('error', () => undefined));
   const db = new Kysely<DB>({
-    dialect: new PostgresDialect({ pool: discardingDeadClients(pool) }),
+    dialect: new PostgresDialect({ pool: discardingDeadClients(pool, opts.pgPrepared ?? true) }),
     log: (e) => postgres.onStatement?.(e.query.sql, e.query.parameters),
   });
   const postgres: Database = {

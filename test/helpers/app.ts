@@ -66,7 +66,7 @@ export function testConfig(dataDir: string, overrides: Partial<Config> = {}): Co
     metricsPort: null,
     console: false,
     pgStatementTimeoutMs: 0,
-    pgPool: { size: 10, waitMs: 5000 },
+    pgPool: { size: 10, waitMs: 5000, prepared: true },
     dataDir,
     masterKey: randomBytes(32),
     masterKeyPrevious: [],
