@@ -136,20 +136,9 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
 
   // Only JSON bodies: anything else (text/plain included) is a 1002, not a guess.
   registerJsonBody(app);
-  // One log line per request, at info, when it is answered: its method, URL (redacted), status and
-  // time (Fastify's own request logging, off in src/http/options.ts, writes two: as it comes and as
-  // it goes, measured 10 % of a list's time). The line as it comes is kept at debug.
-  const enabled = (level: string) => (app.log as { isLevelEnabled?: (l: string) => boolean }).isLevelEnabled?.(level) ?? false;
-  const debugging = enabled('debug');
   app.addHook('onRequest', async (req, reply) => {
     reply.header('x-trace-id', req.id);
-    if (debugging) req.log.debug({ req }, 'incoming request');
   });
-  if (enabled('info')) {
-    app.addHook('onResponse', async (req, reply) => {
-      req.log.info({ req, res: reply, responseTime: reply.elapsedTime }, 'request completed');
-    });
-  }
   registerErrorHandling(app);
   await app.register(inFlightPlugin);
   await app.register(openApiPlugin, { version: SERVICE_VERSION, publicUrl: config.publicUrl });

@@ -41,6 +41,25 @@ export function redactedUrl(url: string): string {
   return `${url.slice(0, at)}?${parts.join('&')}${fragment === undefined ? '' : `#${fragment}`}`;
 }
 
+/**
+ * One log line per request, at info, when it is answered: its method, URL (redacted), status and
+ * time. Fastify's own writes two, as it comes and as it goes (measured: 10 % of a list's time at
+ * `info`); the line as it comes is kept at debug. Fastify's other lines (errors, a route not
+ * found, a failed serializer) are as Fastify writes them.
+ */
+class OneLinePerRequest extends LogController {
+  override incomingRequest(request: FastifyRequest): void {
+    if (this.isLogDisabled(request) || !(request.log as { isLevelEnabled?: (l: string) => boolean }).isLevelEnabled?.('debug')) return;
+    request.log.debug({ req: request }, 'incoming request');
+  }
+
+  override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
+    if (this.isLogDisabled(request)) return;
+    if (error) reply.log.error({ req: request, res: reply, err: error, responseTime: reply.elapsedTime }, 'request errored');
+    else reply.log.info({ req: request, res: reply, responseTime: reply.elapsedTime }, 'request completed');
+  }
+}
+
 export function serverOptions(config: Config, opts: ServerOptionsInput): FastifyServerOptions {
   return {
     logger: opts.logger ?? {
@@ -62,8 +81,7 @@ export function serverOptions(config: Config, opts: ServerOptionsInput): Fastify
       ...(opts.logStream ? { stream: opts.logStream } : {}),
     },
     genReqId: () => randomBytes(16).toString('hex'),
-    // Fastify's request logging off: one line per request instead, written by src/app.ts.
-    logController: new LogController({ requestIdLogLabel: 'traceId', disableRequestLogging: true }),
+    logController: new OneLinePerRequest({ requestIdLogLabel: 'traceId' }),
     bodyLimit: BODY_LIMIT,
     // X-Forwarded-Proto/For/Host count only from the proxies named in CARDPROGRAM_TRUST_PROXY: from
     // anyone else they would let a client claim HTTPS, another address or another host.
