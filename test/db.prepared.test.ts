@@ -3,10 +3,10 @@
 // beside a serving process) costs no request.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { sql } from 'kysely';
+import { CompiledQuery, sql } from 'kysely';
 import { openDatabase } from '../src/db/index.js';
 import { migrateToLatest } from '../src/db/migrate.js';
-import { precompiled, type Slots } from '../src/db/prepared.js';
+import { precompiled, preparedText, type Slots } from '../src/db/prepared.js';
 import { isolatedDatabase } from './helpers/db.js';
 import { PG } from './helpers/db-faults.js';
 import { eachDialect } from './helpers/dialects.js';
@@ -24,39 +24,39 @@ async function onePooledConnection(t: import('node:test').TestContext, pgPrepare
 }
 
 describe('prepared statements on PostgreSQL', () => {
-  it('a statement with parameters is prepared once on its connection and then executed by name; one without is not', {
+  it('a statement the code marks is prepared once on its connection and then executed by name; any other is sent unnamed', {
     skip: !PG,
   }, async (t) => {
     const { database, prepared } = await onePooledConnection(t);
-    const read = (id: string) => database.db.selectFrom('merchants').select(['id', 'status']).where('id', '=', id).execute();
+    const byKey = precompiled((d, slot: Slots<{ id: string }>) =>
+      d.selectFrom('merchants').select(['id', 'status']).where('id', '=', slot('id')),
+    );
+    const read = async (id: string) => (await byKey.execute(database.db, { id })).rows;
     await read('mch_none');
-    const once = (await prepared()).filter((p) => p.statement.includes('from "merchants" where "id" = $1'));
+    const once = (await prepared()).filter((p) => p.statement.includes('select "id", "status" from "merchants" where "id" = $1'));
     assert.equal(once.length, 1, JSON.stringify(await prepared()));
     await read('mch_other');
     await read('mch_third');
-    const after = (await prepared()).filter((p) => p.statement.includes('from "merchants" where "id" = $1'));
+    const after = (await prepared()).filter((p) => p.statement.includes('select "id", "status" from "merchants" where "id" = $1'));
     assert.deepEqual(after, once, 'the same name, not one more per execution');
+    // A search built as usual (its best plan depends on its values): planned for each call, unnamed.
+    for (const email of ['a@example.com', 'b@example.com'])
+      await database.db.selectFrom('operators').select('id').where('email', '=', email).execute();
     assert.ok(
-      (await prepared()).every((p) => !/^(begin|commit|select name, statement)/i.test(p.statement)),
-      'statements without parameters are sent unnamed',
+      (await prepared()).every((p) => !/^(begin|commit|select name, statement)/i.test(p.statement) && !p.statement.includes('"operators"')),
+      JSON.stringify(await prepared()),
     );
   });
 
   it('a connection keeps at most 200: the least recently used go, the hot ones stay, whatever texts come', { skip: !PG }, async (t) => {
     const { database, prepared } = await onePooledConnection(t);
-    const hot = () => database.db.selectFrom('merchants').select('id').where('id', '=', 'mch_hot').execute();
-    // 300 texts of another shape each (what an `in (…)` list of every length would make), the hot
-    // statement used between them.
+    const hotQuery = precompiled((d, slot: Slots<{ id: string }>) => d.selectFrom('merchants').select('id').where('id', '=', slot('id')));
+    const hot = async () => (await hotQuery.execute(database.db, { id: 'mch_hot' })).rows;
+    // 300 marked texts of another shape each, the hot statement used between them.
     for (let n = 1; n <= 300; n++) {
-      await database.db
-        .selectFrom('merchants')
-        .select('id')
-        .where(
-          'id',
-          'in',
-          Array.from({ length: n }, (_, i) => `mch_${i}`),
-        )
-        .execute();
+      const ids = Array.from({ length: n }, (_, i) => `mch_${i}`);
+      const some = precompiled((d) => d.selectFrom('merchants').select('id').where('id', 'in', ids));
+      await some.execute(database.db, {});
       if (n % 20 === 0) await hot();
     }
     const kept = await prepared();
@@ -70,7 +70,8 @@ describe('prepared statements on PostgreSQL', () => {
 
   it('CARDPROGRAM_PG_PREPARED=off: every statement unnamed (a pooler that does not keep them)', { skip: !PG }, async (t) => {
     const { database, prepared } = await onePooledConnection(t, false);
-    for (let i = 0; i < 3; i++) await database.db.selectFrom('merchants').select('id').where('id', '=', `mch_${i}`).execute();
+    const byKey = precompiled((d, slot: Slots<{ id: string }>) => d.selectFrom('merchants').select('status').where('id', '=', slot('id')));
+    for (let i = 0; i < 3; i++) await byKey.execute(database.db, { id: `mch_${i}` });
     assert.deepEqual(await prepared(), []);
   });
 
@@ -78,16 +79,17 @@ describe('prepared statements on PostgreSQL', () => {
     skip: !PG,
   }, async (t) => {
     const { database, prepared } = await onePooledConnection(t);
-    // Texts of this test's own (the names are the process's): a select * outside a transaction and
-    // one inside.
-    const outside = () =>
-      sql<Record<string, unknown>>`select * from operators where email = ${'probe-outside@example.com'}`.execute(database.db);
+    // Marked texts of this test's own (the names are the process's): a select * outside a transaction
+    // and one inside.
+    const outsideText = preparedText('select * from operators where email = $1');
+    const insideText = preparedText('select * from operators where email = $1 for update');
+    const outside = () => database.db.executeQuery(CompiledQuery.raw(outsideText, ['probe-outside@example.com']));
+    let runs = 0;
     const inside = () =>
       database.withTx(async (tx) => {
         runs++;
-        return sql<Record<string, unknown>>`select * from operators where email = ${'probe-inside@example.com'} for update`.execute(tx);
+        return tx.executeQuery(CompiledQuery.raw(insideText, ['probe-inside@example.com']));
       });
-    let runs = 0;
     await outside();
     await inside();
     assert.equal((await prepared()).filter((p) => p.statement.includes('select * from operators')).length, 2);

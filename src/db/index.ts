@@ -7,6 +7,7 @@ import { CompiledQuery, Kysely, PostgresDialect, type PostgresPool, type Postgre
 import pg from 'pg';
 import { connectionLost } from './faults.js';
 import { createPrivateFile } from './files.js';
+import { PREPARED_TEXTS } from './prepared.js';
 import type { DB } from './schema.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -227,15 +228,14 @@ class GroupCommitter {
 }
 
 /**
- * Prepared statements on PostgreSQL: a statement with parameters is sent under a name of its text,
- * so that each connection parses and plans it once and then only binds and executes it (measured:
- * point reads 16.1k/s unnamed, 19.4k/s named, 50 callers; the list 781 → 1,043 req/s). The name is
- * a hash of the text. Each connection keeps at most PREPARED_PER_CONNECTION of them, the least
- * recently used one deallocated to make room: the hot paths' statements, used all the time, stay;
- * texts that vary (an `in (…)` list of another length) cost one round trip each when they come
- * and go, and cannot push the hot ones out. CARDPROGRAM_PG_PREPARED=off sends every statement
- * unnamed (a pooler in transaction mode that does not track prepared statements: PgBouncer before
- * 1.21, or without max_prepared_statements).
+ * Prepared statements on PostgreSQL: the statements the code marks (src/db/prepared.ts: lookups and
+ * writes by key, and the list's one statement) are sent under a name, a hash of their text, so that
+ * each connection parses them once and then only binds and executes them (measured: the list 781 →
+ * 1,043 req/s, a top-up 330 → 410). Every other statement is sent unnamed: planned for its values.
+ * Each connection keeps at most PREPARED_PER_CONNECTION, the least recently used deallocated to
+ * make room, so the hot ones stay. CARDPROGRAM_PG_PREPARED=off sends every statement unnamed (a
+ * pooler in transaction mode that does not keep prepared statements: PgBouncer before 1.21, or
+ * without max_prepared_statements).
  */
 const PREPARED_PER_CONNECTION = 200;
 /** Texts found to be stale under a changed table (0A000): sent unnamed from then on. */
@@ -243,7 +243,7 @@ const unprepared = new Set<string>();
 const names = new Map<string, string>();
 
 function statementName(text: string): string | undefined {
-  if (unprepared.has(text)) return undefined;
+  if (!PREPARED_TEXTS.has(text) || unprepared.has(text)) return undefined;
   let name = names.get(text);
   if (name === undefined) {
     if (names.size >= 10_000) names.clear();

@@ -1,6 +1,23 @@
 import type { Compilable, CompiledQuery, Kysely, QueryResult } from 'kysely';
 import type { DB } from './schema.js';
 
+/**
+ * The statements PostgreSQL prepares (src/db/index.ts names only these). A prepared statement's plan
+ * may turn generic after five runs, PostgreSQL's choice: right for a lookup or a write by key, and
+ * for the list's statement on the partitioned `trades` (pruned when it runs, not planned anew each
+ * time: measured 1,801 vs 930 lists/s with plans forced custom); wrong for a search whose best plan
+ * depends on its values, on a table that grew since (the KYC's requestNo-or-e-mail check ran at
+ * half speed prepared: 686 vs 1,451 req/s). So a statement is prepared when its code says so: built
+ * with precompiled(), or named by preparedText(); every other one is planned for its values.
+ */
+export const PREPARED_TEXTS = new Set<string>();
+
+/** Marks a hand-written statement's text as one PostgreSQL prepares (a lookup by key, or planned for it). */
+export function preparedText(text: string): string {
+  PREPARED_TEXTS.add(text);
+  return text;
+}
+
 /** What stands for a value at build time: text no value of this service holds. */
 const SLOT = '\u0000slot:';
 
@@ -16,7 +33,7 @@ interface Compiled {
  * A hot query built and compiled with Kysely once per dialect, then executed with new values: the
  * build and compile (5–10 µs a query on this machine, measured: `bench:profile`, issue 19) are
  * paid once; the statement itself is prepared once too (SQLite's statement cache, PostgreSQL's
- * named statements, src/db/index.ts). `build` marks each value that varies with `slot(name)`; the
+ * named statements, src/db/index.ts): for lookups and writes by key, whose generic plan is right. `build` marks each value that varies with `slot(name)`; the
  * query's shape must not depend on the values (no `in` list of varying length), and a value given
  * as a constant at build time stays that constant. Types: the builder's result type, as Kysely's.
  *
@@ -38,6 +55,7 @@ export function precompiled<V extends Record<string, unknown>, R>(build: (db: Ky
         ),
       };
       byDialect.set(dialect, compiled);
+      PREPARED_TEXTS.add(query.sql);
     }
     return compiled;
   };

@@ -110,6 +110,16 @@ export async function moveCardBalances(
   throw new DomainError('incorrectAmount', 'amount: the card would hold more than the program allows');
 }
 
+/** A merchant's funding balance debited, only if it stays at or above zero. Built once (src/db/prepared.ts). */
+const fundingDebit = precompiled((db, slot: Slots<{ merchantId: string; currency: string; delta: number; floor: number; now: number }>) =>
+  db
+    .updateTable('merchant_balances')
+    .set((eb) => ({ available: eb('available', '+', slot('delta')), updated_at: slot('now') }))
+    .where('merchant_id', '=', slot('merchantId'))
+    .where('currency', '=', slot('currency'))
+    .where('available', '>=', slot('floor')),
+);
+
 /**
  * Moves a merchant's funding balance in one currency with its journal leg. A debit is one
  * conditional update (never below zero: 2726, naming what is available); a credit creates the row
@@ -117,14 +127,8 @@ export async function moveCardBalances(
  */
 export async function moveMerchantFunding(tx: Kysely<DB>, merchantId: string, currency: string, delta: number, now: number): Promise<void> {
   if (delta < 0) {
-    const res = await tx
-      .updateTable('merchant_balances')
-      .set((eb) => ({ available: eb('available', '+', delta), updated_at: now }))
-      .where('merchant_id', '=', merchantId)
-      .where('currency', '=', currency)
-      .where('available', '>=', -delta)
-      .executeTakeFirst();
-    if (Number(res.numUpdatedRows) === 1) return;
+    const res = await fundingDebit.execute(tx, { merchantId, currency, delta, floor: -delta, now });
+    if (Number(res.numAffectedRows) === 1) return;
     const row = await tx
       .selectFrom('merchant_balances')
       .select('available')

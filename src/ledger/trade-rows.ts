@@ -101,18 +101,23 @@ export async function loadTrade(tx: Kysely<DB>, merchantId: string, tradeId: str
   return row;
 }
 
+/** What a trade's callback needs of its card and merchant. Built once (src/db/prepared.ts). */
+const cardAndNotifyUrl = precompiled((db, slot: Slots<{ cardId: string }>) =>
+  db
+    .selectFrom('cards')
+    .innerJoin('merchants', 'merchants.id', 'cards.merchant_id')
+    .select(['cards.pan_first6', 'cards.pan_last4', 'cards.pan_length', 'merchants.notify_url'])
+    .where('cards.id', '=', slot('cardId')),
+);
+
 /**
  * A `trade` callback for a record that was written or changed, when the merchant has a notify URL.
  * The URL is read in the transaction, not from the merchant cache: a URL set a moment ago by the
  * CLI (another process) gets this event, as `holder.audit` and `card.status` events do.
  */
 export async function tradeEvent(ctx: LedgerCtx, trade: NewTrade, extra?: Record<string, unknown>): Promise<void> {
-  const row = await ctx.tx
-    .selectFrom('cards')
-    .innerJoin('merchants', 'merchants.id', 'cards.merchant_id')
-    .select(['cards.pan_first6', 'cards.pan_last4', 'cards.pan_length', 'merchants.notify_url'])
-    .where('cards.id', '=', trade.card_id)
-    .executeTakeFirstOrThrow();
+  const [row] = (await cardAndNotifyUrl.execute(ctx.tx, { cardId: trade.card_id })).rows;
+  if (!row) throw new Error(`trade event: card ${trade.card_id} not found`);
   if (!row.notify_url) return;
   await emitEvent(
     ctx.tx,

@@ -4,7 +4,7 @@ import type { CardRow } from '../cards/model.js';
 import { maskedCardNo } from '../cards/model.js';
 import type { PanVault } from '../cards/vault.js';
 import { parseDate } from '../dates.js';
-import { precompiled, type Slots } from '../db/prepared.js';
+import { precompiled, preparedText, type Slots } from '../db/prepared.js';
 import type { DB } from '../db/schema.js';
 import { DomainError, invalid } from '../errors.js';
 import { READ_NONCE_SQL, type RequestKey, readNonceParameters, usedNonce } from '../idempotency/keys.js';
@@ -243,7 +243,7 @@ type CardListed = Pick<CardRow, 'id' | 'currency' | 'pan_first6' | 'pan_last4' |
  * `start` and how many records the newer days hold (none when start is past the total: no page).
  * The rows are read within the window's partitions only.
  */
-const LIST_IN_ONE_STATEMENT = `with nonce as (${READ_NONCE_SQL}),
+const LIST_IN_ONE_STATEMENT = preparedText(`with nonce as (${READ_NONCE_SQL}),
 card as (
   select id, currency, pan_first6, pan_last4, pan_length from cards where id = $5 and merchant_id = $1
 ),
@@ -274,7 +274,7 @@ select
   (select count(*) from nonce)::int as fresh,
   (select row_to_json(card) from card) as card,
   (select coalesce(sum(n), 0) from days)::int8 as total,
-  (select coalesce(json_agg(page order by business_date desc, seq desc), '[]'::json) from page) as page`;
+  (select coalesce(json_agg(page order by business_date desc, seq desc), '[]'::json) from page) as page`);
 
 type DayCount = { business_date: string; n: number };
 
