@@ -44,7 +44,7 @@ export interface OpenOptions {
   /** PostgreSQL schema to use (tests isolate themselves in one schema each). */
   pgSchema?: string;
   pgPoolSize?: number;
-  /** PostgreSQL: statements with parameters prepared on each connection (named); default true. */
+  /** PostgreSQL: the statements the code marks (src/db/prepared.ts) prepared on each connection (named); default true. */
   pgPrepared?: boolean;
   /** PostgreSQL: how long a caller may wait for a pooled connection (a new one, or a free one), ms; then 503. Default 5000. */
   pgPoolWaitMs?: number;
