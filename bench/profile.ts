@@ -8,23 +8,18 @@
  *   npm run bench:profile -- --op topup --db postgres  (ops: list, holder, kyc, link, topup)
  *   npm run bench:profile -- --op list --log info      the service's log level (default warn)
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { SourceMap } from 'node:module';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { hmacSign, signingString } from '../src/http/signing.js';
-import { childDatabaseUrl, ROOT } from '../test/helpers/cli.js';
-import { isolatedDatabase } from '../test/helpers/db.js';
+import { ROOT } from '../test/helpers/cli.js';
+import { arg, filledDatabase } from './filled.js';
 import { drive, type Operation } from './http-drive.js';
 import { operations } from './http-operations.js';
 import { stop, waitReady } from './http-processes.js';
 
-const arg = (name: string, fallback: string) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? (process.argv[i + 1] ?? fallback) : fallback;
-};
 const dbName = arg('db', 'sqlite');
 const opName = arg('op', 'list');
 const seconds = Number(arg('seconds', '10'));
@@ -59,36 +54,11 @@ function area(url: string, fn: string): string {
   return src ? (src[1] as string) : url.replace(/^file:\/\//, '');
 }
 
-const db = await isolatedDatabase(
-  dbName === 'postgres'
-    ? { name: 'postgres', url: process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test' }
-    : { name: 'sqlite', url: 'file:' },
-);
-const dataDir = join(tmpdir(), `cardprogram-profile-${randomBytes(4).toString('hex')}`);
+const { env, dataDir, cards, demo, cleanup } = await filledDatabase(dbName, 'profile', arg('log', 'warn'));
 const profDir = join(dataDir, 'profile');
 mkdirSync(profDir, { recursive: true });
-const env = {
-  ...process.env,
-  DATABASE_URL: childDatabaseUrl(db),
-  CARDPROGRAM_DATA_DIR: dataDir,
-  CARDPROGRAM_WORKER: 'off',
-  CARDPROGRAM_RATE_LIMIT: '1000000',
-  CARDPROGRAM_KYC_AUTO_DECISION_MS: '0',
-  LOG_LEVEL: arg('log', 'warn'),
-};
 try {
-  execFileSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'inherit' });
   const bin = join(ROOT, 'bin', 'cardprogram.js');
-  execFileSync(process.execPath, [bin, 'migrate'], { cwd: ROOT, env, stdio: 'ignore' });
-  const filled = JSON.parse(
-    execFileSync(process.execPath, [bin, 'demo', '--trades', '10000', '--days', '30', '--seed', '1', '--json'], {
-      cwd: ROOT,
-      env,
-      maxBuffer: 1 << 28,
-    }).toString(),
-  );
-  const cards: string[] = filled.holders.flatMap((h: { cards: Array<{ cardId: string }> }) => h.cards.map((c) => c.cardId));
-  const demo = JSON.parse(readFileSync(join(dataDir, 'demo-merchant.json'), 'utf8'));
   const op = operations(cards).find((o) => o.key === opName) as Operation | undefined;
   if (!op)
     throw new Error(
@@ -142,6 +112,5 @@ try {
   process.stdout.write('\nTop frames by self time:\n');
   for (const [k, n] of [...self].sort((x, y) => y[1] - x[1]).slice(0, 25)) process.stdout.write(`  ${pct(n).padStart(7)}  ${k}\n`);
 } finally {
-  await db.cleanup();
-  rmSync(dataDir, { recursive: true, force: true });
+  await cleanup();
 }

@@ -11,43 +11,20 @@
  *   npm run bench:statements                 SQLite (--rounds N: how many times each, 3000)
  *   npm run bench:statements -- --db postgres
  */
-import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { hmacSign, signingString } from '../src/http/signing.js';
-import { childDatabaseUrl, ROOT } from '../test/helpers/cli.js';
-import { isolatedDatabase } from '../test/helpers/db.js';
+import { childDatabaseUrl } from '../test/helpers/cli.js';
+import { arg, filledDatabase } from './filled.js';
 import { operations } from './http-operations.js';
 
-const arg = (name: string, fallback: string) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? (process.argv[i + 1] ?? fallback) : fallback;
-};
 const dbName = arg('db', 'sqlite');
 const ROUNDS = Number(arg('rounds', '3000'));
 
-const db = await isolatedDatabase(
-  dbName === 'postgres'
-    ? { name: 'postgres', url: process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test' }
-    : { name: 'sqlite', url: 'file:' },
-);
-const dataDir = join(tmpdir(), `cardprogram-statements-${randomBytes(4).toString('hex')}`);
-mkdirSync(dataDir, { recursive: true });
-const env = {
-  ...process.env,
-  DATABASE_URL: childDatabaseUrl(db),
-  CARDPROGRAM_DATA_DIR: dataDir,
-  CARDPROGRAM_WORKER: 'off',
-  CARDPROGRAM_RATE_LIMIT: '1000000',
-  CARDPROGRAM_KYC_AUTO_DECISION_MS: '0',
-  LOG_LEVEL: 'silent',
-};
+const { db, env, cards, demo, cleanup } = await filledDatabase(dbName, 'statements', 'silent');
 
 interface Sent {
   sql: string;
@@ -55,18 +32,6 @@ interface Sent {
 }
 
 try {
-  execFileSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'inherit' });
-  const bin = join(ROOT, 'bin', 'cardprogram.js');
-  execFileSync(process.execPath, [bin, 'migrate'], { cwd: ROOT, env, stdio: 'ignore' });
-  const filled = JSON.parse(
-    execFileSync(process.execPath, [bin, 'demo', '--trades', '10000', '--days', '30', '--seed', '1', '--json'], {
-      cwd: ROOT,
-      env,
-      maxBuffer: 1 << 28,
-    }).toString(),
-  );
-  const cards: string[] = filled.holders.flatMap((h: { cards: Array<{ cardId: string }> }) => h.cards.map((c) => c.cardId));
-  const demo = JSON.parse(readFileSync(join(dataDir, 'demo-merchant.json'), 'utf8'));
   const app = await buildApp(loadConfig(env), { logger: false });
   const database = app.svc.database;
   const rows: Array<{ op: string; statement: string; us1: number; perSecond50?: number }> = [];
@@ -128,8 +93,7 @@ try {
   if (dbName !== 'postgres')
     process.stdout.write("  (a list also shares its group's commit: the commit ÷ the group's size, see cardprogram_group_commit_size)\n");
 } finally {
-  await db.cleanup();
-  rmSync(dataDir, { recursive: true, force: true });
+  await cleanup();
 }
 
 /**
