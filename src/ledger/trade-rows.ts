@@ -5,7 +5,7 @@ import { precompiled, type Slots } from '../db/prepared.js';
 import type { DB, TradesTable } from '../db/schema.js';
 import { DomainError } from '../errors.js';
 import { tradeById } from '../trades/by-id.js';
-import { type TradeRow, toTradeRecord } from '../trades/record.js';
+import { RECORD_COLUMNS, type TradeRow, toTradeRecord } from '../trades/record.js';
 import type { LedgerCtx } from './context.js';
 
 /** A trade about to be inserted: every column but the generated seq. */
@@ -25,26 +25,19 @@ async function bumpDayCount(tx: Kysely<DB>, cardId: string, businessDate: string
   await dayCount.execute(tx, { cardId, businessDate, status, by });
 }
 
-/** Every column of a new trade, in one order: the insert below is built once with a slot for each. */
+/** Every column of a new trade: a record's (src/trades/record.ts) and the ledger's own. The insert below is built once with a slot for each. */
 const NEW_TRADE_COLUMNS = [
-  'id',
+  ...RECORD_COLUMNS,
   'merchant_id',
   'card_id',
-  'trade_type',
-  'trade_status',
-  'currency',
-  'amount',
-  'fee',
-  'currency_txn',
-  'txn_amount',
-  'business_date',
-  'auth_code',
-  'remark',
   'original_id',
   'held',
   'refunded',
   'created_at',
 ] as const satisfies ReadonlyArray<keyof NewTrade>;
+/** A column added to `trades` and not to the list above fails to compile here. */
+const allColumns: Exclude<keyof NewTrade, (typeof NEW_TRADE_COLUMNS)[number]> extends never ? true : never = true;
+void allColumns;
 
 const tradeInsert = precompiled((db, slot: Slots<NewTrade>) =>
   db.insertInto('trades').values(Object.fromEntries(NEW_TRADE_COLUMNS.map((c) => [c, slot(c)])) as unknown as Insertable<TradesTable>),

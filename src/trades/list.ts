@@ -4,10 +4,11 @@ import type { CardRow } from '../cards/model.js';
 import { maskedCardNo } from '../cards/model.js';
 import type { PanVault } from '../cards/vault.js';
 import { parseDate } from '../dates.js';
+import type { Database } from '../db/index.js';
 import { precompiled, preparedText, type Slots } from '../db/prepared.js';
 import type { DB } from '../db/schema.js';
 import { DomainError, invalid } from '../errors.js';
-import { READ_NONCE_SQL, type RequestKey, readNonceParameters, usedNonce } from '../idempotency/keys.js';
+import { consumeNonce, READ_NONCE_SQL, type RequestKey, readNonceParameters, usedNonce } from '../idempotency/keys.js';
 import { isCardCurrency } from '../money/currency.js';
 import { RECORD_COLUMNS, type TradeRow, toTradeRecord } from './record.js';
 import type { TradePageSchema } from './schemas.js';
@@ -185,26 +186,26 @@ export async function listTrades({
  * Checked input only; a request that fails the check spends its nonce first, as every read does.
  */
 export async function listTradesSpendingNonce({
-  db,
+  database,
   merchantId,
   nonce,
   now,
   input,
 }: {
-  db: Kysely<DB>;
+  /** The primary (PostgreSQL). */
+  database: Database;
   merchantId: string;
   nonce: RequestKey;
   now: number;
   input: ListTradesInput & { cardId: string };
 }): Promise<TradePage> {
+  const { db } = database;
   let checked: ReturnType<typeof checkListInput>;
   try {
     checked = checkListInput(input);
   } catch (err) {
-    const spent = await db.executeQuery<{ fresh: number }>(
-      CompiledQuery.raw(`with nonce as (${READ_NONCE_SQL}) select count(*)::int as fresh from nonce`, readNonceParameters(nonce, now)),
-    );
-    if (spent.rows[0]?.fresh === 0) throw usedNonce();
+    // As every read: its randomStr is spent first (1008 if it was), then the check's answer.
+    await consumeNonce(database, nonce, now);
     throw err;
   }
   const { statuses, maxSize } = checked;

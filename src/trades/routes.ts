@@ -31,7 +31,7 @@ export const tradeRoutes: FastifyPluginAsyncTypebox<{ svc: Services }> = async (
       if (svc.database.dialect === 'postgres' && reads === primary && input.cardId !== undefined && input.cardNo === undefined) {
         const key = readKey(req, randomStr);
         return listTradesSpendingNonce({
-          db: primary,
+          database: svc.database,
           merchantId: req.merchant.appId,
           nonce: key,
           now: svc.clock(),
