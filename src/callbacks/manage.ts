@@ -3,6 +3,7 @@ import type { Services, VerbCtx } from '../context.js';
 import type { DB } from '../db/schema.js';
 import { DomainError } from '../errors.js';
 import { kycAutomation } from '../kyc/automation.js';
+import { closeBreakers } from './breaker.js';
 import type { Resolver } from './deliver.js';
 import { CallbackWorker } from './worker.js';
 
@@ -64,8 +65,8 @@ export async function listCallbacks(db: Kysely<DB>, filter: CallbackFilter): Pro
 /**
  * Sends events again now: named ones (whatever their status, e.g. to replay a delivered event to a
  * receiver that lost it), or every failed one. Their eventId stays the same, so receivers that
- * already have them drop the copy. An event past its 72 hours gets this one attempt. Returns how
- * many were queued.
+ * already have them drop the copy. An event past its 72 hours gets this one attempt. Their
+ * endpoints' circuit breakers close, so the attempt is not deferred. Returns how many were queued.
  */
 export async function retryCallbacks({
   ctx,
@@ -91,7 +92,13 @@ export async function retryCallbacks({
     q = q.where('id', 'in', input.eventIds ?? []);
   }
   if (input.merchantId) q = q.where('merchant_id', '=', input.merchantId);
+  // The operator expects an attempt now: the breakers of the endpoints concerned close.
+  let ends = tx.selectFrom('callback_events').select(['merchant_id', 'endpoint']).distinct();
+  ends = input.allFailed ? ends.where('status', '=', 'failed') : ends.where('id', 'in', input.eventIds ?? []);
+  if (input.merchantId) ends = ends.where('merchant_id', '=', input.merchantId);
+  const endpoints = await ends.execute();
   const n = Number((await q.executeTakeFirst()).numUpdatedRows);
+  await closeBreakers(tx, endpoints);
   // Queued events are the worker's to send now.
   if (n > 0) ctx.wake.worker = true;
   return n;

@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { TxCtx } from '../context.js';
 import { newId } from '../db/ids.js';
 import type { DB } from '../db/schema.js';
+import { endpointOf } from './endpoint.js';
 
 export type EventType = 'kyc.result' | 'holder.audit' | 'trade' | 'card.status' | 'authorization.declined';
 
@@ -36,6 +37,7 @@ export async function emitEvent(
       subject: event.subject,
       sequence: Number(last),
       url: event.url,
+      endpoint: endpointOf(event.url),
       payload: JSON.stringify(payload),
       status: 'pending',
       attempts: 0,

@@ -272,6 +272,26 @@ export interface CallbackEventsTable {
   last_error: string | null;
   delivered_at: number | null;
   created_at: number;
+  /** The origin of `url` (src/callbacks/endpoint.ts): what slots, fairness and the breaker go by. */
+  endpoint: Generated<string>;
+}
+
+/** A circuit breaker per merchant and endpoint (src/callbacks/breaker.ts). */
+export interface CallbackEndpointsTable {
+  merchant_id: string;
+  endpoint: string;
+  state: 'closed' | 'open';
+  /** Consecutive attempts that got no answer (timed out, refused, reset). */
+  failures: number;
+  /** How many times in a row it opened (its back-off doubles each time). */
+  trips: number;
+  opened_at: number | null;
+  /** Open: when one probe may go. */
+  open_until: number | null;
+  probe_owner: string | null;
+  probe_until: number | null;
+  last_error: string | null;
+  changed_at: number;
 }
 
 export interface CallbackAttemptsTable {
@@ -428,6 +448,7 @@ export interface DB {
   callback_sequences: CallbackSequencesTable;
   callback_events: CallbackEventsTable;
   callback_attempts: CallbackAttemptsTable;
+  callback_endpoints: CallbackEndpointsTable;
   data_keys: DataKeysTable;
   cards: CardsTable;
   trades: TradesTable;

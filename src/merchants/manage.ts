@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { endpointOf } from '../callbacks/endpoint.js';
 import { NOTIFY_EVENTS } from '../callbacks/outbox.js';
 import { checkCallbackUrl } from '../callbacks/url-guard.js';
 import type { VerbCtx } from '../context.js';
@@ -110,7 +111,7 @@ export async function updateMerchant({ ctx, input }: { ctx: VerbCtx; input: Upda
   if (typeof changes.notify_url === 'string') {
     await tx
       .updateTable('callback_events')
-      .set({ url: changes.notify_url })
+      .set({ url: changes.notify_url, endpoint: endpointOf(changes.notify_url) })
       .where('merchant_id', '=', input.appId)
       .where('type', 'in', [...NOTIFY_EVENTS])
       .where('status', 'in', ['pending', 'failed'])

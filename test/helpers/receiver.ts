@@ -8,6 +8,8 @@ export interface Received {
   raw: string;
   body: Record<string, any>;
   verified: boolean;
+  /** When it arrived (performance.now()). */
+  at: number;
 }
 
 /**
@@ -24,6 +26,7 @@ export async function receiver(t: { after(fn: () => unknown): void }, webhookSec
       raw += c;
     });
     req.on('end', () => {
+      const at = performance.now();
       let verified = false;
       try {
         wh.verify(raw, req.headers as Record<string, string>);
@@ -31,7 +34,7 @@ export async function receiver(t: { after(fn: () => unknown): void }, webhookSec
       } catch {
         verified = false;
       }
-      received.push({ headers: req.headers, raw, body: JSON.parse(raw), verified });
+      received.push({ headers: req.headers, raw, body: JSON.parse(raw), verified, at });
       const next = script.shift();
       if (next) next(res);
       else res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');

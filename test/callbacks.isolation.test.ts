@@ -1,0 +1,159 @@
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import net, { type AddressInfo } from 'node:net';
+import { it } from 'node:test';
+import { emitEvent } from '../src/callbacks/outbox.js';
+import { CallbackWorker } from '../src/callbacks/worker.js';
+import type { Harness } from './helpers/app.js';
+import { build } from './helpers/app.js';
+import { eachDialect } from './helpers/dialects.js';
+import { eventually, receiver } from './helpers/receiver.js';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Accepts connections and never answers; counts them. */
+async function hangingReceiver(t: { after(fn: () => unknown): void }) {
+  const sockets = new Set<net.Socket>();
+  let connections = 0;
+  const server = net.createServer((s) => {
+    connections++;
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+    s.on('error', () => undefined);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const close = () =>
+    new Promise<void>((r) => {
+      for (const s of sockets) s.destroy();
+      server.close(() => r());
+    });
+  t.after(close);
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`, connections: () => connections, close };
+}
+
+/** A port nothing listens on: connections are refused. */
+async function refusingUrl(): Promise<string> {
+  const server = net.createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((r) => server.close(() => r()));
+  return `http://127.0.0.1:${port}/hooks`;
+}
+
+/** Answers 200, after `delayMs`; records the eventIds it got. */
+async function slowReceiver(t: { after(fn: () => unknown): void }, delayMs: number) {
+  const got: string[] = [];
+  const server = http.createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      const timer = setTimeout(() => {
+        got.push(String(req.headers['webhook-id']));
+        res.end('ok');
+      }, delayMs);
+      res.on('close', () => clearTimeout(timer));
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const close = () =>
+    new Promise<void>((r) => {
+      server.closeAllConnections();
+      server.close(() => r());
+    });
+  t.after(close);
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`, got, close };
+}
+
+async function queue(h: Harness, merchantId: string, url: string, n: number, subject: string): Promise<string[]> {
+  return h.db.database.withTx(async (tx) => {
+    const ids: string[] = [];
+    for (let i = 0; i < n; i++) {
+      ids.push(
+        await emitEvent(tx, { merchantId, type: 'holder.audit', subject: `${subject}:${i % 10}`, url, body: { i }, now: Date.now() }),
+      );
+    }
+    return ids;
+  });
+}
+
+function p99(samples: number[]): number {
+  const s = [...samples].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor(0.99 * s.length))] ?? Number.POSITIVE_INFINITY;
+}
+
+eachDialect('callbacks: one merchant’s broken receiver does not delay another’s', (dialect) => {
+  it('with 1 000 events queued for a hanging, a refusing and a 5 s receiver, another merchant’s 50 callbacks arrive soon after their write; nothing is lost or doubled', async (t) => {
+    // Production's timeout: an attempt to the hanging receiver holds its slot for 10 s.
+    const h = await build(t, dialect, {
+      callbacks: { worker: false, retryScheduleMs: [10_000, 60_000], maxAgeMs: 3_600_000, timeoutMs: 10_000, pollMs: 1000 },
+    });
+    const good = await receiver(t, h.merchant.webhookSecret);
+    const hang = await hangingReceiver(t);
+    const refused = await refusingUrl();
+    const slow = await slowReceiver(t, 5000);
+    const [a, b, c] = [await h.newMerchant(), await h.newMerchant(), await h.newMerchant()];
+    const bad = {
+      hang: await queue(h, a.appId, hang.url, 334, 'hang'),
+      refused: await queue(h, b.appId, refused, 333, 'refused'),
+      slow: await queue(h, c.appId, slow.url, 333, 'slow'),
+    };
+    const worker = new CallbackWorker(h.app.svc);
+    h.app.svc.notifier.poke = () => worker.poke();
+    worker.start();
+    let stopped = false;
+    const stop = async () => {
+      if (stopped) return;
+      stopped = true;
+      // The hanging connections end now rather than at their timeout.
+      await Promise.all([hang.close(), slow.close()]);
+      await worker.stop();
+    };
+    t.after(stop);
+    // The worker is busy with the broken receivers before the good merchant's first event.
+    await sleep(500);
+
+    const written = new Map<string, number>();
+    for (let i = 0; i < 50; i++) {
+      const [id] = await queue(h, h.merchant.appId, good.url, 1, `good${i}`);
+      written.set(id ?? '', performance.now());
+      worker.poke(); // what the runner does after a commit that wrote an event
+      await sleep(100);
+    }
+    await eventually(() => [...written.keys()].every((id) => good.received.some((r) => r.body.eventId === id)), 20_000, 'the 50 callbacks');
+    const latency = [...written].map(([id, at]) => (good.received.find((r) => r.body.eventId === id)?.at ?? Number.POSITIVE_INFINITY) - at);
+    t.diagnostic(`p99 ${Math.round(p99(latency))} ms, max ${Math.round(Math.max(...latency))} ms`);
+    // docs/callbacks.md promises 1 s (npm run bench:callbacks measures it); a loaded test machine gets
+    // more room, still far below the 10 s a hanging receiver's attempt takes.
+    assert.ok(p99(latency) < 3000, `p99 ${Math.round(p99(latency))} ms (max ${Math.round(Math.max(...latency))} ms)`);
+    assert.equal(good.received.length, 50, 'each of the good merchant’s events was sent once');
+    assert.ok(good.received.every((r) => r.verified));
+
+    await stop();
+    const rows = await h.db.database.db.selectFrom('callback_events').selectAll().execute();
+    const attempts = await h.db.database.db.selectFrom('callback_attempts').select(['event_id', 'attempt', 'http_status']).execute();
+    const byEvent = new Map<string, number[]>();
+    for (const x of attempts) byEvent.set(x.event_id, [...(byEvent.get(x.event_id) ?? []), Number(x.attempt)]);
+    for (const e of rows) {
+      // Every attempt recorded once, numbered 1…n, and the event's count is the recorded count.
+      const n = (byEvent.get(e.id) ?? []).sort((x, y) => x - y);
+      assert.deepEqual(
+        n,
+        Array.from({ length: Number(e.attempts) }, (_, i) => i + 1),
+        e.id,
+      );
+      assert.notEqual(e.status, 'failed', 'no event is given up: the breaker defers, it does not fail');
+    }
+    const of = (ids: string[]) => rows.filter((e) => ids.includes(e.id));
+    // The 5 s receiver answers 200: what it got is what was delivered, each event once.
+    const slowDelivered = of(bad.slow).filter((e) => e.status === 'delivered');
+    assert.equal(new Set(slow.got).size, slow.got.length, 'no event sent twice to the slow receiver');
+    assert.deepEqual(new Set(slow.got), new Set(slowDelivered.map((e) => e.id)));
+    // Every connection the hanging receiver accepted is a recorded attempt, and no more.
+    const hangAttempts = of(bad.hang).reduce((s, e) => s + Number(e.attempts), 0);
+    assert.equal(hang.connections(), hangAttempts);
+    // Deferred, not failed: most events of the unreachable receivers were never attempted.
+    for (const ids of [bad.hang, bad.refused]) {
+      const never = of(ids).filter((e) => Number(e.attempts) === 0 && e.status === 'pending');
+      assert.ok(never.length > ids.length - 50, `${never.length} of ${ids.length} deferred`);
+    }
+  });
+});
