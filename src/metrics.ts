@@ -100,6 +100,24 @@ export class Metrics {
     });
   }
 
+  /**
+   * A gauge with one label, its values read when scraped: every scrape replaces the last one's
+   * label values, so a label that is gone is no longer reported. The reader bounds its labels.
+   */
+  labeledGauge(name: string, help: string, label: string, read: () => Promise<Array<[string, number]>>): void {
+    new Gauge({
+      name,
+      help,
+      labelNames: [label],
+      registers: [this.registry],
+      async collect() {
+        const values = await read();
+        this.reset();
+        for (const [value, n] of values) this.set({ [label]: value }, n);
+      },
+    });
+  }
+
   text(): Promise<string> {
     return this.registry.metrics();
   }

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import net, { type AddressInfo } from 'node:net';
-import { it } from 'node:test';
+import { describe, it } from 'node:test';
+import { capLabels, observe } from '../src/callbacks/breaker.js';
 import { emitEvent } from '../src/callbacks/outbox.js';
 import { CallbackWorker } from '../src/callbacks/worker.js';
 import type { Harness } from './helpers/app.js';
@@ -155,5 +156,170 @@ eachDialect('callbacks: one merchant’s broken receiver does not delay another�
       const never = of(ids).filter((e) => Number(e.attempts) === 0 && e.status === 'pending');
       assert.ok(never.length > ids.length - 50, `${never.length} of ${ids.length} deferred`);
     }
+  });
+});
+
+/** Answers 500 to an event's first attempt and 200 to the next; records every request. */
+async function flakyReceiver(t: { after(fn: () => unknown): void }, port = 0) {
+  const got: Array<{ id: string; at: number }> = [];
+  const server = http.createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      const id = String(req.headers['webhook-id']);
+      const first = !got.some((g) => g.id === id);
+      got.push({ id, at: Date.now() });
+      res.writeHead(first ? 500 : 200).end(first ? 'not yet' : 'ok');
+    });
+  });
+  await new Promise<void>((r) => server.listen(port, '127.0.0.1', r));
+  t.after(
+    () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  );
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`, got };
+}
+
+/** Answers 200 to everything on `port`; records every request. */
+async function okReceiver(t: { after(fn: () => unknown): void }, port: number) {
+  const got: string[] = [];
+  const server = http.createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      got.push(String(req.headers['webhook-id']));
+      res.end('ok');
+    });
+  });
+  await new Promise<void>((r) => server.listen(port, '127.0.0.1', r));
+  t.after(
+    () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  );
+  return got;
+}
+
+eachDialect('callbacks: the retry schedule, kept with slots and breakers, by two workers', (dialect) => {
+  it('each event is attempted as the schedule says and delivered once; an unreachable endpoint’s events are deferred, not failed, and go once it answers', async (t) => {
+    const schedule = [300, 600];
+    const h = await build(t, dialect, {
+      callbacks: {
+        worker: false,
+        retryScheduleMs: schedule,
+        maxAgeMs: 60_000,
+        timeoutMs: 1000,
+        pollMs: 20,
+        slots: 2,
+        breaker: { failures: 3, openMs: 300, maxOpenMs: 1200 },
+      },
+    });
+    const flaky = await flakyReceiver(t);
+    const down = await refusingUrl();
+    const other = await h.newMerchant();
+    const flakyIds = await queue(h, h.merchant.appId, flaky.url, 20, 'flaky');
+    const downIds = await queue(h, other.appId, down, 20, 'down');
+    const workers = [new CallbackWorker(h.app.svc), new CallbackWorker(h.app.svc)];
+    for (const w of workers) w.start();
+    t.after(() => Promise.all(workers.map((w) => w.stop())));
+    const db = h.db.database.db;
+    const endpointState = async () =>
+      (await db.selectFrom('callback_endpoints').select('state').where('merchant_id', '=', other.appId).executeTakeFirst())?.state;
+    await eventually(async () => (await endpointState()) === 'open', 10_000, 'the unreachable endpoint’s breaker open');
+    // Its back-off grows with failed probes; the other merchant's events go on meanwhile.
+    await sleep(1000);
+    const came = await okReceiver(t, Number(new URL(down).port));
+    const settled = async () => (await db.selectFrom('callback_events').select('status').execute()).every((e) => e.status === 'delivered');
+    await eventually(settled, 20_000, 'every event delivered');
+    await Promise.all(workers.map((w) => w.stop()));
+    assert.equal(await endpointState(), undefined, 'the breaker closed when the endpoint answered');
+
+    const attempts = await db
+      .selectFrom('callback_attempts')
+      .select(['event_id', 'attempt', 'http_status', 'started_at', 'duration_ms'])
+      .orderBy('attempt')
+      .execute();
+    const of = (id: string) => attempts.filter((a) => a.event_id === id);
+    for (const id of [...flakyIds, ...downIds]) {
+      const tries = of(id);
+      assert.deepEqual(
+        tries.map((a) => Number(a.attempt)),
+        tries.map((_, i) => i + 1),
+        id,
+      );
+      assert.equal(tries.at(-1)?.http_status, 200, id);
+      // Retry n waits at least the schedule's nth delay after attempt n ended (a deferral only adds).
+      for (let i = 1; i < tries.length; i++) {
+        const [prev, cur] = [tries[i - 1], tries[i]];
+        const earliest = Number(prev?.started_at) + Number(prev?.duration_ms) + (schedule[Math.min(i - 1, schedule.length - 1)] ?? 0);
+        assert.ok(Number(cur?.started_at) >= earliest - 5, `${id} attempt ${i + 1} at ${cur?.started_at}, not before ${earliest}`);
+      }
+    }
+    // The flaky receiver: exactly two attempts per event (500, then 200), each event received twice, no more.
+    for (const id of flakyIds) {
+      assert.deepEqual(
+        of(id).map((a) => a.http_status),
+        [500, 200],
+      );
+      assert.equal(flaky.got.filter((g) => g.id === id).length, 2);
+    }
+    // The unreachable endpoint: each event received once when it came back; few attempts failed,
+    // because its events waited while the breaker was open instead of spending their attempts.
+    assert.deepEqual([...came].sort(), [...downIds].sort());
+    const failedTries = downIds.flatMap(of).filter((a) => a.http_status === null).length;
+    assert.ok(failedTries < downIds.length / 2, `${failedTries} failed attempts for ${downIds.length} events`);
+    assert.ok(downIds.filter((id) => of(id).length === 1).length >= downIds.length / 2, 'most delivered at their first attempt');
+  });
+});
+
+describe('the circuit breaker’s rule', () => {
+  const s = { failures: 3, openMs: 1000, maxOpenMs: 3000 };
+  const closed = {
+    state: 'closed' as const,
+    failures: 0,
+    trips: 0,
+    opened_at: null,
+    open_until: null,
+    probe_owner: null,
+    probe_until: null,
+    last_error: null,
+  };
+  const noAnswer = { answered: false, probe: false, error: 'timed out' };
+  it('opens after consecutive attempts without an answer; an answer of any status closes it; a failed probe doubles the back-off up to the cap', () => {
+    let st = observe(observe(closed, noAnswer, 0, s), noAnswer, 0, s);
+    assert.equal(st.state, 'closed');
+    assert.deepEqual(observe(st, { answered: true, probe: false, error: 'HTTP 500' }, 0, s), closed);
+    st = observe(st, noAnswer, 100, s);
+    assert.deepEqual([st.state, st.open_until, st.trips], ['open', 1100, 1]);
+    // An attempt sent before it opened only adds to the count.
+    st = observe(st, noAnswer, 200, s);
+    assert.deepEqual([st.state, st.open_until, st.failures], ['open', 1100, 4]);
+    st = observe(st, { ...noAnswer, probe: true }, 1100, s);
+    assert.deepEqual([st.state, st.open_until], ['open', 3100]);
+    st = observe(st, { ...noAnswer, probe: true }, 3100, s);
+    assert.deepEqual([st.state, st.open_until], ['open', 6100]);
+    st = observe(st, { ...noAnswer, probe: true }, 6100, s);
+    assert.deepEqual([st.state, st.open_until], ['open', 9100], 'capped at maxOpenMs');
+    assert.deepEqual(observe(st, { answered: true, probe: true, error: null }, 9100, s), closed);
+  });
+  it('labels of merchants are capped: the largest, then other', () => {
+    assert.deepEqual(
+      capLabels(
+        [
+          { merchant: 'a', n: 1 },
+          { merchant: 'b', n: 5 },
+          { merchant: 'c', n: 3 },
+        ],
+        2,
+      ),
+      [
+        ['b', 5],
+        ['c', 3],
+        ['other', 1],
+      ],
+    );
   });
 });

@@ -607,4 +607,40 @@ eachDialect('the operators’ console', (dialect) => {
       'delivered once resent',
     );
   });
+
+  it('callbacks: an endpoint whose circuit breaker is open is shown with its state; resending its events closes it', async (t) => {
+    const h = await buildConsole(t, dialect);
+    const db = h.db.database.db;
+    const url = 'http://127.0.0.1:9/hooks';
+    const { emitEvent } = await import('../src/callbacks/outbox.js');
+    const id = await h.db.database.withTx((tx) =>
+      emitEvent(tx, { merchantId: h.merchant.appId, type: 'holder.audit', subject: 'holder:x', url, body: {}, now: Date.now() }),
+    );
+    await db.updateTable('callback_events').set({ status: 'failed' }).where('id', '=', id).execute();
+    await db
+      .insertInto('callback_endpoints')
+      .values({
+        merchant_id: h.merchant.appId,
+        endpoint: 'http://127.0.0.1:9',
+        state: 'open',
+        failures: 7,
+        trips: 2,
+        opened_at: Date.now(),
+        open_until: Date.now() + 20_000,
+        probe_owner: null,
+        probe_until: null,
+        last_error: 'connect ECONNREFUSED 127.0.0.1:9',
+        changed_at: Date.now(),
+      })
+      .execute();
+    const support = await login(h, await makeOperator(h, 'sue@example.com', 'support'));
+    const page = await consoleGet(h, support, '/console/callbacks');
+    assert.match(page.body, /<h2>Endpoints<\/h2>/);
+    assert.match(page.body, /http:\/\/127\.0\.0\.1:9/);
+    assert.match(page.body, />open</);
+    assert.match(page.body, /ECONNREFUSED/);
+    assert.equal((await consolePost(h, support, '/console/callbacks/resend-failed', { merchant: h.merchant.appId })).statusCode, 303);
+    assert.deepEqual(await db.selectFrom('callback_endpoints').selectAll().execute(), [], 'the operator resent: the breaker closed');
+    assert.doesNotMatch((await consoleGet(h, support, '/console/callbacks')).body, /<h2>Endpoints<\/h2>/);
+  });
 });

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
+import { emitEvent } from '../src/callbacks/outbox.js';
 import { CallbackWorker } from '../src/callbacks/worker.js';
 import { serve } from '../src/server.js';
 import { build, type Harness, randomStr, testConfig } from './helpers/app.js';
@@ -55,6 +56,52 @@ eachDialect('metrics and readiness', (dialect) => {
     else assert.ok((value(text, 'cardprogram_db_pool_connections') ?? 0) >= 1);
     // No card number (the sandbox BIN), secret or e-mail in what a scraper reads.
     assert.doesNotMatch(text, /424242|sk_test_|whsec_|@example\.com|card_|hld_|mch_/);
+  });
+
+  it('callbacks per merchant: queue depth and open breakers, the labels capped at ten merchants and other', async (t) => {
+    const h = await build(t, dialect, {
+      metricsToken: TOKEN,
+      callbacks: {
+        worker: false,
+        retryScheduleMs: [60_000],
+        maxAgeMs: 3_600_000,
+        timeoutMs: 2000,
+        pollMs: 20,
+        breaker: { failures: 1, openMs: 60_000 },
+      },
+    });
+    const merchants = [h.merchant];
+    for (let i = 0; i < 11; i++) merchants.push(await h.newMerchant());
+    // Merchant i has i + 1 events for a receiver that refuses connections.
+    await h.db.database.withTx(async (tx) => {
+      for (const [i, m] of merchants.entries()) {
+        for (let j = 0; j <= i; j++) {
+          await emitEvent(tx, {
+            merchantId: m.appId,
+            type: 'holder.audit',
+            subject: `h${i}`,
+            url: 'http://127.0.0.1:9/hooks',
+            body: {},
+            now: Date.now(),
+          });
+        }
+      }
+    });
+    await new CallbackWorker(h.app.svc).pass();
+    const text = (await scrape(h, `Bearer ${TOKEN}`)).body;
+    const samples = (name: string) => text.split('\n').filter((l) => l.startsWith(`${name}{`));
+    const depth = samples('cardprogram_callback_queue_depth');
+    assert.equal(depth.length, 11, 'ten merchants and other');
+    assert.equal(value(text, `cardprogram_callback_queue_depth{merchant="${merchants[11]?.appId}"}`), 12);
+    assert.equal(value(text, 'cardprogram_callback_queue_depth{merchant="other"}'), 1 + 2, 'the two smallest queues');
+    const open = samples('cardprogram_callback_endpoint_open');
+    assert.equal(open.length, 11);
+    assert.equal(value(text, 'cardprogram_callback_endpoint_open{merchant="other"}'), 2);
+    assert.equal(
+      open.reduce((sum, l) => sum + Number(l.split(' ')[1]), 0),
+      12,
+      'one open breaker per merchant',
+    );
   });
 
   it('/metrics needs its bearer token (401 without, or with another); without a token configured it is not there', async (t) => {

@@ -1,5 +1,6 @@
 import type { Selectable } from 'kysely';
 import type { AuditEntry, AuditFilter } from '../audit/trail.js';
+import type { EndpointRow } from '../callbacks/breaker.js';
 import type { CardModel } from '../cards/model.js';
 import type { CardQueryModel } from '../cards/query.js';
 import { type AuthorizationsTable, type CallbackAttemptsTable, type CallbackEventsTable, OPERATOR_ROLES } from '../db/schema.js';
@@ -374,6 +375,7 @@ export function callbacksPage(
   frame: Frame,
   rows: EventRow[],
   filter: { merchantId?: string | undefined; status?: string | undefined },
+  endpoints: EndpointRow[] = [],
 ): string {
   const resendAll = can(frame.session.role, 'callbacks')
     ? form(
@@ -397,7 +399,7 @@ export function callbacksPage(
       ['Merchant', 'Failed', 'Pending'],
       [...byMerchant].map(([m, c]) => [link(`/console/callbacks?merchant=${m}`, m), String(c.failed), String(c.pending)]),
       [1, 2],
-    )}<h2>Events</h2>${table(
+    )}${endpointsTable(endpoints)}<h2>Events</h2>${table(
       'Newest first (at most 200)',
       ['Created', 'Event', 'Type', 'Merchant', 'Status', 'Attempts', 'Last error'],
       rows.map((r) => [
@@ -412,6 +414,27 @@ export function callbacksPage(
       [5],
     )}`,
   );
+}
+
+/** The circuit breakers that are open or counting failures (docs/callbacks.md, "Isolation"). */
+function endpointsTable(rows: EndpointRow[]): string {
+  if (rows.length === 0) return '';
+  const state = (r: EndpointRow) =>
+    r.state === 'open'
+      ? `${pill(r.probe_owner ? 'open, probing' : 'open', 'bad')} <span class="muted">next probe ${when(r.open_until)}</span>`
+      : pill('closed', 'warn');
+  return `<h2>Endpoints</h2>${table(
+    'Circuit breakers: an open endpoint’s events wait (not attempted, not counted) until a probe is answered',
+    ['Merchant', 'Endpoint', 'State', 'Failures in a row', 'Last error'],
+    rows.map((r) => [
+      link(`/console/callbacks?merchant=${r.merchant_id}`, r.merchant_id),
+      `<code>${esc(r.endpoint)}</code>`,
+      state(r),
+      String(r.failures),
+      esc(r.last_error ?? ''),
+    ]),
+    [3],
+  )}`;
 }
 
 export function callbackPage(

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import { type AuditFilter, type AuditSpec, listAudit, type Operator, recordView } from '../audit/trail.js';
+import { listEndpoints } from '../callbacks/breaker.js';
 import { retryCallbacks } from '../callbacks/manage.js';
 import { closeCard } from '../cards/close.js';
 import { toCardModel } from '../cards/model.js';
@@ -550,8 +551,9 @@ export const consoleRoutes: FastifyPluginAsync<{ svc: Services }> = async (app, 
     const merchantId = isIdText(q.merchant) ? q.merchant : undefined;
     const status = q.status === 'failed' || q.status === 'pending' ? q.status : undefined;
     const rows = await troubledCallbacks(svc.database.db, { merchantId, status });
+    const endpoints = await listEndpoints(svc.database.db, merchantId);
     const f = { ...frame, current: '/console/callbacks', notice: typeof q.done === 'string' ? pages.notice(q.done) : undefined };
-    return html(reply, 200, pages.callbacksPage(f, rows, { merchantId, status }));
+    return html(reply, 200, pages.callbacksPage(f, rows, { merchantId, status }, endpoints));
   });
 
   app.get<{ Params: { id: string } }>('/console/callbacks/:id', { schema: { hide: true } }, async (req, reply) => {

@@ -2,6 +2,7 @@ import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import fp from 'fastify-plugin';
 import { sql } from 'kysely';
+import { openEndpointsByMerchant, queueDepthByMerchant } from '../callbacks/breaker.js';
 import type { Services } from '../context.js';
 import { isCurrent } from '../db/migrate.js';
 
@@ -59,6 +60,19 @@ export const metricsPlugin = fp(
         .executeTakeFirst();
       return Number(row?.n ?? 0);
     });
+    // Per merchant, bounded: the 10 largest and `other` (src/callbacks/breaker.ts, capLabels).
+    metrics.labeledGauge(
+      'cardprogram_callback_endpoint_open',
+      'Callback endpoints whose circuit breaker is open (their events wait), per merchant: the 10 with most, then other',
+      'merchant',
+      () => openEndpointsByMerchant(db),
+    );
+    metrics.labeledGauge(
+      'cardprogram_callback_queue_depth',
+      'Callback events not yet delivered (pending), per merchant: the 10 with most, then other',
+      'merchant',
+      () => queueDepthByMerchant(db),
+    );
     const pool = database.pool;
     if (pool) {
       metrics.gauge('cardprogram_db_pool_connections', 'PostgreSQL connections open', () => pool().total);
