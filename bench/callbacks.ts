@@ -4,17 +4,21 @@
  * API, then makes N top-ups (default 1000), each of which commits a `trade` callback to its notify
  * URL, and a loopback receiver verifies every callback with `standardwebhooks`. Latency is the time
  * from the top-up's acknowledgement (sent after its commit) to the callback's arrival.
- * Two phases: paced (100 top-ups/s, the latency a merchant sees) and a burst (10 at a time, as
- * fast as the service takes them: how the worker keeps up).
+ * Three phases: paced (100 top-ups/s, the latency a merchant sees), a burst (10 at a time, as
+ * fast as the service takes them: how the worker keeps up), and isolation (issue 33): 1 000
+ * callbacks queued for three other merchants' broken receivers — one accepts connections and never
+ * answers, one refuses them, one answers after 5 s — while the merchant makes 50 top-ups, 10 a
+ * second; its p99 from commit to receipt is the figure docs/callbacks.md promises (1 s).
  *
  *   npm run bench:callbacks               both databases
  *   npm run bench:callbacks -- --quick    50 events per phase (CI)
+ *   BENCH_PHASES=isolation npm run bench:callbacks   one phase (paced, burst, isolation)
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { hmacSign, signingString } from '../src/http/signing.js';
 import { holderBody } from '../test/helpers/app.js';
@@ -23,6 +27,10 @@ import { isolatedDatabase, type TestDialect } from '../test/helpers/db.js';
 
 const quick = process.argv.includes('--quick');
 const EVENTS = quick ? 50 : Number(process.env.BENCH_EVENTS ?? 1000);
+const PHASES = (process.env.BENCH_PHASES ?? 'paced,burst,isolation').split(',');
+/** Isolation: callbacks queued for the broken receivers, and the good merchant's events measured. */
+const BROKEN_QUEUED = 1000;
+const ISOLATION_EVENTS = 50;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -48,6 +56,34 @@ async function startService(env: Record<string, string>): Promise<{ child: Child
   }
   child.kill('SIGKILL');
   throw new Error('service did not start');
+}
+
+/** The three broken receivers of the isolation phase, on loopback. */
+async function brokenReceivers() {
+  const sockets = new Set<net.Socket>();
+  const hang = net.createServer((s) => {
+    sockets.add(s);
+    s.on('error', () => undefined);
+    s.on('close', () => sockets.delete(s));
+  });
+  const slow = http.createServer((req, res) => {
+    req.resume();
+    const timer = setTimeout(() => res.end('ok'), 5000);
+    res.on('close', () => clearTimeout(timer));
+  });
+  const closed = net.createServer();
+  for (const s of [hang, slow, closed]) await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const url = (s: net.Server) => `http://127.0.0.1:${(s.address() as AddressInfo).port}/hooks`;
+  const urls = [url(hang), url(closed), url(slow)];
+  await new Promise<void>((r) => closed.close(() => r()));
+  return {
+    urls,
+    close: async () => {
+      for (const s of sockets) s.destroy();
+      slow.closeAllConnections();
+      await Promise.all([hang, slow].map((s) => new Promise<void>((r) => s.close(() => r()))));
+    },
+  };
 }
 
 async function run(dialect: TestDialect) {
@@ -76,37 +112,47 @@ async function run(dialect: TestDialect) {
     // Callback delivery is measured here, not the per-merchant rate limit (the burst phase exceeds it).
     CARDPROGRAM_RATE_LIMIT: '0',
   };
-  const created = await runCli(['merchant', 'create', '--name', 'Bench', '--notify-url', hooks, '--json'], env);
-  if (created.code !== 0) throw new Error(created.stderr);
-  const m = JSON.parse(created.stdout) as { appId: string; secret: string; webhookSecret: string };
-  // Top-ups draw from the merchant's funding account (docs/funding.md): the operator credits it first.
-  const funded = await runCli(['merchant', 'fund', m.appId, '1000000', '--currency', 'EUR', '--reference', 'bench'], env);
-  if (funded.code !== 0) throw new Error(funded.stderr);
+  type Merchant = { appId: string; secret: string; webhookSecret: string };
+  const merchant = async (name: string, notifyUrl: string): Promise<Merchant> => {
+    const created = await runCli(['merchant', 'create', '--name', name, '--notify-url', notifyUrl, '--json'], env);
+    if (created.code !== 0) throw new Error(created.stderr);
+    const made = JSON.parse(created.stdout) as Merchant;
+    // Top-ups draw from the merchant's funding account (docs/funding.md): the operator credits it first.
+    const funded = await runCli(['merchant', 'fund', made.appId, '1000000', '--currency', 'EUR', '--reference', 'bench'], env);
+    if (funded.code !== 0) throw new Error(funded.stderr);
+    return made;
+  };
+  const m = await merchant('Bench', hooks);
+  const broken = PHASES.includes('isolation') ? await brokenReceivers() : null;
+  const others = broken ? await Promise.all(broken.urls.map((url, i) => merchant(`Broken ${i}`, url))) : [];
   wh = new Webhook(m.webhookSecret);
   const service = await startService(env);
   try {
-    const call = async (path: string, body: Record<string, unknown>) => {
-      const signed = { ...body, appId: m.appId, randomStr: randomBytes(16).toString('hex') };
+    const call = async (path: string, body: Record<string, unknown>, as: Merchant = m) => {
+      const signed = { ...body, appId: as.appId, randomStr: randomBytes(16).toString('hex') };
       const res = await fetch(`${service.base}${path}`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ ...signed, sign: hmacSign(m.secret, signingString(signed)) }),
+        body: JSON.stringify({ ...signed, sign: hmacSign(as.secret, signingString(signed)) }),
       });
       const json = (await res.json()) as Record<string, any>;
       if (res.status !== 200) throw new Error(`${path}: ${JSON.stringify(json)}`);
       return json;
     };
-    const holder = await call('/api/network/holderCreate.html', holderBody({ idnoType: 2, idno: 'P1234567' }));
-    await call('/sandbox/holder/review', { holderId: holder.holderId, auditStatus: 2 });
-    const card = await call('/api/network/cardApply.html', { holderId: holder.holderId, currency: 'EUR' });
-    const cardId = card.model.cardId as string;
+    const cardOf = async (as: Merchant) => {
+      const holder = await call('/api/network/holderCreate.html', holderBody({ idnoType: 2, idno: 'P1234567' }), as);
+      await call('/sandbox/holder/review', { holderId: holder.holderId, auditStatus: 2 }, as);
+      const card = await call('/api/network/cardApply.html', { holderId: holder.holderId, currency: 'EUR' }, as);
+      return card.model.cardId as string;
+    };
+    const cardId = await cardOf(m);
 
-    const phase = async (concurrency: number, intervalMs: number) => {
+    const phase = async (concurrency: number, intervalMs: number, events = EVENTS) => {
       const acked = new Map<string, number>();
       let next = 0;
       await Promise.all(
         Array.from({ length: concurrency }, async () => {
-          while (next < EVENTS) {
+          while (next < events) {
             next++;
             const t0 = performance.now();
             const r = await call('/api/network/cardTopUp.html', { cardId, amount: 1 });
@@ -118,12 +164,29 @@ async function run(dialect: TestDialect) {
       const deadline = Date.now() + 60_000;
       while ([...acked.keys()].some((id) => !arrivals.has(id)) && Date.now() < deadline) await sleep(10);
       const lat = [...acked].filter(([id]) => arrivals.has(id)).map(([id, t]) => Math.max(0, (arrivals.get(id) ?? t) - t));
-      return { ...stats(lat), lost: EVENTS - lat.length };
+      return { ...stats(lat), lost: events - lat.length };
     };
-    const paced = await phase(1, 10);
-    const burst = await phase(10, 0);
-    return { dialect: dialect.name, events: EVENTS, pacedCommitToReceiptMs: paced, burstCommitToReceiptMs: burst };
+    const result: Record<string, unknown> = { dialect: dialect.name, events: EVENTS };
+    if (PHASES.includes('paced')) result.pacedCommitToReceiptMs = await phase(1, 10);
+    if (PHASES.includes('burst')) result.burstCommitToReceiptMs = await phase(10, 0);
+    if (broken) {
+      // 1 000 trade callbacks for the broken receivers (a third each), written as fast as the
+      // service takes them; the worker is busy with them when the measured top-ups start.
+      const cards = await Promise.all(others.map((o) => cardOf(o)));
+      let queued = 0;
+      await Promise.all(
+        Array.from({ length: 10 }, async () => {
+          while (queued < BROKEN_QUEUED) {
+            const i = queued++ % others.length;
+            await call('/api/network/cardTopUp.html', { cardId: cards[i], amount: 1 }, others[i] as Merchant);
+          }
+        }),
+      );
+      result.isolation = { brokenQueued: BROKEN_QUEUED, commitToReceiptMs: await phase(1, 100, ISOLATION_EVENTS) };
+    }
+    return result;
   } finally {
+    await broken?.close();
     service.child.kill('SIGTERM');
     await new Promise((r) => service.child.once('exit', r));
     receiver.close();
@@ -142,4 +205,11 @@ if (!quick) {
   mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
   writeFileSync(new URL('./results/callbacks.json', import.meta.url), `${JSON.stringify(report, null, 2)}\n`);
 }
-if (results.some((r) => r.pacedCommitToReceiptMs.lost || r.burstCommitToReceiptMs.lost)) process.exitCode = 1;
+type Phase = { lost: number } | undefined;
+const lost = (r: Record<string, unknown>) =>
+  [
+    r.pacedCommitToReceiptMs as Phase,
+    r.burstCommitToReceiptMs as Phase,
+    (r.isolation as { commitToReceiptMs: Phase } | undefined)?.commitToReceiptMs,
+  ].some((p) => (p?.lost ?? 0) > 0);
+if (results.some(lost)) process.exitCode = 1;
