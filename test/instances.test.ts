@@ -31,7 +31,15 @@ function client(base: string, demo: { appId: string; secret: string }) {
 it('two instances on one PostgreSQL behave as one service', { skip: pgDialect ? false : 'DATABASE_URL selects SQLite only' }, async (t) => {
   const db = await isolatedDatabase(pgDialect ?? { name: 'postgres', url: '' });
   const dataDir = mkdtempSync(join(tmpdir(), 'cardprogram-instances-'));
+  const services: Array<Awaited<ReturnType<typeof startService>>> = [];
   t.after(async () => {
+    // The services first: their workers' statements must not meet the schema's drop.
+    for (const s of services) {
+      if (s.child.exitCode !== null || s.child.signalCode !== null) continue;
+      const exited = stopped(s.child);
+      s.child.kill('SIGKILL');
+      await exited;
+    }
     await db.cleanup();
     rmSync(dataDir, { recursive: true, force: true });
   });
@@ -42,11 +50,9 @@ it('two instances on one PostgreSQL behave as one service', { skip: pgDialect ? 
     CARDPROGRAM_MERCHANT_CACHE_MS: '0',
   };
   const a = await startService(env);
+  services.push(a);
   const b = await startService({ ...env, CARDPROGRAM_DEMO_MERCHANT: 'off' });
-  t.after(() => {
-    a.child.kill('SIGKILL');
-    b.child.kill('SIGKILL');
-  });
+  services.push(b);
   const demo = JSON.parse(readFileSync(join(dataDir, 'demo-merchant.json'), 'utf8'));
   const callA = client(a.url, demo);
   const callB = client(b.url, demo);

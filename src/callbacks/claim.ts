@@ -5,6 +5,9 @@ import { releaseProbe, takeProbes } from './breaker.js';
 import { endpointOf } from './endpoint.js';
 import { NOTIFY_EVENTS } from './outbox.js';
 
+/** Up to this many open breakers are named in the claim; more, and it reads callback_endpoints. */
+const OPEN_LISTED = 200;
+
 export type EventRow = Omit<CallbackEventsTable, 'endpoint'> & { endpoint: string };
 
 /** A claimed event: ours until `lease_until`; `probe` when it is an open breaker's one attempt. */
@@ -40,23 +43,32 @@ const num = (r: EventRow): EventRow => ({
 export async function claimDue(database: Database, req: ClaimRequest): Promise<Claimed[]> {
   const { owner, now, leaseUntil } = req;
   const lock = database.dialect === 'postgres' ? sql`for update skip locked` : sql``;
-  const busy: RawBuilder<unknown> =
-    req.busy.length === 0
+  // The open breakers, read first and outside the transaction: most of the time there are none,
+  // and the claim is then one statement on callback_events alone (nothing else locked with it).
+  // A breaker that opens between this read and the claim lets at most `slots` more attempts go.
+  const open = await database.db
+    .selectFrom('callback_endpoints')
+    .select(['merchant_id', 'endpoint', 'open_until', 'probe_until'])
+    .where('state', '=', 'open')
+    .limit(OPEN_LISTED + 1)
+    .execute();
+  const probing = open.some((b) => Number(b.open_until) <= now && (b.probe_until === null || Number(b.probe_until) < now));
+  const listed = open.length <= OPEN_LISTED;
+  const skip = [...req.busy, ...(listed ? open.map((b) => ({ merchantId: b.merchant_id, endpoint: b.endpoint })) : [])];
+  const skipped: RawBuilder<unknown> =
+    skip.length === 0
       ? sql``
       : sql`and not (${sql.join(
-          req.busy.map((b) => sql`(e.merchant_id = ${b.merchantId} and e.endpoint = ${b.endpoint})`),
+          skip.map((b) => sql`(e.merchant_id = ${b.merchantId} and e.endpoint = ${b.endpoint})`),
           sql` or `,
         )})`;
-  // Most claims find no breaker to probe: asked first, outside the transaction, so that the claim
-  // is then one statement on the events.
-  const probing = await database.db
-    .selectFrom('callback_endpoints')
-    .select('endpoint')
-    .where('state', '=', 'open')
-    .where('open_until', '<=', now)
-    .where((eb) => eb.or([eb('probe_until', 'is', null), eb('probe_until', '<', now)]))
-    .limit(1)
-    .executeTakeFirst();
+  // Past OPEN_LISTED open breakers, the claim asks the table itself.
+  const openTable = listed
+    ? sql``
+    : sql`and not exists (
+        select 1 from callback_endpoints b
+        where b.merchant_id = e.merchant_id and b.endpoint = e.endpoint and b.state = 'open'
+      )`;
   // A lease lost in a crash only means the event is claimed again: no need to wait for the disk.
   const claimed = await database.withTx(
     async (tx) => {
@@ -89,11 +101,8 @@ export async function claimDue(database: Database, req: ClaimRequest): Promise<C
                 row_number() over (partition by e.merchant_id, e.endpoint order by e.next_attempt_at, e.id) as rn
               from callback_events e
               where e.status = 'pending' and e.next_attempt_at <= ${now} and (e.lease_until is null or e.lease_until < ${now})
-                and not exists (
-                  select 1 from callback_endpoints b
-                  where b.merchant_id = e.merchant_id and b.endpoint = e.endpoint and b.state = 'open'
-                )
-                ${busy}
+                ${openTable}
+                ${skipped}
             ) ranked
             where rn <= ${req.slots}
             order by rn, next_attempt_at
