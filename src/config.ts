@@ -91,7 +91,7 @@ export interface CallbackConfig {
   maxAgeMs: number;
   timeoutMs: number;
   pollMs: number;
-  /** Attempts in flight per merchant and endpoint, per worker (default 4; docs/callbacks.md, "Isolation"). */
+  /** Attempts in flight per merchant and endpoint, per worker (default 16; docs/callbacks.md, "Isolation"). */
   slots?: number;
   /**
    * The circuit breaker per endpoint: opens after `failures` consecutive attempts without an answer,
@@ -385,7 +385,7 @@ export function loadConfig(env: Env = process.env): Config {
       maxAgeMs: 72 * 3_600_000,
       timeoutMs: 10_000,
       pollMs: intVar(env, 'CARDPROGRAM_WORKER_POLL_MS', 1000, 10, 60_000),
-      slots: intVar(env, 'CARDPROGRAM_CALLBACK_SLOTS', 4, 1, 100),
+      slots: intVar(env, 'CARDPROGRAM_CALLBACK_SLOTS', 16, 1, 64),
       breaker: { failures: intVar(env, 'CARDPROGRAM_CALLBACK_BREAKER_FAILURES', 5, 1, 1000), openMs: 10_000, maxOpenMs: 600_000 },
     },
     program: {

@@ -26,7 +26,7 @@ export interface BreakerSettings {
 }
 
 export const DEFAULT_BREAKER: BreakerSettings = { failures: 5, openMs: 10_000, maxOpenMs: 600_000 };
-export const DEFAULT_SLOTS = 4;
+export const DEFAULT_SLOTS = 16;
 
 export function breakerSettings(config: CallbackConfig): BreakerSettings {
   const b = config.breaker ?? {};

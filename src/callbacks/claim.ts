@@ -45,7 +45,8 @@ export async function claimDue(database: Database, req: ClaimRequest): Promise<C
   const lock = database.dialect === 'postgres' ? sql`for update skip locked` : sql``;
   // The open breakers, read first and outside the transaction: most of the time there are none,
   // and the claim is then one statement on callback_events alone (nothing else locked with it).
-  // A breaker that opens between this read and the claim lets at most `slots` more attempts go.
+  // A breaker that opens between this read and the claim is seen by the next claim (meanwhile the
+  // worker's own count of failures holds the endpoint: worker.ts, streak).
   const open = await database.db
     .selectFrom('callback_endpoints')
     .select(['merchant_id', 'endpoint', 'open_until', 'probe_until'])

@@ -1,23 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import type { Services } from '../context.js';
-import { newId } from '../db/ids.js';
-import { type BreakerSettings, breakerSettings, DEFAULT_SLOTS, giveUpExpired, type Observation, recordObservations } from './breaker.js';
+import { type BreakerSettings, breakerSettings, DEFAULT_SLOTS } from './breaker.js';
 import { type Claimed, claimDue, unclaim } from './claim.js';
-import { type DeliveryResult, deliver, type Resolver } from './deliver.js';
+import { deliver, type Resolver } from './deliver.js';
+import { type Outcome, recordOutcomes } from './record.js';
 import { webhookHeaders } from './webhook-signature.js';
-
-/** When the attempt after `attempts` failed ones is due, or null when the event has run out of time. */
-export function nextAttemptAt(
-  createdAt: number,
-  attempts: number,
-  now: number,
-  schedule: readonly number[],
-  maxAgeMs: number,
-): number | null {
-  const delay = schedule[Math.min(attempts - 1, schedule.length - 1)] ?? 0;
-  const next = now + delay;
-  return next - createdAt > maxAgeMs ? null : next;
-}
 
 export interface WorkerOptions {
   /** How many attempts this worker has in flight at most, over every endpoint. */
@@ -29,17 +16,20 @@ export interface WorkerOptions {
   jobs?: Array<(now: number) => Promise<unknown>>;
 }
 
-interface Outcome {
-  event: Claimed;
-  result: DeliveryResult;
-  started: number;
-}
-
 interface Slot {
   merchantId: string;
   endpoint: string;
   n: number;
 }
+
+/**
+ * Events claimed per endpoint slot: a healthy endpoint's next events are at hand when a slot frees
+ * (one claim serves several attempts), and a hanging one's are given back when its breaker opens
+ * or before their lease could run out.
+ */
+const PREFETCH_PER_SLOT = 4;
+/** An attempt starts only with its whole timeout and this much more left on its lease. */
+const LEASE_MARGIN_MS = 2000;
 
 const keyOf = (e: { merchant_id: string; endpoint: string }) => `${e.merchant_id} ${e.endpoint}`;
 
@@ -66,25 +56,45 @@ export class CallbackWorker {
   /** Attempts in flight per merchant and endpoint. */
   private readonly inFlight = new Map<string, Slot>();
   private inFlightTotal = 0;
+  /** Claimed events waiting for a slot of their endpoint (at most `prefetch` per endpoint with those in flight). */
+  private readonly waiting = new Map<string, Claimed[]>();
+  private waitingTotal = 0;
+  private readonly prefetch: number;
+  /** What is left of its lease when an attempt may start: its timeout and a margin. */
+  private readonly minLeaseMs: number;
+  /**
+   * Consecutive attempts without an answer per endpoint, as this worker saw them since the last
+   * record told it the breaker's count: at the breaker's threshold the endpoint waits for the
+   * record (which opens the breaker) instead of spending its waiting events.
+   */
+  private readonly streak = new Map<string, number>();
+  /** Attempts ended whose record is not yet written. */
+  private recordsPending = 0;
   private readonly tasks = new Set<Promise<void>>();
   private filling: Promise<number> | null = null;
   private refill = false;
   private jobsRunning: Promise<void> | null = null;
   private jobsAgain = false;
+  /** stop() was called: nothing more is claimed (a poll or completion under way included). */
+  private closing = false;
   private settledWaiters: Array<() => void> = [];
 
   constructor(
     private readonly svc: Services,
     private readonly opts: WorkerOptions = {},
   ) {
-    this.batch = opts.batch ?? 100;
+    this.batch = opts.batch ?? 256;
     this.leaseMs = opts.leaseMs ?? svc.config.callbacks.timeoutMs * 3;
     this.slots = svc.config.callbacks.slots ?? DEFAULT_SLOTS;
+    this.prefetch = this.slots * PREFETCH_PER_SLOT;
+    const { timeoutMs } = svc.config.callbacks;
+    this.minLeaseMs = timeoutMs + Math.min(LEASE_MARGIN_MS, Math.max(0, this.leaseMs - timeoutMs) / 2);
     this.breaker = breakerSettings(svc.config.callbacks);
   }
 
   start(): void {
     this.stopped = false;
+    this.closing = false;
     this.tick();
   }
 
@@ -97,10 +107,12 @@ export class CallbackWorker {
   /** Stops taking events; the attempts under way are finished and recorded. */
   async stop(): Promise<void> {
     this.stopped = true;
+    this.closing = true;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     await this.jobsRunning;
     await this.filling;
+    for (const key of [...this.waiting.keys()]) this.drop(key);
     while (this.tasks.size > 0) await Promise.all([...this.tasks]);
   }
 
@@ -153,7 +165,7 @@ export class CallbackWorker {
       const settled = this.nextSettled();
       const started = await this.fill();
       total += started;
-      if (started === 0 && this.inFlightTotal === 0) return total;
+      if (started === 0 && this.inFlightTotal === 0 && this.recordsPending === 0 && this.waitingTotal === 0) return total;
       if (started === 0) await settled;
     }
   }
@@ -183,31 +195,87 @@ export class CallbackWorker {
     return this.filling;
   }
 
+  private failing(key: string): boolean {
+    return (this.streak.get(key) ?? 0) >= this.breaker.failures;
+  }
+
+  /** Events claimed and waiting for a slot of their endpoint, and attempts in flight, of one endpoint. */
+  private load(key: string): number {
+    return (this.inFlight.get(key)?.n ?? 0) + (this.waiting.get(key)?.length ?? 0);
+  }
+
   private async claimAndStart(): Promise<number> {
-    const room = this.batch - this.inFlightTotal;
-    if (room <= 0) return 0;
+    const room = this.batch - this.inFlightTotal - this.waitingTotal;
+    if (room <= 0 || this.closing) return 0;
     const now = this.svc.clock();
-    const busy = [...this.inFlight.values()].filter((s) => s.n >= this.slots);
+    const busy = [...new Set([...this.inFlight.keys(), ...this.waiting.keys(), ...this.streak.keys()])]
+      .filter((k) => this.load(k) >= this.prefetch || this.failing(k))
+      .map((k) => {
+        const [merchantId = '', endpoint = ''] = k.split(' ');
+        return { merchantId, endpoint };
+      });
     const claimed = await claimDue(this.svc.database, {
       owner: this.owner,
       now,
       leaseUntil: now + this.leaseMs,
       limit: room,
-      slots: this.slots,
+      slots: this.prefetch,
       busy,
     });
     const extra: string[] = [];
-    let started = 0;
+    const touched = new Set<string>();
+    let taken = 0;
     for (const e of claimed) {
-      // A probe always goes (it is its endpoint's only attempt); others only into a free slot.
-      if (!e.probe && (this.inFlight.get(keyOf(e))?.n ?? 0) >= this.slots) extra.push(e.id);
-      else {
-        this.launch(e);
-        started++;
+      const key = keyOf(e);
+      // A probe goes at once (it is its endpoint's only attempt); others wait for a slot.
+      if (e.probe) this.launch(e);
+      else if (this.load(key) >= this.prefetch) {
+        extra.push(e.id);
+        continue;
+      } else {
+        this.waiting.set(key, [...(this.waiting.get(key) ?? []), e]);
+        this.waitingTotal++;
+        touched.add(key);
       }
+      taken++;
     }
+    for (const key of touched) this.pump(key);
     await unclaim(this.svc.database, this.owner, extra);
-    return started;
+    return taken;
+  }
+
+  /**
+   * Starts the endpoint's waiting events while it has free slots. An event whose lease would end
+   * before its attempt could (timeout and a margin) is given back instead: another worker may then
+   * take it, and no attempt is ever sent by two workers at once.
+   */
+  private pump(key: string): void {
+    const queue = this.waiting.get(key);
+    if (!queue) return;
+    const expiring: string[] = [];
+    while (queue.length > 0 && (this.closing || (this.inFlight.get(key)?.n ?? 0) < this.slots)) {
+      const e = queue.shift() as Claimed;
+      this.waitingTotal--;
+      if (this.closing || this.failing(key) || Number(e.lease_until) - this.svc.clock() < this.minLeaseMs) expiring.push(e.id);
+      else this.launch(e);
+    }
+    if (queue.length === 0) this.waiting.delete(key);
+    if (expiring.length > 0) this.giveBack(expiring);
+  }
+
+  /** The endpoint's breaker opened (or the worker stops): its waiting events are given back. */
+  private drop(key: string): void {
+    const queue = this.waiting.get(key) ?? [];
+    this.waiting.delete(key);
+    this.waitingTotal -= queue.length;
+    if (queue.length > 0) this.giveBack(queue.map((e) => e.id));
+  }
+
+  private giveBack(ids: string[]): void {
+    const task = unclaim(this.svc.database, this.owner, ids)
+      .catch((err) => this.svc.log.warn({ err }, 'callback events not given back (their lease will end)'))
+      .finally(() => this.tasks.delete(task));
+    this.tasks.add(task);
   }
 
   private launch(event: Claimed): void {
@@ -216,20 +284,41 @@ export class CallbackWorker {
     slot.n++;
     this.inFlight.set(key, slot);
     this.inFlightTotal++;
+    let held = true;
+    const release = () => {
+      if (!held) return;
+      held = false;
+      slot.n--;
+      if (slot.n === 0 && this.inFlight.get(key) === slot) this.inFlight.delete(key);
+      this.inFlightTotal--;
+      this.pump(key);
+      this.settled();
+    };
     const task = this.attempt(event)
-      .then((outcome) => this.recordSoon(outcome))
+      .then((outcome) => {
+        if (outcome.result.status === null) this.streak.set(key, (this.streak.get(key) ?? 0) + 1);
+        else this.streak.delete(key);
+        // The slot is the connection: free once the attempt ends, while its record is written.
+        release();
+        this.recordsPending++;
+        return this.recordSoon(outcome).finally(() => {
+          this.recordsPending--;
+        });
+      })
       .catch((err) => this.svc.log.warn({ err, eventId: event.id }, 'callback attempt not recorded'))
       .finally(() => {
-        slot.n--;
-        if (slot.n === 0) this.inFlight.delete(key);
-        this.inFlightTotal--;
+        release();
         this.tasks.delete(task);
-        const waiters = this.settledWaiters.splice(0);
-        for (const w of waiters) w();
-        // A slot is free: take the next due event now, not at the next poll.
-        if (!this.stopped) this.fill().catch((err) => this.svc.log.warn({ err }, 'callback worker pass failed'));
+        this.settled();
       });
     this.tasks.add(task);
+  }
+
+  /** An attempt ended or was recorded: pass() looks again, and the free slot takes the next due event. */
+  private settled(): void {
+    const waiters = this.settledWaiters.splice(0);
+    for (const w of waiters) w();
+    if (!this.stopped) this.fill().catch((err) => this.svc.log.warn({ err }, 'callback worker pass failed'));
   }
 
   private readonly secrets = new Map<string, string>();
@@ -297,81 +386,13 @@ export class CallbackWorker {
     }
   }
 
-  /**
-   * Records attempts, the events' new state and their endpoints' breakers in one transaction. Not
-   * waiting for the disk is safe here: if a crash loses the record, the event is still pending and
-   * is sent again (at least once), with the same eventId.
-   */
   private async record(outcomes: Outcome[]): Promise<void> {
-    const { database, config } = this.svc;
-    const now = this.svc.clock();
-    const settled = outcomes.map(({ event, result, started }) => {
-      const ok = result.status !== null && result.status >= 200 && result.status < 300;
-      const attempts = event.attempts + 1;
-      const next = ok ? null : nextAttemptAt(event.created_at, attempts, now, config.callbacks.retryScheduleMs, config.callbacks.maxAgeMs);
-      const error = ok ? null : (result.error ?? `HTTP ${result.status}`);
-      return { event, result, started, ok, attempts, next, error };
-    });
-    const observed = new Map<string, { merchantId: string; endpoint: string; obs: Observation[] }>();
-    for (const { event, result, error } of settled) {
-      const o = observed.get(keyOf(event)) ?? { merchantId: event.merchant_id, endpoint: event.endpoint, obs: [] };
-      o.obs.push({ answered: result.status !== null, probe: event.probe, error });
-      observed.set(keyOf(event), o);
+    // From here the database's breaker speaks: an open one is skipped by every claim.
+    for (const b of await recordOutcomes(this.svc, this.owner, this.breaker, outcomes)) {
+      const key = `${b.merchantId} ${b.endpoint}`;
+      if (b.open || b.failures === 0) this.streak.delete(key);
+      else this.streak.set(key, b.failures);
+      if (b.open) this.drop(key);
     }
-    const opened: Array<{ merchantId: string; endpoint: string; error: string | null }> = [];
-    await database.withTx(
-      async (tx) => {
-        opened.length = 0;
-        for (const { event, result, started, ok, attempts, next, error } of settled) {
-          await tx
-            .insertInto('callback_attempts')
-            .values({
-              id: newId('att'),
-              event_id: event.id,
-              attempt: attempts,
-              started_at: started,
-              duration_ms: result.durationMs,
-              http_status: result.status,
-              error,
-              response_excerpt: result.excerpt.slice(0, 500) || null,
-            })
-            .execute();
-          // Only while the lease is still ours: past it, another worker owns the event.
-          await tx
-            .updateTable('callback_events')
-            .set({
-              // Where it was sent (a notify event follows the merchant's URL, see claim.ts).
-              url: event.url,
-              endpoint: event.endpoint,
-              status: ok ? 'delivered' : next === null ? 'failed' : 'pending',
-              attempts,
-              next_attempt_at: next ?? now,
-              lease_owner: null,
-              lease_until: null,
-              last_error: error,
-              delivered_at: ok ? now : null,
-            })
-            .where('id', '=', event.id)
-            .where('lease_owner', '=', this.owner)
-            .execute();
-        }
-        // In one order, so that two workers' records never wait for each other in a circle.
-        for (const k of [...observed.keys()].sort()) {
-          const o = observed.get(k);
-          if (!o) continue;
-          const { state, opened: justOpened } = await recordObservations(tx, o, o.obs, now, this.breaker);
-          if (justOpened) opened.push({ merchantId: o.merchantId, endpoint: o.endpoint, error: state?.last_error ?? null });
-          if (state?.state === 'open' && o.obs.some((x) => x.probe && !x.answered))
-            await giveUpExpired(tx, o, now, config.callbacks.maxAgeMs, state.last_error ?? 'no answer');
-        }
-      },
-      { durable: false },
-    );
-    for (const { event, ok, attempts, next, error } of settled) {
-      if (!ok) this.svc.log.info({ eventId: event.id, attempt: attempts, error, next }, 'callback attempt failed');
-      this.svc.metrics.delivery(ok ? 'delivered' : next === null ? 'failed' : 'retry');
-    }
-    for (const o of opened)
-      this.svc.log.warn(o, 'callback endpoint not answering: its breaker is open, its events wait (docs/callbacks.md, "Isolation")');
   }
 }
