@@ -18,13 +18,16 @@ export async function up(db: Kysely<any>): Promise<void> {
     .alterTable('callback_events')
     .addColumn('endpoint', 'varchar(300)', (c) => c.notNull().defaultTo(''))
     .execute();
-  // Few distinct URLs (a merchant's notify URL, its KYC callback URLs): one update per URL.
-  const { rows } = await sql<{ url: string }>`select distinct url from callback_events`.execute(db);
+  // The events still to deliver (delivered ones keep '': the worker reads an event's endpoint from
+  // its URL when it claims one, and writes it with the attempt). Few distinct URLs (a merchant's
+  // notify URL, its KYC callback URLs): one update per URL.
+  const { rows } = await sql<{ url: string }>`select distinct url from callback_events where status <> 'delivered'`.execute(db);
   for (const { url } of rows) {
     await db
       .updateTable('callback_events')
       .set({ endpoint: endpointOf(url) })
       .where('url', '=', url)
+      .where('status', '<>', 'delivered')
       .execute();
   }
   await db.schema
