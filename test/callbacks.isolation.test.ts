@@ -3,6 +3,7 @@ import http from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import { describe, it } from 'node:test';
 import { capLabels, observe } from '../src/callbacks/breaker.js';
+import { claimDue } from '../src/callbacks/claim.js';
 import { emitEvent } from '../src/callbacks/outbox.js';
 import { CallbackWorker } from '../src/callbacks/worker.js';
 import type { Harness } from './helpers/app.js';
@@ -274,6 +275,50 @@ eachDialect('callbacks: the retry schedule, kept with slots and breakers, by two
     const failedTries = downIds.flatMap(of).filter((a) => a.http_status === null).length;
     assert.ok(failedTries < downIds.length, `${failedTries} failed attempts for ${downIds.length} events`);
     t.diagnostic(`${failedTries} failed attempts for ${downIds.length} events`);
+  });
+});
+
+eachDialect('callbacks: fair claims', (dialect) => {
+  it('due events are claimed round-robin by endpoint, oldest first in each round, at most the slots per endpoint; an open breaker’s are not', async (t) => {
+    const h = await build(t, dialect);
+    const [b, c] = [await h.newMerchant(), await h.newMerchant()];
+    const at = Date.now() - 10_000;
+    const emit = (merchantId: string, url: string, i: number) =>
+      h.db.database.withTx((tx) => emitEvent(tx, { merchantId, type: 'holder.audit', subject: `s${i}`, url, body: { i }, now: at + i }));
+    // A backlog of 30 for one endpoint, then one event each for two others, written after it.
+    for (let i = 0; i < 30; i++) await emit(h.merchant.appId, 'http://127.0.0.1:9/a', i);
+    const late = await emit(b.appId, 'http://127.0.0.1:10/b', 100);
+    const closed = await emit(c.appId, 'http://127.0.0.1:11/c', 101);
+    await h.db.database.db
+      .insertInto('callback_endpoints')
+      .values({
+        merchant_id: c.appId,
+        endpoint: 'http://127.0.0.1:11',
+        state: 'open',
+        failures: 5,
+        trips: 1,
+        opened_at: at,
+        open_until: Date.now() + 60_000,
+        probe_owner: null,
+        probe_until: null,
+        last_error: 'x',
+        changed_at: at,
+      })
+      .execute();
+    const now = Date.now();
+    const claimed = await claimDue(h.db.database, { owner: 'wrk_test', now, leaseUntil: now + 60_000, limit: 5, slots: 3, busy: [] });
+    assert.deepEqual(
+      claimed.map((e) => [e.merchant_id, Number(JSON.parse(e.payload).i)]),
+      [
+        [h.merchant.appId, 0],
+        [b.appId, 100],
+        [h.merchant.appId, 1],
+        [h.merchant.appId, 2],
+      ],
+      'the late endpoint’s event in the first round; three of the backlog; none of the open endpoint',
+    );
+    assert.ok(claimed.some((e) => e.id === late));
+    assert.ok(!claimed.some((e) => e.id === closed));
   });
 });
 
