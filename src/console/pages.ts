@@ -13,6 +13,7 @@ import { formatMoney } from '../page/activity.js';
 import type { TradePage } from '../trades/list.js';
 import { TradeStatus, TradeType } from '../trades/types.js';
 import type { OperatorSummary } from './accounts.js';
+import { endpointsTable } from './endpoints-view.js';
 import type { holderDetail, kycDetail, Overview, reviewQueues, SearchHit } from './queries.js';
 import { can, PERMISSIONS, type Permission } from './roles.js';
 import { otpauthUrl } from './totp.js';
@@ -414,27 +415,6 @@ export function callbacksPage(
       [5],
     )}`,
   );
-}
-
-/** The circuit breakers that are open or counting failures (docs/callbacks.md, "Isolation"). */
-function endpointsTable(rows: EndpointRow[]): string {
-  if (rows.length === 0) return '';
-  const state = (r: EndpointRow) =>
-    r.state === 'open'
-      ? `${pill(r.probe_owner ? 'open, probing' : 'open', 'bad')} <span class="muted">next probe ${when(r.open_until)}</span>`
-      : pill('closed', 'warn');
-  return `<h2>Endpoints</h2>${table(
-    'Circuit breakers: an open endpoint’s events wait (not attempted, not counted) until a probe is answered',
-    ['Merchant', 'Endpoint', 'State', 'Failures in a row', 'Last error'],
-    rows.map((r) => [
-      link(`/console/callbacks?merchant=${r.merchant_id}`, r.merchant_id),
-      `<code>${esc(r.endpoint)}</code>`,
-      state(r),
-      String(r.failures),
-      esc(r.last_error ?? ''),
-    ]),
-    [3],
-  )}`;
 }
 
 export function callbackPage(

@@ -1,4 +1,7 @@
 import type { ColumnType, Generated } from 'kysely';
+import type { CallbackEndpointsTable } from './schema-callbacks.js';
+
+export type { CallbackEndpointsTable } from './schema-callbacks.js';
 
 /** Timestamps are integer Unix milliseconds; booleans are 0/1: one representation on both dialects. */
 export interface MerchantsTable {
@@ -274,24 +277,6 @@ export interface CallbackEventsTable {
   created_at: number;
   /** The origin of `url` (src/callbacks/endpoint.ts): what slots, fairness and the breaker go by. */
   endpoint: Generated<string>;
-}
-
-/** A circuit breaker per merchant and endpoint (src/callbacks/breaker.ts). */
-export interface CallbackEndpointsTable {
-  merchant_id: string;
-  endpoint: string;
-  state: 'closed' | 'open';
-  /** Consecutive attempts that got no answer (timed out, refused, reset). */
-  failures: number;
-  /** How many times in a row it opened (its back-off doubles each time). */
-  trips: number;
-  opened_at: number | null;
-  /** Open: when one probe may go. */
-  open_until: number | null;
-  probe_owner: string | null;
-  probe_until: number | null;
-  last_error: string | null;
-  changed_at: number;
 }
 
 export interface CallbackAttemptsTable {
