@@ -139,7 +139,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   app.addHook('onRequest', async (req, reply) => {
     reply.header('x-trace-id', req.id);
   });
-  registerErrorHandling(app);
+  registerErrorHandling(app, { production: config.env === 'production' });
   await app.register(inFlightPlugin);
   await app.register(openApiPlugin, { version: SERVICE_VERSION, publicUrl: config.publicUrl });
   await app.register(authPlugin, {

@@ -11,7 +11,7 @@ export class Metrics {
 
   private readonly requests = new Counter({
     name: 'cardprogram_http_requests_total',
-    help: 'HTTP requests answered, by operation, result code ("0" on success) and HTTP status',
+    help: 'HTTP requests answered, by operation, result code ("0" on success, "none" for a failure without the error envelope, such as /metrics refusing its token) and HTTP status',
     labelNames: ['operation', 'code', 'status'] as const,
     registers: [this.registry],
   });
@@ -88,6 +88,16 @@ export class Metrics {
     this.groups.observe(size);
   }
 
+  private readonly beforeScrape: Array<() => void> = [];
+
+  /**
+   * Runs `take` at the start of every scrape, before any gauge is read: a snapshot of a state that
+   * the scrape's own reads would change (the pool, whose idle connections the database gauges take).
+   */
+  onScrape(take: () => void): void {
+    this.beforeScrape.push(take);
+  }
+
   /** A gauge whose value is read when scraped (a count in the database, the pool's state). */
   gauge(name: string, help: string, read: () => Promise<number> | number): void {
     new Gauge({
@@ -101,6 +111,7 @@ export class Metrics {
   }
 
   text(): Promise<string> {
+    for (const take of this.beforeScrape) take();
     return this.registry.metrics();
   }
 
