@@ -71,6 +71,17 @@ eachDialect('keys at rest: master key rotation and PAN data keys', (dialect) => 
     assert.equal(resealed.code, 0, resealed.stderr);
     const { moved } = JSON.parse(resealed.stdout);
     for (const column of SEALED_COLUMNS) assert.ok(moved[column] >= 1, `${column} moved (${moved[column]})`);
+    // The rotation is in the audit trail (issue 30.10): who, which key ids, what moved; never a key.
+    const audit = await db.selectFrom('audit_events').selectAll().where('action', '=', 'keys.reseal').execute();
+    assert.equal(audit.length, 1);
+    assert.equal(audit[0]?.source, 'cli');
+    assert.equal(audit[0]?.target, SecretBox.idOf(newKey));
+    const recorded = JSON.parse(audit[0]?.after_json ?? '{}');
+    assert.deepEqual(recorded.previousMasterKeyIds, [SecretBox.idOf(oldKey)]);
+    assert.deepEqual(Object.fromEntries(recorded.moved.map((m: { column: string; values: number }) => [m.column, m.values])), moved);
+    for (const k of [newKey, oldKey]) {
+      assert.ok(!JSON.stringify(audit).includes(k.toString('hex')) && !JSON.stringify(audit).includes(k.toString('base64')), 'no key');
+    }
     const again = await runCli(['keys', 'reseal', '--json'], env);
     assert.ok(
       Object.values(JSON.parse(again.stdout).moved).every((n) => n === 0),
@@ -126,6 +137,25 @@ eachDialect('keys at rest: master key rotation and PAN data keys', (dialect) => 
       ['dk_pan_v1', 'dk_pan_v2'],
     );
     assert.doesNotMatch(listed.stdout, /key_enc|v1\.[A-Za-z0-9_-]{8}\./, 'no key material');
+    // The current key of each purpose is marked (issue 30.10), in JSON and in text.
+    const pan = JSON.parse(listed.stdout).dataKeys.filter((k: { purpose: string }) => k.purpose === 'pan');
+    assert.deepEqual(
+      pan.map((k: { id: string; current: boolean }) => [k.id, k.current]),
+      [
+        ['dk_pan_v1', false],
+        ['dk_pan_v2', true],
+      ],
+    );
+    const text = await runCli(['keys', 'list'], env);
+    assert.match(text.stdout, /^dk_pan_v2 .*\(current\)$/m);
+    assert.doesNotMatch(text.stdout, /^dk_pan_v1 .*\(current\)$/m);
+    assert.match(text.stdout, /^master key \S+ {2}\(current: seals and opens\)$/m);
+    // The rotation is in the audit trail: who and which key.
+    const rotations = await h.db.database.db.selectFrom('audit_events').selectAll().where('action', '=', 'keys.rotate').execute();
+    assert.deepEqual(
+      rotations.map((r) => [r.source, r.target, JSON.parse(r.after_json ?? '{}').keyId]),
+      [['cli', 'dk_pan_v2', 'dk_pan_v2']],
+    );
     // A service started now encrypts new cards under v2.
     const app = await buildApp(h.config, { database: h.db.database, ...testLogging() });
     t.after(() => app.close());

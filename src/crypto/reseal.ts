@@ -29,7 +29,11 @@ export const SEALED_COLUMNS = SEALED.map((s) => `${s.table}.${s.column}`);
  * docs/operations.md). One transaction: either every value moves or none does. Values already
  * under the current key are left alone, so running it twice is harmless.
  */
-export async function resealAll(svc: Services): Promise<Record<string, number>> {
+export async function resealAll(
+  svc: Services,
+  /** Recorded in the reseal's transaction (the audit trail): committed with it, or not at all. */
+  record?: (tx: Kysely<DB>, moved: Record<string, number>) => Promise<void>,
+): Promise<Record<string, number>> {
   const moved: Record<string, number> = {};
   await svc.database.withTx(async (tx) => {
     const db = tx as unknown as Kysely<any>;
@@ -54,6 +58,7 @@ export async function resealAll(svc: Services): Promise<Record<string, number>> 
       }
       moved[`${s.table}.${s.column}`] = n;
     }
+    if (record) await record(tx, moved);
   });
   return moved;
 }
