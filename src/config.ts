@@ -265,10 +265,13 @@ function trustProxyList(raw: string | undefined): string[] {
  * address (the page's cookie is then always Secure and __Host-, and HSTS is sent), and the issuer's
  * own BINs (a sandbox test BIN must never be on a live card).
  */
-function productionChecks(publicUrl: string, bins: Readonly<Record<CardCurrency, string>>): void {
+function productionPublicUrl(publicUrl: string): void {
   if (new URL(publicUrl).protocol !== 'https:') {
     throw new ConfigError(`CARDPROGRAM_PUBLIC_URL must be an https:// address in production, got "${publicUrl}"`);
   }
+}
+
+function productionBins(bins: Readonly<Record<CardCurrency, string>>): void {
   const sandbox = Object.entries(bins).filter(([currency, bin]) => SANDBOX_BINS[currency as CardCurrency] === bin);
   if (sandbox.length > 0) {
     throw new ConfigError(
@@ -308,81 +311,111 @@ function replicaUrlFrom(env: Env, databaseUrl: string): string | null {
 }
 
 export function loadConfig(env: Env = process.env): Config {
-  const envName = env.CARDPROGRAM_ENV || 'sandbox';
-  if (envName !== 'sandbox' && envName !== 'production') {
-    throw new ConfigError(`CARDPROGRAM_ENV must be "sandbox" or "production", got "${envName}"`);
-  }
-  const port = intVar(env, 'PORT', 8080, 0, 65535);
+  // Every problem is found before any is reported: an operator fixes them all in one restart, not
+  // one a restart (issue 30.7). Each reader that refuses its value gives a stand-in so the rest can
+  // still be checked; the stand-ins are never used, since a single problem refuses the whole.
+  const problems: string[] = [];
+  const check = <T>(read: () => T, standIn: T): T => {
+    try {
+      return read();
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err;
+      problems.push(...err.message.split('\n'));
+      return standIn;
+    }
+  };
+  const envName = check((): Environment | null => {
+    const name = env.CARDPROGRAM_ENV || 'sandbox';
+    if (name !== 'sandbox' && name !== 'production')
+      throw new ConfigError(`CARDPROGRAM_ENV must be "sandbox" or "production", got "${name}"`);
+    return name;
+  }, null);
+  const port = check(() => intVar(env, 'PORT', 8080, 0, 65535), 8080);
   const host = env.HOST || '127.0.0.1';
   const dataDir = dataDirFrom(env);
   const databaseUrl = databaseUrlFrom(env, dataDir);
-  if (!/^(file:|postgres:\/\/|postgresql:\/\/)/.test(databaseUrl)) {
-    throw new ConfigError('DATABASE_URL must start with file: (SQLite) or postgres:// (PostgreSQL)');
-  }
-  const databaseReplicaUrl = replicaUrlFrom(env, databaseUrl);
+  const databaseOk = check(() => {
+    if (!/^(file:|postgres:\/\/|postgresql:\/\/)/.test(databaseUrl)) {
+      throw new ConfigError('DATABASE_URL must start with file: (SQLite) or postgres:// (PostgreSQL)');
+    }
+    return true;
+  }, false);
+  const databaseReplicaUrl = databaseOk ? check(() => replicaUrlFrom(env, databaseUrl), null) : null;
   const publicUrl = (env.CARDPROGRAM_PUBLIC_URL || `http://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(/\/+$/, '');
-  try {
-    new URL(publicUrl);
-  } catch {
-    throw new ConfigError(`CARDPROGRAM_PUBLIC_URL is not a URL: "${publicUrl}"`);
+  const publicUrlOk = check(() => {
+    try {
+      new URL(publicUrl);
+    } catch {
+      throw new ConfigError(`CARDPROGRAM_PUBLIC_URL is not a URL: "${publicUrl}"`);
+    }
+    return true;
+  }, false);
+  const masterKey = check(() => {
+    if (env.CARDPROGRAM_MASTER_KEY) return parseMasterKey(env.CARDPROGRAM_MASTER_KEY);
+    if (envName === 'production') throw new ConfigError('CARDPROGRAM_MASTER_KEY is required in production');
+    // Made (and written) only in the sandbox: not while the environment itself is in doubt.
+    return envName === 'sandbox' ? sandboxMasterKey(dataDir) : Buffer.alloc(32);
+  }, Buffer.alloc(32));
+  const masterKeyPrevious = (env.CARDPROGRAM_MASTER_KEY_PREVIOUS ?? '')
+    .split(',')
+    .map((k) => k.trim())
+    .filter((k) => k !== '')
+    .map((k, i) => check(() => parseMasterKey(k, `CARDPROGRAM_MASTER_KEY_PREVIOUS (key ${i + 1})`), Buffer.alloc(32)));
+
+  const bins = check(() => jsonVar(env, 'CARDPROGRAM_BINS', SANDBOX_BINS, validateBins), SANDBOX_BINS);
+  if (envName === 'production') {
+    if (publicUrlOk) check(() => productionPublicUrl(publicUrl), undefined);
+    check(() => productionBins(bins), undefined);
   }
-  let masterKey: Buffer;
-  if (env.CARDPROGRAM_MASTER_KEY) masterKey = parseMasterKey(env.CARDPROGRAM_MASTER_KEY);
-  else if (envName === 'production') throw new ConfigError('CARDPROGRAM_MASTER_KEY is required in production');
-  else masterKey = sandboxMasterKey(dataDir);
 
-  const bins = jsonVar(env, 'CARDPROGRAM_BINS', SANDBOX_BINS, validateBins);
-  if (envName === 'production') productionChecks(publicUrl, bins);
-
-  return {
+  const config: Config = {
     port,
     host,
     databaseUrl,
     databaseReplicaUrl,
-    replicaMaxLagMs: intVar(env, 'CARDPROGRAM_REPLICA_MAX_LAG_MS', 2000, 100, 600_000),
-    env: envName,
+    replicaMaxLagMs: check(() => intVar(env, 'CARDPROGRAM_REPLICA_MAX_LAG_MS', 2000, 100, 600_000), 2000),
+    env: envName ?? 'production',
     publicUrl,
-    trustProxy: trustProxyList(env.CARDPROGRAM_TRUST_PROXY),
-    httpsPort: env.HTTPS_PORT ? intVar(env, 'HTTPS_PORT', 0, 0, 65535) : null,
-    metricsToken: metricsTokenVar(env),
-    metricsPort: env.CARDPROGRAM_METRICS_PORT ? intVar(env, 'CARDPROGRAM_METRICS_PORT', 0, 0, 65535) : null,
-    console: switchVar(env, 'CARDPROGRAM_CONSOLE', false),
-    pgStatementTimeoutMs: intVar(env, 'CARDPROGRAM_PG_STATEMENT_TIMEOUT_MS', 15_000, 0, 3_600_000),
+    trustProxy: check(() => trustProxyList(env.CARDPROGRAM_TRUST_PROXY), []),
+    httpsPort: env.HTTPS_PORT ? check(() => intVar(env, 'HTTPS_PORT', 0, 0, 65535), null) : null,
+    metricsToken: check(() => metricsTokenVar(env), null),
+    metricsPort: env.CARDPROGRAM_METRICS_PORT ? check(() => intVar(env, 'CARDPROGRAM_METRICS_PORT', 0, 0, 65535), null) : null,
+    console: check(() => switchVar(env, 'CARDPROGRAM_CONSOLE', false), false),
+    pgStatementTimeoutMs: check(() => intVar(env, 'CARDPROGRAM_PG_STATEMENT_TIMEOUT_MS', 15_000, 0, 3_600_000), 0),
     pgPool: {
-      size: intVar(env, 'CARDPROGRAM_PG_POOL_SIZE', 10, 1, 1000),
-      waitMs: intVar(env, 'CARDPROGRAM_PG_POOL_WAIT_MS', 5000, 50, 600_000),
-      prepared: switchVar(env, 'CARDPROGRAM_PG_PREPARED', true),
+      size: check(() => intVar(env, 'CARDPROGRAM_PG_POOL_SIZE', 10, 1, 1000), 10),
+      waitMs: check(() => intVar(env, 'CARDPROGRAM_PG_POOL_WAIT_MS', 5000, 50, 600_000), 5000),
+      prepared: check(() => switchVar(env, 'CARDPROGRAM_PG_PREPARED', true), true),
     },
     dataDir,
     masterKey,
-    masterKeyPrevious: (env.CARDPROGRAM_MASTER_KEY_PREVIOUS ?? '')
-      .split(',')
-      .map((k) => k.trim())
-      .filter((k) => k !== '')
-      .map((k, i) => parseMasterKey(k, `CARDPROGRAM_MASTER_KEY_PREVIOUS (key ${i + 1})`)),
-    logLevel: logLevel(env.LOG_LEVEL),
-    idempotencyRetentionMs: intVar(env, 'CARDPROGRAM_IDEMPOTENCY_RETENTION_HOURS', 48, 24, 24 * 365) * 3_600_000,
-    merchantCacheMs: intVar(env, 'CARDPROGRAM_MERCHANT_CACHE_MS', 5000, 0, 600_000),
-    rateLimit: rateLimitVar(env),
+    masterKeyPrevious,
+    logLevel: check(() => logLevel(env.LOG_LEVEL), 'info'),
+    idempotencyRetentionMs: check(() => intVar(env, 'CARDPROGRAM_IDEMPOTENCY_RETENTION_HOURS', 48, 24, 24 * 365), 48) * 3_600_000,
+    merchantCacheMs: check(() => intVar(env, 'CARDPROGRAM_MERCHANT_CACHE_MS', 5000, 0, 600_000), 5000),
+    rateLimit: check(() => rateLimitVar(env), null),
     // Why on in production: without a signed timestamp a captured request (a page link, or a write
     // once its randomStr is forgotten after the retention period) can be replayed for ever.
-    requireTimestamp: switchVar(env, 'CARDPROGRAM_REQUIRE_TIMESTAMP', envName === 'production'),
+    requireTimestamp: check(() => switchVar(env, 'CARDPROGRAM_REQUIRE_TIMESTAMP', envName === 'production'), true),
     demoMerchant: envName === 'sandbox' && env.CARDPROGRAM_DEMO_MERCHANT !== 'off',
     kyc: {
-      platforms: platformList(env.CARDPROGRAM_KYC_PLATFORMS),
-      autoDecisionMs: envName === 'sandbox' ? intVar(env, 'CARDPROGRAM_KYC_AUTO_DECISION_MS', 5000, 0, 86_400_000) : 0,
+      platforms: check(() => platformList(env.CARDPROGRAM_KYC_PLATFORMS), []),
+      autoDecisionMs: envName === 'sandbox' ? check(() => intVar(env, 'CARDPROGRAM_KYC_AUTO_DECISION_MS', 5000, 0, 86_400_000), 0) : 0,
     },
     callbacks: {
       worker: env.CARDPROGRAM_WORKER !== 'off',
       retryScheduleMs: DEFAULT_RETRY_SCHEDULE_MS,
       maxAgeMs: 72 * 3_600_000,
       timeoutMs: 10_000,
-      pollMs: intVar(env, 'CARDPROGRAM_WORKER_POLL_MS', 1000, 10, 60_000),
+      pollMs: check(() => intVar(env, 'CARDPROGRAM_WORKER_POLL_MS', 1000, 10, 60_000), 1000),
     },
     program: {
       bins,
-      fees: jsonVar(env, 'CARDPROGRAM_FEES', DEFAULT_FEES, validateFees),
-      fxRates: jsonVar(env, 'CARDPROGRAM_FX_RATES', DEFAULT_RATES, validateRates),
+      fees: check(() => jsonVar(env, 'CARDPROGRAM_FEES', DEFAULT_FEES, validateFees), DEFAULT_FEES),
+      fxRates: check(() => jsonVar(env, 'CARDPROGRAM_FX_RATES', DEFAULT_RATES, validateRates), DEFAULT_RATES),
     },
   };
+  if (problems.length === 1) throw new ConfigError(problems[0]);
+  if (problems.length > 1) throw new ConfigError(`${problems.length} configuration problems:\n${problems.map((p) => `- ${p}`).join('\n')}`);
+  return config;
 }

@@ -101,6 +101,32 @@ describe('configuration from the environment (decisions §1)', () => {
     );
   });
 
+  it('every problem at once, each on its own line: production without a master key, an http URL, the sandbox BINs, a bad database URL and a bad port (issue 30.7)', () => {
+    assert.throws(
+      () =>
+        loadConfig({
+          CARDPROGRAM_ENV: 'production',
+          DATABASE_URL: 'mysql://db/cards',
+          PORT: 'eighty',
+          CARDPROGRAM_PUBLIC_URL: 'http://cards.example.com',
+          LOG_LEVEL: 'verbose',
+        }),
+      (e: Error) => {
+        assert.ok(e instanceof ConfigError);
+        assert.deepEqual(e.message.split('\n'), [
+          '6 configuration problems:',
+          '- PORT must be a whole number, got "eighty"',
+          '- DATABASE_URL must start with file: (SQLite) or postgres:// (PostgreSQL)',
+          '- CARDPROGRAM_MASTER_KEY is required in production',
+          '- CARDPROGRAM_PUBLIC_URL must be an https:// address in production, got "http://cards.example.com"',
+          "- CARDPROGRAM_BINS must give the issuer's own BIN for every currency in production (EUR and USDT; not the sandbox's 424242/535353)",
+          '- LOG_LEVEL must be one of trace, debug, info, warn, error, fatal, silent, got "verbose"',
+        ]);
+        return true;
+      },
+    );
+  });
+
   it('the console is off unless CARDPROGRAM_CONSOLE says on; the PostgreSQL pool is 10 connections, waited for at most 5 s, with prepared statements', () => {
     const base = { CARDPROGRAM_MASTER_KEY: KEY };
     assert.equal(loadConfig(base).console, false);
