@@ -36,8 +36,9 @@ const NO_DATA = new Set(['ENODATA', 'ENOTFOUND', 'ENONAME', 'EBADRESP', 'NODATA'
  * the event loop), its answer cached for its TTL (at most a minute). The caller (deliver) still
  * checks every address it is given against the SSRF rules at connect time.
  *
- * The sandbox only: a name the name servers do not know (one from /etc/hosts) is then looked up
- * with getaddrinfo, as before. Production needs none: its callback hosts are public DNS names.
+ * The sandbox only: a name the name servers do not resolve (one from /etc/hosts, or no name server
+ * at all) is then looked up with getaddrinfo, as before. Production never: its callback hosts are
+ * public DNS names (checkCallbackUrl).
  */
 export class HostResolver {
   private readonly cache = new Map<string, { addresses: Resolved[]; until: number }>();
@@ -65,12 +66,13 @@ export class HostResolver {
     const [v4, v6] = await Promise.all([this.query(name, 4), this.query(name, 6)]);
     const addresses = [...v4.addresses, ...v6.addresses];
     if (addresses.length === 0) {
-      const failure = v4.error ?? v6.error;
-      if (this.env === 'sandbox' && (!failure || NO_DATA.has(failure.code ?? ''))) return systemLookup(host);
-      throw failure ?? Object.assign(new Error(`no address for ${host}`), { code: 'ENOTFOUND' });
+      if (this.env === 'sandbox') return systemLookup(host);
+      throw v4.error ?? v6.error ?? Object.assign(new Error(`no address for ${host}`), { code: 'ENOTFOUND' });
     }
-    const ttlMs = Math.min(MAX_CACHE_MS, Math.min(v4.ttlMs, v6.ttlMs));
-    if (ttlMs > 0) {
+    // Kept only when both queries were answered (one family may have none): a timed-out AAAA is asked again.
+    const answered = [v4.error, v6.error].every((e) => !e || NO_DATA.has(e.code ?? ''));
+    const ttlMs = Math.min(MAX_CACHE_MS, v4.ttlMs, v6.ttlMs);
+    if (answered && ttlMs > 0) {
       if (this.cache.size >= MAX_CACHED) this.cache.clear();
       this.cache.set(name, { addresses, until: now + ttlMs });
     }
