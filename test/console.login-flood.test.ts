@@ -37,6 +37,7 @@ eachDialect('a login flood and the merchant’s real-time decision', (dialect) =
     let flooding = true;
     let sent = 0;
     const statuses = new Map<number, number>();
+    let busy: Awaited<ReturnType<typeof h.app.inject>> | undefined;
     const flooder = async (lane: number) => {
       while (flooding) {
         const i = sent++;
@@ -49,6 +50,7 @@ eachDialect('a login flood and the merchant’s real-time decision', (dialect) =
           payload: formBody({ email: `nobody${i}@example.com`, password: 'any guess at all', code: '123456' }),
         });
         statuses.set(res.statusCode, (statuses.get(res.statusCode) ?? 0) + 1);
+        if (res.statusCode === 429) busy ??= res;
       }
     };
     const lanes = Array.from({ length: 60 }, (_, lane) => flooder(lane));
@@ -70,6 +72,16 @@ eachDialect('a login flood and the merchant’s real-time decision', (dialect) =
     }
     assert.equal(r.received.length, 5, 'the endpoint was asked every time');
     assert.ok((statuses.get(429) ?? 0) > 0, `logins beyond what may be hashed at once are refused: ${JSON.stringify([...statuses])}`);
+    // The documented answer (docs/console.md, Security): the login page, saying so, and when to come back.
+    assert.match(busy?.body ?? '', /Too many logins are being checked just now/);
+    assert.equal(busy?.headers['retry-after'], '1');
+    const recorded = await h.db.database.db
+      .selectFrom('audit_events')
+      .select('after_json')
+      .where('action', '=', 'operator.login_failed')
+      .where('after_json', 'like', '%busy%')
+      .execute();
+    assert.equal(recorded.length, statuses.get(429), 'each refused login is recorded, as busy');
   });
 });
 
