@@ -45,6 +45,11 @@ export interface Config {
   metricsPort: number | null;
   /** The operators' console under /console (CARDPROGRAM_CONSOLE, off by default). */
   console: boolean;
+  /**
+   * Console passwords hashed at once (CARDPROGRAM_CONSOLE_HASHES, default 2): scrypt shares libuv's
+   * 4-thread pool; eight times as many wait their turn, and logins beyond are refused with 429.
+   */
+  consoleHashes: number;
   /** PostgreSQL: the longest one statement of the service may take, ms (CARDPROGRAM_PG_STATEMENT_TIMEOUT_MS); 0: no bound. */
   pgStatementTimeoutMs: number;
   /** PostgreSQL: connections per process (CARDPROGRAM_PG_POOL_SIZE), how long a request waits for one before 503 (CARDPROGRAM_PG_POOL_WAIT_MS), and whether statements are prepared on them (CARDPROGRAM_PG_PREPARED, on). */
@@ -381,6 +386,7 @@ export function loadConfig(env: Env = process.env): Config {
     metricsToken: check(() => metricsTokenVar(env), null),
     metricsPort: env.CARDPROGRAM_METRICS_PORT ? check(() => intVar(env, 'CARDPROGRAM_METRICS_PORT', 0, 0, 65535), null) : null,
     console: check(() => switchVar(env, 'CARDPROGRAM_CONSOLE', false), false),
+    consoleHashes: check(() => intVar(env, 'CARDPROGRAM_CONSOLE_HASHES', 2, 1, 64), 2),
     pgStatementTimeoutMs: check(() => intVar(env, 'CARDPROGRAM_PG_STATEMENT_TIMEOUT_MS', 15_000, 0, 3_600_000), 0),
     pgPool: {
       size: check(() => intVar(env, 'CARDPROGRAM_PG_POOL_SIZE', 10, 1, 1000), 10),

@@ -77,7 +77,11 @@ eachDialect('console operators from the command line', (dialect) => {
     );
     assert.ok(!JSON.stringify(list).includes(link[1] as string), 'the list never shows a link');
 
-    assert.equal((await runCli(['operator', 'update', 'ops@example.com', '--role', 'support'], env)).code, 0);
+    const updated = await runCli(['operator', 'update', 'ops@example.com', '--role', 'support'], env);
+    assert.equal(updated.code, 0, updated.stderr);
+    // A new role ends the link issued for the old one (issue 26, finding 10), and says how to get one.
+    assert.match(updated.stdout, /no open set-up link: `operator reset` makes one/);
+    assert.equal((await h.app.inject({ method: 'GET', url: `/console/setup?token=${link[1]}` })).statusCode, 410, 'ended by the new role');
     const reset = await runCli(['operator', 'reset', 'ops@example.com'], env);
     assert.equal(reset.code, 0, reset.stderr);
     const newLink = /token=([A-Za-z0-9_-]{43})/.exec(reset.stdout)?.[1];

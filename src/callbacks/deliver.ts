@@ -1,21 +1,10 @@
-import { lookup as dnsLookup } from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
+import { hostResolver, type Resolved, type Resolver } from './resolve.js';
 import { isAllowedAddress } from './url-guard.js';
 
-export interface Resolved {
-  address: string;
-  family: number;
-}
-
-/** Resolves a host name to every address it has (tests substitute their own). */
-export type Resolver = (hostname: string) => Promise<Resolved[]>;
-
-export const systemResolver: Resolver = (hostname) =>
-  new Promise((resolve, reject) =>
-    dnsLookup(hostname, { all: true }, (err, addresses) => (err ? reject(err) : resolve(addresses as Resolved[]))),
-  );
+export type { Resolved, Resolver } from './resolve.js';
 
 export interface DeliveryResult {
   status: number | null;
@@ -61,7 +50,8 @@ export function deliver(opts: {
   if (isIP(host) && !isAllowedAddress(host, opts.env)) {
     return Promise.resolve(done(null, `blocked: ${host} is not an allowed address`));
   }
-  const resolver = opts.resolver ?? systemResolver;
+  // Never dns.lookup by default: it waits on libuv's thread pool, behind password hashing (src/callbacks/resolve.ts).
+  const resolver = opts.resolver ?? hostResolver(opts.env);
   const lookup: LookupFunction = (hostname, options, callback) => {
     resolver(hostname).then(
       (addresses) => {

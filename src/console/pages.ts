@@ -70,12 +70,20 @@ export function loginPage(o: { next: string; email?: string; error?: string }): 
   );
 }
 
-export function setupPage(o: { token: string; email: string; role: string; secret: string; error?: string }): string {
+export function setupPage(o: {
+  token: string;
+  email: string;
+  role: string;
+  secret: string;
+  /** Whether the second factor must be set up (production: every role; sandbox: admins). */
+  required: boolean;
+  error?: string;
+}): string {
   const grouped = o.secret.replace(/(.{4})/g, '$1 ').trim();
-  const required = o.role === 'admin';
+  const { required } = o;
   return barePage(
     'Set up your console account',
-    `${o.error ? `<p class="notice bad" role="alert">${esc(o.error)}</p>` : ''}<p>${esc(o.email)} · <span class="pill">${esc(o.role)}</span></p><form method="post" action="/console/setup" class="stack"><input type="hidden" name="token" value="${esc(o.token)}"><input type="hidden" name="secret" value="${esc(o.secret)}"><label>New password <span class="muted">(12 characters or more)</span><input name="password" type="password" autocomplete="new-password" minlength="12" required></label><label>The same again<input name="password2" type="password" autocomplete="new-password" minlength="12" required></label><fieldset class="panel"><legend>Second factor${required ? ' (required for admins)' : ' (recommended)'}</legend><p>Add this key to an authenticator app (time-based, 6 digits, 30 seconds):</p><p class="mono" aria-label="Key">${esc(grouped)}</p><p class="muted mono">${esc(otpauthUrl(o.secret, o.email))}</p><label>The code the app shows now<input name="code" inputmode="numeric" autocomplete="one-time-code" maxlength="7"${required ? ' required' : ''}></label></fieldset><button type="submit">Save</button></form>`,
+    `${o.error ? `<p class="notice bad" role="alert">${esc(o.error)}</p>` : ''}<p>${esc(o.email)} · <span class="pill">${esc(o.role)}</span></p><form method="post" action="/console/setup" class="stack"><input type="hidden" name="token" value="${esc(o.token)}"><input type="hidden" name="secret" value="${esc(o.secret)}"><label>New password <span class="muted">(12 characters or more)</span><input name="password" type="password" autocomplete="new-password" minlength="12" required></label><label>The same again<input name="password2" type="password" autocomplete="new-password" minlength="12" required></label><fieldset class="panel"><legend>Second factor${required ? ' (required)' : ' (recommended)'}</legend><p>Add this key to an authenticator app (time-based, 6 digits, 30 seconds):</p><p class="mono" aria-label="Key">${esc(grouped)}</p><p class="muted mono">${esc(otpauthUrl(o.secret, o.email))}</p><label>The code the app shows now<input name="code" inputmode="numeric" autocomplete="one-time-code" maxlength="7"${required ? ' required' : ''}></label></fieldset><button type="submit">Save</button></form>`,
   );
 }
 

@@ -410,8 +410,17 @@ export interface OperatorSessionsTable {
   last_seen_at: number;
 }
 
+/** The console's login attempts of one client (an IPv4 address or an IPv6 /64) in its current window (src/console/login-throttle.ts). */
+export interface ConsoleLoginThrottleTable {
+  /** `v4:a.b.c.d` or `v6:` and the /64's first four groups, written out in full. */
+  client_key: string;
+  window_start: number;
+  attempts: number;
+}
+
 export interface DB {
   operators: OperatorsTable;
+  console_login_throttle: ConsoleLoginThrottleTable;
   operator_sessions: OperatorSessionsTable;
   audit_events: AuditEventsTable;
   spend_counters: SpendCountersTable;

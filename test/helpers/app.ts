@@ -65,6 +65,7 @@ export function testConfig(dataDir: string, overrides: Partial<Config> = {}): Co
     metricsToken: null,
     metricsPort: null,
     console: false,
+    consoleHashes: 2,
     pgStatementTimeoutMs: 0,
     pgPool: { size: 10, waitMs: 5000, prepared: true },
     dataDir,

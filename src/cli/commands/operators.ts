@@ -93,7 +93,9 @@ export function operatorCommands(program: Command): void {
 
   operator
     .command('update <email>')
-    .description('change an account’s role or status (--status active also unlocks it); its open sessions end')
+    .description(
+      'change an account’s role or status (--status active also unlocks it); its open sessions end, and a new role or disabling ends its open set-up link',
+    )
     .addOption(roleOption())
     .addOption(new Option('--status <status>', 'disable or enable the account').choices(['active', 'disabled']))
     .option('--json', 'print JSON')
@@ -106,7 +108,12 @@ export function operatorCommands(program: Command): void {
           audit: audited('operator.update', email.toLowerCase(), operatorState(email)),
         }),
       );
-      print(!!o.json, updated, () => `${updated.email}: ${updated.role}, ${updated.status}`);
+      print(
+        !!o.json,
+        updated,
+        () =>
+          `${updated.email}: ${updated.role}, ${updated.status}${updated.setup === 'expired' ? ' (not set up and no open set-up link: `operator reset` makes one)' : ''}`,
+      );
     });
 
   operator
