@@ -564,7 +564,7 @@ export const consoleRoutes: FastifyPluginAsync<{ svc: Services }> = async (app, 
   app.get<{ Params: { id: string } }>('/console/callbacks/:id', { schema: { hide: true } }, async (req, reply) => {
     const frame = await session(req, reply, 'read');
     if (!frame) return reply;
-    const detail = isIdText(req.params.id) ? await callbackDetail(svc.database.db, req.params.id) : null;
+    const detail = isIdText(req.params.id) ? await callbackDetail(svc, req.params.id) : null;
     const f = {
       ...frame,
       current: '/console/callbacks',
