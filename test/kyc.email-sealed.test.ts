@@ -2,13 +2,15 @@ import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import type { Kysely } from 'kysely';
 import { buildApp } from '../src/app.js';
+import { redact } from '../src/audit/trail.js';
 import { openPayload } from '../src/callbacks/outbox.js';
 import { SecretBox } from '../src/crypto/secretbox.js';
 import { newId } from '../src/db/ids.js';
 import { MIGRATIONS } from '../src/db/migrate.js';
 import { DomainError } from '../src/errors.js';
+import { IDENTITY_FIELDS } from '../src/holders/identity.js';
 import { loadKyc, toKycModel } from '../src/kyc/decide.js';
-import { type KycShareInput, submitKyc } from '../src/kyc/submit.js';
+import { KYC_SEALED_FIELDS, type KycShareInput, submitKyc } from '../src/kyc/submit.js';
 import { runVerb } from '../src/runner.js';
 import { kycBody, randomStr, testConfig } from './helpers/app.js';
 import { buildConsole, consoleGet, consolePost, login, makeOperator } from './helpers/console.js';
@@ -191,3 +193,13 @@ eachDialect('the KYC e-mail sealed at rest (issue 26.9)', (dialect) => {
 async function eventOf(db: Kysely<any>, id: string): Promise<{ payload: string }> {
   return db.selectFrom('callback_events').select('payload').where('id', '=', id).executeTakeFirstOrThrow();
 }
+
+it('the audit trail redacts the e-mail and every sealed identity field, at any depth, and keeps the rest', () => {
+  const fields = [...IDENTITY_FIELDS, ...KYC_SEALED_FIELDS, 'email'];
+  const record = { ...Object.fromEntries(fields.map((f) => [f, 'x@example.com'])), kycStatus: 'approved', requestNo: 'REQ-1' };
+  const out = redact({ model: record, list: [record] }) as { model: Record<string, unknown>; list: Array<Record<string, unknown>> };
+  for (const shown of [out.model, out.list[0] ?? {}]) {
+    for (const f of fields) assert.equal(shown[f], '[redacted]', f);
+    assert.deepEqual([shown.kycStatus, shown.requestNo], ['approved', 'REQ-1']);
+  }
+});

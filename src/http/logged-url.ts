@@ -47,11 +47,15 @@ function loggedValue(raw: string, depth: number): string {
 function redactUrl(url: string, depth: number): string {
   const at = url.indexOf('?');
   const path = at < 0 ? url : url.slice(0, at);
-  // A card number typed into a path (a mistaken /console/cards/<PAN>) is logged no more than in a query.
-  const loggedPath = path
-    .split('/')
-    .map((segment) => (PAN_LIKE.test(decodedForLog(segment)) ? '[redacted]' : segment))
-    .join('/');
+  // A card number typed into a path (a mistaken /console/cards/<PAN>) is logged no more than in a
+  // query. Most paths hold neither a % nor such digits: one test, and they are logged as they are.
+  const loggedPath =
+    path.includes('%') || PAN_LIKE.test(path)
+      ? path
+          .split('/')
+          .map((segment) => (PAN_LIKE.test(decodedForLog(segment)) ? '[redacted]' : segment))
+          .join('/')
+      : path;
   if (at < 0) return loggedPath;
   const [query = '', fragment] = url.slice(at + 1).split('#', 2);
   const parts = query.split('&').map((part) => {
