@@ -190,7 +190,7 @@ function rateLimitVar(env: Env): RateLimit | null {
  * copied. Why the randomness check: a patterned key or a passphrase is guessable, and everything
  * sealed under it (merchant secrets, PAN data keys, identity data) with it.
  */
-export function parseMasterKey(raw: string, name = 'CARDPROGRAM_MASTER_KEY'): Buffer {
+export function parseMasterKey(raw: string, name = 'CARDPROGRAM_MASTER_KEY', opts: { judge?: boolean } = {}): Buffer {
   const text = raw.trim();
   let key: Buffer | null = null;
   if (/^[0-9a-fA-F]{64}$/.test(text)) key = Buffer.from(text, 'hex');
@@ -200,7 +200,7 @@ export function parseMasterKey(raw: string, name = 'CARDPROGRAM_MASTER_KEY'): Bu
   if (key === null || key.length !== 32) {
     throw new ConfigError(`${name} must be 32 bytes, as 64 hex characters or Base64 (generate one: openssl rand -hex 32)`);
   }
-  const weakness = keyWeakness(key);
+  const weakness = opts.judge === false ? null : keyWeakness(key);
   if (weakness) {
     throw new ConfigError(`${name} does not look random (${weakness}): it must be 32 random bytes; generate one with openssl rand -hex 32`);
   }
@@ -346,7 +346,9 @@ export function loadConfig(env: Env = process.env): Config {
       .split(',')
       .map((k) => k.trim())
       .filter((k) => k !== '')
-      .map((k, i) => parseMasterKey(k, `CARDPROGRAM_MASTER_KEY_PREVIOUS (key ${i + 1})`)),
+      // An earlier key only opens, and is needed to move away from a key refused as weak (by this
+      // check, made stricter over time): its format is checked, not its randomness.
+      .map((k, i) => parseMasterKey(k, `CARDPROGRAM_MASTER_KEY_PREVIOUS (key ${i + 1})`, { judge: false })),
     logLevel: logLevel(env.LOG_LEVEL),
     idempotencyRetentionMs: intVar(env, 'CARDPROGRAM_IDEMPOTENCY_RETENTION_HOURS', 48, 24, 24 * 365) * 3_600_000,
     merchantCacheMs: intVar(env, 'CARDPROGRAM_MERCHANT_CACHE_MS', 5000, 0, 600_000),
