@@ -103,4 +103,7 @@ it('redactedUrl: inside next and any parameter holding a URL, encoded any number
     ['/console/login?next=%2Fconsole%2Fcards%2Fcard_1', '/console/login?next=%2Fconsole%2Fcards%2Fcard_1'],
   ];
   for (const [url, logged] of cases) assert.equal(redactedUrl(url), logged, url);
+  // Whatever it is given, it answers (a lone surrogate cannot be encoded again) and logs no card number.
+  const odd = redactedUrl(`/console/login?next=${encodeURIComponent('/console/search?q=')}\ud800%3Fq%3D4242424242424242`);
+  assert.ok(!odd.includes('4242424242424242'), odd);
 });

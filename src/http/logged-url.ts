@@ -76,7 +76,12 @@ function redactUrl(url: string, depth: number): string {
  * a card number replaced wherever it is. Used for the request's URL and a reply's Location.
  */
 export function redactedUrl(url: string): string {
-  return redactUrl(url, 0);
+  try {
+    return redactUrl(url, 0);
+  } catch {
+    // Never a reason for a request to fail (a serializer's error would be a 500): the path alone.
+    return `${url.split('?', 1)[0]?.replace(/\d{13,}/g, '[redacted]') ?? ''}?[unloggable]`;
+  }
 }
 
 /**
