@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { ConfigError, loadConfig } from '../src/config.js';
+import { keyWeakness } from '../src/crypto/key-quality.js';
 
 /** A random-looking master key (a fixed all-equal one is refused: issue 14.6). */
 const KEY = randomBytes(32).toString('hex');
@@ -269,6 +270,12 @@ describe('master keys judged as bytes (issue 26.5)', () => {
           ),
         what,
       );
+    }
+  });
+  it('passes 100,000 random keys (each test fails a random key about once in 10^9)', () => {
+    for (let i = 0; i < 100_000; i++) {
+      const key = randomBytes(32);
+      assert.equal(keyWeakness(key), null, key.toString('hex'));
     }
   });
   it('an earlier key is judged by its format only: it is what a rotation away from a weak key needs', () => {
