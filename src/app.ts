@@ -25,6 +25,7 @@ import { serverOptions } from './http/options.js';
 import { RateLimiter } from './http/rate-limit.js';
 import { reaperPlugin } from './http/reaper.js';
 import { workerPlugin } from './http/worker.js';
+import { sealPlaintextKyc } from './kyc/email.js';
 import { kycRoutes, kycSandboxRoutes } from './kyc/routes.js';
 import { fundingRoutes } from './ledger/routes.js';
 import { merchantRoutes } from './merchants/routes.js';
@@ -126,6 +127,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   const svc = createServices(config, database, app.log, clock, replica);
   await svc.vault.ensureKeys(database.db);
   await sealPlaintextHolders(svc);
+  await sealPlaintextKyc(svc);
   // PostgreSQL: the coming months' partitions of `trades` (src/db/partitions.ts). A record whose
   // month has none yet is stored in the default partition, so this failing stops nothing.
   await ensureTradePartitions(database, clock()).catch((err) => app.log.warn({ err }, 'creating partitions of trades failed'));

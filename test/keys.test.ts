@@ -38,6 +38,15 @@ eachDialect('keys at rest: master key rotation and PAN data keys', (dialect) => 
     });
     const share = await h.call('/open/api/kyc/share/information', kycBody({ requestNo: 'REQ-ROTATE' }));
     assert.equal(share.status, 200, JSON.stringify(share.body));
+    // A decided request's kyc.result event, stored sealed (it carries the request's e-mail).
+    assert.equal((await h.call('/open/api/kyc/share/information', kycBody({ requestNo: 'REQ-ROTATE-2' }))).status, 200);
+    const rejected = await h.call('/sandbox/kyc/review', {
+      requestNo: 'REQ-ROTATE-2',
+      kycStatus: 'rejected',
+      reason: 'x',
+      randomStr: randomStr(),
+    });
+    assert.equal(rejected.status, 200, JSON.stringify(rejected.body));
     // A console operator's TOTP key.
     const totp = newTotpSecret();
     const op = await runVerb(h.app.svc, createOperator, { input: { email: 'ops@example.com', role: 'admin' }, actor: 'test' });
@@ -58,6 +67,8 @@ eachDialect('keys at rest: master key rotation and PAN data keys', (dialect) => 
       .filter((c) => c !== 'cards.pan_enc') // under a data key, not the master key
       // Not named _enc: a write's stored first answer (it may carry a holder's idno and mobile).
       .concat('idempotency_keys.response_body')
+      // Not named _enc either: a kyc.result event's stored payload (it carries the request's e-mail).
+      .concat('callback_events.payload')
       .sort();
     assert.deepEqual(encColumns, [...SEALED_COLUMNS].sort());
 

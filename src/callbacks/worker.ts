@@ -4,7 +4,7 @@ import type { Services } from '../context.js';
 import { newId } from '../db/ids.js';
 import type { CallbackEventsTable } from '../db/schema.js';
 import { type DeliveryResult, deliver, type Resolver } from './deliver.js';
-import { NOTIFY_EVENTS } from './outbox.js';
+import { NOTIFY_EVENTS, openPayload } from './outbox.js';
 import { webhookHeaders } from './webhook-signature.js';
 
 type EventRow = CallbackEventsTable;
@@ -165,10 +165,11 @@ export class CallbackWorker {
     const secret = await this.secretOf(event.merchant_id);
     if (secret === null)
       return { event, started, result: { status: null, error: 'merchant no longer exists', excerpt: '', durationMs: 0 } };
+    const body = openPayload(this.svc.box, event);
     const result = await deliver({
       url: event.url,
-      body: event.payload,
-      headers: webhookHeaders(secret, event.id, Math.floor(started / 1000), event.payload),
+      body,
+      headers: webhookHeaders(secret, event.id, Math.floor(started / 1000), body),
       timeoutMs: config.callbacks.timeoutMs,
       env: config.env,
       ...(this.opts.resolver ? { resolver: this.opts.resolver } : {}),

@@ -197,7 +197,7 @@ export function holderPage(frame: Frame, d: NonNullable<Awaited<ReturnType<typeo
 }
 
 export function kycPage(frame: Frame, d: NonNullable<Awaited<ReturnType<typeof kycDetail>>>): string {
-  const { row, data } = d;
+  const { row, data, email } = d;
   const open = row.status === 'init' || row.status === 'reviewing';
   const decide =
     open && can(frame.session.role, 'review')
@@ -214,7 +214,7 @@ export function kycPage(frame: Frame, d: NonNullable<Awaited<ReturnType<typeof k
       ],
       ['Merchant', link(`/console/merchants/${row.merchant_id}`, row.merchant_id)],
       ['Platform', esc(row.platform)],
-      ['E-mail', esc(row.email)],
+      ['E-mail', esc(email)],
       ['Name', `${esc(data.firstName)} ${esc(data.lastName)}`],
       ['Date of birth', esc(data.dob)],
       ['Country', esc(data.country)],

@@ -13,6 +13,7 @@ import { DomainError } from '../errors.js';
 import { AuditStatus } from '../holders/audit-status.js';
 import { reviewHolder } from '../holders/review.js';
 import { cookieName, crossSite, htmlScope, isHttps, pageHeaders, readCookie } from '../http/html-pages.js';
+import { returnUrl } from '../http/logged-url.js';
 import { decideKyc } from '../kyc/decide.js';
 import { fundingBalances, fundMerchant } from '../ledger/funding.js';
 import { listMerchants, merchantSummary, updateMerchant } from '../merchants/manage.js';
@@ -107,7 +108,9 @@ export const consoleRoutes: FastifyPluginAsync<{ svc: Services }> = async (app, 
     const cookie = sessionOf(req);
     const s = await loadConsoleSession(svc, cookie);
     if (!s || cookie === undefined) {
-      await redirect(reply, `/console/login${req.method === 'GET' ? `?next=${encodeURIComponent(req.url)}` : ''}`);
+      // The page to come back to, without what was searched for (issue 26.1: a card number in `next`
+      // reached the log line of the login page, and would reach a proxy's).
+      await redirect(reply, `/console/login${req.method === 'GET' ? `?next=${encodeURIComponent(returnUrl(req.url))}` : ''}`);
       return null;
     }
     const frame: Frame = { session: s, csrf: csrfToken(cookie), current: '' };
@@ -160,9 +163,13 @@ export const consoleRoutes: FastifyPluginAsync<{ svc: Services }> = async (app, 
   const hashing = new HashingQueue(svc.config.consoleHashes);
   const env = svc.config.env;
 
+  /** Where a login goes: a console page (no other site), without a search term (returnUrl). */
+  const safeNext = (raw: string) =>
+    /^\/console(\/[A-Za-z0-9_\-/?=&.%]*)?$/.test(raw) && !raw.startsWith('//') ? returnUrl(raw) : '/console';
+
   app.get('/console/login', { schema: { hide: true } }, async (req, reply) => {
     const next = (req.query as { next?: unknown }).next;
-    return html(reply, 200, pages.loginPage({ next: typeof next === 'string' ? next : '' }));
+    return html(reply, 200, pages.loginPage({ next: typeof next === 'string' ? safeNext(next) : '' }));
   });
 
   app.post('/console/login', { schema: { hide: true } }, async (req, reply) => {
@@ -173,7 +180,7 @@ export const consoleRoutes: FastifyPluginAsync<{ svc: Services }> = async (app, 
     const password = form.get('password') ?? '';
     const code = text(form, 'code', 12).replace(/\s/g, '');
     const nextRaw = text(form, 'next', 300);
-    const next = /^\/console(\/[A-Za-z0-9_\-/?=&.%]*)?$/.test(nextRaw) && !nextRaw.startsWith('//') ? nextRaw : '/console';
+    const next = safeNext(nextRaw);
     const failed = (status = 401, error = FAILED_LOGIN) => html(reply, status, pages.loginPage({ next, email, error }));
     // Every failed attempt is recorded with the e-mail tried, the address and why (never the password).
     const outcome = await attemptLogin(svc, hashing, { email, password, code, ip: origin(req) });
@@ -534,7 +541,7 @@ export const consoleRoutes: FastifyPluginAsync<{ svc: Services }> = async (app, 
   app.get<{ Params: { id: string } }>('/console/callbacks/:id', { schema: { hide: true } }, async (req, reply) => {
     const frame = await session(req, reply, 'read');
     if (!frame) return reply;
-    const detail = isIdText(req.params.id) ? await callbackDetail(svc.database.db, req.params.id) : null;
+    const detail = isIdText(req.params.id) ? await callbackDetail(svc, req.params.id) : null;
     const f = {
       ...frame,
       current: '/console/callbacks',

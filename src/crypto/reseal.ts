@@ -14,6 +14,9 @@ const SEALED: Array<{ table: keyof DB; key: string | string[]; column: string; c
   { table: 'merchant_domains', key: 'host', column: 'key_enc', context: (r) => `domain-key:${r.host}` },
   { table: 'cardholders', key: 'id', column: 'identity_enc', context: (r) => `holder-identity:${r.id}` },
   { table: 'operators', key: 'id', column: 'totp_enc', context: (r) => `operator-totp:${r.id}` },
+  { table: 'kyc_requests', key: 'id', column: 'email_enc', context: (r) => `kyc-email:${r.id}` },
+  // Only kyc.result payloads are sealed (callbacks/outbox.ts); the others are JSON, left alone below.
+  { table: 'callback_events', key: 'id', column: 'payload', context: (r) => `callback-payload:${r.id}` },
   {
     table: 'idempotency_keys',
     key: ['merchant_id', 'random_str'],
@@ -47,7 +50,7 @@ export async function resealAll(
       let n = 0;
       for (const row of rows) {
         const sealed = row[s.column] as string;
-        // Not sealed at all: an idempotency answer stored before answers were sealed (plain JSON).
+        // Not sealed at all: an idempotency answer stored before answers were sealed, a plain event payload (JSON).
         if (!sealed.startsWith('v1.') || svc.box.isCurrent(sealed)) continue;
         const context = s.context(row);
         const value = svc.box.seal(svc.box.open(sealed, context), context);

@@ -19,6 +19,8 @@ export interface MerchantsTable {
   authorization_timeout_ms: ColumnType<number, number | undefined, number>;
   /** What applies when the endpoint does not answer in time or readably. */
   authorization_default: ColumnType<AuthorizationDefault, AuthorizationDefault | undefined, AuthorizationDefault>;
+  /** Moves on at every roll and disable (migration 0015): page links and sessions of an earlier one open nothing. */
+  credential_gen: ColumnType<number, number | undefined, number>;
   created_at: number;
   updated_at: number;
 }
@@ -238,7 +240,10 @@ export interface KycRequestsTable {
   id: string;
   merchant_id: string;
   request_no: string;
+  /** Emptied once sealed at start (migration 0015): the e-mail is sealed in email_enc (kyc/email.ts), found by its keyed hash. */
   email: string;
+  email_enc: string | null;
+  email_hash: string | null;
   fingerprint: string;
   platform: string;
   callback_url: string;
@@ -292,6 +297,8 @@ export interface PageLinksTable {
   email: string | null;
   expires_at: number;
   used_at: number | null;
+  /** The merchant's credential generation it was minted under (migration 0015). */
+  credential_gen: ColumnType<number, number | undefined, number>;
   created_at: number;
 }
 
@@ -300,6 +307,7 @@ export interface PageSessionsTable {
   merchant_id: string;
   /** The keyed hash of the e-mail (holders/identity.ts emailHash), never the e-mail itself. */
   email: string | null;
+  credential_gen: ColumnType<number, number | undefined, number>;
   created_at: number;
   last_seen_at: number;
 }

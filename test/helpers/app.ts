@@ -109,15 +109,26 @@ export async function build(
   t: TestContext,
   dialect: TestDialect,
   overrides: Partial<Config> = {},
-  opts: { clock?: () => number } = {},
+  opts: { clock?: () => number; logLines?: string[] } = {},
 ): Promise<Harness> {
   const db = await isolatedDatabase(dialect);
-  const config = testConfig(db.dataDir, overrides);
-  const app = await buildApp(config, { database: db.database, ...testLogging(), ...(opts.clock ? { clock: opts.clock } : {}) });
-  // Secrets hygiene (helpers/log-audit.ts): every error reply is kept for the scan after the suite.
+  // A test that reads the log gets its lines (at info at least), and the audit still gets them too.
+  const logging = testLogging();
+  const lines = opts.logLines;
+  const write = (l: string) => {
+    lines?.push(l);
+    logging.logStream?.write(l);
+  };
+  const appLogging = lines ? { logStream: { write } } : logging;
+  const config = testConfig(db.dataDir, { ...(lines && testLogLevel === 'silent' ? { logLevel: 'info' } : {}), ...overrides });
+  const app = await buildApp(config, { database: db.database, ...appLogging, ...(opts.clock ? { clock: opts.clock } : {}) });
+  // Secrets hygiene (helpers/log-audit.ts): every error reply is kept for the scan after the suite,
+  // and every redirect's Location: the browser asks for it next, and a proxy in front logs that.
   if (auditing) {
     app.addHook('onSend', async (_req, reply, payload) => {
       if (reply.statusCode >= 400 && typeof payload === 'string') keepOutput('reply', payload);
+      const location = reply.getHeader('location');
+      if (reply.statusCode >= 300 && reply.statusCode < 400 && location !== undefined) keepOutput('redirect', String(location));
       return payload;
     });
   }
