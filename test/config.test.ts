@@ -125,7 +125,7 @@ describe('configuration from the environment (decisions §1)', () => {
           '- DATABASE_URL must start with file: (SQLite) or postgres:// (PostgreSQL)',
           '- CARDPROGRAM_MASTER_KEY is required in production',
           '- CARDPROGRAM_PUBLIC_URL must be an https:// address in production, got "http://cards.example.com"',
-          "- CARDPROGRAM_BINS must give the issuer's own BIN for every currency in production (EUR and USDT; not the sandbox's 424242/535353)",
+          "- CARDPROGRAM_BINS must give the issuer's own BIN for every currency in production (EUR and USDT; none inside the sandbox's 424242/535353: EUR 424242, USDT 535353)",
           '- LOG_LEVEL must be one of trace, debug, info, warn, error, fatal, silent, got "verbose"',
         ]);
         return true;
