@@ -1,6 +1,6 @@
-import { randomInt } from 'node:crypto';
 import type { CardRow } from '../cards/model.js';
 import { newId } from '../db/ids.js';
+import { claimAuthCode } from './auth-codes.js';
 import type { LedgerCtx } from './context.js';
 import { Account, type Leg, moveCardBalances, moveMerchantFunding, postEntry } from './journal.js';
 import { insertTrade, type NewTrade, tradeEvent } from './trade-rows.js';
@@ -16,15 +16,15 @@ export interface TradeSpec {
   currencyTxn?: string;
   txnAmount?: number;
   businessDate: string;
+  /** The code of the record this one follows (a clearing's authorization); left out, book() draws one unique to the card. */
   authCode?: string;
   remark?: string;
   originalId?: string;
   held?: number;
 }
 
-export function newAuthCode(): string {
-  return String(randomInt(1_000_000)).padStart(6, '0');
-}
+/** What a trade's auth_code is until book() draws and claims its card's new code (src/ledger/auth-codes.ts). */
+const TO_DRAW = '';
 
 /** A trade row from its essentials; transaction currency and amount default to the card's. */
 export function tradeRow(spec: TradeSpec, now: number): NewTrade {
@@ -40,7 +40,7 @@ export function tradeRow(spec: TradeSpec, now: number): NewTrade {
     currency_txn: spec.currencyTxn ?? spec.card.currency,
     txn_amount: spec.txnAmount ?? Math.abs(spec.amount),
     business_date: spec.businessDate,
-    auth_code: spec.authCode ?? newAuthCode(),
+    auth_code: spec.authCode ?? TO_DRAW,
     remark: spec.remark ?? '',
     original_id: spec.originalId ?? null,
     held: spec.held ?? 0,
@@ -97,6 +97,12 @@ export async function book(
     if (delta.available !== 0 || delta.held !== 0) await moveCardBalances(tx, cardId, delta, now);
   }
   await postEntry(tx, { tradeId: trades[0]?.id ?? null, currency, now, legs });
+  // A new code, unique on every card of the trades that need one (a transfer's two share it).
+  const fresh = trades.filter((t) => t.auth_code === TO_DRAW);
+  if (fresh.length > 0) {
+    const code = await claimAuthCode(tx, [...new Set(fresh.map((t) => t.card_id))], fresh[0]?.id ?? '');
+    for (const t of fresh) t.auth_code = code;
+  }
   for (const [i, t] of trades.entries()) {
     await insertTrade(tx, t);
     await tradeEvent(ctx, t, i === 0 ? eventExtra : undefined);
