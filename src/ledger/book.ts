@@ -1,8 +1,9 @@
 import type { CardRow } from '../cards/model.js';
 import { newId } from '../db/ids.js';
+import { TradeType } from '../trades/types.js';
 import { claimAuthCode } from './auth-codes.js';
 import type { LedgerCtx } from './context.js';
-import { Account, type Leg, moveCardBalances, moveMerchantFunding, postEntry } from './journal.js';
+import { Account, type FundingMovement, type Leg, moveCardBalances, moveMerchantFunding, postEntry } from './journal.js';
 import { insertTrade, type NewTrade, tradeEvent } from './trade-rows.js';
 
 export interface TradeSpec {
@@ -70,6 +71,8 @@ export async function book(
   let legs = given;
   const deltas = new Map<string, { available: number; held: number }>();
   const funding = new Map<string, number>();
+  /** Merchants whose funding receives what a closed card released (a reversal, void or refund after the close). */
+  const released = new Set<string>();
   for (const leg of legs) {
     const f = MERCHANT_FUNDING.exec(leg.account);
     if (f?.[1]) funding.set(f[1], (funding.get(f[1]) ?? 0) + leg.amount);
@@ -91,6 +94,7 @@ export async function book(
         const own = Account.available(cardId);
         legs = [...legs.filter((l) => l.account !== own), { account: Account.merchantFunding(card.merchant_id), amount: delta.available }];
         funding.set(card.merchant_id, (funding.get(card.merchant_id) ?? 0) + delta.available);
+        released.add(card.merchant_id);
         delta.available = 0;
       }
     }
@@ -111,7 +115,22 @@ export async function book(
   // here to the commit, so as few statements as possible come after it (measured on PostgreSQL: a
   // top-up 410 → see docs/architecture.md, "Round trips per operation"). An insufficient balance
   // (2726) rolls back what came before it in the transaction.
+  const first = trades[0];
   for (const [merchantId, delta] of funding) {
-    if (delta !== 0) await moveMerchantFunding(tx, merchantId, currency, delta, now);
+    if (delta === 0) continue;
+    await moveMerchantFunding(tx, merchantId, currency, delta, now, {
+      kind: movementKind(first?.trade_type, released.has(merchantId)),
+      reference: first?.remark ?? '',
+      cardId: first?.card_id ?? null,
+      tradeId: first?.id ?? null,
+    });
   }
+}
+
+/** What a movement of a merchant's funding account is, in its statement (docs/funding.md). */
+function movementKind(tradeType: number | undefined, release: boolean): FundingMovement['kind'] {
+  if (release) return tradeType === TradeType.withdrawal ? 'withdrawalReturn' : tradeType === TradeType.fee ? 'fee' : 'release';
+  if (tradeType === TradeType.topUp) return 'topUp';
+  if (tradeType === TradeType.withdrawal) return 'cardClose';
+  return 'release';
 }

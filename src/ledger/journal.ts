@@ -114,10 +114,53 @@ export async function moveCardBalances(
 const fundingDebit = precompiled((db, slot: Slots<{ merchantId: string; currency: string; delta: number; floor: number; now: number }>) =>
   db
     .updateTable('merchant_balances')
-    .set((eb) => ({ available: eb('available', '+', slot('delta')), updated_at: slot('now') }))
+    .set((eb) => ({ available: eb('available', '+', slot('delta')), seq: eb('seq', '+', 1), updated_at: slot('now') }))
     .where('merchant_id', '=', slot('merchantId'))
     .where('currency', '=', slot('currency'))
-    .where('available', '>=', slot('floor')),
+    .where('available', '>=', slot('floor'))
+    .returning(['available', 'seq']),
+);
+
+/** A line of the funding statement (docs/funding.md): what moved the balance, and what it concerns. */
+export interface FundingMovement {
+  kind: 'credit' | 'debit' | 'topUp' | 'cardClose' | 'release' | 'withdrawalReturn' | 'fee';
+  reference: string;
+  cardId?: string | null;
+  tradeId?: string | null;
+  creditId?: string | null;
+}
+
+/** The statement's line, numbered and with the balance after it, both read under the balance row's lock. Built once. */
+const movementInsert = precompiled(
+  (
+    db,
+    slot: Slots<{
+      merchantId: string;
+      currency: string;
+      seq: number;
+      kind: string;
+      amount: number;
+      balance: number;
+      reference: string;
+      cardId: string | null;
+      tradeId: string | null;
+      creditId: string | null;
+      now: number;
+    }>,
+  ) =>
+    db.insertInto('funding_movements').values({
+      merchant_id: slot('merchantId'),
+      currency: slot('currency'),
+      seq: slot('seq'),
+      kind: slot('kind'),
+      amount: slot('amount'),
+      balance: slot('balance'),
+      reference: slot('reference'),
+      card_id: slot('cardId'),
+      trade_id: slot('tradeId'),
+      credit_id: slot('creditId'),
+      created_at: slot('now'),
+    }),
 );
 
 /**
@@ -125,29 +168,57 @@ const fundingDebit = precompiled((db, slot: Slots<{ merchantId: string; currency
  * conditional update (never below zero: 2726, naming what is available); a credit creates the row
  * on first use. Merchant balance rows are the last rows a transaction locks (docs/architecture.md).
  */
-export async function moveMerchantFunding(tx: Kysely<DB>, merchantId: string, currency: string, delta: number, now: number): Promise<void> {
+export async function moveMerchantFunding(
+  tx: Kysely<DB>,
+  merchantId: string,
+  currency: string,
+  delta: number,
+  now: number,
+  movement: FundingMovement,
+): Promise<void> {
+  let after: { available: number; seq: number } | undefined;
   if (delta < 0) {
     const res = await fundingDebit.execute(tx, { merchantId, currency, delta, floor: -delta, now });
-    if (Number(res.numAffectedRows) === 1) return;
-    const row = await tx
-      .selectFrom('merchant_balances')
-      .select('available')
-      .where('merchant_id', '=', merchantId)
-      .where('currency', '=', currency)
-      .executeTakeFirst();
-    const available = toMajor(row?.available ?? 0, currency);
-    throw new DomainError(
-      'insufficientFunding',
-      `amount: the merchant's ${currency} funding balance is ${available} ${currency}, ${toMajor(-delta, currency)} ${currency} needed`,
-    );
+    after = res.rows[0];
+    if (!after) {
+      const row = await tx
+        .selectFrom('merchant_balances')
+        .select('available')
+        .where('merchant_id', '=', merchantId)
+        .where('currency', '=', currency)
+        .executeTakeFirst();
+      const available = toMajor(row?.available ?? 0, currency);
+      throw new DomainError(
+        'insufficientFunding',
+        `amount: the merchant's ${currency} funding balance is ${available} ${currency}, ${toMajor(-delta, currency)} ${currency} needed`,
+      );
+    }
+  } else {
+    after = await tx
+      .insertInto('merchant_balances')
+      .values({ merchant_id: merchantId, currency, available: delta, seq: 1, updated_at: now })
+      .onConflict((oc) =>
+        oc.columns(['merchant_id', 'currency']).doUpdateSet({
+          available: sql<number>`merchant_balances.available + ${delta}`,
+          seq: sql<number>`merchant_balances.seq + 1`,
+          updated_at: now,
+        }),
+      )
+      .returning(['available', 'seq'])
+      .executeTakeFirstOrThrow();
   }
-  await tx
-    .insertInto('merchant_balances')
-    .values({ merchant_id: merchantId, currency, available: delta, updated_at: now })
-    .onConflict((oc) =>
-      oc
-        .columns(['merchant_id', 'currency'])
-        .doUpdateSet({ available: sql<number>`merchant_balances.available + ${delta}`, updated_at: now }),
-    )
-    .execute();
+  // The statement's line, still under the row's lock: numbered without gaps in commit order.
+  await movementInsert.execute(tx, {
+    merchantId,
+    currency,
+    seq: Number(after.seq),
+    kind: movement.kind,
+    amount: delta,
+    balance: Number(after.available),
+    reference: movement.reference,
+    cardId: movement.cardId ?? null,
+    tradeId: movement.tradeId ?? null,
+    creditId: movement.creditId ?? null,
+    now,
+  });
 }
