@@ -1,6 +1,6 @@
-import { type Kysely, sql } from 'kysely';
+import { CompiledQuery, type Kysely, PostgresAdapter, sql } from 'kysely';
 import { newId } from '../db/ids.js';
-import { precompiled, type Slots } from '../db/prepared.js';
+import { precompiled, preparedText, type Slots } from '../db/prepared.js';
 import type { DB } from '../db/schema.js';
 import { DomainError } from '../errors.js';
 import { toMajor } from '../money/currency.js';
@@ -121,6 +121,16 @@ const fundingDebit = precompiled((db, slot: Slots<{ merchantId: string; currency
     .returning(['available', 'seq']),
 );
 
+/** PostgreSQL: a funding debit (as `fundingDebit`) and its statement line, one statement; no row when the balance is short. */
+const DEBIT_WITH_LINE = preparedText(`with b as (
+  update merchant_balances set available = available + $3, seq = seq + 1, updated_at = $5
+  where merchant_id = $1 and currency = $2 and available >= $4
+  returning available, seq
+)
+insert into funding_movements (merchant_id, currency, seq, kind, amount, balance, reference, card_id, trade_id, credit_id, created_at)
+select $1, $2, b.seq, $6, $3, b.available, $7, $8, $9, $10, $5 from b
+returning seq`);
+
 /** A line of the funding statement (docs/funding.md): what moved the balance, and what it concerns. */
 export interface FundingMovement {
   kind: 'credit' | 'debit' | 'topUp' | 'cardClose' | 'release' | 'withdrawalReturn' | 'fee';
@@ -176,10 +186,40 @@ export async function moveMerchantFunding(
   now: number,
   movement: FundingMovement,
 ): Promise<void> {
+  const line = {
+    merchantId,
+    currency,
+    kind: movement.kind,
+    amount: delta,
+    reference: movement.reference,
+    cardId: movement.cardId ?? null,
+    tradeId: movement.tradeId ?? null,
+    creditId: movement.creditId ?? null,
+    now,
+  };
   let after: { available: number; seq: number } | undefined;
   if (delta < 0) {
-    const res = await fundingDebit.execute(tx, { merchantId, currency, delta, floor: -delta, now });
-    after = res.rows[0];
+    if (tx.getExecutor().adapter instanceof PostgresAdapter) {
+      // PostgreSQL: the debit and its statement line in one round trip (the row stays locked to the commit).
+      const { rows } = await tx.executeQuery<{ seq: number }>(
+        CompiledQuery.raw(DEBIT_WITH_LINE, [
+          merchantId,
+          currency,
+          delta,
+          -delta,
+          now,
+          line.kind,
+          line.reference,
+          line.cardId,
+          line.tradeId,
+          line.creditId,
+        ]),
+      );
+      if (rows.length === 1) return;
+    } else {
+      const res = await fundingDebit.execute(tx, { merchantId, currency, delta, floor: -delta, now });
+      after = res.rows[0];
+    }
     if (!after) {
       const row = await tx
         .selectFrom('merchant_balances')
@@ -208,17 +248,5 @@ export async function moveMerchantFunding(
       .executeTakeFirstOrThrow();
   }
   // The statement's line, still under the row's lock: numbered without gaps in commit order.
-  await movementInsert.execute(tx, {
-    merchantId,
-    currency,
-    seq: Number(after.seq),
-    kind: movement.kind,
-    amount: delta,
-    balance: Number(after.available),
-    reference: movement.reference,
-    cardId: movement.cardId ?? null,
-    tradeId: movement.tradeId ?? null,
-    creditId: movement.creditId ?? null,
-    now,
-  });
+  await movementInsert.execute(tx, { ...line, seq: Number(after.seq), balance: Number(after.available) });
 }
