@@ -64,6 +64,7 @@ async function openReplica(config: Config, database: Database, app: FastifyInsta
     openDatabase(config.databaseReplicaUrl as string, {
       statementTimeoutMs: config.pgStatementTimeoutMs,
       pgPoolSize: config.pgPool.size,
+      ...(config.pgPool.urgentSize === undefined ? {} : { pgUrgentPoolSize: config.pgPool.urgentSize }),
       pgPoolWaitMs: config.pgPool.waitMs,
       pgPrepared: config.pgPool.prepared,
     }),
@@ -94,6 +95,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     openDatabase(config.databaseUrl, {
       statementTimeoutMs: config.pgStatementTimeoutMs,
       pgPoolSize: config.pgPool.size,
+      ...(config.pgPool.urgentSize === undefined ? {} : { pgUrgentPoolSize: config.pgPool.urgentSize }),
       pgPoolWaitMs: config.pgPool.waitMs,
       pgPrepared: config.pgPool.prepared,
     });

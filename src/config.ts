@@ -48,7 +48,12 @@ export interface Config {
   /** PostgreSQL: the longest one statement of the service may take, ms (CARDPROGRAM_PG_STATEMENT_TIMEOUT_MS); 0: no bound. */
   pgStatementTimeoutMs: number;
   /** PostgreSQL: connections per process (CARDPROGRAM_PG_POOL_SIZE), how long a request waits for one before 503 (CARDPROGRAM_PG_POOL_WAIT_MS), and whether statements are prepared on them (CARDPROGRAM_PG_PREPARED, on). */
-  pgPool: { size: number; waitMs: number; prepared: boolean };
+  pgPool: {
+    size: number;
+    waitMs: number;
+    prepared: boolean /** CARDPROGRAM_PG_URGENT_POOL_SIZE (4): the lane of an authorization endpoint's pre-send statements (src/db/index.ts, Database.urgent). */;
+    urgentSize?: number;
+  };
   dataDir: string;
   /** 32 bytes; encrypts stored secrets, PAN data keys, KYC documents and domain keys. */
   masterKey: Buffer;
@@ -352,6 +357,7 @@ export function loadConfig(env: Env = process.env): Config {
       size: intVar(env, 'CARDPROGRAM_PG_POOL_SIZE', 10, 1, 1000),
       waitMs: intVar(env, 'CARDPROGRAM_PG_POOL_WAIT_MS', 5000, 50, 600_000),
       prepared: switchVar(env, 'CARDPROGRAM_PG_PREPARED', true),
+      urgentSize: intVar(env, 'CARDPROGRAM_PG_URGENT_POOL_SIZE', 4, 0, 100),
     },
     dataDir,
     masterKey,
