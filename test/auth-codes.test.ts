@@ -76,4 +76,31 @@ eachDialect('authCode: unique per card (issue 32)', (dialect) => {
       assert.ok(rows.some((r) => r.auth_code === moved.authCode));
     }
   });
+
+  it('concurrent authorizations and transfers on two cards, with a code space of 64, never repeat a code on a card', async (t) => {
+    const h = await build(t, dialect);
+    const saved = authCodeSpace.size;
+    authCodeSpace.size = 64;
+    t.after(() => {
+      authCodeSpace.size = saved;
+    });
+    const a = await fundedCard(h, { topUp: 500 });
+    const b = await fundedCard(h, { topUp: 500 });
+    const calls: Array<Promise<{ status: number }>> = [];
+    for (let i = 0; i < 20; i++) {
+      calls.push(h.call(`${N}/authorize`, { cardId: a.cardId, amount: 1, randomStr: randomStr() }));
+      calls.push(h.call(`${N}/authorize`, { cardId: b.cardId, amount: 1, randomStr: randomStr() }));
+      if (i % 4 === 0) calls.push(h.call(`${N}/transfer`, { cardId: a.cardId, toCardId: b.cardId, amount: 1, randomStr: randomStr() }));
+    }
+    const replies = await Promise.all(calls);
+    assert.ok(
+      replies.every((r) => r.status === 200),
+      JSON.stringify(replies.filter((r) => r.status !== 200)),
+    );
+    for (const cardId of [a.cardId, b.cardId]) {
+      const rows = await h.db.database.db.selectFrom('trades').select('auth_code').where('card_id', '=', cardId).execute();
+      assert.equal(rows.length, 1 + 20 + 5);
+      assert.equal(new Set(rows.map((r) => r.auth_code)).size, rows.length, `card ${cardId}: ${rows.map((r) => r.auth_code).join(',')}`);
+    }
+  });
 });
