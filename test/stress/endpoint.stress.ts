@@ -6,12 +6,12 @@ import { holderWithCard, served } from '../races/served.js';
 
 // `npm run stress:endpoint` (issue 32, point 4): authorizations for a merchant whose real-time
 // endpoint answers at once, under load, and the share of decisions that reached the endpoint.
-// STRESS_SECONDS (default 20) per database; STRESS_CLIENTS concurrent clients (default 60), of which
+// STRESS_SECONDS (default 30) per database; STRESS_CLIENTS concurrent clients (default 100), of which
 // STRESS_TOPUP_SHARE (default 0.3) send top-ups (the merchant's hot funding row) instead;
 // ENDPOINT_TIMEOUT_MS the endpoint's deadline (default 2000, the service's default); DATABASE_URL
 // picks one database.
-const seconds = Number(process.env.STRESS_SECONDS ?? 20);
-const clients = Number(process.env.STRESS_CLIENTS ?? 60);
+const seconds = Number(process.env.STRESS_SECONDS ?? 30);
+const clients = Number(process.env.STRESS_CLIENTS ?? 100);
 const topUpShare = Number(process.env.STRESS_TOPUP_SHARE ?? 0.3);
 const timeoutMs = Number(process.env.ENDPOINT_TIMEOUT_MS ?? 2000);
 const CARDS = 20;
