@@ -65,6 +65,7 @@ async function openReplica(config: Config, database: Database, app: FastifyInsta
     openDatabase(config.databaseReplicaUrl as string, {
       statementTimeoutMs: config.pgStatementTimeoutMs,
       pgPoolSize: config.pgPool.size,
+      ...(config.pgPool.urgentSize === undefined ? {} : { pgUrgentPoolSize: config.pgPool.urgentSize }),
       pgPoolWaitMs: config.pgPool.waitMs,
       pgPrepared: config.pgPool.prepared,
     }),
@@ -95,6 +96,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     openDatabase(config.databaseUrl, {
       statementTimeoutMs: config.pgStatementTimeoutMs,
       pgPoolSize: config.pgPool.size,
+      ...(config.pgPool.urgentSize === undefined ? {} : { pgUrgentPoolSize: config.pgPool.urgentSize }),
       pgPoolWaitMs: config.pgPool.waitMs,
       pgPrepared: config.pgPool.prepared,
     });

@@ -54,7 +54,12 @@ export interface Config {
   /** PostgreSQL: the longest one statement of the service may take, ms (CARDPROGRAM_PG_STATEMENT_TIMEOUT_MS); 0: no bound. */
   pgStatementTimeoutMs: number;
   /** PostgreSQL: connections per process (CARDPROGRAM_PG_POOL_SIZE), how long a request waits for one before 503 (CARDPROGRAM_PG_POOL_WAIT_MS), and whether statements are prepared on them (CARDPROGRAM_PG_PREPARED, on). */
-  pgPool: { size: number; waitMs: number; prepared: boolean };
+  pgPool: {
+    size: number;
+    waitMs: number;
+    prepared: boolean /** CARDPROGRAM_PG_URGENT_POOL_SIZE (4): the lane of an authorization endpoint's pre-send statements (src/db/index.ts, Database.urgent). */;
+    urgentSize?: number;
+  };
   dataDir: string;
   /** 32 bytes; encrypts stored secrets, PAN data keys, KYC documents and domain keys. */
   masterKey: Buffer;
@@ -381,6 +386,7 @@ export function loadConfig(env: Env = process.env): Config {
       size: check(() => intVar(env, 'CARDPROGRAM_PG_POOL_SIZE', 10, 1, 1000), 10),
       waitMs: check(() => intVar(env, 'CARDPROGRAM_PG_POOL_WAIT_MS', 5000, 50, 600_000), 5000),
       prepared: check(() => switchVar(env, 'CARDPROGRAM_PG_PREPARED', true), true),
+      urgentSize: check(() => intVar(env, 'CARDPROGRAM_PG_URGENT_POOL_SIZE', 4, 0, 100), 4),
     },
     dataDir,
     masterKey,

@@ -58,6 +58,27 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  private readonly endpointAsks = new Counter({
+    name: 'cardprogram_authorization_endpoint_asked_total',
+    help: 'Authorizations for which a merchant’s authorization endpoint was to be asked (the rules approved them)',
+    registers: [this.registry],
+  });
+
+  private readonly endpointResults = new Counter({
+    name: 'cardprogram_authorization_endpoint_results_total',
+    help: 'What became of each ask: answered (in time, readable or not), timeout_before_sending (the deadline passed before the request was sent: claim, pre-check, DNS, connection), timeout_waiting (sent, no answer by the deadline), error (refused connection, blocked address)',
+    labelNames: ['result'] as const,
+    registers: [this.registry],
+  });
+
+  private readonly endpointSendDelay = new Histogram({
+    name: 'cardprogram_authorization_endpoint_send_delay_seconds',
+    help: 'Time from an authorization’s arrival to its request being on the wire to the merchant’s endpoint, by phase: claim (its randomStr claimed), rules (the pre-check read), connect (DNS and connection, until the request was written)',
+    labelNames: ['phase'] as const,
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [this.registry],
+  });
+
   constructor() {
     // Process CPU and memory, GC, and event-loop lag (nodejs_eventloop_lag_seconds and its percentiles).
     collectDefaultMetrics({ register: this.registry, prefix: 'cardprogram_' });
@@ -74,6 +95,19 @@ export class Metrics {
 
   delivery(outcome: 'delivered' | 'retry' | 'failed'): void {
     this.deliveries.inc({ outcome });
+  }
+
+  /** A merchant's authorization endpoint: one ask, and later its result (docs/operations.md, "Metrics"). */
+  endpointAsked(): void {
+    this.endpointAsks.inc();
+  }
+
+  endpointResult(result: 'answered' | 'timeout_before_sending' | 'timeout_waiting' | 'error'): void {
+    this.endpointResults.inc({ result });
+  }
+
+  endpointPhase(phase: 'claim' | 'rules' | 'connect', seconds: number): void {
+    this.endpointSendDelay.observe({ phase }, seconds);
   }
 
   rateLimitRefusal(): void {

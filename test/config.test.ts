@@ -138,10 +138,16 @@ describe('configuration from the environment (decisions §1)', () => {
     assert.equal(loadConfig(base).console, false);
     assert.equal(loadConfig({ ...base, CARDPROGRAM_CONSOLE: 'on' }).console, true);
     assert.equal(loadConfig({ ...base, CARDPROGRAM_CONSOLE: 'off' }).console, false);
-    assert.deepEqual(loadConfig(base).pgPool, { size: 10, waitMs: 5000, prepared: true });
+    assert.deepEqual(loadConfig(base).pgPool, { size: 10, waitMs: 5000, prepared: true, urgentSize: 4 });
     assert.deepEqual(
-      loadConfig({ ...base, CARDPROGRAM_PG_POOL_SIZE: '4', CARDPROGRAM_PG_POOL_WAIT_MS: '300', CARDPROGRAM_PG_PREPARED: 'off' }).pgPool,
-      { size: 4, waitMs: 300, prepared: false },
+      loadConfig({
+        ...base,
+        CARDPROGRAM_PG_POOL_SIZE: '4',
+        CARDPROGRAM_PG_POOL_WAIT_MS: '300',
+        CARDPROGRAM_PG_PREPARED: 'off',
+        CARDPROGRAM_PG_URGENT_POOL_SIZE: '0',
+      }).pgPool,
+      { size: 4, waitMs: 300, prepared: false, urgentSize: 0 },
     );
     assert.throws(() => loadConfig({ ...base, CARDPROGRAM_PG_PREPARED: 'sometimes' }), /CARDPROGRAM_PG_PREPARED/);
   });

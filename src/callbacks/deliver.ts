@@ -11,6 +11,8 @@ export interface DeliveryResult {
   error: string | null;
   excerpt: string;
   durationMs: number;
+  /** When the request was on the wire (written whole to the socket), in ms from the start; null if it never was. */
+  sentMs: number | null;
 }
 
 /** Responses are read up to this many bytes: a receiver cannot make us buffer a large body. */
@@ -34,11 +36,13 @@ export function deliver(opts: {
   resolver?: Resolver;
 }): Promise<DeliveryResult> {
   const started = performance.now();
+  let sentMs: number | null = null;
   const done = (status: number | null, error: string | null, excerpt = ''): DeliveryResult => ({
     status,
     error,
     excerpt,
     durationMs: Math.round(performance.now() - started),
+    sentMs,
   });
   let url: URL;
   try {
@@ -110,6 +114,9 @@ export function deliver(opts: {
       req.destroy(new Error(message));
     }, opts.timeoutMs);
     req.on('error', (err) => finish(done(null, err.message)));
+    req.on('finish', () => {
+      sentMs = performance.now() - started;
+    });
     req.end(opts.body);
   });
 }

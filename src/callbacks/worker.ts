@@ -164,7 +164,7 @@ export class CallbackWorker {
     const started = this.svc.clock();
     const secret = await this.secretOf(event.merchant_id);
     if (secret === null)
-      return { event, started, result: { status: null, error: 'merchant no longer exists', excerpt: '', durationMs: 0 } };
+      return { event, started, result: { status: null, error: 'merchant no longer exists', excerpt: '', durationMs: 0, sentMs: null } };
     const body = openPayload(this.svc.box, event);
     const result = await deliver({
       url: event.url,

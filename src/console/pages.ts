@@ -6,6 +6,7 @@ import { type AuthorizationsTable, type CallbackAttemptsTable, type CallbackEven
 import type { DomainSummary } from '../domains/store.js';
 import { AUDIT_STATUS_NAMES, AUDIT_TRANSITIONS, AuditStatus, type AuditStatusValue } from '../holders/audit-status.js';
 import type { FundingBalance } from '../ledger/funding.js';
+import type { FundingStatementPage } from '../ledger/statement.js';
 import type { MerchantSummary } from '../merchants/manage.js';
 import { exponent } from '../money/currency.js';
 import { formatMoney } from '../page/activity.js';
@@ -477,7 +478,16 @@ export function merchantsPage(frame: Frame, merchants: MerchantSummary[]): strin
   );
 }
 
-export function merchantPage(frame: Frame, d: { merchant: MerchantSummary; domains: DomainSummary[]; balances: FundingBalance[] }): string {
+export function merchantPage(
+  frame: Frame,
+  d: {
+    merchant: MerchantSummary;
+    domains: DomainSummary[];
+    balances: FundingBalance[];
+    fundToken: string;
+    statements: FundingStatementPage[];
+  },
+): string {
   const m = d.merchant;
   const role = frame.session.role;
   const status = can(role, 'merchants')
@@ -490,7 +500,7 @@ export function merchantPage(frame: Frame, d: { merchant: MerchantSummary; domai
       )
     : '';
   const fund = can(role, 'funding')
-    ? `<h2>Fund</h2><div class="panel">${form(frame, `/console/merchants/${m.appId}/fund`, '<label for="amount">Amount</label><input id="amount" name="amount" required inputmode="decimal" pattern="-?[0-9]+(\\.[0-9]{1,6})?" size="12"><label for="currency">Currency</label><select id="currency" name="currency"><option>EUR</option><option>USDT</option></select><label for="reference">Reference</label><input id="reference" name="reference" required maxlength="200" placeholder="bank transfer reference">', 'Credit or debit')}<p class="muted">A negative amount debits the account, down to zero.</p></div>`
+    ? `<h2>Fund</h2><div class="panel">${form(frame, `/console/merchants/${m.appId}/fund`, `<input type="hidden" name="once" value="${esc(d.fundToken)}"><label for="amount">Amount</label><input id="amount" name="amount" required inputmode="decimal" pattern="-?[0-9]+(\\.[0-9]{1,2})?" size="12"><label for="currency">Currency</label><select id="currency" name="currency"><option>EUR</option><option>USDT</option></select><label for="reference">Reference</label><input id="reference" name="reference" required maxlength="200" placeholder="bank transfer reference">`, 'Credit or debit')}<p class="muted">A negative amount debits the account, down to zero.</p></div>`
     : '';
   return page(
     m.name,
@@ -512,7 +522,24 @@ export function merchantPage(frame: Frame, d: { merchant: MerchantSummary; domai
       ['Currency', 'Available'],
       d.balances.map((b) => [esc(b.currency), esc(major(b.available, b.currency))]),
       [1],
-    )}${fund}<h2>Domains</h2>${table(
+    )}${fund}<h2>Funding statement</h2>${d.statements
+      .map((st) =>
+        table(
+          `${st.currency}: the last ${st.movements.length} movements, newest first (the merchant reads them all with merchantFundingList)`,
+          ['#', 'When', 'Movement', 'Reference', 'Card / trade', 'Amount', 'Balance'],
+          st.movements.map((l) => [
+            String(l.seq),
+            esc(l.createdAt),
+            esc(l.kind),
+            esc(l.reference),
+            l.cardId ? `<a href="/console/cards/${encodeURIComponent(l.cardId)}">${esc(l.cardId)}</a> ${esc(l.tradeId ?? '')}` : '—',
+            esc(major(l.amount, st.currency)),
+            esc(major(l.balance, st.currency)),
+          ]),
+          [0, 5, 6],
+        ),
+      )
+      .join('')}<h2>Domains</h2>${table(
       'Hosts of its card page',
       ['Host', 'TLS', 'Certificate expires', ''],
       d.domains.map((x) => [

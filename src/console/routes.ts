@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import { type AuditFilter, type AuditSpec, listAudit, type Operator, recordView } from '../audit/trail.js';
@@ -16,7 +17,9 @@ import { cookieName, crossSite, htmlScope, isHttps, pageHeaders, readCookie } fr
 import { returnUrl } from '../http/logged-url.js';
 import { decideKyc } from '../kyc/decide.js';
 import { fundingBalances, fundMerchant } from '../ledger/funding.js';
+import { fundingStatement } from '../ledger/statement.js';
 import { listMerchants, merchantSummary, updateMerchant } from '../merchants/manage.js';
+import { CARD_CURRENCIES } from '../money/currency.js';
 import { runVerb } from '../runner.js';
 import { listTrades, MAX_RANGE_DAYS } from '../trades/list.js';
 import { TRADE_STATUSES } from '../trades/types.js';
@@ -609,8 +612,15 @@ export const consoleRoutes: FastifyPluginAsync<{ svc: Services }> = async (app, 
     };
     const merchant = isIdText(req.params.id) ? await merchantSummary(db, req.params.id) : undefined;
     if (!merchant) return html(reply, 404, pages.notFoundPage(f, 'No such merchant.', '/console/merchants'));
-    const [domains, balances] = await Promise.all([listDomains(db, merchant.appId), fundingBalances(db, merchant.appId)]);
-    return html(reply, 200, pages.merchantPage(f, { merchant, domains, balances }));
+    const [domains, balances, ...statements] = await Promise.all([
+      listDomains(db, merchant.appId),
+      fundingBalances(db, merchant.appId),
+      ...CARD_CURRENCIES.map((c) => fundingStatement(db, merchant.appId, c, { maxSize: 20, newestFirst: true })),
+    ]);
+    // The funding form's one-time token: the credit's idempotency key, so a double post, or the same
+    // form posted again, answers the first credit instead of crediting twice.
+    const fundToken = randomBytes(16).toString('hex');
+    return html(reply, 200, pages.merchantPage(f, { merchant, domains, balances, fundToken, statements }));
   });
 
   const merchantState = (appId: string) => async (tx: Kysely<DB>) => (await merchantSummary(tx, appId)) ?? null;
@@ -646,7 +656,17 @@ export const consoleRoutes: FastifyPluginAsync<{ svc: Services }> = async (app, 
     const back = `/console/merchants/${encodeURIComponent(appId)}`;
     // The amount and currency as sent (only trimmed): anything but a decimal number, or a card currency, is refused by the verb.
     const raw = (name: string) => (form.get(name) ?? '').trim().slice(0, 32);
-    const input = { appId, amount: raw('amount'), currency: raw('currency'), reference: clean(text(form, 'reference')) };
+    const once = form.get('once') ?? '';
+    if (!/^[0-9a-f]{32}$/.test(once))
+      return html(reply, 400, pages.problemPage(frame, 'This form is out of date: open the merchant again.', back));
+    const input = {
+      appId,
+      amount: raw('amount'),
+      currency: raw('currency'),
+      reference: clean(text(form, 'reference')),
+      // The token tells a double post (or the same form posted again) from a second transfer.
+      idempotencyKey: `console:${once}`,
+    };
     if (!input.reference) return html(reply, 400, pages.problemPage(frame, 'Give a reference (the bank transfer, the contract).', back));
     const done = await change(
       reply,

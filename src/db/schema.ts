@@ -342,6 +342,33 @@ export interface MerchantBalancesTable {
   currency: string;
   available: number;
   updated_at: number;
+  /** The number of the account's last movement in `funding_movements` (0017). */
+  seq: Generated<number>;
+}
+
+/** One movement of a merchant's funding account, numbered per merchant and currency (0017). */
+export interface FundingMovementsTable {
+  merchant_id: string;
+  currency: string;
+  seq: number;
+  /** credit, debit (the operator's), topUp, cardClose, release, withdrawalReturn, fee. */
+  kind: string;
+  /** Signed minor units. */
+  amount: number;
+  /** The balance after it, in minor units. */
+  balance: number;
+  reference: string;
+  card_id: string | null;
+  trade_id: string | null;
+  credit_id: string | null;
+  created_at: number;
+}
+
+/** Every authCode a card has used (0017): unique per card. */
+export interface TradeAuthCodesTable {
+  card_id: string;
+  auth_code: string;
+  trade_id: string;
 }
 
 /** An operator's credit (or debit, negative) of a merchant's funding account. */
@@ -354,6 +381,8 @@ export interface FundingCreditsTable {
   reference: string;
   entry_id: string;
   created_at: number;
+  /** The console form's one-time token or the CLI's --idempotency-key: one credit per key (0017). */
+  idempotency_key: string | null;
 }
 
 /** A card's status changes; `after_seq`: the largest trades.seq when it happened. */
@@ -435,6 +464,8 @@ export interface DB {
   authorization_requests: AuthorizationRequestsTable;
   merchant_balances: MerchantBalancesTable;
   funding_credits: FundingCreditsTable;
+  funding_movements: FundingMovementsTable;
+  trade_auth_codes: TradeAuthCodesTable;
   card_status_events: CardStatusEventsTable;
   rate_buckets: RateBucketsTable;
   merchant_domains: MerchantDomainsTable;

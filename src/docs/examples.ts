@@ -64,9 +64,10 @@ const SAMPLES_AT: Record<string, unknown> = {
 
 /**
  * Optional fields an example still shows, because the operation needs one of two: an address
- * placement (KYC), a card or its number (the list), a card or a cardholder (cardControlsUpdate).
+ * placement (KYC), a card or its number (the list), a card or a cardholder (cardControlsUpdate);
+ * and where a paged read starts (`after`, the funding statement).
  */
-const SHOWN_OPTIONAL = new Set(['individualInfo.address', 'cardId']);
+const SHOWN_OPTIONAL = new Set(['individualInfo.address', 'cardId', 'after']);
 
 interface JsonSchema {
   type?: string | string[];
