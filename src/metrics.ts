@@ -58,6 +58,21 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  private readonly networkMessages = new Counter({
+    name: 'cardprogram_network_messages_total',
+    help: 'Card network link answers sent, by answer MTI and response code (field 39)',
+    labelNames: ['mti', 'code'] as const,
+    registers: [this.registry],
+  });
+
+  private readonly networkLatency = new Histogram({
+    name: 'cardprogram_network_decision_duration_seconds',
+    help: 'Time from a card network message’s arrival to its answer, by answer MTI',
+    labelNames: ['mti'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 1.5, 2.5],
+    registers: [this.registry],
+  });
+
   constructor() {
     // Process CPU and memory, GC, and event-loop lag (nodejs_eventloop_lag_seconds and its percentiles).
     collectDefaultMetrics({ register: this.registry, prefix: 'cardprogram_' });
@@ -74,6 +89,11 @@ export class Metrics {
 
   delivery(outcome: 'delivered' | 'retry' | 'failed'): void {
     this.deliveries.inc({ outcome });
+  }
+
+  networkMessage(mti: string, code: string, seconds: number): void {
+    this.networkMessages.inc({ mti, code });
+    this.networkLatency.observe({ mti }, seconds);
   }
 
   rateLimitRefusal(): void {

@@ -14,6 +14,7 @@ import * as m0011 from './migrations/2026_11_24_0011_controls_and_endpoint.js';
 import * as m0012 from './migrations/2026_11_24_0012_audit.js';
 import * as m0013 from './migrations/2026_11_24_0013_operators.js';
 import * as m0014 from './migrations/2026_11_24_0014_trades_partitioned.js';
+import * as m0019 from './migrations/2026_11_25_0019_network_messages.js';
 
 interface Migration {
   up(db: Kysely<any>): Promise<void>;
@@ -38,6 +39,7 @@ export const MIGRATIONS: ReadonlyArray<[string, Migration]> = [
   ['2026_11_24_0012_audit', m0012],
   ['2026_11_24_0013_operators', m0013],
   ['2026_11_24_0014_trades_partitioned', m0014],
+  ['2026_11_25_0019_network_messages', m0019],
 ];
 
 /**

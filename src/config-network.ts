@@ -1,0 +1,80 @@
+import { existsSync } from 'node:fs';
+import { ConfigError, type Env, intVar, jsonVar } from './config-vars.js';
+
+/** The card network link (decisions §12.1, docs/network.md). */
+export interface NetworkConfig {
+  /** CARDPROGRAM_NETWORK_PORT; null: no listener. */
+  port: number | null;
+  /** CARDPROGRAM_NETWORK_HOST, default HOST. */
+  host: string;
+  /** CARDPROGRAM_NETWORK_MAX_FRAME: the longest message, bytes (default 4096). */
+  maxFrame: number;
+  /** CARDPROGRAM_NETWORK_IDLE_MS: a connection silent this long, or a frame not complete within it, is closed (default 120 000). */
+  idleMs: number;
+  /** CARDPROGRAM_NETWORK_DEADLINE_MS: an authorization's answer is due within this (default 1500). */
+  deadlineMs: number;
+  /** CARDPROGRAM_NETWORK_TLS_CA/_CERT/_KEY (files); null: plain TCP (sandbox, loopback only). */
+  tls: { ca: string; cert: string; key: string } | null;
+  /** CARDPROGRAM_NETWORK_CURRENCIES: the ISO 4217 numeric code a card currency is presented as. */
+  currencies: Readonly<Record<string, string>>;
+}
+
+/** ISO 4217 numeric codes of the card currencies; USDT, which has none, is presented as USD (decisions §12.3). */
+export const DEFAULT_NETWORK_CURRENCIES: Readonly<Record<string, string>> = { EUR: '978', USDT: '840' };
+
+function validateNetworkCurrencies(raw: Record<string, unknown>): Record<string, string> {
+  const out = { ...DEFAULT_NETWORK_CURRENCIES };
+  for (const [currency, code] of Object.entries(raw)) {
+    if (currency !== 'EUR' && currency !== 'USDT') throw new Error(`no cards are issued in ${currency}`);
+    if (typeof code !== 'string' || !/^\d{3}$/.test(code)) throw new Error(`the code for ${currency} must be 3 digits (ISO 4217 numeric)`);
+    out[currency] = code;
+  }
+  return out;
+}
+
+const isLoopback = (host: string) => host === 'localhost' || host === '::1' || /^127\./.test(host);
+
+/**
+ * The link's settings. Production refuses plain TCP in one line; the sandbox allows it on a
+ * loopback address only (decisions §12.1). The certificate files must exist.
+ */
+export function networkConfig(env: Env, envName: 'sandbox' | 'production', host: string): NetworkConfig {
+  const port = env.CARDPROGRAM_NETWORK_PORT ? intVar(env, 'CARDPROGRAM_NETWORK_PORT', 0, 0, 65535) : null;
+  const netHost = env.CARDPROGRAM_NETWORK_HOST?.trim() || host;
+  const files = {
+    ca: env.CARDPROGRAM_NETWORK_TLS_CA?.trim(),
+    cert: env.CARDPROGRAM_NETWORK_TLS_CERT?.trim(),
+    key: env.CARDPROGRAM_NETWORK_TLS_KEY?.trim(),
+  };
+  const given = Object.values(files).filter(Boolean).length;
+  if (given > 0 && given < 3) {
+    throw new ConfigError(
+      'CARDPROGRAM_NETWORK_TLS_CA, CARDPROGRAM_NETWORK_TLS_CERT and CARDPROGRAM_NETWORK_TLS_KEY go together: set all three or none',
+    );
+  }
+  for (const [name, file] of Object.entries(files)) {
+    if (file && !existsSync(file)) throw new ConfigError(`CARDPROGRAM_NETWORK_TLS_${name.toUpperCase()}: no file ${file}`);
+  }
+  const tls = given === 3 ? { ca: files.ca as string, cert: files.cert as string, key: files.key as string } : null;
+  if (port !== null && tls === null) {
+    if (envName === 'production') {
+      throw new ConfigError(
+        'CARDPROGRAM_NETWORK_PORT: the card network link is TLS with client certificates in production; set CARDPROGRAM_NETWORK_TLS_CA, CARDPROGRAM_NETWORK_TLS_CERT and CARDPROGRAM_NETWORK_TLS_KEY (plain TCP is refused)',
+      );
+    }
+    if (!isLoopback(netHost)) {
+      throw new ConfigError(
+        `CARDPROGRAM_NETWORK_PORT: plain TCP is allowed on a loopback address only, not ${netHost}; set CARDPROGRAM_NETWORK_TLS_CA/_CERT/_KEY or CARDPROGRAM_NETWORK_HOST=127.0.0.1`,
+      );
+    }
+  }
+  return {
+    port,
+    host: netHost,
+    maxFrame: intVar(env, 'CARDPROGRAM_NETWORK_MAX_FRAME', 4096, 64, 65535),
+    idleMs: intVar(env, 'CARDPROGRAM_NETWORK_IDLE_MS', 120_000, 100, 3_600_000),
+    deadlineMs: intVar(env, 'CARDPROGRAM_NETWORK_DEADLINE_MS', 1500, 50, 60_000),
+    tls,
+    currencies: jsonVar(env, 'CARDPROGRAM_NETWORK_CURRENCIES', DEFAULT_NETWORK_CURRENCIES, validateNetworkCurrencies),
+  };
+}

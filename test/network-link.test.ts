@@ -1,0 +1,286 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { it } from 'node:test';
+import { connect as tlsConnect } from 'node:tls';
+import { ConfigError, loadConfig } from '../src/config.js';
+import { decode, encode, message } from '../src/iso8583/codec.js';
+import { FrameReader, frame } from '../src/iso8583/frame.js';
+import { serve } from '../src/server.js';
+import { build, type Harness, randomStr, testConfig } from './helpers/app.js';
+import { balances, fundedCard, ok } from './helpers/cards.js';
+import { selfSigned } from './helpers/certs.js';
+import { childDatabaseUrl } from './helpers/cli.js';
+import { isolatedDatabase } from './helpers/db.js';
+import { eachDialect } from './helpers/dialects.js';
+import { authorizationRequest, cardSecrets, linkOf, Peer } from './helpers/link.js';
+
+const hexOf = (b: Uint8Array) => Buffer.from(b).toString('hex').toUpperCase();
+const fields = (m: { fields: Map<number, string> }) => Object.fromEntries(m.fields);
+
+async function count(h: Harness, table: 'network_messages' | 'trades' | 'authorizations'): Promise<number> {
+  const row = await h.db.database.db
+    .selectFrom(table)
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+async function setup(t: Parameters<typeof build>[0], dialect: Parameters<typeof build>[1], topUp = 100) {
+  const h = await build(t, dialect);
+  const { cardId } = await fundedCard(h, { topUp });
+  const card = await cardSecrets(h, cardId);
+  const link = await linkOf(t, h);
+  const peer = await Peer.open(t, link.port);
+  return { h, cardId, card, link, peer };
+}
+
+eachDialect('network link: 0800 and 0100 over loopback TCP (decisions §12)', (dialect) => {
+  it('answers an echo, a sign-on and a sign-off (golden frames)', async (t) => {
+    const { peer } = await setup(t, dialect);
+    // 0800 echo: length 0x37, MTI, primary bitmap (1, 7, 11), secondary (70), fields 7, 11, 70 — as hex on the wire.
+    const echo = '0037' + '30383030383232303030303030303030303030303034303030303030303030303030303031313235313731353030303030303031333031';
+    assert.equal(
+      hexOf(frame(encode(message('0800', { 7: '1125171500', 11: '000001', 70: '301' })))),
+      echo,
+      'the codec writes the golden frame',
+    );
+    peer.writeRaw(Buffer.from(echo, 'hex'));
+    const answer = await peer.next();
+    // 0810: bitmap 1, 7, 11, 39; secondary 70; field 39 = 00 between 11 and 70.
+    assert.equal(
+      hexOf(answer),
+      '303831303832323030303030303230303030303030343030303030303030303030303030313132353137313530303030303030313030333031',
+      'the 0810: fields 7, 11 and 70 echoed, 39 = 00',
+    );
+    for (const code of ['001', '002', '301']) {
+      const a = await peer.ask(message('0800', { 7: '1125171500', 11: '000002', 70: code }));
+      assert.deepEqual([a.mti, fields(a)], ['0810', { 7: '1125171500', 11: '000002', 39: '00', 70: code }]);
+    }
+    const unknown = await peer.ask(message('0800', { 7: '1125171500', 11: '000003', 70: '999' }));
+    assert.equal(unknown.fields.get(39), '12');
+  });
+
+  it('approves a purchase: the answer field by field, the hold, the 4.1 record, tradeQuery, the stored copy without PAN or CVV2', async (t) => {
+    const { h, cardId, card, peer } = await setup(t, dialect);
+    const req = authorizationRequest(card, { amount: 1234 });
+    const a = await peer.ask(req);
+    assert.equal(a.mti, '0110');
+    const f = fields(a);
+    assert.equal(f[39], '00', JSON.stringify(f));
+    for (const n of [3, 4, 7, 11, 12, 13, 32, 37, 41, 42, 49]) assert.equal(f[n], req.fields.get(n), `field ${n} echoed`);
+    for (const n of [2, 14, 48]) assert.equal(f[n], undefined, `field ${n} not echoed`);
+    assert.match(f[38] as string, /^[A-Za-z0-9 ]{6}$/);
+    assert.deepEqual(
+      Object.keys(f)
+        .map(Number)
+        .sort((x, y) => x - y),
+      [3, 4, 7, 11, 12, 13, 32, 37, 38, 39, 41, 42, 49],
+    );
+
+    assert.deepEqual(await balances(h, cardId), { available: 100 - 12.34, ledger: 100, status: 'active' });
+    const stored = await h.db.database.db.selectFrom('network_messages').selectAll().executeTakeFirstOrThrow();
+    const q = await ok(h, '/api/network/tradeQuery.html', { tradeId: stored.trade_id });
+    assert.equal(q.trade.authCode, f[38], 'field 38 is the trade’s authCode');
+    assert.deepEqual(q.authorization.merchant, { mcc: '5411', name: 'Corner Grocery', city: 'Berlin', country: 'DE' });
+    assert.equal(q.authorization.channel, 'ecommerce');
+    assert.equal(q.trade.amount, 12.34);
+    const day = new Date().toISOString().slice(0, 10);
+    const list = await h.call('/api/network/networkAuthTradeList.html', {
+      cardId,
+      beginDate: day,
+      endDate: day,
+      start: 0,
+      randomStr: randomStr(),
+    });
+    assert.ok(
+      list.body.tradeList.some((r: { tradeId: string }) => r.tradeId === stored.trade_id),
+      'in the 4.1 list',
+    );
+
+    assert.equal(stored.response_code, '00');
+    const copy = JSON.parse(stored.request) as Record<string, string>;
+    assert.equal(copy[2], `${card.pan.slice(0, 6)}${'*'.repeat(card.pan.length - 10)}${card.pan.slice(-4)}`);
+    assert.equal(copy[48], undefined, 'field 48 without its CVV2 (nothing else in it)');
+    const raw = JSON.stringify(stored);
+    assert.ok(!raw.includes(card.pan) && !raw.includes(`92${'03'}${card.cvv}`), 'no PAN, no CVV2 stored');
+  });
+
+  it('exactly once: a retransmission and a repeat MTI get the first answer and act once; other content under the same identity is 94', async (t) => {
+    const { h, cardId, card, peer } = await setup(t, dialect);
+    const req = authorizationRequest(card, { amount: 500 });
+    const first = await peer.ask(req);
+    assert.equal(first.fields.get(39), '00');
+    const again = await peer.ask(req);
+    assert.deepEqual(fields(again), fields(first));
+    const repeat = await peer.ask({ mti: '0101', fields: req.fields });
+    assert.deepEqual([repeat.mti, fields(repeat)], ['0110', fields(first)]);
+    // Concurrently too, on another connection.
+    const other = await Peer.open(t, (await linkOf(t, h)).port);
+    const both = await Promise.all([peer.ask(req), other.ask(req)]);
+    for (const b of both) assert.deepEqual(fields(b), fields(first));
+    assert.equal((await balances(h, cardId)).available, 95, 'held once');
+    const changed = new Map(req.fields).set(4, '000000000600');
+    const dup = await peer.ask({ mti: '0100', fields: changed });
+    assert.equal(dup.fields.get(39), '94');
+    assert.equal(await count(h, 'network_messages'), 1);
+    assert.equal((await balances(h, cardId)).available, 95);
+  });
+
+  it('declines with the codes of §12.5, and answers a balance inquiry in field 54', async (t) => {
+    const { h, cardId, card, peer } = await setup(t, dialect);
+    const code = async (msg: ReturnType<typeof authorizationRequest>) => (await peer.ask(msg)).fields.get(39);
+    assert.equal(await code(authorizationRequest({ ...card, cvv: card.cvv === '000' ? '001' : '000' })), '82');
+    assert.equal(await code(authorizationRequest({ ...card, expiry: '0101' })), '54');
+    const otherPan = `${card.pan.slice(0, -1)}${(Number(card.pan.at(-1)) + 1) % 10}`;
+    assert.equal(await code(authorizationRequest({ ...card, pan: otherPan })), '14');
+    assert.equal(await code(authorizationRequest(card, { amount: 100_000 })), '51');
+    assert.equal(await code(authorizationRequest(card, { processing: '200000' })), '12');
+    assert.equal(await code(authorizationRequest(card, { amount: 0 })), '13');
+    assert.equal(await code(authorizationRequest(card, { currency: '999' })), '12');
+    const balance = await peer.ask(authorizationRequest(card, { processing: '310000' }));
+    assert.equal(balance.fields.get(39), '00');
+    assert.equal(balance.fields.get(54), '0002978C000000010000', 'available 100.00 EUR');
+    await ok(h, '/api/network/cardFreeze.html', { cardId });
+    assert.equal(await code(authorizationRequest(card)), '62');
+    await ok(h, '/api/network/cardClose.html', { cardId });
+    assert.equal(await code(authorizationRequest(card)), '78');
+    // The declines the sandbox records are recorded (tradeQuery reads them); the card data ones write nothing.
+    assert.equal(await count(h, 'authorizations'), 3, 'insufficient funds, frozen, closed');
+  });
+
+  it('answers 91 and writes nothing when the decision cannot be made within the deadline', async (t) => {
+    const { h, card, peer } = await setup(t, dialect);
+    h.app.svc.config.network = { ...h.app.svc.config.network, deadlineMs: 1 };
+    const a = await peer.ask(authorizationRequest(card));
+    assert.equal(a.fields.get(39), '91');
+    h.app.svc.config.network = { ...h.app.svc.config.network, deadlineMs: 1500 };
+    assert.equal(await count(h, 'network_messages'), 0);
+    assert.equal(await count(h, 'authorizations'), 0);
+  });
+
+  it('carries many messages in flight on one connection, answered by STAN', async (t) => {
+    const { h, cardId, card, peer } = await setup(t, dialect);
+    // Not this test's subject: a loaded machine must not turn answers into 91.
+    h.app.svc.config.network = { ...h.app.svc.config.network, deadlineMs: 20_000 };
+    const reqs = Array.from({ length: 40 }, () => authorizationRequest(card, { amount: 100 }));
+    for (const r of reqs) peer.send(r);
+    const answers = await Promise.all(reqs.map(() => peer.next().then(decode)));
+    assert.deepEqual(answers.map((a) => a.fields.get(11)).sort(), reqs.map((r) => r.fields.get(11)).sort());
+    assert.ok(answers.every((a) => a.fields.get(39) === '00'));
+    assert.equal((await balances(h, cardId)).available, 60);
+  });
+});
+
+const KEY = 'a3f1c29e5b7d4086e1f2a9c3b5d7e9f10c2e4a6b8d0f1e3c5a7b9d1f3e5c7a92';
+const base = { CARDPROGRAM_DATA_DIR: mkdtempSync(join(tmpdir(), 'cp-net-')), CARDPROGRAM_MASTER_KEY: KEY };
+const production = {
+  ...base,
+  CARDPROGRAM_ENV: 'production',
+  CARDPROGRAM_PUBLIC_URL: 'https://cards.example.com',
+  CARDPROGRAM_BINS: '{"EUR":"411111","USDT":"511111"}',
+};
+
+it('configuration: off unless CARDPROGRAM_NETWORK_PORT is set; production refuses plain TCP in one line; plain TCP on loopback only', () => {
+  assert.equal(loadConfig(base).network.port, null);
+  const on = loadConfig({ ...base, CARDPROGRAM_NETWORK_PORT: '8583' }).network;
+  assert.deepEqual(
+    { ...on, currencies: { ...on.currencies } },
+    {
+      port: 8583,
+      host: '127.0.0.1',
+      maxFrame: 4096,
+      idleMs: 120_000,
+      deadlineMs: 1500,
+      tls: null,
+      currencies: { EUR: '978', USDT: '840' },
+    },
+  );
+  const refuse = (env: Record<string, string>, pattern: RegExp) =>
+    assert.throws(
+      () => loadConfig(env),
+      (e: unknown) => e instanceof ConfigError && pattern.test(e.message) && !e.message.includes('\n'),
+    );
+  refuse({ ...production, CARDPROGRAM_NETWORK_PORT: '8583' }, /TLS with client certificates in production.*plain TCP is refused/);
+  refuse({ ...base, CARDPROGRAM_NETWORK_PORT: '8583', CARDPROGRAM_NETWORK_HOST: '0.0.0.0' }, /loopback address only/);
+  refuse({ ...base, CARDPROGRAM_NETWORK_TLS_CA: '/etc/hostname' }, /go together/);
+  refuse(
+    { ...base, CARDPROGRAM_NETWORK_TLS_CA: '/nope', CARDPROGRAM_NETWORK_TLS_CERT: '/nope', CARDPROGRAM_NETWORK_TLS_KEY: '/nope' },
+    /no file/,
+  );
+  refuse({ ...base, CARDPROGRAM_NETWORK_MAX_FRAME: '10' }, /CARDPROGRAM_NETWORK_MAX_FRAME must be between/);
+  refuse({ ...base, CARDPROGRAM_NETWORK_DEADLINE_MS: 'soon' }, /CARDPROGRAM_NETWORK_DEADLINE_MS must be a whole number/);
+  refuse({ ...base, CARDPROGRAM_NETWORK_CURRENCIES: '{"USDT":"USD"}' }, /3 digits/);
+  const dir = mkdtempSync(join(tmpdir(), 'cp-net-tls-'));
+  const server = selfSigned(dir, 'localhost');
+  const tls = loadConfig({
+    ...production,
+    CARDPROGRAM_NETWORK_PORT: '8583',
+    CARDPROGRAM_NETWORK_HOST: '0.0.0.0',
+    CARDPROGRAM_NETWORK_TLS_CA: server.certFile,
+    CARDPROGRAM_NETWORK_TLS_CERT: server.certFile,
+    CARDPROGRAM_NETWORK_TLS_KEY: server.keyFile,
+  }).network;
+  assert.deepEqual(tls.tls, { ca: server.certFile, cert: server.certFile, key: server.keyFile });
+});
+
+eachDialect('network link: started and stopped with the service', (dialect) => {
+  it('serve() opens the link beside HTTP, and stop() closes it', async (t) => {
+    const db = await isolatedDatabase(dialect);
+    const config = testConfig(db.dataDir, { databaseUrl: childDatabaseUrl(db), logLevel: 'silent' });
+    const running = await serve({ ...config, network: { ...config.network, port: 0 } }, { handleSignals: false });
+    let stopped = false;
+    t.after(async () => {
+      if (!stopped) await running.stop();
+      await db.cleanup();
+    });
+    assert.ok(running.networkPort);
+    const peer = await Peer.open(t, running.networkPort);
+    const a = await peer.ask(message('0800', { 7: '1125171500', 11: '000001', 70: '001' }));
+    assert.equal(a.fields.get(39), '00');
+    await running.stop();
+    stopped = true;
+    await peer.closed;
+  });
+
+  it('TLS: a peer with a certificate the CA signed is served; one without a certificate is refused', async (t) => {
+    const db = await isolatedDatabase(dialect);
+    const dir = mkdtempSync(join(tmpdir(), 'cp-net-tls-'));
+    const server = selfSigned(dir, 'localhost');
+    const client = selfSigned(dir, 'acquirer');
+    const config = testConfig(db.dataDir, { databaseUrl: childDatabaseUrl(db), logLevel: 'silent' });
+    const running = await serve(
+      { ...config, network: { ...config.network, port: 0, tls: { ca: client.certFile, cert: server.certFile, key: server.keyFile } } },
+      { handleSignals: false },
+    );
+    t.after(async () => {
+      await running.stop();
+      await db.cleanup();
+    });
+    const port = running.networkPort as number;
+    const ask = (withCert: boolean) =>
+      new Promise<string>((resolve, reject) => {
+        const socket = tlsConnect({
+          port,
+          host: '127.0.0.1',
+          servername: 'localhost',
+          ca: readFileSync(server.certFile),
+          ...(withCert ? { cert: readFileSync(client.certFile), key: readFileSync(client.keyFile) } : {}),
+        });
+        const reader = new FrameReader();
+        socket.on('secureConnect', () => socket.write(frame(encode(message('0800', { 7: '1125171500', 11: '000009', 70: '301' })))));
+        socket.on('data', (d) => {
+          const [f] = reader.push(d);
+          if (f) {
+            resolve(decode(f).fields.get(39) ?? '');
+            socket.destroy();
+          }
+        });
+        socket.on('error', reject);
+        socket.on('close', () => reject(new Error('closed')));
+      });
+    assert.equal(await ask(true), '00');
+    await assert.rejects(ask(false));
+  });
+});
