@@ -61,7 +61,7 @@ describe('ISO 8583 codec (decisions §12.2)', () => {
       [`${ok}12`, 'trailing'],
       ['0100' + '4000000000000000' + '20' + '4'.repeat(20), 2],
       ['0100' + '4000000000000000' + '1X' + '4'.repeat(16), 2],
-      ['0800' + '8000000000000000' + '0000000000000000', 1],
+      ['0800' + '8000000000000000' + '000000000000000G', 1],
       ['0800' + '0000000000000000', 'bitmap'],
     ];
     for (const [text, where] of cases) {
@@ -88,6 +88,11 @@ describe('ISO 8583 codec (decisions §12.2)', () => {
       const spec = FIELDS[f];
       assert.ok(spec && spec.length > 0, `field ${f}`);
     }
+    // An empty secondary bitmap is read as none.
+    assert.deepEqual(
+      [...decode(ascii('0800A2200000000000000000000000000000' + '000000' + '1125171500' + '000001')).fields.keys()],
+      [3, 7, 11],
+    );
     const bytes = encode(message('0100', { 11: '000007', 46: 'hello', 63: 'x', 104: 'description', 127: 'private' }));
     assert.deepEqual(decode(bytes).fields.get(127), 'private');
   });

@@ -98,9 +98,8 @@ export function decode(buf: Uint8Array): IsoMessage {
     const secondary = text.slice(pos, pos + 16);
     if (!HEX16.test(secondary)) throw new Iso8583Error(1, 'the secondary bitmap must be 16 upper-case hexadecimal characters', partial);
     pos += 16;
-    const more = bitmapFields(secondary, 64);
-    if (more.length === 0) throw new Iso8583Error(1, 'a secondary bitmap with no field set', partial);
-    present = [...present.slice(1), ...more];
+    // Sent only when a field 65–128 is present; an empty one is accepted (some implementations always send it).
+    present = [...present.slice(1), ...bitmapFields(secondary, 64)];
   }
   if (present.length === 0) throw new Iso8583Error('bitmap', 'no field present', partial);
   for (const field of present) {
