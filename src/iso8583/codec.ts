@@ -78,8 +78,50 @@ function bitmapFields(hex: string, offset: number): number[] {
   return out;
 }
 
+/**
+ * Field 11 of a message that failed to decode before it, found by the lengths alone (fields 2–10
+ * are fixed, or LLVAR with readable length digits): so that a bad value in an earlier field is
+ * still answered `30` rather than the connection closed. Null when it cannot be located.
+ */
+function salvageStan(text: string): string | null {
+  const primary = text.slice(4, 20);
+  if (!HEX16.test(primary)) return null;
+  const present = bitmapFields(primary, 0);
+  if (!present.includes(11)) return null;
+  let pos = present[0] === 1 ? 36 : 20;
+  for (const field of present) {
+    if (field === 1) continue;
+    const spec = FIELDS[field] as FieldSpec;
+    let len = spec.length;
+    if (spec.var > 0) {
+      const digits = text.slice(pos, pos + spec.var);
+      if (!/^[0-9]+$/.test(digits) || digits.length < spec.var) return null;
+      len = Number(digits);
+      pos += spec.var;
+    }
+    if (field === 11) {
+      const stan = text.slice(pos, pos + 6);
+      return /^[0-9]{6}$/.test(stan) ? stan : null;
+    }
+    pos += len;
+  }
+  return null;
+}
+
 /** Decodes one message (the frame's body, without its length header). */
 export function decode(buf: Uint8Array): IsoMessage {
+  try {
+    return strictDecode(buf);
+  } catch (err) {
+    if (err instanceof Iso8583Error && err.partial.mti !== null && !err.partial.fields.has(11)) {
+      const stan = salvageStan(Buffer.from(buf).toString('latin1'));
+      if (stan !== null) err.partial.fields.set(11, stan);
+    }
+    throw err;
+  }
+}
+
+function strictDecode(buf: Uint8Array): IsoMessage {
   const text = ascii(buf);
   const partial = { mti: null as string | null, fields: new Map<number, string>() };
   const mti = (text ?? Buffer.from(buf.subarray(0, 4)).toString('latin1')).slice(0, 4);
