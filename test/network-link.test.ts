@@ -15,6 +15,7 @@ import { childDatabaseUrl } from './helpers/cli.js';
 import { isolatedDatabase } from './helpers/db.js';
 import { eachDialect } from './helpers/dialects.js';
 import { authorizationRequest, cardSecrets, linkOf, Peer } from './helpers/link.js';
+import { receiver } from './helpers/receiver.js';
 
 const hexOf = (b: Uint8Array) => Buffer.from(b).toString('hex').toUpperCase();
 const fields = (m: { fields: Map<number, string> }) => Object.fromEntries(m.fields);
@@ -282,5 +283,47 @@ eachDialect('network link: started and stopped with the service', (dialect) => {
       });
     assert.equal(await ask(true), '00');
     await assert.rejects(ask(false));
+  });
+});
+
+eachDialect('network link: the merchant’s endpoint and callbacks, as for the sandbox’s authorize', (dialect) => {
+  it('asks the merchant’s real-time endpoint within the deadline (05 on its decline) and emits the same trade callback', async (t) => {
+    const { h, cardId, card, peer } = await setup(t, dialect);
+    await h.db.database.db.updateTable('merchants').set({ notify_url: 'http://127.0.0.1:9/hooks' }).execute();
+    const r = await receiver(t, h.merchant.webhookSecret);
+    const set = await h.call('/api/network/authorizationEndpointUpdate.html', {
+      authorizationUrl: r.url,
+      timeoutMs: 2000,
+      randomStr: randomStr(),
+    });
+    assert.equal(set.status, 200, JSON.stringify(set.body));
+
+    const reply = (approved: boolean, delayMs: number) => (res: import('node:http').ServerResponse) =>
+      setTimeout(() => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ approved })), delayMs);
+    r.respond(reply(false, 0), reply(true, 0), reply(true, 3000));
+    const declined = await peer.ask(authorizationRequest(card, { amount: 700 }));
+    assert.equal(declined.fields.get(39), '05');
+    assert.equal(r.received.length, 1);
+    assert.equal(r.received[0]?.body.type, 'authorization.request');
+    assert.equal(r.received[0]?.body.authorization.amount, 7);
+
+    const approved = await peer.ask(authorizationRequest(card, { amount: 700 }));
+    assert.equal(approved.fields.get(39), '00');
+    assert.equal((await balances(h, cardId)).available, 93);
+
+    // The endpoint's deadline is what is left of the link's: the merchant's default (decline) applies, in time.
+    const started = Date.now();
+    const late = await peer.ask(authorizationRequest(card, { amount: 700 }));
+    assert.equal(late.fields.get(39), '05');
+    assert.ok(Date.now() - started < 1500, `answered within the deadline (${Date.now() - started} ms)`);
+
+    const events = await h.db.database.db.selectFrom('callback_events').select(['type', 'payload']).orderBy('created_at').execute();
+    assert.deepEqual(
+      events.map((e) => e.type),
+      ['authorization.declined', 'trade', 'authorization.declined'],
+    );
+    const trade = JSON.parse(events[1]?.payload ?? '{}');
+    assert.equal(trade.authorization.amount, 7, 'the trade callback carries the authorization, as the sandbox’s does');
+    assert.equal(trade.authorization.channel, 'ecommerce');
   });
 });
