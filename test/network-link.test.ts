@@ -327,3 +327,65 @@ eachDialect('network link: the merchant’s endpoint and callbacks, as for the s
     assert.equal(trade.authorization.channel, 'ecommerce');
   });
 });
+
+/** An 0400 reversing `original` (an 0100 as sent): field 90 names it, field 95 the actual amount when partial. */
+function reversalOf(original: ReturnType<typeof authorizationRequest>, opts: { actual?: number; mti?: string; stan?: string } = {}) {
+  const f = original.fields;
+  const acquirer = (f.get(32) as string).padStart(11, '0');
+  return message(opts.mti ?? '0400', {
+    2: f.get(2) as string,
+    3: f.get(3) as string,
+    4: f.get(4) as string,
+    7: f.get(7) as string,
+    11: opts.stan ?? '900001',
+    32: f.get(32) as string,
+    49: f.get(49) as string,
+    90: `0100${f.get(11)}${f.get(7)}${acquirer}${'0'.repeat(11)}`,
+    ...(opts.actual === undefined ? {} : { 95: `${String(opts.actual).padStart(12, '0')}${'0'.repeat(30)}` }),
+  });
+}
+
+eachDialect('network link: reversals (0400/0420)', (dialect) => {
+  it('reverses part (field 95) then the rest of an approved 0100, once each; 25 without an original; 12 when nothing is held', async (t) => {
+    const { h, cardId, card, peer } = await setup(t, dialect);
+    const auth = authorizationRequest(card, { amount: 3000 });
+    assert.equal((await peer.ask(auth)).fields.get(39), '00');
+    assert.equal((await balances(h, cardId)).available, 70);
+
+    const partial = reversalOf(auth, { actual: 1000, stan: '900001' });
+    const a = await peer.ask(partial);
+    assert.equal(a.mti, '0410');
+    assert.deepEqual(
+      Object.keys(fields(a))
+        .map(Number)
+        .sort((x, y) => x - y),
+      [3, 4, 7, 11, 32, 38, 39, 49, 90, 95],
+    );
+    assert.equal(a.fields.get(39), '00');
+    assert.equal(a.fields.get(90), partial.fields.get(90));
+    assert.equal((await balances(h, cardId)).available, 90, '20.00 of 30.00 released: 10.00 still held');
+    // Its retransmission and repeat MTI act no more.
+    assert.deepEqual(fields(await peer.ask(partial)), fields(a));
+    assert.deepEqual(fields(await peer.ask({ mti: '0401', fields: partial.fields })), fields(a));
+    assert.equal((await balances(h, cardId)).available, 90);
+
+    const rest = reversalOf(auth, { mti: '0420', stan: '900002' });
+    const b = await peer.ask(rest);
+    assert.deepEqual([b.mti, b.fields.get(39)], ['0430', '00']);
+    assert.deepEqual(await balances(h, cardId), { available: 100, ledger: 100, status: 'active' });
+    assert.equal((await peer.ask(reversalOf(auth, { stan: '900003' }))).fields.get(39), '12', 'nothing held any more');
+
+    const stranger = authorizationRequest(card);
+    assert.equal((await peer.ask(reversalOf(stranger, { stan: '900004' }))).fields.get(39), '25', 'no such original');
+    const tq = await ok(h, '/api/network/tradeQuery.html', {
+      tradeId: (
+        await h.db.database.db
+          .selectFrom('network_messages')
+          .select('trade_id')
+          .where('msg_class', '=', 'authorization')
+          .executeTakeFirstOrThrow()
+      ).trade_id,
+    });
+    assert.equal(tq.trade.tradeStatus, 3, 'the authorization is Reversed');
+  });
+});

@@ -19,7 +19,7 @@ const AUTH_PROCESSING = new Set(['00', '01', '31']);
  * Response code of a failure of the decision that committed nothing (decisions §12.5): the verbs'
  * refusals before any write, a database that cannot be reached (91), anything else 96.
  */
-function failureCode(err: unknown): string {
+export function failureCode(err: unknown): string {
   if (err instanceof DeadlinePassed) return '91';
   if (!(err instanceof DomainError)) return '96';
   switch (err.kind) {

@@ -3,8 +3,10 @@ import type { DB, NetworkMessagesTable } from '../db/schema.js';
 import { CommittedFailure, DomainError } from '../errors.js';
 import { type AuthorizeInput, authorize } from '../ledger/authorize.js';
 import { balanceInquiry } from '../ledger/balance-inquiry.js';
+import { reverse } from '../ledger/cancel.js';
 import type { LedgerCtx } from '../ledger/context.js';
-import { lockCard } from '../ledger/locks.js';
+import { heldAuthorization, lockCard } from '../ledger/locks.js';
+import { toMajor } from '../money/currency.js';
 import { DeclineReason, type DeclineReasonValue } from '../trades/types.js';
 
 /**
@@ -176,5 +178,67 @@ export async function linkAuthorize({
   }
   if (ctx.svc.clock() > input.deadline) throw new DeadlinePassed();
   await claim(ctx, input.record, cardId, answer);
+  return answer;
+}
+
+/** The original of a reversal, by field 90 (original MTI, STAN, field 7, acquirer): the authorization message that acted, or null. */
+export async function originalAuthorization(
+  db: Kysely<DB>,
+  original: { stan: string; transmitted: string; acquirer: string },
+): Promise<{ tradeId: string | null; cardId: string | null; merchantId: string | null; code: string } | null> {
+  const rows = await db
+    .selectFrom('network_messages')
+    .select(['acquirer', 'trade_id', 'card_id', 'merchant_id', 'response_code'])
+    .where('msg_class', '=', 'authorization')
+    .where('stan', '=', original.stan)
+    .where('transmitted', '=', original.transmitted)
+    .execute();
+  // Field 90 carries the acquirer as n11 (zeros on the left); field 32 as sent.
+  const acquirer = original.acquirer.replace(/^0+/, '');
+  const row = rows.find((r) => r.acquirer.replace(/^0+/, '') === acquirer);
+  return row ? { tradeId: row.trade_id, cardId: row.card_id, merchantId: row.merchant_id, code: row.response_code } : null;
+}
+
+export interface LinkReverseInput {
+  record: LinkRecord;
+  /** The approved authorization's trade. */
+  tradeId: string;
+  cardId: string;
+  /**
+   * Field 95's actual amount (minor units of the original's field 4 currency): what the
+   * authorization is to hold after the reversal; null: a full reversal.
+   */
+  actual: number | null;
+}
+
+/**
+ * A reversal (0400/0420, decisions §12.4) of an approved 0100: the sandbox's `reverse` verb, of all
+ * that is held (no field 95) or of what is held beyond field 95's actual amount, and the message's
+ * claim, in one transaction. An authorization that holds nothing any more (already reversed or
+ * cleared) is `12`; an actual amount above what is held, `13`.
+ */
+export async function linkReverse({ ctx, input }: { ctx: LedgerCtx; input: LinkReverseInput }): Promise<LinkAnswer> {
+  let answer: LinkAnswer;
+  try {
+    const { auth, card } = await heldAuthorization(ctx, { tradeId: input.tradeId }, 'reversed');
+    // Field 95 is in the original's transaction currency: in the card's, prorated as the hold was converted.
+    const actual =
+      input.actual === null
+        ? 0
+        : auth.txn_amount === auth.amount
+          ? input.actual
+          : Math.round((input.actual * auth.amount) / auth.txn_amount);
+    const amount = auth.held - actual;
+    if (amount < 0) answer = { code: '13' };
+    else if (amount === 0) answer = { code: '00', authCode: auth.auth_code, tradeId: auth.id };
+    else {
+      const record = await reverse({ ctx, input: { tradeId: input.tradeId, amount: toMajor(amount, card.currency) } });
+      answer = { code: '00', authCode: record.authCode, tradeId: record.tradeId };
+    }
+  } catch (err) {
+    if (!(err instanceof DomainError) || err.kind !== 'tradeState') throw err;
+    answer = { code: '12' };
+  }
+  await claim(ctx, input.record, input.cardId, answer);
   return answer;
 }
