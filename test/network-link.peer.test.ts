@@ -59,7 +59,7 @@ function exchange(socket: Socket, request: Record<string, string>): Promise<Reco
 }
 
 eachDialect('network link: a peer built on the iso_8583 package', (dialect) => {
-  it('runs a purchase and a balance inquiry', async (t) => {
+  it('runs a purchase, a partial reversal, a full reversal and a balance inquiry', async (t) => {
     const h = await build(t, dialect);
     const { cardId } = await fundedCard(h, { topUp: 80 });
     const card = await cardSecrets(h, cardId);
@@ -91,8 +91,18 @@ eachDialect('network link: a peer built on the iso_8583 package', (dialect) => {
     assert.match(purchase['38'] ?? '', /^\w{6}$/);
     assert.equal((await balances(h, cardId)).available, 80 - 25.5);
 
+    // Partial reversal: the purchase is to hold 10.00 (field 95's actual amount), then reversed in full.
+    const original = `0100424242${common[7]}${'987654'.padStart(11, '0')}${'0'.repeat(11)}`;
+    const reversal = { 0: '0400', 2: card.pan, 3: '000000', 4: '000000002550', 7: '1125171501', 32: '987654', 49: '978', 90: original };
+    const partial = await exchange(socket, { ...reversal, 11: '424250', 95: `000000001000${'0'.repeat(30)}` });
+    assert.deepEqual([partial['0'], partial['39'], partial['90']], ['0410', '00', original]);
+    assert.equal((await balances(h, cardId)).available, 80 - 10);
+    const full = await exchange(socket, { ...reversal, 0: '0420', 11: '424251' });
+    assert.deepEqual([full['0'], full['39']], ['0430', '00']);
+    assert.equal((await balances(h, cardId)).available, 80);
+
     const inquiry = await exchange(socket, { 0: '0100', ...common, 3: '310000', 11: '424243' });
     assert.equal(inquiry['39'], '00');
-    assert.equal(inquiry['54'], '0002978C000000005450');
+    assert.equal(inquiry['54'], '0002978C000000008000');
   });
 });
