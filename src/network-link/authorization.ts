@@ -95,7 +95,7 @@ async function endpointVerdict(
 }
 
 /**
- * An 0100 (or its repeat 0101), decided (decisions §12.4–12.8): the card by its PAN, expiry and
+ * An 0100 or 0200 (or its repeat 0101, 0201), decided (decisions §12.4–12.8): the card by its PAN, expiry and
  * CVV2, then the sandbox's decision path (src/network/link.ts → authorize), the merchant's
  * endpoint asked with what is left of the deadline. The answer's code and, on approval, field 38
  * and (balance inquiry) field 54. Retransmissions get the stored answer.
@@ -112,7 +112,9 @@ export async function authorizationAnswer(svc: Services, mti: string, fields: Ma
   if (!AUTH_PROCESSING.has(kind) || processing.slice(2) !== '0000') return { code: '12' };
   if (kind !== '31' && !fields.has(4)) return { code: '30' };
 
-  const identity: LinkIdentity = { msgClass: 'authorization', acquirer, stan, transmitted };
+  // An 0200 (single message) is decided as an 0100, and on approval cleared at once.
+  const financial = mti.startsWith('02');
+  const identity: LinkIdentity = { msgClass: financial ? 'financial' : 'authorization', acquirer, stan, transmitted };
   const hash = await contentHash(svc, fields);
   const stored = await storedAnswer(svc.database.db, identity, hash);
   if (stored) return stored;
@@ -129,7 +131,7 @@ export async function authorizationAnswer(svc: Services, mti: string, fields: Ma
     runVerb(svc, linkAuthorize, {
       input: {
         record,
-        kind: kind === '31' ? 'balance' : 'authorize',
+        kind: kind === '31' ? 'balance' : financial ? 'financial' : 'authorize',
         authorize: { ...input, ...(verdict ? { endpoint: verdict } : {}) },
         deadline: deadline - DECISION_MARGIN_MS / 3,
         currencyCode: currencyCode(card, svc.config.network),

@@ -3,6 +3,7 @@ import type { Services } from '../context.js';
 import { answerMti, decode, Iso8583Error, type IsoMessage } from '../iso8583/codec.js';
 import type { LinkAnswer } from '../network/link.js';
 import { authorizationAnswer } from './authorization.js';
+import { financialAdvice } from './financial.js';
 import { reversalAnswer } from './reversal.js';
 
 /** A connection's state as its messages see it. */
@@ -35,7 +36,13 @@ function answerTo(mti: string, request: Map<number, string>, answer: LinkAnswer)
 }
 
 /** Message classes of decisions §12.4 that this version answers `12` (not yet supported: docs/network.md). */
-const NOT_YET = new Set(['0120', '0121', '0200', '0201', '0220', '0221']);
+const NOT_YET = new Set(['0120', '0121']);
+
+/** Requests decided within the deadline: authorization (0100) and single message (0200), and their repeats. */
+const DECIDED = new Set(['0100', '0101', '0200', '0201']);
+
+/** Financial advices (clearing, refund) and their repeats. */
+const ADVICES = new Set(['0220', '0221']);
 
 /** Reversal requests and advices, and their repeats. */
 const REVERSALS = new Set(['0400', '0401', '0420', '0421']);
@@ -101,14 +108,14 @@ export async function handleFrame(svc: Services, peer: Peer, bytes: Uint8Array, 
   if (!fields.has(11)) return { answer: answerTo(mti, fields, { code: '30' }), code: '30' };
   let answer: LinkAnswer;
   if (mti === '0800' || mti === '0801') answer = management(peer, fields);
-  else if (mti === '0100' || mti === '0101')
-    answer = await withinDeadline(svc, peer, authorizationAnswer(svc, mti, fields, arrived), arrived);
-  else if (REVERSALS.has(mti))
-    answer = await reversalAnswer(svc, mti, fields).catch((err: unknown): LinkAnswer => {
+  else if (DECIDED.has(mti)) answer = await withinDeadline(svc, peer, authorizationAnswer(svc, mti, fields, arrived), arrived);
+  else if (REVERSALS.has(mti) || ADVICES.has(mti)) {
+    const posted = REVERSALS.has(mti) ? reversalAnswer(svc, mti, fields) : financialAdvice(svc, mti, fields);
+    answer = await posted.catch((err: unknown): LinkAnswer => {
       svc.log.warn({ err: { name: (err as Error).name, message: (err as Error).message } }, 'network link: no decision');
       return { code: '96' };
     });
-  else if (NOT_YET.has(mti)) answer = { code: '12' };
+  } else if (NOT_YET.has(mti)) answer = { code: '12' };
   else answer = { code: '30' };
   return { answer: answerTo(mti, fields, answer), code: answer.code };
 }

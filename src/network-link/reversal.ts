@@ -1,5 +1,5 @@
 import type { Services } from '../context.js';
-import { type LinkAnswer, type LinkIdentity, LinkReplay, linkReverse, originalAuthorization, storedAnswer } from '../network/link.js';
+import { type LinkAnswer, type LinkIdentity, LinkReplay, linkReverse, originalMessage, storedAnswer } from '../network/link.js';
 import { runVerb } from '../runner.js';
 import { failureCode } from './authorization.js';
 import { cardByPan, contentHash, storedCopy } from './card-data.js';
@@ -27,7 +27,11 @@ export async function reversalAnswer(svc: Services, mti: string, fields: Map<num
 
   const originalMti = f90.slice(0, 4);
   if (originalMti !== '0100' && originalMti !== '0101') return { code: '25' };
-  const original = await originalAuthorization(db, { stan: f90.slice(4, 10), transmitted: f90.slice(10, 20), acquirer: f90.slice(20, 31) });
+  const original = await originalMessage(db, 'authorization', {
+    stan: f90.slice(4, 10),
+    transmitted: f90.slice(10, 20),
+    acquirer: f90.slice(20, 31),
+  });
   if (original?.code !== '00' || !original.tradeId || !original.cardId || !original.merchantId) return { code: '25' };
   const pan = fields.get(2);
   if (pan !== undefined && (await cardByPan(svc, pan))?.id !== original.cardId) return { code: '25' };

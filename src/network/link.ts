@@ -6,6 +6,7 @@ import { balanceInquiry } from '../ledger/balance-inquiry.js';
 import { reverse } from '../ledger/cancel.js';
 import type { LedgerCtx } from '../ledger/context.js';
 import { heldAuthorization, lockCard } from '../ledger/locks.js';
+import { clear } from '../ledger/settle.js';
 import { toMajor } from '../money/currency.js';
 import { DeclineReason, type DeclineReasonValue } from '../trades/types.js';
 
@@ -77,7 +78,7 @@ export async function storedAnswer(db: Kysely<DB>, identity: LinkIdentity, conte
 }
 
 /** Claims the identity with the answer, in the verb's transaction; a message that claimed it first makes this one a replay. */
-async function claim(ctx: LedgerCtx, record: LinkRecord, cardId: string, answer: LinkAnswer): Promise<void> {
+export async function claim(ctx: LedgerCtx, record: LinkRecord, cardId: string, answer: LinkAnswer): Promise<void> {
   const { identity } = record;
   const inserted = await ctx.tx
     .insertInto('network_messages')
@@ -125,8 +126,8 @@ export function declineCode(reason: DeclineReasonValue | undefined, cardStatus: 
 
 export interface LinkAuthorizeInput {
   record: LinkRecord;
-  /** `authorize`: processing codes 00 and 01; `balance`: 31. */
-  kind: 'authorize' | 'balance';
+  /** `authorize`: processing codes 00 and 01; `balance`: 31; `financial`: an 0200's 00 and 01, authorized and cleared at once. */
+  kind: 'authorize' | 'balance' | 'financial';
   authorize: AuthorizeInput;
   /** When the answer is due (epoch ms): a decision not made by then is rolled back. */
   deadline: number;
@@ -169,7 +170,9 @@ export async function linkAuthorize({
   } else {
     try {
       const trade = await authorize({ ctx, input: input.authorize });
-      answer = { code: '00', authCode: trade.authCode, tradeId: trade.tradeId };
+      // A single message (0200): the payment at once, in the same transaction.
+      const done = input.kind === 'financial' ? await clear({ ctx, input: { tradeId: trade.tradeId } }) : trade;
+      answer = { code: '00', authCode: done.authCode, tradeId: done.tradeId };
     } catch (err) {
       if (!(err instanceof CommittedFailure)) throw err;
       const detail = err.error.detail as { tradeId?: string; declineReason?: DeclineReasonValue } | undefined;
@@ -181,15 +184,16 @@ export async function linkAuthorize({
   return answer;
 }
 
-/** The original of a reversal, by field 90 (original MTI, STAN, field 7, acquirer): the authorization message that acted, or null. */
-export async function originalAuthorization(
+/** The original a message's field 90 names (its class, STAN, field 7, acquirer): the message that acted, or null. */
+export async function originalMessage(
   db: Kysely<DB>,
+  msgClass: LinkClass,
   original: { stan: string; transmitted: string; acquirer: string },
 ): Promise<{ tradeId: string | null; cardId: string | null; merchantId: string | null; code: string } | null> {
   const rows = await db
     .selectFrom('network_messages')
     .select(['acquirer', 'trade_id', 'card_id', 'merchant_id', 'response_code'])
-    .where('msg_class', '=', 'authorization')
+    .where('msg_class', '=', msgClass)
     .where('stan', '=', original.stan)
     .where('transmitted', '=', original.transmitted)
     .execute();
