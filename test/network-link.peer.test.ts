@@ -59,7 +59,7 @@ function exchange(socket: Socket, request: Record<string, string>): Promise<Reco
 }
 
 eachDialect('network link: a peer built on the iso_8583 package', (dialect) => {
-  it('runs a purchase, a partial reversal, a full reversal and a balance inquiry', async (t) => {
+  it('runs a purchase, a partial reversal, a clearing, a refund and a balance inquiry', async (t) => {
     const h = await build(t, dialect);
     const { cardId } = await fundedCard(h, { topUp: 80 });
     const card = await cardSecrets(h, cardId);
@@ -91,18 +91,27 @@ eachDialect('network link: a peer built on the iso_8583 package', (dialect) => {
     assert.match(purchase['38'] ?? '', /^\w{6}$/);
     assert.equal((await balances(h, cardId)).available, 80 - 25.5);
 
-    // Partial reversal: the purchase is to hold 10.00 (field 95's actual amount), then reversed in full.
+    // Partial reversal: the purchase is to hold 10.00 (field 95's actual amount).
     const original = `0100424242${common[7]}${'987654'.padStart(11, '0')}${'0'.repeat(11)}`;
     const reversal = { 0: '0400', 2: card.pan, 3: '000000', 4: '000000002550', 7: '1125171501', 32: '987654', 49: '978', 90: original };
     const partial = await exchange(socket, { ...reversal, 11: '424250', 95: `000000001000${'0'.repeat(30)}` });
     assert.deepEqual([partial['0'], partial['39'], partial['90']], ['0410', '00', original]);
     assert.equal((await balances(h, cardId)).available, 80 - 10);
+    // The clearing (0220, field 90 names the purchase) of 8.00 of the 10.00 held; then a refund of 3.00 of it.
+    const clearing = { 0: '0220', 3: '000000', 4: '000000000800', 7: '1125171502', 11: '424260', 32: '987654', 49: '978', 90: original };
+    const cleared = await exchange(socket, clearing);
+    assert.deepEqual([cleared['0'], cleared['39']], ['0230', '00']);
+    assert.deepEqual(await balances(h, cardId), { available: 72, ledger: 72, status: 'active' });
+    const clearingId = `0220424260${clearing[7]}${'987654'.padStart(11, '0')}${'0'.repeat(11)}`;
+    const refunded = await exchange(socket, { ...clearing, 3: '200000', 4: '000000000300', 7: '1125171503', 11: '424261', 90: clearingId });
+    assert.deepEqual([refunded['0'], refunded['39']], ['0230', '00']);
+    assert.deepEqual(await balances(h, cardId), { available: 75, ledger: 75, status: 'active' });
+    // Nothing is held any more: a reversal now is refused.
     const full = await exchange(socket, { ...reversal, 0: '0420', 11: '424251' });
-    assert.deepEqual([full['0'], full['39']], ['0430', '00']);
-    assert.equal((await balances(h, cardId)).available, 80);
+    assert.deepEqual([full['0'], full['39']], ['0430', '12']);
 
     const inquiry = await exchange(socket, { 0: '0100', ...common, 3: '310000', 11: '424243' });
     assert.equal(inquiry['39'], '00');
-    assert.equal(inquiry['54'], '0002978C000000008000');
+    assert.equal(inquiry['54'], '0002978C000000007500');
   });
 });
