@@ -4,9 +4,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { it } from 'node:test';
 import { connect as tlsConnect } from 'node:tls';
+import { buildApp } from '../src/app.js';
 import { ConfigError, loadConfig } from '../src/config.js';
 import { decode, encode, message } from '../src/iso8583/codec.js';
 import { FrameReader, frame } from '../src/iso8583/frame.js';
+import { startLink } from '../src/network-link/listener.js';
 import { serve } from '../src/server.js';
 import { build, type Harness, randomStr, testConfig } from './helpers/app.js';
 import { balances, fundedCard, ok } from './helpers/cards.js';
@@ -15,6 +17,7 @@ import { childDatabaseUrl } from './helpers/cli.js';
 import { isolatedDatabase } from './helpers/db.js';
 import { eachDialect } from './helpers/dialects.js';
 import { authorizationRequest, cardSecrets, linkOf, Peer } from './helpers/link.js';
+import { testLogging } from './helpers/log-audit.js';
 import { receiver } from './helpers/receiver.js';
 
 const hexOf = (b: Uint8Array) => Buffer.from(b).toString('hex').toUpperCase();
@@ -458,5 +461,33 @@ eachDialect('network link: clearing, refund and single message (0220, 0200)', (d
       ['00', '00', '00'],
       'what is not yet supported is not stored',
     );
+  });
+});
+
+eachDialect('network link: exactly once across restarts and instances', (dialect) => {
+  it('a second service on the same database (a restart, another instance) answers a retransmission with the first answer, and two copies at once act once', async (t) => {
+    const { h, cardId, card, peer } = await setup(t, dialect);
+    const req = authorizationRequest(card, { amount: 1500 });
+    const first = await peer.ask(req);
+    assert.equal(first.fields.get(39), '00');
+
+    // Another service: its own process state (caches, link), the same database.
+    const other = await buildApp({ ...h.config, network: { ...h.config.network, port: 0 } }, { database: h.db.database, ...testLogging() });
+    const otherLink = await startLink(other.svc);
+    assert.ok(otherLink);
+    t.after(async () => {
+      await otherLink.stop();
+      await other.close();
+    });
+    const there = await Peer.open(t, otherLink.port);
+    assert.deepEqual(fields(await there.ask({ mti: '0101', fields: req.fields })), fields(first));
+    assert.equal((await balances(h, cardId)).available, 85);
+
+    const next = authorizationRequest(card, { amount: 500 });
+    const [a, b] = await Promise.all([peer.ask(next), there.ask(next)]);
+    assert.equal(a.fields.get(39), '00');
+    assert.deepEqual(fields(a), fields(b));
+    assert.equal((await balances(h, cardId)).available, 80, 'held once');
+    assert.equal(await count(h, 'network_messages'), 2);
   });
 });
