@@ -118,7 +118,41 @@ export async function authorizationAnswer(svc: Services, mti: string, fields: Ma
   const hash = await contentHash(svc, fields);
   const stored = await storedAnswer(svc.database.db, identity, hash);
   if (stored) return stored;
+  // A copy of a message still being decided here joins its decision: the merchant's endpoint is
+  // asked once. (Across instances the claim decides: src/network/link.ts.)
+  const key = `${identity.msgClass}\n${acquirer}\n${stan}\n${transmitted}\n${hash}`;
+  const pending = deciding(svc);
+  const running = pending.get(key);
+  if (running) return running;
+  const decision = decide(svc, { mti, fields, arrived, deadline, pan, kind, financial, identity, hash });
+  pending.set(key, decision);
+  return decision.finally(() => pending.delete(key));
+}
 
+/** Decisions in progress in this process, by identity and content. */
+const inProgress = new WeakMap<Services, Map<string, Promise<LinkAnswer>>>();
+function deciding(svc: Services): Map<string, Promise<LinkAnswer>> {
+  const map = inProgress.get(svc) ?? new Map<string, Promise<LinkAnswer>>();
+  inProgress.set(svc, map);
+  return map;
+}
+
+interface Pending {
+  mti: string;
+  fields: Map<number, string>;
+  arrived: number;
+  deadline: number;
+  pan: string;
+  kind: string;
+  financial: boolean;
+  identity: LinkIdentity;
+  hash: string;
+}
+
+/** The decision of a message not decided before (authorizationAnswer). */
+async function decide(svc: Services, m: Pending): Promise<LinkAnswer> {
+  const { mti, fields, arrived, deadline, pan, kind, financial, identity, hash } = m;
+  const { acquirer, stan } = identity;
   const card = await cardByPan(svc, pan);
   if (!card) return { code: '14' };
   const dataCode = await cardDataCode(svc, card, pan, fields, arrived);
