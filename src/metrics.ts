@@ -73,7 +73,27 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  /** What the card network link's gauges read: its open connections and signed-on peers (src/network-link/listener.ts). */
+  private link: { connections(): number; signedOn(): number } = { connections: () => 0, signedOn: () => 0 };
+
   constructor() {
+    const link = () => this.link;
+    new Gauge({
+      name: 'cardprogram_network_connections',
+      help: 'Open connections of the card network link',
+      registers: [this.registry],
+      collect() {
+        this.set(link().connections());
+      },
+    });
+    new Gauge({
+      name: 'cardprogram_network_signed_on_peers',
+      help: 'Connections of the card network link signed on (0800, field 70 001) and not signed off',
+      registers: [this.registry],
+      collect() {
+        this.set(link().signedOn());
+      },
+    });
     // Process CPU and memory, GC, and event-loop lag (nodejs_eventloop_lag_seconds and its percentiles).
     collectDefaultMetrics({ register: this.registry, prefix: 'cardprogram_' });
   }
@@ -89,6 +109,11 @@ export class Metrics {
 
   delivery(outcome: 'delivered' | 'retry' | 'failed'): void {
     this.deliveries.inc({ outcome });
+  }
+
+  /** The card network link's state, read when scraped. */
+  networkLink(state: { connections(): number; signedOn(): number }): void {
+    this.link = state;
   }
 
   networkMessage(mti: string, code: string, seconds: number): void {

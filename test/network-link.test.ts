@@ -42,7 +42,7 @@ async function setup(t: Parameters<typeof build>[0], dialect: Parameters<typeof 
 
 eachDialect('network link: 0800 and 0100 over loopback TCP (decisions §12)', (dialect) => {
   it('answers an echo, a sign-on and a sign-off (golden frames)', async (t) => {
-    const { peer } = await setup(t, dialect);
+    const { h, peer } = await setup(t, dialect);
     // 0800 echo: length 0x37, MTI, primary bitmap (1, 7, 11), secondary (70), fields 7, 11, 70 — as hex on the wire.
     const echo = '0037' + '30383030383232303030303030303030303030303034303030303030303030303030303031313235313731353030303030303031333031';
     assert.equal(
@@ -64,6 +64,11 @@ eachDialect('network link: 0800 and 0100 over loopback TCP (decisions §12)', (d
     }
     const unknown = await peer.ask(message('0800', { 7: '1125171500', 11: '000003', 70: '999' }));
     assert.equal(unknown.fields.get(39), '12');
+    await peer.ask(message('0800', { 7: '1125171500', 11: '000004', 70: '001' }));
+    const metrics = await h.app.svc.metrics.text();
+    assert.match(metrics, /^cardprogram_network_connections 1$/m);
+    assert.match(metrics, /^cardprogram_network_signed_on_peers 1$/m);
+    assert.match(metrics, /^cardprogram_network_messages_total\{mti="0810",code="00"\} 5$/m);
   });
 
   it('approves a purchase: the answer field by field, the hold, the 4.1 record, tradeQuery, the stored copy without PAN or CVV2', async (t) => {

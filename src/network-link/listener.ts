@@ -39,12 +39,18 @@ export async function startLink(svc: Services): Promise<LinkServer | null> {
     void p.finally(() => decisions.delete(p));
   };
   let stopping = false;
+  const peers = new Map<Socket, Peer>();
+  svc.metrics.networkLink({
+    connections: () => sockets.size,
+    signedOn: () => [...peers.values()].filter((p) => p.signedOn).length,
+  });
 
   const onConnection = (socket: Socket) => {
     if (stopping) return void socket.destroy();
     sockets.add(socket);
     inFlight.set(socket, 0);
     const peer: Peer = { signedOn: false, remote: `${socket.remoteAddress}:${socket.remotePort}`, track };
+    peers.set(socket, peer);
     const reader = new FrameReader(cfg.maxFrame);
     let partial: NodeJS.Timeout | null = null;
     const close = (why: string) => {
@@ -59,6 +65,7 @@ export async function startLink(svc: Services): Promise<LinkServer | null> {
       if (partial) clearTimeout(partial);
       sockets.delete(socket);
       inFlight.delete(socket);
+      peers.delete(socket);
     });
     socket.on('data', (chunk: Buffer) => {
       let frames: Buffer[];
