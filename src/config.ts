@@ -2,11 +2,16 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { join, resolve } from 'node:path';
+import { type NetworkConfig, networkConfig } from './config-network.js';
+import { ConfigError, type Env, intVar, jsonVar } from './config-vars.js';
 import { keyWeakness } from './crypto/key-quality.js';
 import { makePrivateDir } from './db/files.js';
 import type { CardCurrency } from './money/currency.js';
 import { DEFAULT_FEES, type FeeSchedule, validateFees } from './money/fees.js';
 import { DEFAULT_RATES, type RateTable, validateRates } from './money/fx.js';
+
+export { DEFAULT_NETWORK_CURRENCIES, type NetworkConfig } from './config-network.js';
+export { ConfigError } from './config-vars.js';
 
 /** A merchant's budget: `perSecond` requests a second on average, up to `burst` at once. */
 export interface RateLimit {
@@ -85,6 +90,7 @@ export interface Config {
   program: ProgramConfig;
   kyc: KycConfig;
   callbacks: CallbackConfig;
+  network: NetworkConfig;
 }
 
 export interface KycConfig {
@@ -123,23 +129,6 @@ export interface ProgramConfig {
  */
 export const SANDBOX_BINS: Readonly<Record<CardCurrency, string>> = { EUR: '424242', USDT: '535353' };
 
-function jsonVar<T>(env: Env, name: string, fallback: T, validate: (v: Record<string, unknown>) => T): T {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(raw);
-  } catch {
-    throw new ConfigError(`${name} must be a JSON object`);
-  }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new ConfigError(`${name} must be a JSON object`);
-  try {
-    return validate(parsed as Record<string, unknown>);
-  } catch (err) {
-    throw new ConfigError(`${name}: ${(err as Error).message}`);
-  }
-}
-
 function validateBins(raw: Record<string, unknown>): Record<CardCurrency, string> {
   const out = { ...SANDBOX_BINS };
   for (const [currency, bin] of Object.entries(raw)) {
@@ -148,21 +137,6 @@ function validateBins(raw: Record<string, unknown>): Record<CardCurrency, string
     out[currency] = bin;
   }
   return out;
-}
-
-export class ConfigError extends Error {
-  override name = 'ConfigError';
-}
-
-type Env = Record<string, string | undefined>;
-
-function intVar(env: Env, name: string, fallback: number, min: number, max: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  if (!/^\d+$/.test(raw)) throw new ConfigError(`${name} must be a whole number, got "${raw}"`);
-  const n = Number(raw);
-  if (n < min || n > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${n}`);
-  return n;
 }
 
 /** CARDPROGRAM_METRICS_TOKEN: at least 16 characters of letters, digits, `-`, `_`, `.` (a header's worth). */
@@ -410,6 +384,7 @@ export function loadConfig(env: Env = process.env): Config {
       timeoutMs: 10_000,
       pollMs: check(() => intVar(env, 'CARDPROGRAM_WORKER_POLL_MS', 1000, 10, 60_000), 1000),
     },
+    network: networkConfig(env, envName ?? 'production', host, check),
     program: {
       bins,
       fees: check(() => jsonVar(env, 'CARDPROGRAM_FEES', DEFAULT_FEES, validateFees), DEFAULT_FEES),

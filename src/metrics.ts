@@ -79,7 +79,42 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  private readonly networkMessages = new Counter({
+    name: 'cardprogram_network_messages_total',
+    help: 'Card network link answers sent, by answer MTI and response code (field 39)',
+    labelNames: ['mti', 'code'] as const,
+    registers: [this.registry],
+  });
+
+  private readonly networkLatency = new Histogram({
+    name: 'cardprogram_network_decision_duration_seconds',
+    help: 'Time from a card network message’s arrival to its answer, by answer MTI',
+    labelNames: ['mti'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 1.5, 2.5],
+    registers: [this.registry],
+  });
+
+  /** What the card network link's gauges read: its open connections and signed-on peers (src/network-link/listener.ts). */
+  private link: { connections(): number; signedOn(): number } = { connections: () => 0, signedOn: () => 0 };
+
   constructor() {
+    const link = () => this.link;
+    new Gauge({
+      name: 'cardprogram_network_connections',
+      help: 'Open connections of the card network link',
+      registers: [this.registry],
+      collect() {
+        this.set(link().connections());
+      },
+    });
+    new Gauge({
+      name: 'cardprogram_network_signed_on_peers',
+      help: 'Connections of the card network link signed on (0800, field 70 001) and not signed off',
+      registers: [this.registry],
+      collect() {
+        this.set(link().signedOn());
+      },
+    });
     // Process CPU and memory, GC, and event-loop lag (nodejs_eventloop_lag_seconds and its percentiles).
     collectDefaultMetrics({ register: this.registry, prefix: 'cardprogram_' });
   }
@@ -108,6 +143,16 @@ export class Metrics {
 
   endpointPhase(phase: 'claim' | 'rules' | 'connect', seconds: number): void {
     this.endpointSendDelay.observe({ phase }, seconds);
+  }
+
+  /** The card network link's state, read when scraped. */
+  networkLink(state: { connections(): number; signedOn(): number }): void {
+    this.link = state;
+  }
+
+  networkMessage(mti: string, code: string, seconds: number): void {
+    this.networkMessages.inc({ mti, code });
+    this.networkLatency.observe({ mti }, seconds);
   }
 
   rateLimitRefusal(): void {

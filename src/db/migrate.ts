@@ -17,6 +17,7 @@ import * as m0014 from './migrations/2026_11_24_0014_trades_partitioned.js';
 import * as m0015 from './migrations/2026_11_25_0015_kyc_email_sealed_credential_gen.js';
 import * as m0016 from './migrations/2026_11_25_0016_console_login_throttle.js';
 import * as m0017 from './migrations/2026_11_25_0017_money_accounted.js';
+import * as m0019 from './migrations/2026_11_25_0019_network_messages.js';
 
 interface Migration {
   up(db: Kysely<any>): Promise<void>;
@@ -44,6 +45,7 @@ export const MIGRATIONS: ReadonlyArray<[string, Migration]> = [
   ['2026_11_25_0015_kyc_email_sealed_credential_gen', m0015],
   ['2026_11_25_0016_console_login_throttle', m0016],
   ['2026_11_25_0017_money_accounted', m0017],
+  ['2026_11_25_0019_network_messages', m0019],
 ];
 
 /**

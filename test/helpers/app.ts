@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { TestContext } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.js';
-import { type Config, DEFAULT_KYC_PLATFORMS, SANDBOX_BINS } from '../../src/config.js';
+import { type Config, DEFAULT_KYC_PLATFORMS, DEFAULT_NETWORK_CURRENCIES, SANDBOX_BINS } from '../../src/config.js';
 import type { Services } from '../../src/context.js';
 import type { DB } from '../../src/db/schema.js';
 import { hmacSign, signingString } from '../../src/http/signing.js';
@@ -83,6 +83,15 @@ export function testConfig(dataDir: string, overrides: Partial<Config> = {}): Co
     kyc: { platforms: DEFAULT_KYC_PLATFORMS, autoDecisionMs: 0 },
     // Tests run the worker themselves when they need it, on a fast schedule.
     callbacks: { worker: false, retryScheduleMs: [50, 100, 200], maxAgeMs: 60_000, timeoutMs: 2000, pollMs: 20 },
+    network: {
+      port: null,
+      host: '127.0.0.1',
+      maxFrame: 4096,
+      idleMs: 120_000,
+      deadlineMs: 1500,
+      tls: null,
+      currencies: DEFAULT_NETWORK_CURRENCIES,
+    },
     ...overrides,
   };
 }
