@@ -214,9 +214,24 @@ it('configuration: off unless CARDPROGRAM_NETWORK_PORT is set; production refuse
   refuse({ ...production, CARDPROGRAM_NETWORK_PORT: '8583' }, /TLS with client certificates in production.*plain TCP is refused/);
   refuse({ ...base, CARDPROGRAM_NETWORK_PORT: '8583', CARDPROGRAM_NETWORK_HOST: '0.0.0.0' }, /loopback address only/);
   refuse({ ...base, CARDPROGRAM_NETWORK_TLS_CA: '/etc/hostname' }, /go together/);
-  refuse(
-    { ...base, CARDPROGRAM_NETWORK_TLS_CA: '/nope', CARDPROGRAM_NETWORK_TLS_CERT: '/nope', CARDPROGRAM_NETWORK_TLS_KEY: '/nope' },
-    /no file/,
+  // Every missing file named at once, one line each (issue 30.7).
+  assert.throws(
+    () =>
+      loadConfig({
+        ...base,
+        CARDPROGRAM_NETWORK_TLS_CA: '/nope',
+        CARDPROGRAM_NETWORK_TLS_CERT: '/nope',
+        CARDPROGRAM_NETWORK_TLS_KEY: '/nope',
+      }),
+    (e: unknown) =>
+      e instanceof ConfigError &&
+      e.message ===
+        [
+          '3 configuration problems:',
+          '- CARDPROGRAM_NETWORK_TLS_CA: no file /nope',
+          '- CARDPROGRAM_NETWORK_TLS_CERT: no file /nope',
+          '- CARDPROGRAM_NETWORK_TLS_KEY: no file /nope',
+        ].join('\n'),
   );
   refuse({ ...base, CARDPROGRAM_NETWORK_MAX_FRAME: '10' }, /CARDPROGRAM_NETWORK_MAX_FRAME must be between/);
   refuse({ ...base, CARDPROGRAM_NETWORK_DEADLINE_MS: 'soon' }, /CARDPROGRAM_NETWORK_DEADLINE_MS must be a whole number/);
