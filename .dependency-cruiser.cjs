@@ -22,7 +22,13 @@ const LAYERS = [
   { name: 'assembly', paths: ['^src/app\\.ts$', '^src/services\\.ts$'] },
   {
     name: 'transports',
-    paths: [`^src/${DOMAINS}/routes\\.ts$`, '^src/docs/', '^src/http/(?!(schemas|fields|signing|signature-detail|decline-detail)\\.ts$)'],
+    paths: [
+      `^src/${DOMAINS}/routes\\.ts$`,
+      '^src/docs/',
+      '^src/http/(?!(schemas|fields|signing|signature-detail|decline-detail)\\.ts$)',
+      // The card network link: a transport like the HTTP routes (it reads messages, calls verbs, maps errors).
+      '^src/network-link/',
+    ],
   },
   { name: 'domains', paths: [`^src/${DOMAINS}/(?!${CODES}\\.ts$)`, '^src/(context|runner)\\.ts$', '^src/crypto/reseal\\.ts$'] },
   {
@@ -33,7 +39,10 @@ const LAYERS = [
       '^src/http/(fields|signing|signature-detail|decline-detail)\\.ts$',
     ],
   },
-  { name: 'foundation', paths: ['^src/(config|errors|dates|canonical-json|metrics)\\.ts$', '^src/(money|crypto|db)/'] },
+  {
+    name: 'foundation',
+    paths: ['^src/(config|config-vars|config-network|errors|dates|canonical-json|metrics)\\.ts$', '^src/(money|crypto|db|iso8583)/'],
+  },
 ];
 
 /**

@@ -1,5 +1,7 @@
 // The scan after the suite (test/helpers/log-audit.ts): fails if a card number, CVV, merchant or
-// webhook secret or page token appears in anything the suite's services logged or answered in error.
+// webhook secret or page token appears in anything the suite's services logged, answered in error,
+// or sent as a redirect's Location (a console redirect's next once carried a search's card number),
+// as written or percent-decoded.
 import { SANDBOX_BINS } from '../src/config.js';
 import { scanLogs } from '../test/helpers/log-audit.js';
 

@@ -93,6 +93,16 @@ const RECORDS = [
     doc: 'One funding account of the merchant (merchantBalance).',
     at: ['merchantBalance', 'model', 'balances', 'items'],
   },
+  {
+    name: 'FundingStatementPage',
+    doc: 'A page of the merchant’s funding statement (merchantFundingList).',
+    at: ['merchantFundingList', 'model'],
+  },
+  {
+    name: 'FundingMovement',
+    doc: 'One movement of a funding account, with the balance after it (merchantFundingList).',
+    at: ['merchantFundingList', 'model', 'movements', 'items'],
+  },
   { name: 'KycStatus', doc: 'A KYC request and its result (interface 3.2).', at: ['kycQuery', 'model'] },
   { name: 'CardDetails', doc: 'Full card details (sandbox only).', at: ['sandboxCardDetails', 'model'] },
 ];

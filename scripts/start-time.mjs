@@ -1,7 +1,7 @@
 // How long the service takes to answer after it is started on an existing database: the time from
 // spawning the command to the first 200 from /healthz (which answers 503 `starting` until start-up
-// is complete), for `npm start` (its prestart build check included) and for `cardprogram serve`
-// alone, each started N times in turn on one data directory made beforehand. Prints the median,
+// is complete), for `npm start` (its prestart build check included), `npx cardprogram serve` and
+// `node bin/cardprogram.js serve`, each started N times in turn on one data directory made beforehand. Prints the median,
 // the fastest and the slowest of each, and the service's own `readyMs` (from its log line: the
 // time from its first line of code to ready, module loading excluded).
 //
@@ -38,7 +38,8 @@ function freePort() {
 
 const COMMANDS = {
   'npm start': () => ['npm', ['start', '--silent']],
-  'cardprogram serve': (root) => [process.execPath, [join(root, 'bin', 'cardprogram.js'), 'serve']],
+  'npx cardprogram serve': () => ['npx', ['--no-install', 'cardprogram', 'serve']],
+  'node bin/cardprogram.js serve': (root) => [process.execPath, [join(root, 'bin', 'cardprogram.js'), 'serve']],
 };
 
 /** Starts one command in a checkout, waits for /healthz to answer 200, stops it; returns the times. */
@@ -88,7 +89,7 @@ const env = { CARDPROGRAM_DATA_DIR: dataDir };
 try {
   // The first start makes the database (migrations, keys, the demo merchant): not measured.
   // (each checkout's oldest migrations are the same: the database is made by the newest one here).
-  await once(HERE, 'cardprogram serve', env);
+  await once(HERE, 'node bin/cardprogram.js serve', env);
   const cases = ROOTS.flatMap((root) => Object.keys(COMMANDS).map((name) => ({ root, name, runs: [] })));
   for (let i = 0; i < RUNS; i++) for (const c of cases) c.runs.push(await once(c.root, c.name, env));
   const database = process.env.DATABASE_URL?.startsWith('postgres') ? 'postgres' : 'sqlite';
@@ -98,7 +99,7 @@ try {
     const ready = runs.map((r) => r.readyMs).filter((x) => x !== null);
     const where = ROOTS.length > 1 ? `${relative(process.cwd(), root) || '.'}: ` : '';
     console.log(
-      `  ${`${where}${name}`.padEnd(ROOTS.length > 1 ? 40 : 18)} median ${Math.round(median(ms))} ms (min ${Math.round(Math.min(...ms))}, max ${Math.round(Math.max(...ms))})` +
+      `  ${`${where}${name}`.padEnd(ROOTS.length > 1 ? 52 : 30)} median ${Math.round(median(ms))} ms (min ${Math.round(Math.min(...ms))}, max ${Math.round(Math.max(...ms))})` +
         (ready.length ? `; readyMs median ${median(ready)}` : ''),
     );
   }

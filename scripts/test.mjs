@@ -41,4 +41,14 @@ if (audit) {
     rmSync(logDir, { recursive: true, force: true });
   }
 }
+// The run's last line says which databases it tested, so a skipped PostgreSQL pass is not missed
+// behind a bare "# skipped N" (each skipped test also gives its own reason).
+console.log(databasesLine(choice, process.env));
 process.exit(status);
+
+function databasesLine({ dialects, line }, env) {
+  if (env.DATABASE_URL)
+    return `databases tested: ${env.DATABASE_URL.startsWith('postgres') ? 'PostgreSQL' : 'SQLite'} only (DATABASE_URL names one)`;
+  if (dialects === 'sqlite') return line;
+  return 'databases tested: SQLite and PostgreSQL';
+}

@@ -25,6 +25,7 @@ import { serverOptions } from './http/options.js';
 import { RateLimiter } from './http/rate-limit.js';
 import { reaperPlugin } from './http/reaper.js';
 import { workerPlugin } from './http/worker.js';
+import { sealPlaintextKyc } from './kyc/email.js';
 import { kycRoutes, kycSandboxRoutes } from './kyc/routes.js';
 import { fundingRoutes } from './ledger/routes.js';
 import { merchantRoutes } from './merchants/routes.js';
@@ -64,6 +65,7 @@ async function openReplica(config: Config, database: Database, app: FastifyInsta
     openDatabase(config.databaseReplicaUrl as string, {
       statementTimeoutMs: config.pgStatementTimeoutMs,
       pgPoolSize: config.pgPool.size,
+      ...(config.pgPool.urgentSize === undefined ? {} : { pgUrgentPoolSize: config.pgPool.urgentSize }),
       pgPoolWaitMs: config.pgPool.waitMs,
       pgPrepared: config.pgPool.prepared,
     }),
@@ -94,6 +96,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     openDatabase(config.databaseUrl, {
       statementTimeoutMs: config.pgStatementTimeoutMs,
       pgPoolSize: config.pgPool.size,
+      ...(config.pgPool.urgentSize === undefined ? {} : { pgUrgentPoolSize: config.pgPool.urgentSize }),
       pgPoolWaitMs: config.pgPool.waitMs,
       pgPrepared: config.pgPool.prepared,
     });
@@ -126,6 +129,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   const svc = createServices(config, database, app.log, clock, replica);
   await svc.vault.ensureKeys(database.db);
   await sealPlaintextHolders(svc);
+  await sealPlaintextKyc(svc);
   // PostgreSQL: the coming months' partitions of `trades` (src/db/partitions.ts). A record whose
   // month has none yet is stored in the default partition, so this failing stops nothing.
   await ensureTradePartitions(database, clock()).catch((err) => app.log.warn({ err }, 'creating partitions of trades failed'));
@@ -139,7 +143,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   app.addHook('onRequest', async (req, reply) => {
     reply.header('x-trace-id', req.id);
   });
-  registerErrorHandling(app);
+  registerErrorHandling(app, { production: config.env === 'production' });
   await app.register(inFlightPlugin);
   await app.register(openApiPlugin, { version: SERVICE_VERSION, publicUrl: config.publicUrl });
   await app.register(authPlugin, {

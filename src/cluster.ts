@@ -6,6 +6,7 @@ import { ensureSandboxAdmin, sandboxAdminFile } from './console/sandbox.js';
 import { openDatabase } from './db/index.js';
 import { migrateToLatest } from './db/migrate.js';
 import { sealPlaintextHolders } from './holders/identity.js';
+import { sealPlaintextKyc } from './kyc/email.js';
 import { ensureDemoMerchant } from './merchants/demo.js';
 import { serve } from './server.js';
 import { createServices } from './services.js';
@@ -29,6 +30,7 @@ export async function serveCluster(config: Config, processes: number): Promise<v
     const svc = createServices(config, database, log);
     await svc.vault.ensureKeys(database.db);
     await sealPlaintextHolders(svc);
+    await sealPlaintextKyc(svc);
     const demo = await ensureDemoMerchant(svc);
     if (demo)
       process.stdout.write(

@@ -2,10 +2,16 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { join, resolve } from 'node:path';
+import { type NetworkConfig, networkConfig } from './config-network.js';
+import { ConfigError, type Env, intVar, jsonVar } from './config-vars.js';
+import { keyWeakness } from './crypto/key-quality.js';
 import { makePrivateDir } from './db/files.js';
 import type { CardCurrency } from './money/currency.js';
 import { DEFAULT_FEES, type FeeSchedule, validateFees } from './money/fees.js';
 import { DEFAULT_RATES, type RateTable, validateRates } from './money/fx.js';
+
+export { DEFAULT_NETWORK_CURRENCIES, type NetworkConfig } from './config-network.js';
+export { ConfigError } from './config-vars.js';
 
 /** A merchant's budget: `perSecond` requests a second on average, up to `burst` at once. */
 export interface RateLimit {
@@ -45,10 +51,20 @@ export interface Config {
   metricsPort: number | null;
   /** The operators' console under /console (CARDPROGRAM_CONSOLE, off by default). */
   console: boolean;
+  /**
+   * Console passwords hashed at once (CARDPROGRAM_CONSOLE_HASHES, default 2): scrypt shares libuv's
+   * 4-thread pool; eight times as many wait their turn, and logins beyond are refused with 429.
+   */
+  consoleHashes: number;
   /** PostgreSQL: the longest one statement of the service may take, ms (CARDPROGRAM_PG_STATEMENT_TIMEOUT_MS); 0: no bound. */
   pgStatementTimeoutMs: number;
   /** PostgreSQL: connections per process (CARDPROGRAM_PG_POOL_SIZE), how long a request waits for one before 503 (CARDPROGRAM_PG_POOL_WAIT_MS), and whether statements are prepared on them (CARDPROGRAM_PG_PREPARED, on). */
-  pgPool: { size: number; waitMs: number; prepared: boolean };
+  pgPool: {
+    size: number;
+    waitMs: number;
+    prepared: boolean /** CARDPROGRAM_PG_URGENT_POOL_SIZE (4): the lane of an authorization endpoint's pre-send statements (src/db/index.ts, Database.urgent). */;
+    urgentSize?: number;
+  };
   dataDir: string;
   /** 32 bytes; encrypts stored secrets, PAN data keys, KYC documents and domain keys. */
   masterKey: Buffer;
@@ -74,6 +90,7 @@ export interface Config {
   program: ProgramConfig;
   kyc: KycConfig;
   callbacks: CallbackConfig;
+  network: NetworkConfig;
 }
 
 export interface KycConfig {
@@ -119,23 +136,6 @@ export interface ProgramConfig {
  */
 export const SANDBOX_BINS: Readonly<Record<CardCurrency, string>> = { EUR: '424242', USDT: '535353' };
 
-function jsonVar<T>(env: Env, name: string, fallback: T, validate: (v: Record<string, unknown>) => T): T {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(raw);
-  } catch {
-    throw new ConfigError(`${name} must be a JSON object`);
-  }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new ConfigError(`${name} must be a JSON object`);
-  try {
-    return validate(parsed as Record<string, unknown>);
-  } catch (err) {
-    throw new ConfigError(`${name}: ${(err as Error).message}`);
-  }
-}
-
 function validateBins(raw: Record<string, unknown>): Record<CardCurrency, string> {
   const out = { ...SANDBOX_BINS };
   for (const [currency, bin] of Object.entries(raw)) {
@@ -144,21 +144,6 @@ function validateBins(raw: Record<string, unknown>): Record<CardCurrency, string
     out[currency] = bin;
   }
   return out;
-}
-
-export class ConfigError extends Error {
-  override name = 'ConfigError';
-}
-
-type Env = Record<string, string | undefined>;
-
-function intVar(env: Env, name: string, fallback: number, min: number, max: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  if (!/^\d+$/.test(raw)) throw new ConfigError(`${name} must be a whole number, got "${raw}"`);
-  const n = Number(raw);
-  if (n < min || n > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${n}`);
-  return n;
 }
 
 /** CARDPROGRAM_METRICS_TOKEN: at least 16 characters of letters, digits, `-`, `_`, `.` (a header's worth). */
@@ -189,32 +174,14 @@ function rateLimitVar(env: Env): RateLimit | null {
   return { perSecond, burst: intVar(env, 'CARDPROGRAM_RATE_BURST', burstFor(perSecond), 1, 10_000_000) };
 }
 
-/** Fewer distinct byte values than this in 32 bytes: not a random key (a random one has about 30). */
-const MIN_DISTINCT_BYTES = 16;
-
 /**
  * Decodes CARDPROGRAM_MASTER_KEY (or one of CARDPROGRAM_MASTER_KEY_PREVIOUS, named by `name`): 64 hex
- * characters or Base64 of exactly 32 bytes, that look random. Why it is mandatory in production: a
- * generated key beside the database protects nothing if the disk is copied. Why the randomness check:
- * an all-equal or patterned key ("aaaa…", a repeated word) is guessable, and everything sealed under
- * it (merchant secrets, PAN data keys, identity data) with it. 32 random bytes have fewer than 16
- * distinct values with a probability below 10^-9.
+ * characters or Base64 of exactly 32 bytes, that look random (src/crypto/key-quality.ts). Why it is
+ * mandatory in production: a generated key beside the database protects nothing if the disk is
+ * copied. Why the randomness check: a patterned key or a passphrase is guessable, and everything
+ * sealed under it (merchant secrets, PAN data keys, identity data) with it.
  */
-/**
- * Why 32 bytes do not look like a random key, or null. Each test is one a random key fails with a
- * negligible chance: fewer than 16 distinct values (a random key has about 30), bytes that step
- * by one or two fixed amounts (00 01 02 …, ab ab ab …), all printable text (a passphrase: 2^-46).
- */
-function keyWeakness(key: Buffer): string | null {
-  const distinct = new Set(key).size;
-  if (distinct < MIN_DISTINCT_BYTES) return `${distinct} distinct byte values in 32; a random key has about 30`;
-  const steps = new Set(key.subarray(1).map((b, i) => (b - (key[i] ?? 0) + 256) % 256));
-  if (steps.size <= 2) return 'its bytes follow a pattern';
-  if (key.every((b) => b >= 0x20 && b < 0x7f)) return 'its bytes are all printable characters: a passphrase, not a key';
-  return null;
-}
-
-export function parseMasterKey(raw: string, name = 'CARDPROGRAM_MASTER_KEY'): Buffer {
+export function parseMasterKey(raw: string, name = 'CARDPROGRAM_MASTER_KEY', opts: { judge?: boolean } = {}): Buffer {
   const text = raw.trim();
   let key: Buffer | null = null;
   if (/^[0-9a-fA-F]{64}$/.test(text)) key = Buffer.from(text, 'hex');
@@ -224,8 +191,10 @@ export function parseMasterKey(raw: string, name = 'CARDPROGRAM_MASTER_KEY'): Bu
   if (key === null || key.length !== 32) {
     throw new ConfigError(`${name} must be 32 bytes, as 64 hex characters or Base64 (generate one: openssl rand -hex 32)`);
   }
-  const weakness = keyWeakness(key);
-  if (weakness) throw new ConfigError(`${name} does not look random (${weakness}): generate one with openssl rand -hex 32`);
+  const weakness = opts.judge === false ? null : keyWeakness(key);
+  if (weakness) {
+    throw new ConfigError(`${name} does not look random (${weakness}): it must be 32 random bytes; generate one with openssl rand -hex 32`);
+  }
   return key;
 }
 
@@ -272,14 +241,19 @@ function trustProxyList(raw: string | undefined): string[] {
  * address (the page's cookie is then always Secure and __Host-, and HSTS is sent), and the issuer's
  * own BINs (a sandbox test BIN must never be on a live card).
  */
-function productionChecks(publicUrl: string, bins: Readonly<Record<CardCurrency, string>>): void {
+function productionPublicUrl(publicUrl: string): void {
   if (new URL(publicUrl).protocol !== 'https:') {
     throw new ConfigError(`CARDPROGRAM_PUBLIC_URL must be an https:// address in production, got "${publicUrl}"`);
   }
-  const sandbox = Object.entries(bins).filter(([currency, bin]) => SANDBOX_BINS[currency as CardCurrency] === bin);
+}
+
+function productionBins(bins: Readonly<Record<CardCurrency, string>>): void {
+  // Any BIN inside a sandbox range, in any currency: 42424299 is a test card as much as 424242 is.
+  const sandbox = Object.entries(bins).filter(([, bin]) => Object.values(SANDBOX_BINS).some((test) => bin.startsWith(test)));
   if (sandbox.length > 0) {
+    const named = sandbox.map(([currency, bin]) => `${currency} ${bin}`).join(', ');
     throw new ConfigError(
-      `CARDPROGRAM_BINS must give the issuer's own BIN for every currency in production (EUR and USDT; not the sandbox's ${Object.values(SANDBOX_BINS).join('/')})`,
+      `CARDPROGRAM_BINS must give the issuer's own BIN for every currency in production (EUR and USDT; none inside the sandbox's ${Object.values(SANDBOX_BINS).join('/')}: ${named})`,
     );
   }
 }
@@ -315,83 +289,122 @@ function replicaUrlFrom(env: Env, databaseUrl: string): string | null {
 }
 
 export function loadConfig(env: Env = process.env): Config {
-  const envName = env.CARDPROGRAM_ENV || 'sandbox';
-  if (envName !== 'sandbox' && envName !== 'production') {
-    throw new ConfigError(`CARDPROGRAM_ENV must be "sandbox" or "production", got "${envName}"`);
-  }
-  const port = intVar(env, 'PORT', 8080, 0, 65535);
+  // Every problem is found before any is reported: an operator fixes them all in one restart, not
+  // one a restart (issue 30.7). Each reader that refuses its value gives a stand-in so the rest can
+  // still be checked; the stand-ins are never used, since a single problem refuses the whole.
+  const problems: string[] = [];
+  const check = <T>(read: () => T, standIn: T): T => {
+    try {
+      return read();
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err;
+      problems.push(...err.message.split('\n'));
+      return standIn;
+    }
+  };
+  const envName = check((): Environment | null => {
+    const name = env.CARDPROGRAM_ENV || 'sandbox';
+    if (name !== 'sandbox' && name !== 'production')
+      throw new ConfigError(`CARDPROGRAM_ENV must be "sandbox" or "production", got "${name}"`);
+    return name;
+  }, null);
+  const port = check(() => intVar(env, 'PORT', 8080, 0, 65535), 8080);
   const host = env.HOST || '127.0.0.1';
   const dataDir = dataDirFrom(env);
   const databaseUrl = databaseUrlFrom(env, dataDir);
-  if (!/^(file:|postgres:\/\/|postgresql:\/\/)/.test(databaseUrl)) {
-    throw new ConfigError('DATABASE_URL must start with file: (SQLite) or postgres:// (PostgreSQL)');
-  }
-  const databaseReplicaUrl = replicaUrlFrom(env, databaseUrl);
+  const databaseOk = check(() => {
+    if (!/^(file:|postgres:\/\/|postgresql:\/\/)/.test(databaseUrl)) {
+      throw new ConfigError('DATABASE_URL must start with file: (SQLite) or postgres:// (PostgreSQL)');
+    }
+    return true;
+  }, false);
+  const databaseReplicaUrl = databaseOk ? check(() => replicaUrlFrom(env, databaseUrl), null) : null;
   const publicUrl = (env.CARDPROGRAM_PUBLIC_URL || `http://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(/\/+$/, '');
-  try {
-    new URL(publicUrl);
-  } catch {
-    throw new ConfigError(`CARDPROGRAM_PUBLIC_URL is not a URL: "${publicUrl}"`);
+  const publicUrlOk = check(() => {
+    try {
+      new URL(publicUrl);
+    } catch {
+      throw new ConfigError(`CARDPROGRAM_PUBLIC_URL is not a URL: "${publicUrl}"`);
+    }
+    return true;
+  }, false);
+  const masterKey = check(() => {
+    if (env.CARDPROGRAM_MASTER_KEY) return parseMasterKey(env.CARDPROGRAM_MASTER_KEY);
+    if (envName === 'production') throw new ConfigError('CARDPROGRAM_MASTER_KEY is required in production');
+    // Made (and written) only in the sandbox: not while the environment itself is in doubt.
+    return envName === 'sandbox' ? sandboxMasterKey(dataDir) : Buffer.alloc(32);
+  }, Buffer.alloc(32));
+  const masterKeyPrevious = (env.CARDPROGRAM_MASTER_KEY_PREVIOUS ?? '')
+    .split(',')
+    .map((k) => k.trim())
+    .filter((k) => k !== '')
+    // An earlier key only opens, and is needed to move away from a key refused as weak (by this
+    // check, made stricter over time): its format is checked, not its randomness.
+    .map((k, i) => check(() => parseMasterKey(k, `CARDPROGRAM_MASTER_KEY_PREVIOUS (key ${i + 1})`, { judge: false }), Buffer.alloc(32)));
+
+  const bins = check(() => jsonVar(env, 'CARDPROGRAM_BINS', SANDBOX_BINS, validateBins), SANDBOX_BINS);
+  if (envName === 'production') {
+    if (publicUrlOk) check(() => productionPublicUrl(publicUrl), undefined);
+    check(() => productionBins(bins), undefined);
   }
-  let masterKey: Buffer;
-  if (env.CARDPROGRAM_MASTER_KEY) masterKey = parseMasterKey(env.CARDPROGRAM_MASTER_KEY);
-  else if (envName === 'production') throw new ConfigError('CARDPROGRAM_MASTER_KEY is required in production');
-  else masterKey = sandboxMasterKey(dataDir);
 
-  const bins = jsonVar(env, 'CARDPROGRAM_BINS', SANDBOX_BINS, validateBins);
-  if (envName === 'production') productionChecks(publicUrl, bins);
-
-  return {
+  const config: Config = {
     port,
     host,
     databaseUrl,
     databaseReplicaUrl,
-    replicaMaxLagMs: intVar(env, 'CARDPROGRAM_REPLICA_MAX_LAG_MS', 2000, 100, 600_000),
-    env: envName,
+    replicaMaxLagMs: check(() => intVar(env, 'CARDPROGRAM_REPLICA_MAX_LAG_MS', 2000, 100, 600_000), 2000),
+    env: envName ?? 'production',
     publicUrl,
-    trustProxy: trustProxyList(env.CARDPROGRAM_TRUST_PROXY),
-    httpsPort: env.HTTPS_PORT ? intVar(env, 'HTTPS_PORT', 0, 0, 65535) : null,
-    metricsToken: metricsTokenVar(env),
-    metricsPort: env.CARDPROGRAM_METRICS_PORT ? intVar(env, 'CARDPROGRAM_METRICS_PORT', 0, 0, 65535) : null,
-    console: switchVar(env, 'CARDPROGRAM_CONSOLE', false),
-    pgStatementTimeoutMs: intVar(env, 'CARDPROGRAM_PG_STATEMENT_TIMEOUT_MS', 15_000, 0, 3_600_000),
+    trustProxy: check(() => trustProxyList(env.CARDPROGRAM_TRUST_PROXY), []),
+    httpsPort: env.HTTPS_PORT ? check(() => intVar(env, 'HTTPS_PORT', 0, 0, 65535), null) : null,
+    metricsToken: check(() => metricsTokenVar(env), null),
+    metricsPort: env.CARDPROGRAM_METRICS_PORT ? check(() => intVar(env, 'CARDPROGRAM_METRICS_PORT', 0, 0, 65535), null) : null,
+    console: check(() => switchVar(env, 'CARDPROGRAM_CONSOLE', false), false),
+    consoleHashes: check(() => intVar(env, 'CARDPROGRAM_CONSOLE_HASHES', 2, 1, 64), 2),
+    pgStatementTimeoutMs: check(() => intVar(env, 'CARDPROGRAM_PG_STATEMENT_TIMEOUT_MS', 15_000, 0, 3_600_000), 0),
     pgPool: {
-      size: intVar(env, 'CARDPROGRAM_PG_POOL_SIZE', 10, 1, 1000),
-      waitMs: intVar(env, 'CARDPROGRAM_PG_POOL_WAIT_MS', 5000, 50, 600_000),
-      prepared: switchVar(env, 'CARDPROGRAM_PG_PREPARED', true),
+      size: check(() => intVar(env, 'CARDPROGRAM_PG_POOL_SIZE', 10, 1, 1000), 10),
+      waitMs: check(() => intVar(env, 'CARDPROGRAM_PG_POOL_WAIT_MS', 5000, 50, 600_000), 5000),
+      prepared: check(() => switchVar(env, 'CARDPROGRAM_PG_PREPARED', true), true),
+      urgentSize: check(() => intVar(env, 'CARDPROGRAM_PG_URGENT_POOL_SIZE', 4, 0, 100), 4),
     },
     dataDir,
     masterKey,
-    masterKeyPrevious: (env.CARDPROGRAM_MASTER_KEY_PREVIOUS ?? '')
-      .split(',')
-      .map((k) => k.trim())
-      .filter((k) => k !== '')
-      .map((k, i) => parseMasterKey(k, `CARDPROGRAM_MASTER_KEY_PREVIOUS (key ${i + 1})`)),
-    logLevel: logLevel(env.LOG_LEVEL),
-    idempotencyRetentionMs: intVar(env, 'CARDPROGRAM_IDEMPOTENCY_RETENTION_HOURS', 48, 24, 24 * 365) * 3_600_000,
-    merchantCacheMs: intVar(env, 'CARDPROGRAM_MERCHANT_CACHE_MS', 5000, 0, 600_000),
-    rateLimit: rateLimitVar(env),
+    masterKeyPrevious,
+    logLevel: check(() => logLevel(env.LOG_LEVEL), 'info'),
+    idempotencyRetentionMs: check(() => intVar(env, 'CARDPROGRAM_IDEMPOTENCY_RETENTION_HOURS', 48, 24, 24 * 365), 48) * 3_600_000,
+    merchantCacheMs: check(() => intVar(env, 'CARDPROGRAM_MERCHANT_CACHE_MS', 5000, 0, 600_000), 5000),
+    rateLimit: check(() => rateLimitVar(env), null),
     // Why on in production: without a signed timestamp a captured request (a page link, or a write
     // once its randomStr is forgotten after the retention period) can be replayed for ever.
-    requireTimestamp: switchVar(env, 'CARDPROGRAM_REQUIRE_TIMESTAMP', envName === 'production'),
+    requireTimestamp: check(() => switchVar(env, 'CARDPROGRAM_REQUIRE_TIMESTAMP', envName === 'production'), true),
     demoMerchant: envName === 'sandbox' && env.CARDPROGRAM_DEMO_MERCHANT !== 'off',
     kyc: {
-      platforms: platformList(env.CARDPROGRAM_KYC_PLATFORMS),
-      autoDecisionMs: envName === 'sandbox' ? intVar(env, 'CARDPROGRAM_KYC_AUTO_DECISION_MS', 5000, 0, 86_400_000) : 0,
+      platforms: check(() => platformList(env.CARDPROGRAM_KYC_PLATFORMS), []),
+      autoDecisionMs: envName === 'sandbox' ? check(() => intVar(env, 'CARDPROGRAM_KYC_AUTO_DECISION_MS', 5000, 0, 86_400_000), 0) : 0,
     },
     callbacks: {
       worker: env.CARDPROGRAM_WORKER !== 'off',
       retryScheduleMs: DEFAULT_RETRY_SCHEDULE_MS,
       maxAgeMs: 72 * 3_600_000,
       timeoutMs: 10_000,
-      pollMs: intVar(env, 'CARDPROGRAM_WORKER_POLL_MS', 1000, 10, 60_000),
-      slots: intVar(env, 'CARDPROGRAM_CALLBACK_SLOTS', 16, 1, 64),
-      breaker: { failures: intVar(env, 'CARDPROGRAM_CALLBACK_BREAKER_FAILURES', 5, 1, 1000), openMs: 10_000, maxOpenMs: 600_000 },
+      pollMs: check(() => intVar(env, 'CARDPROGRAM_WORKER_POLL_MS', 1000, 10, 60_000), 1000),
+      slots: check(() => intVar(env, 'CARDPROGRAM_CALLBACK_SLOTS', 16, 1, 64), 16),
+      breaker: {
+        failures: check(() => intVar(env, 'CARDPROGRAM_CALLBACK_BREAKER_FAILURES', 5, 1, 1000), 5),
+        openMs: 10_000,
+        maxOpenMs: 600_000,
+      },
     },
+    network: networkConfig(env, envName ?? 'production', host, check),
     program: {
       bins,
-      fees: jsonVar(env, 'CARDPROGRAM_FEES', DEFAULT_FEES, validateFees),
-      fxRates: jsonVar(env, 'CARDPROGRAM_FX_RATES', DEFAULT_RATES, validateRates),
+      fees: check(() => jsonVar(env, 'CARDPROGRAM_FEES', DEFAULT_FEES, validateFees), DEFAULT_FEES),
+      fxRates: check(() => jsonVar(env, 'CARDPROGRAM_FX_RATES', DEFAULT_RATES, validateRates), DEFAULT_RATES),
     },
   };
+  if (problems.length === 1) throw new ConfigError(problems[0]);
+  if (problems.length > 1) throw new ConfigError(`${problems.length} configuration problems:\n${problems.map((p) => `- ${p}`).join('\n')}`);
+  return config;
 }

@@ -11,7 +11,7 @@ export class Metrics {
 
   private readonly requests = new Counter({
     name: 'cardprogram_http_requests_total',
-    help: 'HTTP requests answered, by operation, result code ("0" on success) and HTTP status',
+    help: 'HTTP requests answered, by operation, result code ("0" on success, "none" for a failure without the error envelope, such as /metrics refusing its token) and HTTP status',
     labelNames: ['operation', 'code', 'status'] as const,
     registers: [this.registry],
   });
@@ -58,7 +58,63 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  private readonly endpointAsks = new Counter({
+    name: 'cardprogram_authorization_endpoint_asked_total',
+    help: 'Authorizations for which a merchant’s authorization endpoint was to be asked (the rules approved them)',
+    registers: [this.registry],
+  });
+
+  private readonly endpointResults = new Counter({
+    name: 'cardprogram_authorization_endpoint_results_total',
+    help: 'What became of each ask: answered (in time, readable or not), timeout_before_sending (the deadline passed before the request was sent: claim, pre-check, DNS, connection), timeout_waiting (sent, no answer by the deadline), error (refused connection, blocked address)',
+    labelNames: ['result'] as const,
+    registers: [this.registry],
+  });
+
+  private readonly endpointSendDelay = new Histogram({
+    name: 'cardprogram_authorization_endpoint_send_delay_seconds',
+    help: 'Time from an authorization’s arrival to its request being on the wire to the merchant’s endpoint, by phase: claim (its randomStr claimed), rules (the pre-check read), connect (DNS and connection, until the request was written)',
+    labelNames: ['phase'] as const,
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [this.registry],
+  });
+
+  private readonly networkMessages = new Counter({
+    name: 'cardprogram_network_messages_total',
+    help: 'Card network link answers sent, by answer MTI and response code (field 39)',
+    labelNames: ['mti', 'code'] as const,
+    registers: [this.registry],
+  });
+
+  private readonly networkLatency = new Histogram({
+    name: 'cardprogram_network_decision_duration_seconds',
+    help: 'Time from a card network message’s arrival to its answer, by answer MTI',
+    labelNames: ['mti'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 1.5, 2.5],
+    registers: [this.registry],
+  });
+
+  /** What the card network link's gauges read: its open connections and signed-on peers (src/network-link/listener.ts). */
+  private link: { connections(): number; signedOn(): number } = { connections: () => 0, signedOn: () => 0 };
+
   constructor() {
+    const link = () => this.link;
+    new Gauge({
+      name: 'cardprogram_network_connections',
+      help: 'Open connections of the card network link',
+      registers: [this.registry],
+      collect() {
+        this.set(link().connections());
+      },
+    });
+    new Gauge({
+      name: 'cardprogram_network_signed_on_peers',
+      help: 'Connections of the card network link signed on (0800, field 70 001) and not signed off',
+      registers: [this.registry],
+      collect() {
+        this.set(link().signedOn());
+      },
+    });
     // Process CPU and memory, GC, and event-loop lag (nodejs_eventloop_lag_seconds and its percentiles).
     collectDefaultMetrics({ register: this.registry, prefix: 'cardprogram_' });
   }
@@ -76,6 +132,29 @@ export class Metrics {
     this.deliveries.inc({ outcome });
   }
 
+  /** A merchant's authorization endpoint: one ask, and later its result (docs/operations.md, "Metrics"). */
+  endpointAsked(): void {
+    this.endpointAsks.inc();
+  }
+
+  endpointResult(result: 'answered' | 'timeout_before_sending' | 'timeout_waiting' | 'error'): void {
+    this.endpointResults.inc({ result });
+  }
+
+  endpointPhase(phase: 'claim' | 'rules' | 'connect', seconds: number): void {
+    this.endpointSendDelay.observe({ phase }, seconds);
+  }
+
+  /** The card network link's state, read when scraped. */
+  networkLink(state: { connections(): number; signedOn(): number }): void {
+    this.link = state;
+  }
+
+  networkMessage(mti: string, code: string, seconds: number): void {
+    this.networkMessages.inc({ mti, code });
+    this.networkLatency.observe({ mti }, seconds);
+  }
+
   rateLimitRefusal(): void {
     this.rateLimited.inc();
   }
@@ -86,6 +165,16 @@ export class Metrics {
 
   groupCommit(size: number): void {
     this.groups.observe(size);
+  }
+
+  private readonly beforeScrape: Array<() => void> = [];
+
+  /**
+   * Runs `take` at the start of every scrape, before any gauge is read: a snapshot of a state that
+   * the scrape's own reads would change (the pool, whose idle connections the database gauges take).
+   */
+  onScrape(take: () => void): void {
+    this.beforeScrape.push(take);
   }
 
   /** A gauge whose value is read when scraped (a count in the database, the pool's state). */
@@ -119,6 +208,7 @@ export class Metrics {
   }
 
   text(): Promise<string> {
+    for (const take of this.beforeScrape) take();
     return this.registry.metrics();
   }
 

@@ -7,6 +7,7 @@ import { exampleCurl } from './cli/example-curl.js';
 import type { Config } from './config.js';
 import { ensureSandboxAdmin, sandboxAdminFile } from './console/sandbox.js';
 import { ensureDemoMerchant } from './merchants/demo.js';
+import { type LinkServer, startLink } from './network-link/listener.js';
 
 export interface Running {
   app: FastifyInstance;
@@ -15,6 +16,8 @@ export interface Running {
   httpsPort: number | null;
   /** The port of the metrics listener, when CARDPROGRAM_METRICS_PORT is set. */
   metricsPort: number | null;
+  /** The card network link's port, when CARDPROGRAM_NETWORK_PORT is set. */
+  networkPort: number | null;
   stop(): Promise<void>;
 }
 
@@ -85,6 +88,16 @@ export async function serve(config: Config, { handleSignals = true } = {}): Prom
       metricsServer?.listen(config.metricsPort ?? 0, config.host, () => resolve());
     });
   }
+  // The card network link (decisions §12.1): its own listener, stopped before the database closes.
+  let link: LinkServer | null = null;
+  try {
+    link = await startLink(app.svc);
+  } catch (err) {
+    await new Promise<void>((resolve) => (metricsServer ? metricsServer.close(() => resolve()) : resolve()));
+    https?.close();
+    await app.close();
+    throw err;
+  }
   const demo = await ensureDemoMerchant(app.svc);
   const admin = await ensureSandboxAdmin(app.svc);
   app.starting = false;
@@ -93,6 +106,7 @@ export async function serve(config: Config, { handleSignals = true } = {}): Prom
       url,
       httpsPort: app.svc.config.httpsPort,
       metricsPort: metricsServer ? (metricsServer.address() as { port: number }).port : null,
+      networkPort: link?.port ?? null,
       env: config.env,
       database: app.svc.database.dialect,
       readyMs: Math.round(performance.now() - started),
@@ -127,6 +141,8 @@ export async function serve(config: Config, { handleSignals = true } = {}): Prom
   const stop = () => {
     // Graceful: stop accepting, let in-flight requests finish, close the database.
     stopping ??= (async () => {
+      // The link first: its messages in flight are answered while the database is still open.
+      if (link) await link.stop();
       if (https) {
         const closed = new Promise<void>((resolve) => https?.close(() => resolve()));
         https.closeIdleConnections();
@@ -153,5 +169,5 @@ export async function serve(config: Config, { handleSignals = true } = {}): Prom
   // requests rarely pay for it.
   app.compileSchemas().catch((err) => app.log.error({ err }, 'compiling the request and reply schemas failed'));
   const metricsPort = metricsServer ? (metricsServer.address() as { port: number }).port : null;
-  return { app, url, httpsPort: app.svc.config.httpsPort, metricsPort, stop };
+  return { app, url, httpsPort: app.svc.config.httpsPort, metricsPort, networkPort: link?.port ?? null, stop };
 }

@@ -85,6 +85,12 @@ eachDialect('authentication (decisions §3)', (dialect) => {
     assertEnvelope(old.body, '1007');
     const future = await h.call(CREATE, holderBody({ timestamp: now + 6 * 60_000 }));
     assertEnvelope(future.body, '1007');
+    assert.equal(future.body.msg, 'timestamp is outside the allowed window of 5 minutes');
+    // Seconds instead of milliseconds: the same 1007, saying what is wrong (issue 30.3).
+    const seconds = await h.call(CREATE, holderBody({ timestamp: Math.floor(now / 1000) }));
+    assert.equal(seconds.status, 401);
+    assertEnvelope(seconds.body, '1007');
+    assert.equal(seconds.body.msg, 'timestamp looks like seconds; send Unix time in milliseconds');
     const text = await h.call(CREATE, holderBody({ timestamp: String(now) }));
     assertEnvelope(text.body, '1002');
     assert.match(text.body.msg, /^timestamp: /);

@@ -254,7 +254,15 @@ eachDialect('signed callbacks, delivered at least once', (dialect) => {
     const rx = await receiver(t, h.merchant.webhookSecret);
     let id = '';
     await h.db.database.withTx(async (tx) => {
-      id = await emitEvent(tx, { merchantId: h.merchant.appId, type: 'kyc.result', subject: 's', url: rx.url, body: {}, now: Date.now() });
+      id = await emitEvent(tx, {
+        merchantId: h.merchant.appId,
+        type: 'kyc.result',
+        subject: 's',
+        url: rx.url,
+        body: {},
+        now: Date.now(),
+        sealWith: h.app.svc.box,
+      });
       await emitEvent(tx, {
         merchantId: h.merchant.appId,
         type: 'kyc.result',
@@ -262,6 +270,7 @@ eachDialect('signed callbacks, delivered at least once', (dialect) => {
         url: 'http://169.254.169.254/latest/meta-data',
         body: {},
         now: Date.now(),
+        sealWith: h.app.svc.box,
       });
       await emitEvent(tx, {
         merchantId: h.merchant.appId,
@@ -270,6 +279,7 @@ eachDialect('signed callbacks, delivered at least once', (dialect) => {
         url: 'http://metadata.example/x',
         body: {},
         now: Date.now(),
+        sealWith: h.app.svc.box,
       });
     });
     const worker = new CallbackWorker(h.app.svc, { resolver: async () => [{ address: '10.1.2.3', family: 4 }] });
@@ -379,7 +389,15 @@ eachDialect('callback SSRF guard at delivery (production)', (dialect) => {
         `https://127.0.0.1:${rx.port}/hooks`,
         `https://[::ffff:127.0.0.1]:${rx.port}/hooks`,
       ]) {
-        await emitEvent(tx, { merchantId: h.merchant.appId, type: 'kyc.result', subject: url, url, body: {}, now: Date.now() });
+        await emitEvent(tx, {
+          merchantId: h.merchant.appId,
+          type: 'kyc.result',
+          subject: url,
+          url,
+          body: {},
+          now: Date.now(),
+          sealWith: h.app.svc.box,
+        });
       }
     });
     const worker = new CallbackWorker(h.app.svc, { resolver: async () => [{ address: '127.0.0.1', family: 4 }] });

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { ConfigError, loadConfig } from '../src/config.js';
+import { keyWeakness } from '../src/crypto/key-quality.js';
 
 /** A random-looking master key (a fixed all-equal one is refused: issue 14.6). */
 const KEY = randomBytes(32).toString('hex');
@@ -79,13 +80,18 @@ describe('configuration from the environment (decisions §1)', () => {
     assert.equal(loadConfig(prod).env, 'production', 'the complete set starts');
     const publicUrl = /^CARDPROGRAM_PUBLIC_URL must be an https:\/\/ address in production, got "[^"\n]+"$/;
     const bins =
-      /^CARDPROGRAM_BINS must give the issuer's own BIN for every currency in production \(EUR and USDT; not the sandbox's 424242\/535353\)$/;
+      /^CARDPROGRAM_BINS must give the issuer's own BIN for every currency in production \(EUR and USDT; none inside the sandbox's 424242\/535353: [^)\n]+\)$/;
     const cases: Array<[Record<string, string | undefined>, RegExp]> = [
       [{ CARDPROGRAM_PUBLIC_URL: undefined }, publicUrl],
       [{ CARDPROGRAM_PUBLIC_URL: 'http://cards.example.com' }, publicUrl],
       [{ CARDPROGRAM_BINS: undefined }, bins],
       [{ CARDPROGRAM_BINS: '{"EUR":"41000001"}' }, bins],
       [{ CARDPROGRAM_BINS: '{"EUR":"424242","USDT":"51000001"}' }, bins],
+      // Issue 26.4: a BIN inside a sandbox range, and a sandbox BIN moved to the other currency.
+      [{ CARDPROGRAM_BINS: '{"EUR":"42424299","USDT":"51000001"}' }, bins],
+      [{ CARDPROGRAM_BINS: '{"EUR":"4242420","USDT":"51000001"}' }, bins],
+      [{ CARDPROGRAM_BINS: '{"EUR":"535353","USDT":"51000001"}' }, bins],
+      [{ CARDPROGRAM_BINS: '{"EUR":"41000001","USDT":"42424201"}' }, bins],
     ];
     for (const [change, msg] of cases) {
       assert.throws(
@@ -101,15 +107,47 @@ describe('configuration from the environment (decisions §1)', () => {
     );
   });
 
+  it('every problem at once, each on its own line: production without a master key, an http URL, the sandbox BINs, a bad database URL and a bad port (issue 30.7)', () => {
+    assert.throws(
+      () =>
+        loadConfig({
+          CARDPROGRAM_ENV: 'production',
+          DATABASE_URL: 'mysql://db/cards',
+          PORT: 'eighty',
+          CARDPROGRAM_PUBLIC_URL: 'http://cards.example.com',
+          LOG_LEVEL: 'verbose',
+        }),
+      (e: Error) => {
+        assert.ok(e instanceof ConfigError);
+        assert.deepEqual(e.message.split('\n'), [
+          '6 configuration problems:',
+          '- PORT must be a whole number, got "eighty"',
+          '- DATABASE_URL must start with file: (SQLite) or postgres:// (PostgreSQL)',
+          '- CARDPROGRAM_MASTER_KEY is required in production',
+          '- CARDPROGRAM_PUBLIC_URL must be an https:// address in production, got "http://cards.example.com"',
+          "- CARDPROGRAM_BINS must give the issuer's own BIN for every currency in production (EUR and USDT; none inside the sandbox's 424242/535353: EUR 424242, USDT 535353)",
+          '- LOG_LEVEL must be one of trace, debug, info, warn, error, fatal, silent, got "verbose"',
+        ]);
+        return true;
+      },
+    );
+  });
+
   it('the console is off unless CARDPROGRAM_CONSOLE says on; the PostgreSQL pool is 10 connections, waited for at most 5 s, with prepared statements', () => {
     const base = { CARDPROGRAM_MASTER_KEY: KEY };
     assert.equal(loadConfig(base).console, false);
     assert.equal(loadConfig({ ...base, CARDPROGRAM_CONSOLE: 'on' }).console, true);
     assert.equal(loadConfig({ ...base, CARDPROGRAM_CONSOLE: 'off' }).console, false);
-    assert.deepEqual(loadConfig(base).pgPool, { size: 10, waitMs: 5000, prepared: true });
+    assert.deepEqual(loadConfig(base).pgPool, { size: 10, waitMs: 5000, prepared: true, urgentSize: 4 });
     assert.deepEqual(
-      loadConfig({ ...base, CARDPROGRAM_PG_POOL_SIZE: '4', CARDPROGRAM_PG_POOL_WAIT_MS: '300', CARDPROGRAM_PG_PREPARED: 'off' }).pgPool,
-      { size: 4, waitMs: 300, prepared: false },
+      loadConfig({
+        ...base,
+        CARDPROGRAM_PG_POOL_SIZE: '4',
+        CARDPROGRAM_PG_POOL_WAIT_MS: '300',
+        CARDPROGRAM_PG_PREPARED: 'off',
+        CARDPROGRAM_PG_URGENT_POOL_SIZE: '0',
+      }).pgPool,
+      { size: 4, waitMs: 300, prepared: false, urgentSize: 0 },
     );
     assert.throws(() => loadConfig({ ...base, CARDPROGRAM_PG_PREPARED: 'sometimes' }), /CARDPROGRAM_PG_PREPARED/);
   });
@@ -165,14 +203,19 @@ describe('configuration from the environment (decisions §1)', () => {
       [{ CARDPROGRAM_MASTER_KEY_PREVIOUS: 'short' }, /^CARDPROGRAM_MASTER_KEY_PREVIOUS \(key 1\) must be 32 bytes/],
       [{ CARDPROGRAM_MASTER_KEY_PREVIOUS: `${KEY},nope` }, /^CARDPROGRAM_MASTER_KEY_PREVIOUS \(key 2\) must be 32 bytes/],
       // Not random-looking: all equal, a repeated pattern, a counter; refused with one line (issue 14.6).
-      [{ CARDPROGRAM_MASTER_KEY: 'a'.repeat(64) }, /^CARDPROGRAM_MASTER_KEY does not look random \(1 distinct byte values in 32/],
+      [
+        { CARDPROGRAM_MASTER_KEY: 'a'.repeat(64) },
+        /^CARDPROGRAM_MASTER_KEY does not look random \(an estimated 0\.0 bits of entropy a byte, 1 distinct byte values in 32/,
+      ],
       [{ CARDPROGRAM_MASTER_KEY: Buffer.alloc(32, 0).toString('base64') }, /^CARDPROGRAM_MASTER_KEY does not look random/],
-      [{ CARDPROGRAM_MASTER_KEY: 'deadbeef'.repeat(8) }, /^CARDPROGRAM_MASTER_KEY does not look random \(4 distinct/],
+      [
+        { CARDPROGRAM_MASTER_KEY: 'deadbeef'.repeat(8) },
+        /^CARDPROGRAM_MASTER_KEY does not look random \(an estimated 2\.0 bits of entropy a byte, 4 distinct/,
+      ],
       [
         { CARDPROGRAM_MASTER_KEY: Buffer.from(Array.from({ length: 32 }, (_, i) => i % 8)).toString('hex') },
-        /^CARDPROGRAM_MASTER_KEY does not look random \(8 distinct/,
+        /^CARDPROGRAM_MASTER_KEY does not look random \(an estimated 3\.0 bits of entropy a byte, 8 distinct/,
       ],
-      [{ CARDPROGRAM_MASTER_KEY_PREVIOUS: `${KEY},${'b'.repeat(64)}` }, /^CARDPROGRAM_MASTER_KEY_PREVIOUS \(key 2\) does not look random/],
       [{ CARDPROGRAM_MASTER_KEY: `${KEY}00` }, /^CARDPROGRAM_MASTER_KEY must be 32 bytes/],
       [{ CARDPROGRAM_METRICS_TOKEN: 'short' }, /^CARDPROGRAM_METRICS_TOKEN must be 16 to 256 characters/],
       [{ CARDPROGRAM_METRICS_TOKEN: 'a token with spaces in it' }, /^CARDPROGRAM_METRICS_TOKEN must be 16 to 256 characters/],
@@ -212,6 +255,76 @@ describe('configuration from the environment (decisions §1)', () => {
         () => loadConfig({ CARDPROGRAM_MASTER_KEY: KEY, ...env }),
         (e: Error) => e instanceof ConfigError && msg.test(e.message),
       );
+    }
+  });
+});
+
+describe('master keys judged as bytes (issue 26.5)', () => {
+  const prod = {
+    CARDPROGRAM_ENV: 'production',
+    CARDPROGRAM_PUBLIC_URL: 'https://cards.example.com',
+    CARDPROGRAM_BINS: '{"EUR":"41000001","USDT":"51000001"}',
+  };
+  const hex = (bytes: number[] | Buffer) => Buffer.from(bytes).toString('hex');
+  const count = Array.from({ length: 16 }, (_, i) => i * 7 + 3);
+  const weak: Array<[string, string]> = [
+    // A counting pattern mirrored: 03 0a 11 … 6c 6c … 11 0a 03.
+    ['a mirrored counter', hex([...count, ...count.slice().reverse()])],
+    // `echo <31-character passphrase> | xxd -p -c 32`: the newline is not printable, but is ignored.
+    ['echo passphrase | xxd -p', hex(Buffer.from('correct horse battery staple 12\n'))],
+    ['a passphrase after a space', hex(Buffer.from(' correct horse battery staple 12'))],
+    // A random-looking half written twice, and once mirrored.
+    ['a repeated half', hex([...randomBytes(16), ...randomBytes(16)].map((_, i, a) => a[i % 16] ?? 0))],
+    [
+      'a palindrome of random bytes',
+      (() => {
+        const h = [...randomBytes(16)];
+        return hex([...h, ...h.slice().reverse()]);
+      })(),
+    ],
+    [
+      'a mirrored block',
+      (() => {
+        const b = [...randomBytes(32)];
+        b.splice(20, 6, ...b.slice(2, 8).reverse());
+        return hex(b);
+      })(),
+    ],
+  ];
+  it('refuses a patterned key or a passphrase, and says how to make one', () => {
+    for (const [what, key] of weak) {
+      assert.throws(
+        () => loadConfig({ ...prod, CARDPROGRAM_MASTER_KEY: key }),
+        (e: Error) =>
+          e instanceof ConfigError &&
+          /^CARDPROGRAM_MASTER_KEY does not look random \(.+\): it must be 32 random bytes; generate one with openssl rand -hex 32$/.test(
+            e.message,
+          ),
+        what,
+      );
+    }
+  });
+  it('passes 100,000 random keys (each test fails a random key about once in 10^9)', () => {
+    for (let i = 0; i < 100_000; i++) {
+      const key = randomBytes(32);
+      assert.equal(keyWeakness(key), null, key.toString('hex'));
+    }
+  });
+  it('an earlier key is judged by its format only: it is what a rotation away from a weak key needs', () => {
+    const weakOld = Buffer.from('correct horse battery staple 12\n').toString('hex');
+    const key = randomBytes(32);
+    const c = loadConfig({ ...prod, CARDPROGRAM_MASTER_KEY: key.toString('hex'), CARDPROGRAM_MASTER_KEY_PREVIOUS: weakOld });
+    assert.deepEqual(c.masterKeyPrevious, [Buffer.from(weakOld, 'hex')]);
+    assert.throws(
+      () => loadConfig({ ...prod, CARDPROGRAM_MASTER_KEY: key.toString('hex'), CARDPROGRAM_MASTER_KEY_PREVIOUS: 'short' }),
+      /CARDPROGRAM_MASTER_KEY_PREVIOUS \(key 1\) must be 32 bytes/,
+    );
+  });
+  it('accepts 2,000 random keys, as hex, Base64 and with a trailing newline', () => {
+    for (let i = 0; i < 2000; i++) {
+      const key = randomBytes(32);
+      const text = i % 3 === 0 ? key.toString('hex') : i % 3 === 1 ? key.toString('base64') : `${key.toString('hex')}\n`;
+      assert.deepEqual(loadConfig({ ...prod, CARDPROGRAM_MASTER_KEY: text }).masterKey, key);
     }
   });
 });

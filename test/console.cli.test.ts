@@ -15,6 +15,39 @@ import { startService, stopped } from './helpers/service.js';
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
 
 eachDialect('console operators from the command line', (dialect) => {
+  it('operator create and reset --url: the set-up link on the console’s own address; a bad one refused before anything is written (issue 30.9)', async (t) => {
+    const h = await build(t, dialect, { console: true });
+    const env = {
+      DATABASE_URL: childDatabaseUrl(h.db),
+      CARDPROGRAM_MASTER_KEY: h.config.masterKey.toString('hex'),
+      CARDPROGRAM_PUBLIC_URL: 'https://cards.example',
+    };
+    const made = await runCli(
+      ['operator', 'create', 'ops@example.com', '--role', 'viewer', '--url', 'https://console.issuer.example/'],
+      env,
+    );
+    assert.equal(made.code, 0, made.stderr);
+    assert.match(made.stdout, /^ {2}https:\/\/console\.issuer\.example\/console\/setup\?token=[A-Za-z0-9_-]{43}$/m);
+    assert.match(made.stdout, /the --url given/);
+    const reset = await runCli(['operator', 'reset', 'ops@example.com', '--url', 'https://console.issuer.example', '--json'], env);
+    assert.equal(reset.code, 0, reset.stderr);
+    assert.match(JSON.parse(reset.stdout).setupUrl, /^https:\/\/console\.issuer\.example\/console\/setup\?token=/);
+    for (const url of ['not a url', 'ftp://console.issuer.example']) {
+      const bad = await runCli(['operator', 'create', 'x@example.com', '--role', 'viewer', '--url', url], env);
+      assert.notEqual(bad.code, 0);
+      assert.match(bad.stderr, /--url must be/);
+    }
+    const plain = await runCli(['operator', 'create', 'y@example.com', '--role', 'viewer', '--url', 'http://console.internal'], {
+      ...env,
+      CARDPROGRAM_ENV: 'production',
+      CARDPROGRAM_BINS: '{"EUR":"41000001","USDT":"51000001"}',
+    });
+    assert.notEqual(plain.code, 0);
+    assert.match(plain.stderr, /--url must be an https:\/\/ address in production, got "http:\/\/console\.internal"/);
+    const emails = (await h.db.database.db.selectFrom('operators').select('email').execute()).map((o) => o.email);
+    assert.deepEqual(emails, ['ops@example.com'], 'nothing written by a refused --url');
+  });
+
   it('operator create prints a one-time set-up link; list, update and reset; each change in the audit trail', async (t) => {
     const h = await build(t, dialect, { console: true });
     const env = {
@@ -44,7 +77,11 @@ eachDialect('console operators from the command line', (dialect) => {
     );
     assert.ok(!JSON.stringify(list).includes(link[1] as string), 'the list never shows a link');
 
-    assert.equal((await runCli(['operator', 'update', 'ops@example.com', '--role', 'support'], env)).code, 0);
+    const updated = await runCli(['operator', 'update', 'ops@example.com', '--role', 'support'], env);
+    assert.equal(updated.code, 0, updated.stderr);
+    // A new role ends the link issued for the old one (issue 26, finding 10), and says how to get one.
+    assert.match(updated.stdout, /no open set-up link: `operator reset` makes one/);
+    assert.equal((await h.app.inject({ method: 'GET', url: `/console/setup?token=${link[1]}` })).statusCode, 410, 'ended by the new role');
     const reset = await runCli(['operator', 'reset', 'ops@example.com'], env);
     assert.equal(reset.code, 0, reset.stderr);
     const newLink = /token=([A-Za-z0-9_-]{43})/.exec(reset.stdout)?.[1];

@@ -306,7 +306,7 @@ eachDialect('the operators’ console', (dialect) => {
         name: 'fund a merchant',
         permission: 'funding',
         url: `/console/merchants/${h.merchant.appId}/fund`,
-        fields: { amount: '125.50', currency: 'EUR', reference: 'wire 42' },
+        fields: { amount: '125.50', currency: 'EUR', reference: 'wire 42', once: '0123456789abcdef0123456789abcdef' },
         audit: 'merchant.fund',
       },
       {

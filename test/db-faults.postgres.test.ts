@@ -12,7 +12,7 @@ import { openDatabase } from '../src/db/index.js';
 import { holderBody, randomStr } from './helpers/app.js';
 import { childDatabaseUrl } from './helpers/cli.js';
 import { isolatedDatabase } from './helpers/db.js';
-import { alive, assertUnavailable, behindProxy, type Demo, PG, post } from './helpers/db-faults.js';
+import { alive, assertUnavailable, behindProxy, type Demo, PG, PG_SKIP, post } from './helpers/db-faults.js';
 import { eventually } from './helpers/receiver.js';
 import { type Started, startService } from './helpers/service.js';
 
@@ -32,7 +32,7 @@ async function succeedsAgain(service: Started, demo: Demo, write: Record<string,
 
 describe('faults around the database', () => {
   it('PostgreSQL goes away and comes back: 503 with Retry-After at once (no hang, no crash), then it recovers by itself', {
-    skip: !PG,
+    skip: PG_SKIP,
   }, async (t) => {
     const { db, proxy, via } = await behindProxy(t);
     const service = await startService({ DATABASE_URL: via(childDatabaseUrl(db)), CARDPROGRAM_DATA_DIR: db.dataDir });
@@ -91,7 +91,7 @@ describe('faults around the database', () => {
   });
 
   it('PostgreSQL stops answering (a network black hole): 503 within the statement bound, not never; then it recovers', {
-    skip: !PG,
+    skip: PG_SKIP,
   }, async (t) => {
     const { db, proxy, via } = await behindProxy(t);
     const service = await startService({
@@ -124,7 +124,7 @@ describe('faults around the database', () => {
   });
 
   it('every pooled connection busy: a request waits at most CARDPROGRAM_PG_POOL_WAIT_MS for one, then 503; then it recovers', {
-    skip: !PG,
+    skip: PG_SKIP,
   }, async (t) => {
     const db = await isolatedDatabase(PG as NonNullable<typeof PG>);
     t.after(() => db.cleanup());
@@ -162,14 +162,16 @@ describe('faults around the database', () => {
     await succeedsAgain(service, demo, holderBody(), 'and the next one too');
   });
 
-  it('a statement past statement_timeout is 503 (57014), not 500', { skip: !PG }, () => {
+  it('a statement past statement_timeout is 503 (57014), not 500', { skip: PG_SKIP }, () => {
     const err = Object.assign(new Error('canceling statement due to statement timeout'), { code: '57014' });
     assert.equal(databaseFault(err)?.retryAfterSeconds, 5);
     const read = new Error('Query read timeout');
     assert.equal(databaseFault(read)?.retryAfterSeconds, 1);
   });
 
-  it('a transaction whose connection dies fails with its cause, not with the ROLLBACK that failed after it', { skip: !PG }, async (t) => {
+  it('a transaction whose connection dies fails with its cause, not with the ROLLBACK that failed after it', {
+    skip: PG_SKIP,
+  }, async (t) => {
     const db = await isolatedDatabase(PG as NonNullable<typeof PG>);
     t.after(() => db.cleanup());
     const { withTx } = db.database;
@@ -207,7 +209,7 @@ describe('faults around the database', () => {
   });
 
   it('a pooled connection that died while idle is found dead by its BEGIN, and the transaction runs on a fresh one', {
-    skip: !PG,
+    skip: PG_SKIP,
   }, async (t) => {
     const { db, proxy, via } = await behindProxy(t);
     const database = openDatabase(via(db.url), { ...(db.pgSchema ? { pgSchema: db.pgSchema } : {}), pgPoolSize: 2 });
@@ -253,7 +255,7 @@ describe('faults around the database', () => {
   });
 
   it('a connect that fails is not tried again at once: PostgreSQL is down, and a retry would only add to the wait', {
-    skip: !PG,
+    skip: PG_SKIP,
   }, async (t) => {
     let accepted = 0;
     const server = createServer((socket) => {

@@ -8,12 +8,12 @@ import { describe, it, type TestContext } from 'node:test';
 import { openDatabase } from '../src/db/index.js';
 import { holderBody, randomStr } from './helpers/app.js';
 import { runCli } from './helpers/cli.js';
-import { alive, assertUnavailable, type Demo, post, SQLITE } from './helpers/db-faults.js';
+import { alive, assertUnavailable, type Demo, post, SQLITE, SQLITE_SKIP } from './helpers/db-faults.js';
 import { eventually } from './helpers/receiver.js';
 import { startService } from './helpers/service.js';
 
 describe('faults around the database', () => {
-  describe('SQLite on a disk of its own (a tmpfs mounted for the test)', { skip: !SQLITE }, () => {
+  describe('SQLite on a disk of its own (a tmpfs mounted for the test)', { skip: SQLITE_SKIP }, () => {
     /** A small file system of its own, so that it can be filled or made read-only (needs root). */
     function smallDisk(t: TestContext, megabytes: number): string | null {
       const dir = mkdtempSync(join(tmpdir(), 'cardprogram-disk-'));

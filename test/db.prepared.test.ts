@@ -8,7 +8,7 @@ import { openDatabase } from '../src/db/index.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import { precompiled, preparedText, type Slots } from '../src/db/prepared.js';
 import { isolatedDatabase } from './helpers/db.js';
-import { PG } from './helpers/db-faults.js';
+import { PG, PG_SKIP } from './helpers/db-faults.js';
 import { eachDialect } from './helpers/dialects.js';
 
 async function onePooledConnection(t: import('node:test').TestContext, pgPrepared = true) {
@@ -25,7 +25,7 @@ async function onePooledConnection(t: import('node:test').TestContext, pgPrepare
 
 describe('prepared statements on PostgreSQL', () => {
   it('a statement the code marks is prepared once on its connection and then executed by name; any other is sent unnamed', {
-    skip: !PG,
+    skip: PG_SKIP,
   }, async (t) => {
     const { database, prepared } = await onePooledConnection(t);
     const byKey = precompiled((d, slot: Slots<{ id: string }>) =>
@@ -48,7 +48,7 @@ describe('prepared statements on PostgreSQL', () => {
     );
   });
 
-  it('a connection keeps at most 200: the least recently used go, the hot ones stay, whatever texts come', { skip: !PG }, async (t) => {
+  it('a connection keeps at most 200: the least recently used go, the hot ones stay, whatever texts come', { skip: PG_SKIP }, async (t) => {
     const { database, prepared } = await onePooledConnection(t);
     const hotQuery = precompiled((d, slot: Slots<{ id: string }>) => d.selectFrom('merchants').select('id').where('id', '=', slot('id')));
     const hot = async () => (await hotQuery.execute(database.db, { id: 'mch_hot' })).rows;
@@ -68,7 +68,7 @@ describe('prepared statements on PostgreSQL', () => {
     assert.deepEqual((await hot()).length, 0);
   });
 
-  it('CARDPROGRAM_PG_PREPARED=off: every statement unnamed (a pooler that does not keep them)', { skip: !PG }, async (t) => {
+  it('CARDPROGRAM_PG_PREPARED=off: every statement unnamed (a pooler that does not keep them)', { skip: PG_SKIP }, async (t) => {
     const { database, prepared } = await onePooledConnection(t, false);
     const byKey = precompiled((d, slot: Slots<{ id: string }>) => d.selectFrom('merchants').select('status').where('id', '=', slot('id')));
     for (let i = 0; i < 3; i++) await byKey.execute(database.db, { id: `mch_${i}` });
@@ -76,7 +76,7 @@ describe('prepared statements on PostgreSQL', () => {
   });
 
   it('a table whose columns change under a prepared statement: the next one succeeds, in a transaction or not', {
-    skip: !PG,
+    skip: PG_SKIP,
   }, async (t) => {
     const { database, prepared } = await onePooledConnection(t);
     // Marked texts of this test's own (the names are the process's): a select * outside a transaction

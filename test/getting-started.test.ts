@@ -30,7 +30,13 @@ eachDialect('getting started (docs/getting-started.md), as a new user runs it', 
       await db.cleanup();
       rmSync(work, { recursive: true, force: true });
     });
-    const base = { DATABASE_URL: childDatabaseUrl(db), CARDPROGRAM_DATA_DIR: join(work, 'data'), CARDPROGRAM_WORKER_POLL_MS: '50' };
+    // A timestamp required as in production (issue 30.2): every sample must sign one to pass.
+    const base = {
+      DATABASE_URL: childDatabaseUrl(db),
+      CARDPROGRAM_DATA_DIR: join(work, 'data'),
+      CARDPROGRAM_WORKER_POLL_MS: '50',
+      CARDPROGRAM_REQUIRE_TIMESTAMP: 'on',
+    };
 
     // 1. The service, as `npm start` runs it.
     const service = await startService(base);
@@ -77,6 +83,8 @@ eachDialect('getting started (docs/getting-started.md), as a new user runs it', 
       curlLines[5].tradeList.map((r: { tradeType: number }) => r.tradeType),
       [150, 100],
     );
+    // A remark with & and %, signed as docs/signing.md says (issue 30.1).
+    assert.equal(curlLines[5].tradeList[0].remark, 'Coffee & cake, 100% arabica');
     writeFileSync(join(work, 'card-sdk.mjs'), snippet('sdk-own-card'));
     const viaSdk = await run(process.execPath, ['card-sdk.mjs'], work, env);
     assert.equal(viaSdk.code, 0, viaSdk.stderr);
@@ -104,11 +112,13 @@ eachDialect('getting started (docs/getting-started.md), as a new user runs it', 
     writeFileSync(join(work, 'list-node.mjs'), snippet('node-trade-list'));
     const node = await run(process.execPath, ['list-node.mjs'], work, { ...env, CARD_ID: cardId });
     assert.equal(node.code, 0, node.stderr);
-    assert.match(node.stdout, new RegExp(`^${total} transactions; the newest: \\{"cardNo"`));
+    // Its purchase (remark "M&S, 100% wool", signed with % and & escaped) is the newest of total + 1.
+    assert.match(node.stdout, new RegExp(`^authorized trd_\\w+\\n${total + 1} transactions; the newest: \\{"cardNo"`));
+    assert.match(node.stdout, /"remark":"M&S, 100% wool"/);
     writeFileSync(join(work, 'list-sdk.mjs'), snippet('sdk-trade-list'));
     const sdk = await run(process.execPath, ['list-sdk.mjs'], work, { ...env, CARD_ID: cardId });
     assert.equal(sdk.code, 0, sdk.stderr);
-    assert.match(sdk.stdout, new RegExp(`\\n${total} transactions\\n$`));
+    assert.match(sdk.stdout, new RegExp(`\\n${total + 1} transactions\\n$`));
     assert.match(sdk.stdout, /^\d{4}-\d\d-\d\d (top-up|authorization|payment|refund|withdrawal|adjustment|fee) /m, 'types by name');
     // Without CARD_ID both scripts say what to do, in one line, without a stack trace.
     for (const script of ['list-node.mjs', 'list-sdk.mjs']) {

@@ -7,7 +7,7 @@ import { it } from 'node:test';
 import { hmacSign, signingString } from '../src/http/signing.js';
 import { holderBody, randomStr } from './helpers/app.js';
 import { childDatabaseUrl, ROOT } from './helpers/cli.js';
-import { isolatedDatabase, testDialects } from './helpers/db.js';
+import { dialectSkip, isolatedDatabase, testDialects } from './helpers/db.js';
 import { eventually, receiver } from './helpers/receiver.js';
 import { freePort, startService, stopped } from './helpers/service.js';
 
@@ -28,7 +28,7 @@ function client(base: string, demo: { appId: string; secret: string }) {
   };
 }
 
-it('two instances on one PostgreSQL behave as one service', { skip: pgDialect ? false : 'DATABASE_URL selects SQLite only' }, async (t) => {
+it('two instances on one PostgreSQL behave as one service', { skip: dialectSkip('postgres') }, async (t) => {
   const db = await isolatedDatabase(pgDialect ?? { name: 'postgres', url: '' });
   const dataDir = mkdtempSync(join(tmpdir(), 'cardprogram-instances-'));
   const services: Array<Awaited<ReturnType<typeof startService>>> = [];

@@ -41,7 +41,7 @@ eachDialect('sandbox operations in production', (dialect) => {
             op.path,
             404,
             '1004',
-            `No operation at POST ${op.path}`,
+            `POST ${op.path} is a sandbox operation, not served in production: card events arrive over the card network link there (docs/network.md), and reviews are decided in the console or by the cardprogram command`,
           );
           assertUnchanged(before, await snapshot(h), `${op.path} in production`);
           assertSuccess(await h.call(op.path, payload, { raw: true }), op.path);

@@ -38,6 +38,15 @@ eachDialect('keys at rest: master key rotation and PAN data keys', (dialect) => 
     });
     const share = await h.call('/open/api/kyc/share/information', kycBody({ requestNo: 'REQ-ROTATE' }));
     assert.equal(share.status, 200, JSON.stringify(share.body));
+    // A decided request's kyc.result event, stored sealed (it carries the request's e-mail).
+    assert.equal((await h.call('/open/api/kyc/share/information', kycBody({ requestNo: 'REQ-ROTATE-2' }))).status, 200);
+    const rejected = await h.call('/sandbox/kyc/review', {
+      requestNo: 'REQ-ROTATE-2',
+      kycStatus: 'rejected',
+      reason: 'x',
+      randomStr: randomStr(),
+    });
+    assert.equal(rejected.status, 200, JSON.stringify(rejected.body));
     // A console operator's TOTP key.
     const totp = newTotpSecret();
     const op = await runVerb(h.app.svc, createOperator, { input: { email: 'ops@example.com', role: 'admin' }, actor: 'test' });
@@ -58,6 +67,8 @@ eachDialect('keys at rest: master key rotation and PAN data keys', (dialect) => 
       .filter((c) => c !== 'cards.pan_enc') // under a data key, not the master key
       // Not named _enc: a write's stored first answer (it may carry a holder's idno and mobile).
       .concat('idempotency_keys.response_body')
+      // Not named _enc either: a kyc.result event's stored payload (it carries the request's e-mail).
+      .concat('callback_events.payload')
       .sort();
     assert.deepEqual(encColumns, [...SEALED_COLUMNS].sort());
 
@@ -71,6 +82,17 @@ eachDialect('keys at rest: master key rotation and PAN data keys', (dialect) => 
     assert.equal(resealed.code, 0, resealed.stderr);
     const { moved } = JSON.parse(resealed.stdout);
     for (const column of SEALED_COLUMNS) assert.ok(moved[column] >= 1, `${column} moved (${moved[column]})`);
+    // The rotation is in the audit trail (issue 30.10): who, which key ids, what moved; never a key.
+    const audit = await db.selectFrom('audit_events').selectAll().where('action', '=', 'keys.reseal').execute();
+    assert.equal(audit.length, 1);
+    assert.equal(audit[0]?.source, 'cli');
+    assert.equal(audit[0]?.target, SecretBox.idOf(newKey));
+    const recorded = JSON.parse(audit[0]?.after_json ?? '{}');
+    assert.deepEqual(recorded.previousMasterKeyIds, [SecretBox.idOf(oldKey)]);
+    assert.deepEqual(Object.fromEntries(recorded.moved.map((m: { column: string; values: number }) => [m.column, m.values])), moved);
+    for (const k of [newKey, oldKey]) {
+      assert.ok(!JSON.stringify(audit).includes(k.toString('hex')) && !JSON.stringify(audit).includes(k.toString('base64')), 'no key');
+    }
     const again = await runCli(['keys', 'reseal', '--json'], env);
     assert.ok(
       Object.values(JSON.parse(again.stdout).moved).every((n) => n === 0),
@@ -126,6 +148,25 @@ eachDialect('keys at rest: master key rotation and PAN data keys', (dialect) => 
       ['dk_pan_v1', 'dk_pan_v2'],
     );
     assert.doesNotMatch(listed.stdout, /key_enc|v1\.[A-Za-z0-9_-]{8}\./, 'no key material');
+    // The current key of each purpose is marked (issue 30.10), in JSON and in text.
+    const pan = JSON.parse(listed.stdout).dataKeys.filter((k: { purpose: string }) => k.purpose === 'pan');
+    assert.deepEqual(
+      pan.map((k: { id: string; current: boolean }) => [k.id, k.current]),
+      [
+        ['dk_pan_v1', false],
+        ['dk_pan_v2', true],
+      ],
+    );
+    const text = await runCli(['keys', 'list'], env);
+    assert.match(text.stdout, /^dk_pan_v2 .*\(current\)$/m);
+    assert.doesNotMatch(text.stdout, /^dk_pan_v1 .*\(current\)$/m);
+    assert.match(text.stdout, /^master key \S+ {2}\(current: seals and opens\)$/m);
+    // The rotation is in the audit trail: who and which key.
+    const rotations = await h.db.database.db.selectFrom('audit_events').selectAll().where('action', '=', 'keys.rotate').execute();
+    assert.deepEqual(
+      rotations.map((r) => [r.source, r.target, JSON.parse(r.after_json ?? '{}').keyId]),
+      [['cli', 'dk_pan_v2', 'dk_pan_v2']],
+    );
     // A service started now encrypts new cards under v2.
     const app = await buildApp(h.config, { database: h.db.database, ...testLogging() });
     t.after(() => app.close());

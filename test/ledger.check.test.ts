@@ -129,6 +129,37 @@ eachDialect('ledger check: each invariant', (dialect) => {
         [new RegExp(`^merchant:${h.merchant.appId}:funding: EUR balance 5, its journal replays to ${funding}$`)],
       ],
       [
+        'a funding statement with a line missing',
+        (d) =>
+          d
+            .deleteFrom('funding_movements')
+            .where('merchant_id', '=', h.merchant.appId)
+            .where('currency', '=', 'EUR')
+            .where('seq', '=', 1)
+            .execute(),
+        (d) =>
+          d
+            .insertInto('funding_movements')
+            .values({
+              merchant_id: h.merchant.appId,
+              currency: 'EUR',
+              seq: 1,
+              kind: 'credit',
+              amount: TEST_FUNDING * 100,
+              balance: TEST_FUNDING * 100,
+              reference: 'test funding',
+              card_id: null,
+              trade_id: null,
+              credit_id: null,
+              created_at: Date.now(),
+            })
+            .execute(),
+        [
+          new RegExp(`^funding statement ${h.merchant.appId} EUR: line 2 follows line 0$`),
+          new RegExp(`^funding statement ${h.merchant.appId} EUR: line 2 says \\d+, its replay -?\\d+$`),
+        ],
+      ],
+      [
         'money that came from nowhere: capital that no operator record explains',
         (d) =>
           d

@@ -25,6 +25,7 @@ it('the secrets audit finds noted secrets and secret shapes in logs, and passes 
     '{"msg":"card issued","cardNo":"424242******4242","amount":4242424242}',
     '{"sign":"9f04958cc839b5534d16a5a59501c5cc30b42bd60172528fa17179d3e9f84120","statusCode":731}',
     '{"url":"/page/open?token=[redacted]"}',
+    '{"url":"/console/login?next=%2Fconsole%2Fsearch","res":{"statusCode":303,"location":"/console/cards/card_x"}}',
   ];
   const dirty: Array<[string, string]> = [
     ['pan', '{"msg":"declined","pan":"4242424242424242"}'],
@@ -35,6 +36,10 @@ it('the secrets audit finds noted secrets and secret shapes in logs, and passes 
     ['merchant-secret', `{"secret":"sk_test_${'ab12'.repeat(8)}"}`],
     ['webhook-secret', '{"webhookSecret":"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}'],
     ['page-token', `{"url":"/page/open?token=${token}"}`],
+    // Issue 26.1: a card number inside a console redirect's next, encoded once or twice, spaces as + or %20.
+    ['pan', '{"url":"/console/login?next=%2Fconsole%2Fsearch%3Fq%3D4242%2B4242%2B4242%2B4242"}'],
+    ['pan', '{"url":"/console/login?next=%252Fconsole%252Fsearch%253Fq%253D4242%25204242%25204242%25204242"}'],
+    ['pan', '/console/login?next=%2Fconsole%2Fsearch%3Fq%3D%35%35%35%35%35%35%35%35%35%35%35%35%34%34%34%34'],
   ];
   writeFileSync(join(dir, 'app-1.log'), `${[...clean, ...dirty.map(([, line]) => line)].join('\n')}\n`);
   const result = scanLogs(dir, ['424242', '535353']);

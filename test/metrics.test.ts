@@ -53,7 +53,15 @@ eachDialect('metrics and readiness', (dialect) => {
     assert.ok((value(text, 'cardprogram_http_request_duration_seconds_count{operation="sandboxAuthorize"}') ?? 0) === 3);
     assert.match(text, /^cardprogram_nodejs_eventloop_lag_seconds \d/m);
     if (dialect.name === 'sqlite') assert.ok((value(text, 'cardprogram_sqlite_group_commit_size_count') ?? 0) > 5);
-    else assert.ok((value(text, 'cardprogram_db_pool_connections') ?? 0) >= 1);
+    else {
+      assert.ok((value(text, 'cardprogram_db_pool_connections') ?? 0) >= 1);
+      // Idle between requests: nobody waits for a connection, whatever the scrape itself reads (issue 30.11).
+      for (let i = 0; i < 3; i++) {
+        const again = (await scrape(h, `Bearer ${TOKEN}`)).body;
+        assert.equal(value(again, 'cardprogram_db_pool_waiting'), 0, again);
+        assert.ok((value(again, 'cardprogram_db_pool_idle') ?? 0) >= 1);
+      }
+    }
     // No card number (the sandbox BIN), secret or e-mail in what a scraper reads.
     assert.doesNotMatch(text, /424242|sk_test_|whsec_|@example\.com|card_|hld_|mch_/);
   });
@@ -111,6 +119,10 @@ eachDialect('metrics and readiness', (dialect) => {
       assert.equal(res.statusCode, 401, String(auth));
       assert.doesNotMatch(res.body, /cardprogram_/);
     }
+    // Refusals are counted, without the "0" of a success (issue 30.11).
+    const text = (await scrape(h, `Bearer ${TOKEN}`)).body;
+    assert.equal(value(text, 'cardprogram_http_requests_total{operation="other",code="none",status="401"}'), 5);
+    assert.doesNotMatch(text, /code="0",status="401"/);
     const off = await build(t, dialect);
     const res = await scrape(off, `Bearer ${TOKEN}`);
     assert.deepEqual([res.statusCode, res.json().code], [404, '1004']);

@@ -31,11 +31,13 @@ const BUDGET: Record<string, { sqlite: number; postgres: number }> = {
   tradeList: { sqlite: 9, postgres: 1 },
   // A top-up: BEGIN, the key (its insert is the replay check), the card (locked), its status for the
   // book, the card balance, the journal, the trade, its day count, the callback's card and URL, the
-  // funding balance (last), the stored answer, COMMIT.
-  cardTopUp: { sqlite: 14, postgres: 12 },
+  // funding balance (last), the stored answer, COMMIT. Issue 32: the claim of its authCode (unique
+  // per card) and the funding statement's line (on PostgreSQL in the funding balance's statement).
+  cardTopUp: { sqlite: 16, postgres: 13 },
   // An authorization without controls or endpoint: as a top-up without the funding and status
-  // reads, plus its authorization record and its cardholder's controls (read after the card's lock).
-  authorize: { sqlite: 14, postgres: 12 },
+  // reads, plus its authorization record and its cardholder's controls (read after the card's lock),
+  // and the claim of its authCode (issue 32).
+  authorize: { sqlite: 15, postgres: 13 },
   // A cardholder (4.2): BEGIN, the key, the duplicate check by document (keyed hash), the holder,
   // the stored answer, COMMIT.
   holderCreate: { sqlite: 8, postgres: 6 },

@@ -7,7 +7,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { testDialects } from './helpers/db.js';
+import { dialectSkip, testDialects } from './helpers/db.js';
 
 async function closedPort(): Promise<number> {
   const server = createServer();
@@ -52,9 +52,12 @@ describe('npm test chooses its databases', () => {
     assert.equal(res.status, 0, res.stdout);
     assert.deepEqual(res.dialects, ['sqlite']);
     const lines = res.stdout.split('\n').filter((l) => l.includes('PostgreSQL pass skipped'));
-    assert.equal(lines.length, 1, res.stdout);
+    // Once at the top, and again as the run's last line (issue 30.12).
+    assert.equal(lines.length, 2, res.stdout);
+    assert.equal(res.stdout.trimEnd().split('\n').at(-1), lines[0]);
     assert.match(lines[0] ?? '', new RegExp(`nothing answers at ${url.replace(/[/.]/g, '\\$&')}`));
     assert.match(lines[0] ?? '', /CARDPROGRAM_TEST_REQUIRE_POSTGRES=1/);
+    assert.match(res.stdout, /a PostgreSQL-only test # SKIP PostgreSQL did not answer when the run started/);
   });
 
   test('CARDPROGRAM_TEST_REQUIRE_POSTGRES=1: a missing PostgreSQL fails the run before any test', async () => {
@@ -70,14 +73,17 @@ describe('npm test chooses its databases', () => {
     const res = runSuite({ TEST_POSTGRES_URL: url, CARDPROGRAM_TEST_REQUIRE_POSTGRES: '1', DATABASE_URL: 'file:' });
     assert.equal(res.status, 0, res.stdout);
     assert.deepEqual(res.dialects, ['sqlite']);
-    assert.doesNotMatch(res.stdout, /PostgreSQL/);
+    assert.doesNotMatch(res.stdout, /PostgreSQL pass skipped|PostgreSQL is required|nothing answers/);
+    assert.equal(res.stdout.trimEnd().split('\n').at(-1), 'databases tested: SQLite only (DATABASE_URL names one)');
+    assert.match(res.stdout, /a PostgreSQL-only test # SKIP this pass tests SQLite only \(DATABASE_URL\)/);
   });
 
   const pg = testDialects().find((d) => d.name === 'postgres');
-  test('PostgreSQL answering: both passes run', { skip: pg ? false : 'PostgreSQL is not tested in this run' }, () => {
+  test('PostgreSQL answering: both passes run', { skip: dialectSkip('postgres') }, () => {
     const res = runSuite({ TEST_POSTGRES_URL: pg?.url ?? '', CARDPROGRAM_TEST_REQUIRE_POSTGRES: '1' });
     assert.equal(res.status, 0, res.stdout);
     assert.deepEqual(res.dialects, ['sqlite', 'postgres']);
     assert.doesNotMatch(res.stdout, /PostgreSQL pass skipped/);
+    assert.equal(res.stdout.trimEnd().split('\n').at(-1), 'databases tested: SQLite and PostgreSQL');
   });
 });

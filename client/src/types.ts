@@ -17,6 +17,8 @@ export {
   DeclineReason,
   type DeclineReasonValue,
   type FundingBalance,
+  type FundingMovement,
+  type FundingStatementPage,
   type KycStatus,
   type SpendingLimit,
   type SpendingState,

@@ -233,6 +233,51 @@ export interface FundingBalance {
   available: number;
 }
 
+/** A page of the merchant’s funding statement (merchantFundingList). */
+export interface FundingStatementPage {
+  currency: string;
+  movements: Array<{
+    /** the movement’s number in this account: 1, 2, 3… without gaps, in the order they were committed */
+    seq: number;
+    /** credit and debit: the operator’s; topUp: a top-up drew from it; cardClose: a closed card’s balance came back; release, withdrawalReturn, fee: money a closed card released later (a reversal, void or refund after the close) came back */
+    kind: 'credit' | 'debit' | 'topUp' | 'cardClose' | 'release' | 'withdrawalReturn' | 'fee';
+    /** signed, in major units: what the account gained (negative: what it lost) */
+    amount: number;
+    /** the account’s balance after this movement, in major units */
+    balance: number;
+    /** the operator’s reference for a credit or debit; the trade’s remark otherwise */
+    reference: string;
+    /** the card concerned; null for the operator’s */
+    cardId: string | null;
+    /** the trade concerned; null for the operator’s */
+    tradeId: string | null;
+    /** when it was committed, ISO 8601 UTC */
+    createdAt: string;
+  }>;
+  /** the `after` of the next page; null when this page reached the last movement so far */
+  next: number | null;
+}
+
+/** One movement of a funding account, with the balance after it (merchantFundingList). */
+export interface FundingMovement {
+  /** the movement’s number in this account: 1, 2, 3… without gaps, in the order they were committed */
+  seq: number;
+  /** credit and debit: the operator’s; topUp: a top-up drew from it; cardClose: a closed card’s balance came back; release, withdrawalReturn, fee: money a closed card released later (a reversal, void or refund after the close) came back */
+  kind: 'credit' | 'debit' | 'topUp' | 'cardClose' | 'release' | 'withdrawalReturn' | 'fee';
+  /** signed, in major units: what the account gained (negative: what it lost) */
+  amount: number;
+  /** the account’s balance after this movement, in major units */
+  balance: number;
+  /** the operator’s reference for a credit or debit; the trade’s remark otherwise */
+  reference: string;
+  /** the card concerned; null for the operator’s */
+  cardId: string | null;
+  /** the trade concerned; null for the operator’s */
+  tradeId: string | null;
+  /** when it was committed, ISO 8601 UTC */
+  createdAt: string;
+}
+
 /** A KYC request and its result (interface 3.2). */
 export interface KycStatus {
   requestNo: string;

@@ -1,6 +1,8 @@
 import { type Kysely, sql } from 'kysely';
 import { newId } from '../db/ids.js';
 import type { DB } from '../db/schema.js';
+import { IDENTITY_FIELDS } from '../holders/identity.js';
+import { KYC_SEALED_FIELDS } from '../kyc/submit.js';
 
 /** Who changed something as an operator, and from where (the CLI's user and machine, the console's account and address). */
 export interface Operator {
@@ -20,10 +22,13 @@ export interface AuditSpec {
 /** Values never written to the trail, whatever they are called in a record: secrets, keys, certificates, tokens, sessions. */
 const SECRET_KEY = /secret|password|token|session|privateKey|publicKeyPem|pem|cert|^key$|_enc$/i;
 /**
- * A cardholder's identity data, sealed at rest (src/holders/identity.ts): never in the trail either,
- * where every role of the console reads it and a copy of the database would show it.
+ * A cardholder's identity data and a KYC request's e-mail and data, sealed at rest
+ * (src/holders/identity.ts, src/kyc/email.ts): never in the trail either, where every role of the
+ * console reads it and a copy of the database would show it (issue 26.9: a `kyc.review` record
+ * held the request's e-mail). Taken from the modules that seal them, so a new sealed field is
+ * redacted here too.
  */
-const IDENTITY_KEY = /^(idno|mobile|dateOfBirth|address|town|postCode|ssn)$/;
+const IDENTITY_KEYS: ReadonlySet<string> = new Set([...IDENTITY_FIELDS, ...KYC_SEALED_FIELDS, 'email']);
 
 /**
  * A record with every secret-looking or identity field replaced by "[redacted]", at any depth. A
@@ -34,7 +39,7 @@ export function redact(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(redactField);
   if (value && typeof value === 'object') {
     return Object.fromEntries(
-      Object.entries(value).map(([k, v]) => [k, SECRET_KEY.test(k) || IDENTITY_KEY.test(k) ? '[redacted]' : redactField(v)]),
+      Object.entries(value).map(([k, v]) => [k, SECRET_KEY.test(k) || IDENTITY_KEYS.has(k) ? '[redacted]' : redactField(v)]),
     );
   }
   return value;

@@ -10,6 +10,8 @@ export interface EndpointAnswer {
   latencyMs: number;
   /** Why the answer could not be used (for the log): the transport's error or what was wrong with it. */
   problem: string | null;
+  /** When the request was on the wire, in ms from the start of the attempt (DNS and connection); null if it never was. */
+  sentMs: number | null;
 }
 
 /**
@@ -79,9 +81,9 @@ export async function askEndpoint(opts: {
   const latencyMs = Math.min(result.durationMs, opts.timeoutMs);
   if (result.error !== null) {
     const timeout = result.error.startsWith('timed out');
-    return { outcome: timeout ? 'timeout' : 'error', reason: null, latencyMs, problem: result.error };
+    return { outcome: timeout ? 'timeout' : 'error', reason: null, latencyMs, problem: result.error, sentMs: result.sentMs };
   }
   const answer = readAnswer(result.status, result.excerpt);
-  if (typeof answer === 'string') return { outcome: 'error', reason: null, latencyMs, problem: answer };
-  return { outcome: answer.approved ? 'approved' : 'declined', reason: answer.reason, latencyMs, problem: null };
+  if (typeof answer === 'string') return { outcome: 'error', reason: null, latencyMs, problem: answer, sentMs: result.sentMs };
+  return { outcome: answer.approved ? 'approved' : 'declined', reason: answer.reason, latencyMs, problem: null, sentMs: result.sentMs };
 }

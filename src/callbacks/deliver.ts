@@ -1,27 +1,18 @@
-import { lookup as dnsLookup } from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
+import { hostResolver, type Resolved, type Resolver } from './resolve.js';
 import { isAllowedAddress } from './url-guard.js';
 
-export interface Resolved {
-  address: string;
-  family: number;
-}
-
-/** Resolves a host name to every address it has (tests substitute their own). */
-export type Resolver = (hostname: string) => Promise<Resolved[]>;
-
-export const systemResolver: Resolver = (hostname) =>
-  new Promise((resolve, reject) =>
-    dnsLookup(hostname, { all: true }, (err, addresses) => (err ? reject(err) : resolve(addresses as Resolved[]))),
-  );
+export type { Resolved, Resolver } from './resolve.js';
 
 export interface DeliveryResult {
   status: number | null;
   error: string | null;
   excerpt: string;
   durationMs: number;
+  /** When the request was on the wire (written whole to the socket), in ms from the start; null if it never was. */
+  sentMs: number | null;
 }
 
 /** Responses are read up to this many bytes: a receiver cannot make us buffer a large body. */
@@ -45,11 +36,13 @@ export function deliver(opts: {
   resolver?: Resolver;
 }): Promise<DeliveryResult> {
   const started = performance.now();
+  let sentMs: number | null = null;
   const done = (status: number | null, error: string | null, excerpt = ''): DeliveryResult => ({
     status,
     error,
     excerpt,
     durationMs: Math.round(performance.now() - started),
+    sentMs,
   });
   let url: URL;
   try {
@@ -61,7 +54,8 @@ export function deliver(opts: {
   if (isIP(host) && !isAllowedAddress(host, opts.env)) {
     return Promise.resolve(done(null, `blocked: ${host} is not an allowed address`));
   }
-  const resolver = opts.resolver ?? systemResolver;
+  // Never dns.lookup by default: it waits on libuv's thread pool, behind password hashing (src/callbacks/resolve.ts).
+  const resolver = opts.resolver ?? hostResolver(opts.env);
   const lookup: LookupFunction = (hostname, options, callback) => {
     resolver(hostname).then(
       (addresses) => {
@@ -120,6 +114,9 @@ export function deliver(opts: {
       req.destroy(new Error(message));
     }, opts.timeoutMs);
     req.on('error', (err) => finish(done(null, err.message)));
+    req.on('finish', () => {
+      sentMs = performance.now() - started;
+    });
     req.end(opts.body);
   });
 }

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { TxCtx } from '../context.js';
+import type { SecretBox } from '../crypto/secretbox.js';
 import { newId } from '../db/ids.js';
 import type { DB } from '../db/schema.js';
 import { endpointOf } from './endpoint.js';
@@ -10,6 +11,24 @@ export type EventType = 'kyc.result' | 'holder.audit' | 'trade' | 'card.status' 
 export const NOTIFY_EVENTS: readonly EventType[] = ['holder.audit', 'trade', 'card.status', 'authorization.declined'];
 
 /**
+ * Events whose stored payload carries personal data (a `kyc.result` holds the request's e-mail):
+ * sealed at rest under the master key, bound to the event (issue 26.9), opened only to be sent or
+ * shown. Other payloads (ids, statuses, amounts) stay plain JSON.
+ */
+export const SEALED_EVENTS: readonly EventType[] = ['kyc.result'];
+
+const payloadContext = (eventId: string) => `callback-payload:${eventId}`;
+
+export function sealPayload(box: SecretBox, eventId: string, payload: string): string {
+  return box.seal(payload, payloadContext(eventId));
+}
+
+/** A stored payload as sent: opened when sealed (sealed values start `v1.`, JSON never does). */
+export function openPayload(box: SecretBox, event: { id: string; payload: string }): string {
+  return event.payload.startsWith('v1.') ? box.open(event.payload, payloadContext(event.id)) : event.payload;
+}
+
+/**
  * Writes a callback event into the outbox, in the caller's transaction: the event exists if and only
  * if the state change it reports was committed. It gets an id (`eventId`, stable across every
  * delivery attempt) and the next `sequence` of its subject. A verb passes its `ctx.wake`, so that
@@ -17,7 +36,16 @@ export const NOTIFY_EVENTS: readonly EventType[] = ['holder.audit', 'trade', 'ca
  */
 export async function emitEvent(
   tx: Kysely<DB>,
-  event: { merchantId: string; type: EventType; subject: string; url: string; body: Record<string, unknown>; now: number },
+  event: {
+    merchantId: string;
+    type: EventType;
+    subject: string;
+    url: string;
+    body: Record<string, unknown>;
+    now: number;
+    /** The box that seals the payload of a SEALED_EVENTS type (required for them). */
+    sealWith?: SecretBox;
+  },
   wake?: TxCtx['wake'],
 ): Promise<string> {
   const { last } = await tx
@@ -28,6 +56,8 @@ export async function emitEvent(
     .executeTakeFirstOrThrow();
   const id = newId('evt');
   const payload = { type: event.type, ...event.body, eventId: id, sequence: Number(last), occurredAt: new Date(event.now).toISOString() };
+  const sealed = SEALED_EVENTS.includes(event.type);
+  if (sealed && !event.sealWith) throw new Error(`a ${event.type} event is stored sealed: give emitEvent the secret box`);
   await tx
     .insertInto('callback_events')
     .values({
@@ -38,7 +68,7 @@ export async function emitEvent(
       sequence: Number(last),
       url: event.url,
       endpoint: endpointOf(event.url),
-      payload: JSON.stringify(payload),
+      payload: sealed && event.sealWith ? sealPayload(event.sealWith, id, JSON.stringify(payload)) : JSON.stringify(payload),
       status: 'pending',
       attempts: 0,
       next_attempt_at: event.now,

@@ -3,6 +3,7 @@ import type { Services } from '../context.js';
 import { type BreakerSettings, breakerSettings, DEFAULT_SLOTS } from './breaker.js';
 import { type Claimed, claimDue, unclaim } from './claim.js';
 import { deliver, type Resolver } from './deliver.js';
+import { openPayload } from './outbox.js';
 import { type Outcome, recordOutcomes } from './record.js';
 import { webhookHeaders } from './webhook-signature.js';
 
@@ -343,11 +344,12 @@ export class CallbackWorker {
     const started = this.svc.clock();
     const secret = await this.secretOf(event.merchant_id);
     if (secret === null)
-      return { event, started, result: { status: null, error: 'merchant no longer exists', excerpt: '', durationMs: 0 } };
+      return { event, started, result: { status: null, error: 'merchant no longer exists', excerpt: '', durationMs: 0, sentMs: null } };
+    const body = openPayload(this.svc.box, event);
     const result = await deliver({
       url: event.url,
-      body: event.payload,
-      headers: webhookHeaders(secret, event.id, Math.floor(started / 1000), event.payload),
+      body,
+      headers: webhookHeaders(secret, event.id, Math.floor(started / 1000), body),
       timeoutMs: config.callbacks.timeoutMs,
       env: config.env,
       ...(this.opts.resolver ? { resolver: this.opts.resolver } : {}),

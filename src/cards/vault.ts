@@ -83,15 +83,26 @@ export class PanVault {
       .execute();
   }
 
-  /** Every data key's id, purpose, version and age: never the key. */
-  async listKeys(db: Kysely<DB>): Promise<Array<{ id: string; purpose: string; version: number; createdAt: string }>> {
+  /**
+   * Every data key's id, purpose, version and age, and whether it is its purpose's current one (the
+   * newest version, which new values are sealed under): never the key.
+   */
+  async listKeys(db: Kysely<DB>): Promise<Array<{ id: string; purpose: string; version: number; createdAt: string; current: boolean }>> {
     const rows = await db
       .selectFrom('data_keys')
       .select(['id', 'purpose', 'version', 'created_at'])
       .orderBy('purpose')
       .orderBy('version')
       .execute();
-    return rows.map((k) => ({ id: k.id, purpose: k.purpose, version: k.version, createdAt: new Date(Number(k.created_at)).toISOString() }));
+    const newest = new Map<string, number>();
+    for (const k of rows) newest.set(k.purpose, Math.max(newest.get(k.purpose) ?? 0, k.version));
+    return rows.map((k) => ({
+      id: k.id,
+      purpose: k.purpose,
+      version: k.version,
+      createdAt: new Date(Number(k.created_at)).toISOString(),
+      current: newest.get(k.purpose) === k.version,
+    }));
   }
 
   /** Adds a new version of the PAN encryption key: new cards use it, old ones keep theirs. */

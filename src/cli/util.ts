@@ -9,6 +9,7 @@ import type { Services } from '../context.js';
 import { type Database, openDatabase } from '../db/index.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { sealPlaintextHolders } from '../holders/identity.js';
+import { sealPlaintextKyc } from '../kyc/email.js';
 import { createServices } from '../services.js';
 
 /**
@@ -65,6 +66,7 @@ export async function withServices<T>(fn: (svc: Services) => Promise<T>, opts: {
     const svc = createServices(config, database, pino({ level: 'warn' }, pino.destination(2)));
     await svc.vault.ensureKeys(database.db);
     await sealPlaintextHolders(svc);
+    await sealPlaintextKyc(svc);
     return await fn(svc);
   } finally {
     await database.close();

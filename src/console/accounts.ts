@@ -11,8 +11,9 @@ import { matchStep } from './totp.js';
 
 /**
  * Operator accounts of the console: created by an admin (or `cardprogram operator create`) with a
- * one-time set-up link; the operator chooses a password and, for an admin always, a second factor
- * (TOTP). After LOCK_AFTER failed logins in a row an account is locked for LOCK_MS.
+ * one-time set-up link; the operator chooses a password and a second factor (TOTP: in production
+ * for every role, in the sandbox for an admin always). After LOCK_AFTER failed logins in a row an
+ * account is locked for LOCK_MS.
  */
 export const SETUP_TTL_MS = 24 * 3_600_000;
 export const LOCK_AFTER = 5;
@@ -127,7 +128,9 @@ export async function resetOperator({ ctx, input }: { ctx: VerbCtx; input: { ema
 
 /**
  * Changes an account's role or status. Any change ends the account's sessions: a demoted or
- * disabled operator's open console loses its rights at once, not at its next login. The last
+ * disabled operator's open console loses its rights at once, not at its next login. A new role, or
+ * disabling, also ends an open set-up link: a link is for the role it was issued for, and a
+ * viewer's link must not set up an admin (issue 26, finding 10); `reset` issues a new one. The last
  * active admin can be neither demoted nor disabled (nobody could manage operators then).
  */
 export async function updateOperator({
@@ -157,7 +160,8 @@ export async function updateOperator({
     // Setting an account active also unlocks it (a lock-out someone caused by guessing its e-mail).
     ...(input.status === 'active' ? { failed_logins: 0, locked_until: null } : {}),
     // A disabled account's open set-up link dies with it: enabling it again does not revive the link.
-    ...(next.status === 'disabled' ? { setup_hash: null, setup_expires_at: null } : {}),
+    // So does one issued for another role: whoever holds it was given the old role, not the new one.
+    ...(next.status === 'disabled' || next.role !== row.role ? { setup_hash: null, setup_expires_at: null } : {}),
     updated_at: now,
   };
   await tx.updateTable('operators').set(changed).where('id', '=', row.id).execute();
@@ -201,7 +205,7 @@ function ownRecord(ctx: VerbCtx, email: string, origin: string, action: string, 
 
 /**
  * Completes a set-up: the link is spent (a conditional update, so it works once), the password and
- * second factor are stored. An admin must enrol a second factor; a code that does not match the
+ * second factor are stored. An admin (in production, anyone) must enrol a second factor; a code that does not match the
  * secret refuses it (the app was not set up right). Returns the account, or null for a spent link;
  * only a set-up that happened is in the audit trail.
  */
@@ -215,7 +219,7 @@ export async function completeSetup({
   const { tx, now } = ctx;
   const row = await findSetup(tx, input.token, now);
   if (!row) return null;
-  if (input.totp === null && totpRequired(row.role)) return 'totpRequired';
+  if (input.totp === null && totpRequired(row.role, ctx.svc.config.env)) return 'totpRequired';
   const step = input.totp ? matchStep(input.totp.secret, input.totp.code, now, null) : null;
   if (input.totp && step === null) return 'badCode';
   const changed = {

@@ -7,6 +7,7 @@ import { type AuthorizationsTable, type CallbackAttemptsTable, type CallbackEven
 import type { DomainSummary } from '../domains/store.js';
 import { AUDIT_STATUS_NAMES, AUDIT_TRANSITIONS, AuditStatus, type AuditStatusValue } from '../holders/audit-status.js';
 import type { FundingBalance } from '../ledger/funding.js';
+import type { FundingStatementPage } from '../ledger/statement.js';
 import type { MerchantSummary } from '../merchants/manage.js';
 import { exponent } from '../money/currency.js';
 import { formatMoney } from '../page/activity.js';
@@ -72,12 +73,20 @@ export function loginPage(o: { next: string; email?: string; error?: string }): 
   );
 }
 
-export function setupPage(o: { token: string; email: string; role: string; secret: string; error?: string }): string {
+export function setupPage(o: {
+  token: string;
+  email: string;
+  role: string;
+  secret: string;
+  /** Whether the second factor must be set up (production: every role; sandbox: admins). */
+  required: boolean;
+  error?: string;
+}): string {
   const grouped = o.secret.replace(/(.{4})/g, '$1 ').trim();
-  const required = o.role === 'admin';
+  const { required } = o;
   return barePage(
     'Set up your console account',
-    `${o.error ? `<p class="notice bad" role="alert">${esc(o.error)}</p>` : ''}<p>${esc(o.email)} · <span class="pill">${esc(o.role)}</span></p><form method="post" action="/console/setup" class="stack"><input type="hidden" name="token" value="${esc(o.token)}"><input type="hidden" name="secret" value="${esc(o.secret)}"><label>New password <span class="muted">(12 characters or more)</span><input name="password" type="password" autocomplete="new-password" minlength="12" required></label><label>The same again<input name="password2" type="password" autocomplete="new-password" minlength="12" required></label><fieldset class="panel"><legend>Second factor${required ? ' (required for admins)' : ' (recommended)'}</legend><p>Add this key to an authenticator app (time-based, 6 digits, 30 seconds):</p><p class="mono" aria-label="Key">${esc(grouped)}</p><p class="muted mono">${esc(otpauthUrl(o.secret, o.email))}</p><label>The code the app shows now<input name="code" inputmode="numeric" autocomplete="one-time-code" maxlength="7"${required ? ' required' : ''}></label></fieldset><button type="submit">Save</button></form>`,
+    `${o.error ? `<p class="notice bad" role="alert">${esc(o.error)}</p>` : ''}<p>${esc(o.email)} · <span class="pill">${esc(o.role)}</span></p><form method="post" action="/console/setup" class="stack"><input type="hidden" name="token" value="${esc(o.token)}"><input type="hidden" name="secret" value="${esc(o.secret)}"><label>New password <span class="muted">(12 characters or more)</span><input name="password" type="password" autocomplete="new-password" minlength="12" required></label><label>The same again<input name="password2" type="password" autocomplete="new-password" minlength="12" required></label><fieldset class="panel"><legend>Second factor${required ? ' (required)' : ' (recommended)'}</legend><p>Add this key to an authenticator app (time-based, 6 digits, 30 seconds):</p><p class="mono" aria-label="Key">${esc(grouped)}</p><p class="muted mono">${esc(otpauthUrl(o.secret, o.email))}</p><label>The code the app shows now<input name="code" inputmode="numeric" autocomplete="one-time-code" maxlength="7"${required ? ' required' : ''}></label></fieldset><button type="submit">Save</button></form>`,
   );
 }
 
@@ -191,7 +200,7 @@ export function holderPage(frame: Frame, d: NonNullable<Awaited<ReturnType<typeo
 }
 
 export function kycPage(frame: Frame, d: NonNullable<Awaited<ReturnType<typeof kycDetail>>>): string {
-  const { row, data } = d;
+  const { row, data, email } = d;
   const open = row.status === 'init' || row.status === 'reviewing';
   const decide =
     open && can(frame.session.role, 'review')
@@ -208,7 +217,7 @@ export function kycPage(frame: Frame, d: NonNullable<Awaited<ReturnType<typeof k
       ],
       ['Merchant', link(`/console/merchants/${row.merchant_id}`, row.merchant_id)],
       ['Platform', esc(row.platform)],
-      ['E-mail', esc(row.email)],
+      ['E-mail', esc(email)],
       ['Name', `${esc(data.firstName)} ${esc(data.lastName)}`],
       ['Date of birth', esc(data.dob)],
       ['Country', esc(data.country)],
@@ -472,7 +481,16 @@ export function merchantsPage(frame: Frame, merchants: MerchantSummary[]): strin
   );
 }
 
-export function merchantPage(frame: Frame, d: { merchant: MerchantSummary; domains: DomainSummary[]; balances: FundingBalance[] }): string {
+export function merchantPage(
+  frame: Frame,
+  d: {
+    merchant: MerchantSummary;
+    domains: DomainSummary[];
+    balances: FundingBalance[];
+    fundToken: string;
+    statements: FundingStatementPage[];
+  },
+): string {
   const m = d.merchant;
   const role = frame.session.role;
   const status = can(role, 'merchants')
@@ -485,7 +503,7 @@ export function merchantPage(frame: Frame, d: { merchant: MerchantSummary; domai
       )
     : '';
   const fund = can(role, 'funding')
-    ? `<h2>Fund</h2><div class="panel">${form(frame, `/console/merchants/${m.appId}/fund`, '<label for="amount">Amount</label><input id="amount" name="amount" required inputmode="decimal" pattern="-?[0-9]+(\\.[0-9]{1,6})?" size="12"><label for="currency">Currency</label><select id="currency" name="currency"><option>EUR</option><option>USDT</option></select><label for="reference">Reference</label><input id="reference" name="reference" required maxlength="200" placeholder="bank transfer reference">', 'Credit or debit')}<p class="muted">A negative amount debits the account, down to zero.</p></div>`
+    ? `<h2>Fund</h2><div class="panel">${form(frame, `/console/merchants/${m.appId}/fund`, `<input type="hidden" name="once" value="${esc(d.fundToken)}"><label for="amount">Amount</label><input id="amount" name="amount" required inputmode="decimal" pattern="-?[0-9]+(\\.[0-9]{1,2})?" size="12"><label for="currency">Currency</label><select id="currency" name="currency"><option>EUR</option><option>USDT</option></select><label for="reference">Reference</label><input id="reference" name="reference" required maxlength="200" placeholder="bank transfer reference">`, 'Credit or debit')}<p class="muted">A negative amount debits the account, down to zero.</p></div>`
     : '';
   return page(
     m.name,
@@ -507,7 +525,24 @@ export function merchantPage(frame: Frame, d: { merchant: MerchantSummary; domai
       ['Currency', 'Available'],
       d.balances.map((b) => [esc(b.currency), esc(major(b.available, b.currency))]),
       [1],
-    )}${fund}<h2>Domains</h2>${table(
+    )}${fund}<h2>Funding statement</h2>${d.statements
+      .map((st) =>
+        table(
+          `${st.currency}: the last ${st.movements.length} movements, newest first (the merchant reads them all with merchantFundingList)`,
+          ['#', 'When', 'Movement', 'Reference', 'Card / trade', 'Amount', 'Balance'],
+          st.movements.map((l) => [
+            String(l.seq),
+            esc(l.createdAt),
+            esc(l.kind),
+            esc(l.reference),
+            l.cardId ? `<a href="/console/cards/${encodeURIComponent(l.cardId)}">${esc(l.cardId)}</a> ${esc(l.tradeId ?? '')}` : '—',
+            esc(major(l.amount, st.currency)),
+            esc(major(l.balance, st.currency)),
+          ]),
+          [0, 5, 6],
+        ),
+      )
+      .join('')}<h2>Domains</h2>${table(
       'Hosts of its card page',
       ['Host', 'TLS', 'Certificate expires', ''],
       d.domains.map((x) => [

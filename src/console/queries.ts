@@ -1,8 +1,10 @@
 import { type ExpressionBuilder, type Kysely, sql } from 'kysely';
+import { openPayload } from '../callbacks/outbox.js';
 import { maskedCardNo } from '../cards/model.js';
 import type { Services } from '../context.js';
 import type { DB } from '../db/schema.js';
 import { documentHash, emailHash, openIdentity } from '../holders/identity.js';
+import { kycEmail } from '../kyc/email.js';
 import type { KycData } from '../kyc/submit.js';
 
 /**
@@ -123,11 +125,24 @@ export async function holderDetail(svc: Services, holderId: string) {
   return { row, identity: openIdentity(svc.box, row), reviews, cards };
 }
 
+/**
+ * A payload as the callback page shows it: a sealed one (a kyc.result) opened, but its e-mail left
+ * out: every role reads this page, and the KYC request's own page records who opened the e-mail.
+ */
+function shownPayload(payload: string): string {
+  try {
+    const body = JSON.parse(payload) as Record<string, unknown>;
+    return typeof body.email === 'string' ? JSON.stringify({ ...body, email: '[sealed: see the KYC request]' }) : payload;
+  } catch {
+    return payload;
+  }
+}
+
 /** A KYC request with its submitted data opened (the caller records the view). */
 export async function kycDetail(svc: Services, kycId: string) {
   const row = await svc.database.db.selectFrom('kyc_requests').selectAll().where('id', '=', kycId).executeTakeFirst();
   if (!row) return null;
-  return { row, data: JSON.parse(svc.box.open(row.data_enc, `kyc:${row.id}`)) as KycData };
+  return { row, email: kycEmail(svc.box, row), data: JSON.parse(svc.box.open(row.data_enc, `kyc:${row.id}`)) as KycData };
 }
 
 export interface SearchHit {
@@ -248,7 +263,8 @@ export async function search(svc: Services, text: string): Promise<SearchHit[]> 
     const kyc = await db
       .selectFrom('kyc_requests')
       .select(['id', 'request_no', 'merchant_id', 'status'])
-      .where('email', '=', q.toLowerCase())
+      // Sealed, found by the same keyed hash (kyc/email.ts).
+      .where('email_hash', '=', hash)
       .limit(SEARCH_LIMIT)
       .execute();
     for (const k of kyc)
@@ -283,9 +299,11 @@ export async function troubledCallbacks(
   return q.execute();
 }
 
-export async function callbackDetail(db: Kysely<DB>, eventId: string) {
-  const event = await db.selectFrom('callback_events').selectAll().where('id', '=', eventId).executeTakeFirst();
-  if (!event) return null;
+export async function callbackDetail(svc: Services, eventId: string) {
+  const db = svc.database.db;
+  const stored = await db.selectFrom('callback_events').selectAll().where('id', '=', eventId).executeTakeFirst();
+  if (!stored) return null;
+  const event = { ...stored, payload: shownPayload(openPayload(svc.box, stored)) };
   const attempts = await db
     .selectFrom('callback_attempts')
     .selectAll()

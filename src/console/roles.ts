@@ -27,5 +27,9 @@ export function isRole(value: unknown): value is OperatorRole {
   return typeof value === 'string' && (OPERATOR_ROLES as readonly string[]).includes(value);
 }
 
-/** Who must use a second factor: admins always; others once they have set one up. */
-export const totpRequired = (role: OperatorRole) => role === 'admin';
+/**
+ * Who must use a second factor: in production every role (PCI DSS 8.4.2: MFA for all access to the
+ * cardholder data environment; issue 26, finding 8); in the sandbox admins, and others once they
+ * have set one up.
+ */
+export const totpRequired = (role: OperatorRole, env: 'sandbox' | 'production') => env === 'production' || role === 'admin';

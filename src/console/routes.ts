@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import { type AuditFilter, type AuditSpec, listAudit, type Operator, recordView } from '../audit/trail.js';
@@ -14,37 +15,33 @@ import { DomainError } from '../errors.js';
 import { AuditStatus } from '../holders/audit-status.js';
 import { reviewHolder } from '../holders/review.js';
 import { cookieName, crossSite, htmlScope, isHttps, pageHeaders, readCookie } from '../http/html-pages.js';
+import { returnUrl } from '../http/logged-url.js';
 import { decideKyc } from '../kyc/decide.js';
 import { fundingBalances, fundMerchant } from '../ledger/funding.js';
+import { fundingStatement } from '../ledger/statement.js';
 import { listMerchants, merchantSummary, updateMerchant } from '../merchants/manage.js';
+import { CARD_CURRENCIES } from '../money/currency.js';
 import { runVerb } from '../runner.js';
 import { listTrades, MAX_RANGE_DAYS } from '../trades/list.js';
 import { TRADE_STATUSES } from '../trades/types.js';
-import {
-  completeSetup,
-  createOperator,
-  findSetup,
-  listOperators,
-  recordLogin,
-  resetOperator,
-  takeLoginAttempt,
-  totpSecretOf,
-  updateOperator,
-} from './accounts.js';
+import { completeSetup, createOperator, findSetup, listOperators, resetOperator, updateOperator } from './accounts.js';
+import { HashingQueue } from './hashing.js';
+import { attemptLogin } from './login.js';
 import * as pages from './pages.js';
-import { hashPassword, passwordProblem, verifyPassword } from './passwords.js';
+import { hashPassword, passwordProblem } from './passwords.js';
 import { callbackDetail, holderDetail, kycDetail, overview, reviewQueues, search, troubledCallbacks } from './queries.js';
 import { can, isRole, type Permission, totpRequired } from './roles.js';
 import { CONSOLE_MAX_MS, type ConsoleSession, csrfMatches, csrfToken, endConsoleSession, loadConsoleSession } from './sessions.js';
-import { matchStep, newTotpSecret } from './totp.js';
+import { newTotpSecret } from './totp.js';
 import { barePage, CONSOLE_STYLE_HASH, esc, type Frame } from './view.js';
 
 const SECURITY_HEADERS = pageHeaders(CONSOLE_STYLE_HASH);
 const SESSION_COOKIE = 'cp_console';
 
-/** Login attempts per client address per window, whatever the account: guessing across accounts is slow too. */
-const LOGIN_ATTEMPTS = 20;
-const LOGIN_WINDOW_MS = 10 * 60_000;
+const FAILED_LOGIN =
+  'The e-mail, password or code is not right, or the account is locked for a while. After 5 failed attempts in a row an account is locked for 15 minutes.';
+/** A login refused because password hashing's queue is full (nothing was checked): it may be sent again at once. */
+const BUSY = 'Too many logins are being checked just now: try again in a moment.';
 
 const isIdText = (s: unknown): s is string => typeof s === 'string' && /^[A-Za-z0-9_-]{1,64}$/.test(s);
 /** A form's text field, without control characters (PostgreSQL refuses a NUL in a parameter), trimmed and bounded. */
@@ -115,7 +112,9 @@ export const consoleRoutes: FastifyPluginAsync<{ svc: Services }> = async (app, 
     const cookie = sessionOf(req);
     const s = await loadConsoleSession(svc, cookie);
     if (!s || cookie === undefined) {
-      await redirect(reply, `/console/login${req.method === 'GET' ? `?next=${encodeURIComponent(req.url)}` : ''}`);
+      // The page to come back to, without what was searched for (issue 26.1: a card number in `next`
+      // reached the log line of the login page, and would reach a proxy's).
+      await redirect(reply, `/console/login${req.method === 'GET' ? `?next=${encodeURIComponent(returnUrl(req.url))}` : ''}`);
       return null;
     }
     const frame: Frame = { session: s, csrf: csrfToken(cookie), current: '' };
@@ -164,28 +163,17 @@ export const consoleRoutes: FastifyPluginAsync<{ svc: Services }> = async (app, 
 
   // ---- logging in ----------------------------------------------------------------------------
 
-  const attempts = new Map<string, { n: number; resetAt: number }>();
-  /** Who is counted: an IPv4 address, or an IPv6 address's /64 (one host usually holds a whole /64). */
-  const clientKey = (req: FastifyRequest) => (req.ip.includes(':') ? req.ip.split(':').slice(0, 4).join(':') : req.ip);
-  const throttled = (key: string, now: number) => {
-    const a = attempts.get(key);
-    if (!a || a.resetAt <= now) {
-      if (attempts.size >= 10_000) {
-        // Forget the windows that are over, then (a flood of addresses) the oldest: never every count at once.
-        for (const [k, v] of attempts) if (v.resetAt <= now) attempts.delete(k);
-        for (const k of [...attempts.keys()].slice(0, attempts.size - 9_000)) attempts.delete(k);
-      }
-      attempts.delete(key);
-      attempts.set(key, { n: 1, resetAt: now + LOGIN_WINDOW_MS });
-      return false;
-    }
-    a.n += 1;
-    return a.n > LOGIN_ATTEMPTS;
-  };
+  // Password hashing's own bounded queue: logins never fill libuv's thread pool (src/console/hashing.ts).
+  const hashing = new HashingQueue(svc.config.consoleHashes);
+  const env = svc.config.env;
+
+  /** Where a login goes: a console page (no other site), without a search term (returnUrl). */
+  const safeNext = (raw: string) =>
+    /^\/console(\/[A-Za-z0-9_\-/?=&.%]*)?$/.test(raw) && !raw.startsWith('//') ? returnUrl(raw) : '/console';
 
   app.get('/console/login', { schema: { hide: true } }, async (req, reply) => {
     const next = (req.query as { next?: unknown }).next;
-    return html(reply, 200, pages.loginPage({ next: typeof next === 'string' ? next : '' }));
+    return html(reply, 200, pages.loginPage({ next: typeof next === 'string' ? safeNext(next) : '' }));
   });
 
   app.post('/console/login', { schema: { hide: true } }, async (req, reply) => {
@@ -196,42 +184,18 @@ export const consoleRoutes: FastifyPluginAsync<{ svc: Services }> = async (app, 
     const password = form.get('password') ?? '';
     const code = text(form, 'code', 12).replace(/\s/g, '');
     const nextRaw = text(form, 'next', 300);
-    const next = /^\/console(\/[A-Za-z0-9_\-/?=&.%]*)?$/.test(nextRaw) && !nextRaw.startsWith('//') ? nextRaw : '/console';
-    const failed = (status = 401) =>
-      html(
-        reply,
-        status,
-        pages.loginPage({
-          next,
-          email,
-          error:
-            'The e-mail, password or code is not right, or the account is locked for a while. After 5 failed attempts in a row an account is locked for 15 minutes.',
-        }),
-      );
-    if (throttled(clientKey(req), svc.clock())) return failed(429);
-    const row = await svc.database.db.selectFrom('operators').selectAll().where('email', '=', email).executeTakeFirst();
-    const ready = row?.password_hash ? row : undefined;
-    // The attempt is taken before the password is checked, so that guesses sent together all count;
-    // an unknown account costs the same statement and the same (decoy) password check.
-    const attempt = await runVerb(svc, takeLoginAttempt, {
-      input: { operatorId: ready?.id ?? null, email, origin: origin(req) },
-      actor: `operator:${email}`,
-    });
-    const passwordOk = await verifyPassword(password, ready?.password_hash ?? null);
-    if (attempt === 'locked' || !ready || !passwordOk) return failed();
-    const secret = totpSecretOf(svc, ready);
-    const step =
-      secret === null ? null : matchStep(secret, code, svc.clock(), ready.totp_last_step === null ? null : Number(ready.totp_last_step));
-    if ((secret !== null && step === null) || (secret === null && totpRequired(ready.role))) return failed();
-    const started = await runVerb(svc, recordLogin, {
-      input: { operatorId: ready.id, email: ready.email, step, origin: origin(req) },
-      actor: `operator:${ready.email}`,
-    });
-    if (started === null) return failed();
+    const next = safeNext(nextRaw);
+    const failed = (status = 401, error = FAILED_LOGIN) => html(reply, status, pages.loginPage({ next, email, error }));
+    // Every failed attempt is recorded with the e-mail tried, the address and why (never the password).
+    const outcome = await attemptLogin(svc, hashing, { email, password, code, ip: origin(req) });
+    if ('refused' in outcome) {
+      if (outcome.refused === 'busy') reply.header('retry-after', '1');
+      return outcome.refused === 'failed' ? failed() : failed(429, outcome.refused === 'busy' ? BUSY : FAILED_LOGIN);
+    }
     return reply
       .status(303)
       .headers(SECURITY_HEADERS)
-      .header('set-cookie', sessionCookie(req, started.sessionId, CONSOLE_MAX_MS / 1000))
+      .header('set-cookie', sessionCookie(req, outcome.sessionId, CONSOLE_MAX_MS / 1000))
       .header('location', next)
       .send();
   });
@@ -265,7 +229,17 @@ export const consoleRoutes: FastifyPluginAsync<{ svc: Services }> = async (app, 
           '<p>Ask an admin for a new one (<code>cardprogram operator reset EMAIL</code>).</p>',
         ),
       );
-    return html(reply, 200, pages.setupPage({ token: token as string, email: row.email, role: row.role, secret: newTotpSecret() }));
+    return html(
+      reply,
+      200,
+      pages.setupPage({
+        token: token as string,
+        email: row.email,
+        role: row.role,
+        secret: newTotpSecret(),
+        required: totpRequired(row.role, env),
+      }),
+    );
   });
 
   app.post('/console/setup', { schema: { hide: true } }, async (req, reply) => {
@@ -277,15 +251,28 @@ export const consoleRoutes: FastifyPluginAsync<{ svc: Services }> = async (app, 
     const password = form.get('password') ?? '';
     const secret = /^[A-Z2-7]{32}$/.test(form.get('secret') ?? '') ? (form.get('secret') as string) : newTotpSecret();
     const code = text(form, 'code', 12).replace(/\s/g, '');
-    const again = (error: string) => html(reply, 400, pages.setupPage({ token, email: row.email, role: row.role, secret, error }));
+    const required = totpRequired(row.role, env);
+    const again = (error: string, status = 400) =>
+      html(reply, status, pages.setupPage({ token, email: row.email, role: row.role, secret, required, error }));
     const problem = password !== form.get('password2') ? 'The two passwords differ.' : passwordProblem(password, row.email);
     if (problem) return again(problem);
+    // Hashed in the same bounded queue as logins: when it is full, refused before anything is hashed.
+    const passwordHash = await hashing.runOrRefuse(() => hashPassword(password));
+    if (passwordHash === null) {
+      reply.header('retry-after', '1');
+      return again('The service is busy checking passwords: send the form again in a moment.', 429);
+    }
     const done = await runVerb(svc, completeSetup, {
-      input: { token, passwordHash: await hashPassword(password), totp: code ? { secret, code } : null, origin: origin(req) },
+      input: { token, passwordHash, totp: code ? { secret, code } : null, origin: origin(req) },
       actor: `operator:${row.email}`,
     });
     if (done === 'badCode') return again('That code does not match: check the app’s clock and enter the code it shows now.');
-    if (done === 'totpRequired') return again('An admin must set up the second factor: enter the code your app shows.');
+    if (done === 'totpRequired')
+      return again(
+        row.role === 'admin'
+          ? 'An admin must set up the second factor: enter the code your app shows.'
+          : 'Every account must set up the second factor: enter the code your app shows.',
+      );
     if (done === null) return html(reply, 410, barePage('This set-up link has expired or been used', '<p>Ask an admin for a new one.</p>'));
     return html(
       reply,
@@ -559,7 +546,7 @@ export const consoleRoutes: FastifyPluginAsync<{ svc: Services }> = async (app, 
   app.get<{ Params: { id: string } }>('/console/callbacks/:id', { schema: { hide: true } }, async (req, reply) => {
     const frame = await session(req, reply, 'read');
     if (!frame) return reply;
-    const detail = isIdText(req.params.id) ? await callbackDetail(svc.database.db, req.params.id) : null;
+    const detail = isIdText(req.params.id) ? await callbackDetail(svc, req.params.id) : null;
     const f = {
       ...frame,
       current: '/console/callbacks',
@@ -627,8 +614,15 @@ export const consoleRoutes: FastifyPluginAsync<{ svc: Services }> = async (app, 
     };
     const merchant = isIdText(req.params.id) ? await merchantSummary(db, req.params.id) : undefined;
     if (!merchant) return html(reply, 404, pages.notFoundPage(f, 'No such merchant.', '/console/merchants'));
-    const [domains, balances] = await Promise.all([listDomains(db, merchant.appId), fundingBalances(db, merchant.appId)]);
-    return html(reply, 200, pages.merchantPage(f, { merchant, domains, balances }));
+    const [domains, balances, ...statements] = await Promise.all([
+      listDomains(db, merchant.appId),
+      fundingBalances(db, merchant.appId),
+      ...CARD_CURRENCIES.map((c) => fundingStatement(db, merchant.appId, c, { maxSize: 20, newestFirst: true })),
+    ]);
+    // The funding form's one-time token: the credit's idempotency key, so a double post, or the same
+    // form posted again, answers the first credit instead of crediting twice.
+    const fundToken = randomBytes(16).toString('hex');
+    return html(reply, 200, pages.merchantPage(f, { merchant, domains, balances, fundToken, statements }));
   });
 
   const merchantState = (appId: string) => async (tx: Kysely<DB>) => (await merchantSummary(tx, appId)) ?? null;
@@ -664,7 +658,17 @@ export const consoleRoutes: FastifyPluginAsync<{ svc: Services }> = async (app, 
     const back = `/console/merchants/${encodeURIComponent(appId)}`;
     // The amount and currency as sent (only trimmed): anything but a decimal number, or a card currency, is refused by the verb.
     const raw = (name: string) => (form.get(name) ?? '').trim().slice(0, 32);
-    const input = { appId, amount: raw('amount'), currency: raw('currency'), reference: clean(text(form, 'reference')) };
+    const once = form.get('once') ?? '';
+    if (!/^[0-9a-f]{32}$/.test(once))
+      return html(reply, 400, pages.problemPage(frame, 'This form is out of date: open the merchant again.', back));
+    const input = {
+      appId,
+      amount: raw('amount'),
+      currency: raw('currency'),
+      reference: clean(text(form, 'reference')),
+      // The token tells a double post (or the same form posted again) from a second transfer.
+      idempotencyKey: `console:${once}`,
+    };
     if (!input.reference) return html(reply, 400, pages.problemPage(frame, 'Give a reference (the bank transfer, the contract).', back));
     const done = await change(
       reply,

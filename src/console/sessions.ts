@@ -3,6 +3,7 @@ import type { Services, VerbCtx } from '../context.js';
 import type { OperatorRole } from '../db/schema.js';
 import { sha256 } from '../page/links.js';
 import { runVerb } from '../runner.js';
+import { reapLoginThrottle } from './login-throttle.js';
 
 /** A console session ends after 30 minutes without a request, and after 12 hours whatever happens. */
 export const CONSOLE_IDLE_MS = 30 * 60_000;
@@ -48,13 +49,13 @@ export async function endConsoleSession({ ctx, input }: { ctx: VerbCtx; input: {
   await ctx.tx.deleteFrom('operator_sessions').where('id_hash', '=', input.idHash).execute();
 }
 
-/** Sessions past their bounds are deleted with the idempotency reaper's pass. */
+/** Sessions past their bounds, and the login limit's windows that are over, are deleted with the idempotency reaper's pass. */
 export async function reapConsoleSessions(database: Services['database'], now: number): Promise<number> {
   const res = await database.db
     .deleteFrom('operator_sessions')
     .where((eb) => eb.or([eb('last_seen_at', '<', now - CONSOLE_IDLE_MS), eb('created_at', '<', now - CONSOLE_MAX_MS)]))
     .executeTakeFirst();
-  return Number(res.numDeletedRows);
+  return Number(res.numDeletedRows) + (await reapLoginThrottle(database.db, now));
 }
 
 /**

@@ -14,6 +14,9 @@ const SEALED: Array<{ table: keyof DB; key: string | string[]; column: string; c
   { table: 'merchant_domains', key: 'host', column: 'key_enc', context: (r) => `domain-key:${r.host}` },
   { table: 'cardholders', key: 'id', column: 'identity_enc', context: (r) => `holder-identity:${r.id}` },
   { table: 'operators', key: 'id', column: 'totp_enc', context: (r) => `operator-totp:${r.id}` },
+  { table: 'kyc_requests', key: 'id', column: 'email_enc', context: (r) => `kyc-email:${r.id}` },
+  // Only kyc.result payloads are sealed (callbacks/outbox.ts); the others are JSON, left alone below.
+  { table: 'callback_events', key: 'id', column: 'payload', context: (r) => `callback-payload:${r.id}` },
   {
     table: 'idempotency_keys',
     key: ['merchant_id', 'random_str'],
@@ -29,7 +32,11 @@ export const SEALED_COLUMNS = SEALED.map((s) => `${s.table}.${s.column}`);
  * docs/operations.md). One transaction: either every value moves or none does. Values already
  * under the current key are left alone, so running it twice is harmless.
  */
-export async function resealAll(svc: Services): Promise<Record<string, number>> {
+export async function resealAll(
+  svc: Services,
+  /** Recorded in the reseal's transaction (the audit trail): committed with it, or not at all. */
+  record?: (tx: Kysely<DB>, moved: Record<string, number>) => Promise<void>,
+): Promise<Record<string, number>> {
   const moved: Record<string, number> = {};
   await svc.database.withTx(async (tx) => {
     const db = tx as unknown as Kysely<any>;
@@ -43,7 +50,7 @@ export async function resealAll(svc: Services): Promise<Record<string, number>> 
       let n = 0;
       for (const row of rows) {
         const sealed = row[s.column] as string;
-        // Not sealed at all: an idempotency answer stored before answers were sealed (plain JSON).
+        // Not sealed at all: an idempotency answer stored before answers were sealed, a plain event payload (JSON).
         if (!sealed.startsWith('v1.') || svc.box.isCurrent(sealed)) continue;
         const context = s.context(row);
         const value = svc.box.seal(svc.box.open(sealed, context), context);
@@ -54,6 +61,7 @@ export async function resealAll(svc: Services): Promise<Record<string, number>> 
       }
       moved[`${s.table}.${s.column}`] = n;
     }
+    if (record) await record(tx, moved);
   });
   return moved;
 }

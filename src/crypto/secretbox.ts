@@ -33,6 +33,11 @@ export class SecretBox {
     this.keys.set(this.keyId, key);
   }
 
+  /** The ids of the previous master keys (they open, never seal): never the keys. */
+  get previousKeyIds(): string[] {
+    return [...this.keys.keys()].filter((id) => id !== this.keyId);
+  }
+
   static idOf(key: Buffer): string {
     return createHash('sha256').update(key).digest('base64url').slice(0, 8);
   }

@@ -38,12 +38,21 @@ export interface Database {
   onStatement?: ((sql: string, parameters: readonly unknown[]) => void) | undefined;
   /** PostgreSQL: the pool's connections now: open, idle, and callers waiting for one. */
   pool?: () => { total: number; idle: number; waiting: number };
+  /**
+   * PostgreSQL: a few connections of their own (CARDPROGRAM_PG_URGENT_POOL_SIZE, 4; opened on first
+   * use) for short statements that must not queue behind the pool's transactions: an authorization's
+   * claim and rules' reads before its merchant's endpoint is asked, within the endpoint's deadline
+   * (src/network/endpoint-flow.ts). Absent on SQLite, or when set to 0: use `db`.
+   */
+  urgent?: () => Kysely<DB>;
 }
 
 export interface OpenOptions {
   /** PostgreSQL schema to use (tests isolate themselves in one schema each). */
   pgSchema?: string;
   pgPoolSize?: number;
+  /** PostgreSQL: connections of the urgent lane (Database.urgent); 0: none. Default 4. */
+  pgUrgentPoolSize?: number;
   /** PostgreSQL: the statements the code marks (src/db/prepared.ts) prepared on each connection (named); default true. */
   pgPrepared?: boolean;
   /** PostgreSQL: how long a caller may wait for a pooled connection (a new one, or a free one), ms; then 503. Default 5000. */
@@ -325,31 +334,39 @@ function discardingDeadClients(pool: pg.Pool, prepared: boolean): PostgresPool {
 function openPostgres(url: string, opts: OpenOptions): Database {
   const poolSize = opts.pgPoolSize ?? 10;
   const statementTimeout = opts.statementTimeoutMs ?? 0;
-  const pool = new pg.Pool({
-    connectionString: url,
-    max: poolSize,
-    types: pgTypes,
-    // Waiting for a connection (a new one, or a free one of the pool) ends after the bound: 503.
-    connectionTimeoutMillis: opts.pgPoolWaitMs ?? 5000,
-    // A statement ends after the bound: the server cancels it (57014), and the client stops
-    // waiting a moment later if the server does not answer at all (a black hole), then drops the
-    // connection. Either way the request is answered 503 within the bound, not never.
-    ...(statementTimeout > 0 ? { statement_timeout: statementTimeout, query_timeout: statementTimeout + 1000 } : {}),
-    // A peer that vanished without a reset (a network black hole) is found by TCP keepalive.
-    keepAlive: true,
-    keepAliveInitialDelayMillis: 10_000,
-    ...(opts.pgSchema ? { options: `-c search_path=${opts.pgSchema}` } : {}),
-  });
-  // A client losing its connection (PostgreSQL restarting, the network cut) must not crash the
-  // process. The pool reports idle clients' errors on itself; a client in use (a transaction, the
-  // worker's pass) emits on its own 'error' with no listener of the pool's, which would throw. Its
-  // queries fail (the request is answered 503, src/db/faults.ts) and the pool drops it on release.
-  pool.on('error', () => undefined);
-  pool.on('connect', (client) => client.on('error', () => undefined));
-  const db = new Kysely<DB>({
-    dialect: new PostgresDialect({ pool: discardingDeadClients(pool, opts.pgPrepared ?? true) }),
-    log: (e) => postgres.onStatement?.(e.query.sql, e.query.parameters),
-  });
+  const newPool = (max: number) => {
+    const pool = new pg.Pool({
+      connectionString: url,
+      max,
+      types: pgTypes,
+      // Waiting for a connection (a new one, or a free one of the pool) ends after the bound: 503.
+      connectionTimeoutMillis: opts.pgPoolWaitMs ?? 5000,
+      // A statement ends after the bound: the server cancels it (57014), and the client stops
+      // waiting a moment later if the server does not answer at all (a black hole), then drops the
+      // connection. Either way the request is answered 503 within the bound, not never.
+      ...(statementTimeout > 0 ? { statement_timeout: statementTimeout, query_timeout: statementTimeout + 1000 } : {}),
+      // A peer that vanished without a reset (a network black hole) is found by TCP keepalive.
+      keepAlive: true,
+      keepAliveInitialDelayMillis: 10_000,
+      ...(opts.pgSchema ? { options: `-c search_path=${opts.pgSchema}` } : {}),
+    });
+    // A client losing its connection (PostgreSQL restarting, the network cut) must not crash the
+    // process. The pool reports idle clients' errors on itself; a client in use (a transaction, the
+    // worker's pass) emits on its own 'error' with no listener of the pool's, which would throw. Its
+    // queries fail (the request is answered 503, src/db/faults.ts) and the pool drops it on release.
+    pool.on('error', () => undefined);
+    pool.on('connect', (client) => client.on('error', () => undefined));
+    return pool;
+  };
+  const kysely = (p: pg.Pool) =>
+    new Kysely<DB>({
+      dialect: new PostgresDialect({ pool: discardingDeadClients(p, opts.pgPrepared ?? true) }),
+      log: (e) => postgres.onStatement?.(e.query.sql, e.query.parameters),
+    });
+  const pool = newPool(poolSize);
+  const db = kysely(pool);
+  const urgentSize = opts.pgUrgentPoolSize ?? 4;
+  let urgent: Kysely<DB> | undefined;
   const postgres: Database = {
     db,
     dialect: 'postgres',
@@ -407,8 +424,12 @@ function openPostgres(url: string, opts: OpenOptions): Database {
       }
     },
     write: (fn) => fn(db),
-    close: () => db.destroy(),
+    close: async () => {
+      await db.destroy();
+      await urgent?.destroy();
+    },
     pool: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
+    ...(urgentSize > 0 ? { urgent: () => (urgent ??= kysely(newPool(urgentSize))) } : {}),
   };
   return postgres;
 }

@@ -14,7 +14,11 @@ import * as m0011 from './migrations/2026_11_24_0011_controls_and_endpoint.js';
 import * as m0012 from './migrations/2026_11_24_0012_audit.js';
 import * as m0013 from './migrations/2026_11_24_0013_operators.js';
 import * as m0014 from './migrations/2026_11_24_0014_trades_partitioned.js';
+import * as m0015 from './migrations/2026_11_25_0015_kyc_email_sealed_credential_gen.js';
+import * as m0016 from './migrations/2026_11_25_0016_console_login_throttle.js';
+import * as m0017 from './migrations/2026_11_25_0017_money_accounted.js';
 import * as m0018 from './migrations/2026_11_25_0018_callback_endpoints.js';
+import * as m0019 from './migrations/2026_11_25_0019_network_messages.js';
 
 interface Migration {
   up(db: Kysely<any>): Promise<void>;
@@ -39,7 +43,11 @@ export const MIGRATIONS: ReadonlyArray<[string, Migration]> = [
   ['2026_11_24_0012_audit', m0012],
   ['2026_11_24_0013_operators', m0013],
   ['2026_11_24_0014_trades_partitioned', m0014],
+  ['2026_11_25_0015_kyc_email_sealed_credential_gen', m0015],
+  ['2026_11_25_0016_console_login_throttle', m0016],
+  ['2026_11_25_0017_money_accounted', m0017],
   ['2026_11_25_0018_callback_endpoints', m0018],
+  ['2026_11_25_0019_network_messages', m0019],
 ];
 
 /**

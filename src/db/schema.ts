@@ -22,6 +22,8 @@ export interface MerchantsTable {
   authorization_timeout_ms: ColumnType<number, number | undefined, number>;
   /** What applies when the endpoint does not answer in time or readably. */
   authorization_default: ColumnType<AuthorizationDefault, AuthorizationDefault | undefined, AuthorizationDefault>;
+  /** Moves on at every roll and disable (migration 0015): page links and sessions of an earlier one open nothing. */
+  credential_gen: ColumnType<number, number | undefined, number>;
   created_at: number;
   updated_at: number;
 }
@@ -241,7 +243,10 @@ export interface KycRequestsTable {
   id: string;
   merchant_id: string;
   request_no: string;
+  /** Emptied once sealed at start (migration 0015): the e-mail is sealed in email_enc (kyc/email.ts), found by its keyed hash. */
   email: string;
+  email_enc: string | null;
+  email_hash: string | null;
   fingerprint: string;
   platform: string;
   callback_url: string;
@@ -297,6 +302,8 @@ export interface PageLinksTable {
   email: string | null;
   expires_at: number;
   used_at: number | null;
+  /** The merchant's credential generation it was minted under (migration 0015). */
+  credential_gen: ColumnType<number, number | undefined, number>;
   created_at: number;
 }
 
@@ -305,6 +312,7 @@ export interface PageSessionsTable {
   merchant_id: string;
   /** The keyed hash of the e-mail (holders/identity.ts emailHash), never the e-mail itself. */
   email: string | null;
+  credential_gen: ColumnType<number, number | undefined, number>;
   created_at: number;
   last_seen_at: number;
 }
@@ -339,6 +347,33 @@ export interface MerchantBalancesTable {
   currency: string;
   available: number;
   updated_at: number;
+  /** The number of the account's last movement in `funding_movements` (0017). */
+  seq: Generated<number>;
+}
+
+/** One movement of a merchant's funding account, numbered per merchant and currency (0017). */
+export interface FundingMovementsTable {
+  merchant_id: string;
+  currency: string;
+  seq: number;
+  /** credit, debit (the operator's), topUp, cardClose, release, withdrawalReturn, fee. */
+  kind: string;
+  /** Signed minor units. */
+  amount: number;
+  /** The balance after it, in minor units. */
+  balance: number;
+  reference: string;
+  card_id: string | null;
+  trade_id: string | null;
+  credit_id: string | null;
+  created_at: number;
+}
+
+/** Every authCode a card has used (0017): unique per card. */
+export interface TradeAuthCodesTable {
+  card_id: string;
+  auth_code: string;
+  trade_id: string;
 }
 
 /** An operator's credit (or debit, negative) of a merchant's funding account. */
@@ -351,6 +386,8 @@ export interface FundingCreditsTable {
   reference: string;
   entry_id: string;
   created_at: number;
+  /** The console form's one-time token or the CLI's --idempotency-key: one credit per key (0017). */
+  idempotency_key: string | null;
 }
 
 /** A card's status changes; `after_seq`: the largest trades.seq when it happened. */
@@ -415,14 +452,49 @@ export interface OperatorSessionsTable {
   last_seen_at: number;
 }
 
+/** The console's login attempts of one client (an IPv4 address or an IPv6 /64) in its current window (src/console/login-throttle.ts). */
+export interface ConsoleLoginThrottleTable {
+  /** `v4:a.b.c.d` or `v6:` and the /64's first four groups, written out in full. */
+  client_key: string;
+  window_start: number;
+  attempts: number;
+}
+
+/** A message of the card network link that acted, with its first answer (migration 0019, decisions §12.6). */
+export interface NetworkMessagesTable {
+  msg_class: 'authorization' | 'financial' | 'reversal';
+  /** Field 32. */
+  acquirer: string;
+  /** Field 11. */
+  stan: string;
+  /** Field 7, MMDDhhmmss UTC. */
+  transmitted: string;
+  /** Keyed hash (the vault's lookup key) of the message's fields without the MTI. */
+  content_hash: string;
+  mti: string;
+  merchant_id: string | null;
+  card_id: string | null;
+  trade_id: string | null;
+  response_code: string;
+  /** JSON: the answer's fields beside those echoed (38, 39, 54). */
+  answer: string;
+  /** JSON: the message's fields of §12.3, PAN masked, CVV2 removed. */
+  request: string;
+  created_at: number;
+}
+
 export interface DB {
+  network_messages: NetworkMessagesTable;
   operators: OperatorsTable;
+  console_login_throttle: ConsoleLoginThrottleTable;
   operator_sessions: OperatorSessionsTable;
   audit_events: AuditEventsTable;
   spend_counters: SpendCountersTable;
   authorization_requests: AuthorizationRequestsTable;
   merchant_balances: MerchantBalancesTable;
   funding_credits: FundingCreditsTable;
+  funding_movements: FundingMovementsTable;
+  trade_auth_codes: TradeAuthCodesTable;
   card_status_events: CardStatusEventsTable;
   rate_buckets: RateBucketsTable;
   merchant_domains: MerchantDomainsTable;

@@ -2,7 +2,8 @@
  * A copyable example body for every operation in the API reference, built from the operation's
  * own request schema: each required field takes the sample below for its name (the values of
  * docs/getting-started.md and the interface's samples), else the first value its schema allows.
- * test/docs.test.ts sends every example, signed, and checks that none is refused as invalid.
+ * test/openapi.test.ts ("… gives every operation an example body the service accepts as valid")
+ * sends every example, signed, and checks that none is refused as invalid.
  */
 
 const b64 = (text: string) => Buffer.from(text, 'utf8').toString('base64');
@@ -63,9 +64,10 @@ const SAMPLES_AT: Record<string, unknown> = {
 
 /**
  * Optional fields an example still shows, because the operation needs one of two: an address
- * placement (KYC), a card or its number (the list), a card or a cardholder (cardControlsUpdate).
+ * placement (KYC), a card or its number (the list), a card or a cardholder (cardControlsUpdate);
+ * and where a paged read starts (`after`, the funding statement).
  */
-const SHOWN_OPTIONAL = new Set(['individualInfo.address', 'cardId']);
+const SHOWN_OPTIONAL = new Set(['individualInfo.address', 'cardId', 'after']);
 
 interface JsonSchema {
   type?: string | string[];

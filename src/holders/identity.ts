@@ -23,6 +23,20 @@ export interface HolderIdentity {
   email: string;
 }
 
+/** Every field of a HolderIdentity: sealed at rest, so never in the audit trail either (audit/trail.ts). */
+export const IDENTITY_FIELDS = [
+  'idno',
+  'dateOfBirth',
+  'address',
+  'town',
+  'postCode',
+  'mobile',
+  'email',
+] as const satisfies readonly (keyof HolderIdentity)[];
+// A field added to HolderIdentity and not to the list does not compile.
+const everyField: Exclude<keyof HolderIdentity, (typeof IDENTITY_FIELDS)[number]> extends never ? true : never = true;
+void everyField;
+
 /** What sealing and finding identities needs: the master key's box and the lookup data key. */
 export type IdentityKeys = Pick<Services, 'box' | 'vault'>;
 

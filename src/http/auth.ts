@@ -26,6 +26,8 @@ const TIMESTAMP_WINDOW_MS = 5 * 60 * 1000;
 export const TIMESTAMP_REQUIRED =
   'timestamp is required: sign the current Unix time in milliseconds, within 5 minutes of the service’s clock';
 
+export const TIMESTAMP_IN_SECONDS = 'timestamp looks like seconds; send Unix time in milliseconds';
+
 function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
@@ -83,7 +85,11 @@ export async function authenticate(req: FastifyRequest, opts: AuthOptions): Prom
       throw invalid('timestamp', 'must be Unix time in milliseconds');
     }
     // Why a window: a captured request cannot be replayed later than this, whatever its randomStr.
-    if (Math.abs(opts.clock() - ts) > TIMESTAMP_WINDOW_MS) throw new DomainError('timestamp');
+    if (Math.abs(opts.clock() - ts) > TIMESTAMP_WINDOW_MS) {
+      // Ten digits is today's time in seconds (until 2286): the commonest mistake gets its own words.
+      if (ts >= 1e9 && ts < 1e10) throw new DomainError('timestamp', TIMESTAMP_IN_SECONDS);
+      throw new DomainError('timestamp');
+    }
   } else if (opts.requireTimestamp) {
     // Why required (production): without it, a captured page link could be replayed for ever, and a
     // captured write again once its randomStr is forgotten (after the retention period).

@@ -125,7 +125,22 @@ function send(req: FastifyRequest, reply: FastifyReply, status: number, code: st
 }
 
 /** The one place where any failure becomes the envelope and HTTP status of decisions §5. */
-export function registerErrorHandling(app: FastifyInstance): void {
+/**
+ * What a 404 says. A sandbox path (only registered in the sandbox) reached in production says what
+ * it is and what takes its place, instead of reading like a typo.
+ */
+export function notFoundMessage(req: FastifyRequest, production: boolean): string {
+  const path = (req.url.split('?')[0] ?? '').slice(0, 120);
+  if (production && /^\/sandbox(\/|$)/.test(path)) {
+    return (
+      `${req.method} ${path} is a sandbox operation, not served in production: card events arrive over ` +
+      'the card network link there (docs/network.md), and reviews are decided in the console or by the cardprogram command'
+    );
+  }
+  return `No operation at ${req.method} ${path}`;
+}
+
+export function registerErrorHandling(app: FastifyInstance, opts: { production: boolean }): void {
   app.setErrorHandler((err: FastifyError, req, reply) => {
     if (err instanceof DomainError) {
       if (err.replayed) reply.header('x-idempotent-replay', 'true');
@@ -160,13 +175,5 @@ export function registerErrorHandling(app: FastifyInstance): void {
     return send(req, reply, 500, ErrorCodes.internal.code, ErrorCodes.internal.msg);
   });
 
-  app.setNotFoundHandler((req, reply) =>
-    send(
-      req,
-      reply,
-      404,
-      ErrorCodes.operationNotFound.code,
-      `No operation at ${req.method} ${(req.url.split('?')[0] ?? '').slice(0, 120)}`,
-    ),
-  );
+  app.setNotFoundHandler((req, reply) => send(req, reply, 404, ErrorCodes.operationNotFound.code, notFoundMessage(req, opts.production)));
 }

@@ -35,7 +35,9 @@ export const metricsPlugin = fp(
     app.decorateRequest('declineReason', undefined);
     app.addHook('onResponse', async (req, reply) => {
       const operation = req.routeOptions.config?.operation ?? (req.routeOptions.url ? 'other' : 'unknown');
-      metrics.request(operation, req.resultCode, reply.statusCode, reply.elapsedTime / 1000);
+      // A failure answered without the envelope (/metrics' 401) has no result code: not "0", which says success.
+      const code = reply.statusCode >= 400 && req.resultCode === '0' ? 'none' : req.resultCode;
+      metrics.request(operation, code, reply.statusCode, reply.elapsedTime / 1000);
       if (req.resultCode === '1009') metrics.rateLimitRefusal();
       if (operation === 'sandboxAuthorize' && reply.getHeader('x-idempotent-replay') !== 'true') {
         if (reply.statusCode === 200) metrics.authorization(true, null);
@@ -75,9 +77,15 @@ export const metricsPlugin = fp(
     );
     const pool = database.pool;
     if (pool) {
-      metrics.gauge('cardprogram_db_pool_connections', 'PostgreSQL connections open', () => pool().total);
-      metrics.gauge('cardprogram_db_pool_idle', 'PostgreSQL connections idle', () => pool().idle);
-      metrics.gauge('cardprogram_db_pool_waiting', 'Callers waiting for a PostgreSQL connection', () => pool().waiting);
+      // The pool as it was when the scrape began: the database gauges' own queries take idle
+      // connections, and read during them an idle pool showed "waiting 2" beside "idle 2".
+      let state = pool();
+      metrics.onScrape(() => {
+        state = pool();
+      });
+      metrics.gauge('cardprogram_db_pool_connections', 'PostgreSQL connections open', () => state.total);
+      metrics.gauge('cardprogram_db_pool_idle', 'PostgreSQL connections idle', () => state.idle);
+      metrics.gauge('cardprogram_db_pool_waiting', 'Callers waiting for a PostgreSQL connection', () => state.waiting);
     }
 
     const replica = svc.replica;

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { type FastifyReply, type FastifyRequest, type FastifyServerOptions, LogController } from 'fastify';
 import type { Config } from '../config.js';
 import { errorEnvelope } from './errors.js';
+import { redactedUrl } from './logged-url.js';
 
 export const BODY_LIMIT = 1024 * 1024;
 
@@ -14,32 +15,7 @@ export interface ServerOptionsInput {
   schemaController: NonNullable<FastifyServerOptions['schemaController']>;
 }
 
-/** How the HTTP server is set up: logs, trace ids, proxies, limits, and how bodies are validated. */
-/** Query parameters whose values never reach the log: a page or set-up link's token, what an operator searched for. */
-const SECRET_PARAMS = new Set(['token', 'q', 'actor', 'target']);
-
-/**
- * A URL as logged: the values of SECRET_PARAMS replaced, whatever way their names are written
- * (`?%71=` is read as `q=` by the router, so names are decoded before they are compared).
- */
-export function redactedUrl(url: string): string {
-  const at = url.indexOf('?');
-  if (at < 0) return url;
-  const [query = '', fragment] = url.slice(at + 1).split('#', 2);
-  const parts = query.split('&').map((part) => {
-    const eq = part.indexOf('=');
-    const rawName = eq < 0 ? part : part.slice(0, eq);
-    let name = rawName;
-    try {
-      name = decodeURIComponent(rawName.replace(/\+/g, ' '));
-    } catch {
-      // A name that does not decode is logged as it came, value redacted: it may be anything.
-      return `${rawName}=[redacted]`;
-    }
-    return SECRET_PARAMS.has(name.trim().toLowerCase()) ? `${rawName}=[redacted]` : part;
-  });
-  return `${url.slice(0, at)}?${parts.join('&')}${fragment === undefined ? '' : `#${fragment}`}`;
-}
+export { redactedUrl } from './logged-url.js';
 
 /**
  * One log line per request, at info, when it is answered: its method, URL (redacted), status and
@@ -60,6 +36,7 @@ class OneLinePerRequest extends LogController {
   }
 }
 
+/** How the HTTP server is set up: logs, trace ids, proxies, limits, and how bodies are validated. */
 export function serverOptions(config: Config, opts: ServerOptionsInput): FastifyServerOptions {
   return {
     logger: opts.logger ?? {
@@ -77,6 +54,11 @@ export function serverOptions(config: Config, opts: ServerOptionsInput): Fastify
           remoteAddress: req.ip,
           remotePort: req.socket?.remotePort ?? 0,
         }),
+        // A redirect's Location is logged as the request's URL is: it is the URL the browser asks for next.
+        res: (res) => {
+          const location = typeof res.getHeader === 'function' ? res.getHeader('location') : undefined;
+          return { statusCode: res.statusCode, ...(typeof location === 'string' ? { location: redactedUrl(location) } : {}) };
+        },
       },
       ...(opts.logStream ? { stream: opts.logStream } : {}),
     },

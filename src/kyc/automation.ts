@@ -2,12 +2,15 @@ import type { MerchantCtx, Services } from '../context.js';
 import { DomainError } from '../errors.js';
 import { runVerb } from '../runner.js';
 import { decideKyc } from './decide.js';
+import { kycEmail } from './email.js';
 
 interface DueRequest {
+  id: string;
   request_no: string;
   merchant_id: string;
   status: string;
   email: string;
+  email_enc: string | null;
 }
 
 /**
@@ -20,7 +23,7 @@ export function kycAutomation(svc: Services): (now: number) => Promise<number> {
   return async (now) => {
     const due = await svc.database.db
       .selectFrom('kyc_requests')
-      .select(['request_no', 'merchant_id', 'status', 'email'])
+      .select(['id', 'request_no', 'merchant_id', 'status', 'email', 'email_enc'])
       .where('auto_decide_at', '<=', now)
       .where('status', 'in', ['init', 'reviewing'])
       .orderBy('auto_decide_at')
@@ -40,9 +43,10 @@ export function kycAutomation(svc: Services): (now: number) => Promise<number> {
 
 /** One step of the automatic review of one request: into review (and when to decide), or the decision. */
 async function autoReviewStep({ ctx, input: kyc }: { ctx: MerchantCtx; input: DueRequest }): Promise<void> {
+  const email = kycEmail(ctx.svc.box, kyc);
   if (kyc.status === 'init') {
     await decideKyc({ ctx, input: { requestNo: kyc.request_no, status: 'reviewing' } });
-    const next = kyc.email.includes('+manual') ? null : ctx.now + ctx.svc.config.kyc.autoDecisionMs;
+    const next = email.includes('+manual') ? null : ctx.now + ctx.svc.config.kyc.autoDecisionMs;
     await ctx.tx
       .updateTable('kyc_requests')
       .set({ auto_decide_at: next })
@@ -50,7 +54,7 @@ async function autoReviewStep({ ctx, input: kyc }: { ctx: MerchantCtx; input: Du
       .where('request_no', '=', kyc.request_no)
       .execute();
   } else {
-    const reject = kyc.email.includes('+reject');
+    const reject = email.includes('+reject');
     await decideKyc({
       ctx,
       input: {

@@ -2,12 +2,14 @@ import type { Kysely } from 'kysely';
 import type { Static } from 'typebox';
 import { emitEvent } from '../callbacks/outbox.js';
 import type { VerbCtx } from '../context.js';
+import type { SecretBox } from '../crypto/secretbox.js';
 import { newId } from '../db/ids.js';
 import type { DB, KycRequestsTable, KycStatus } from '../db/schema.js';
 import { DomainError } from '../errors.js';
 import { AuditStatus, canTransition } from '../holders/audit-status.js';
 import { documentHash, emailHash, identityColumns, openIdentity } from '../holders/identity.js';
 import { reviewHolder } from '../holders/review.js';
+import { kycEmail } from './email.js';
 import type { KycStatusSchema } from './schemas.js';
 import type { KycData } from './submit.js';
 
@@ -26,8 +28,11 @@ export interface DecideKycInput {
   reason?: string | undefined;
 }
 
-export function toKycModel(row: Pick<KycRequestsTable, 'request_no' | 'email' | 'status' | 'reason' | 'holder_id'>): KycStatusModel {
-  return { requestNo: row.request_no, email: row.email, kycStatus: row.status, reason: row.reason, holderId: row.holder_id };
+export function toKycModel(
+  box: SecretBox,
+  row: Pick<KycRequestsTable, 'id' | 'request_no' | 'email' | 'email_enc' | 'status' | 'reason' | 'holder_id'>,
+): KycStatusModel {
+  return { requestNo: row.request_no, email: kycEmail(box, row), kycStatus: row.status, reason: row.reason, holderId: row.holder_id };
 }
 
 export async function loadKyc(db: Kysely<DB>, merchantId: string | null, requestNo: string) {
@@ -49,7 +54,7 @@ const sameName = (a: string, b: string) =>
  * mismatch approves nobody and says so in the reason. When there is no such cardholder, one is
  * created from the KYC data, approved (interface 4.3 → cards and the login-free page).
  */
-async function approveHolder(ctx: VerbCtx, kyc: KycRequestsTable): Promise<{ holderId: string | null; note: string }> {
+async function approveHolder(ctx: VerbCtx, kyc: KycRequestsTable, email: string): Promise<{ holderId: string | null; note: string }> {
   const { box, vault } = ctx.svc;
   // The holder's review is the merchant's, whoever decides the request.
   const asMerchant = { ...ctx, merchantId: kyc.merchant_id };
@@ -64,7 +69,7 @@ async function approveHolder(ctx: VerbCtx, kyc: KycRequestsTable): Promise<{ hol
   // Found by keyed hashes: the e-mail and document number are stored sealed (src/holders/identity.ts).
   const holder =
     (await live()
-      .where('email_hash', '=', await emailHash(vault, ctx.tx, kyc.email))
+      .where('email_hash', '=', kyc.email_hash ?? (await emailHash(vault, ctx.tx, email)))
       .executeTakeFirst()) ??
     (await live()
       .where('idno_type', '=', data.idDocType)
@@ -99,7 +104,7 @@ async function approveHolder(ctx: VerbCtx, kyc: KycRequestsTable): Promise<{ hol
         town: data.address.city,
         postCode: data.address.zipCode,
         mobile: '',
-        email: kyc.email,
+        email,
       })),
       audit_status: AuditStatus.pending,
       err_msg: '',
@@ -126,8 +131,9 @@ export async function decideKyc({ ctx, input }: { ctx: VerbCtx; input: DecideKyc
   }
   let reason = (input.reason ?? '').trim().slice(0, 500);
   let holderId = kyc.holder_id;
+  const email = kycEmail(ctx.svc.box, kyc);
   if (input.status === 'approved') {
-    const linked = await approveHolder(ctx, kyc);
+    const linked = await approveHolder(ctx, kyc, email);
     holderId = linked.holderId;
     if (linked.note) reason = reason ? `${reason}; ${linked.note}` : linked.note;
   }
@@ -145,10 +151,12 @@ export async function decideKyc({ ctx, input }: { ctx: VerbCtx; input: DecideKyc
       type: 'kyc.result',
       subject: `kyc:${kyc.id}`,
       url: kyc.callback_url,
-      body: { requestNo: kyc.request_no, email: kyc.email, kycStatus: input.status, reason, holderId },
+      body: { requestNo: kyc.request_no, email, kycStatus: input.status, reason, holderId },
       now: ctx.now,
+      // The payload holds the e-mail: stored sealed, opened only to be sent (issue 26.9).
+      sealWith: ctx.svc.box,
     },
     ctx.wake,
   );
-  return toKycModel({ ...kyc, status: input.status, reason, holder_id: holderId });
+  return toKycModel(ctx.svc.box, { ...kyc, status: input.status, reason, holder_id: holderId });
 }

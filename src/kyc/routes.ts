@@ -44,7 +44,7 @@ export const kycRoutes: FastifyPluginAsyncTypebox<{ svc: Services }> = async (ap
     },
     async (req) => {
       await signedRead(svc, req, req.body.randomStr);
-      return ok(toKycModel(await loadKyc(svc.database.db, req.merchant.appId, req.body.requestNo)), req.id);
+      return ok(toKycModel(svc.box, await loadKyc(svc.database.db, req.merchant.appId, req.body.requestNo)), req.id);
     },
   );
 };

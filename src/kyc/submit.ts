@@ -8,6 +8,8 @@ import { newId } from '../db/ids.js';
 import { DomainError, invalid } from '../errors.js';
 import { ISO_COUNTRIES } from '../holders/countries.js';
 import { checkName, idnoKey } from '../holders/create.js';
+import { emailHash } from '../holders/identity.js';
+import { kycEmailColumns } from './email.js';
 
 export interface KycAddressInput {
   country: string;
@@ -52,6 +54,22 @@ export interface KycData {
   ipAddress: string;
   address: KycAddressInput;
 }
+
+/**
+ * A KYC request's sealed personal data besides what a cardholder keeps plain (names, country, sex,
+ * document type): never in the audit trail (audit/trail.ts), with the e-mail and IDENTITY_FIELDS.
+ */
+export const KYC_SEALED_FIELDS = [
+  'dob',
+  'number',
+  'validUntil',
+  'ipAddress',
+  'address',
+  'state',
+  'city',
+  'zipCode',
+  'ssn',
+] as const satisfies readonly (keyof KycData | keyof KycAddressInput)[];
 
 function checkAddress(prefix: string, a: KycAddressInput): KycAddressInput {
   if (!ISO_COUNTRIES.has(a.country)) throw invalid(`${prefix}.country`, 'must be an ISO 3166-1 alpha-2 country code');
@@ -109,12 +127,14 @@ export function kycFingerprint(merchantId: string, input: KycShareInput): string
 }
 
 async function answerExisting(ctx: MerchantCtx, input: KycShareInput, fingerprint: string): Promise<'replay' | null> {
-  // One read for both rules, so a concurrent twin is seen the same way by each.
+  // One read for both rules, so a concurrent twin is seen the same way by each. The e-mail is
+  // compared by its keyed hash (it is stored sealed: kyc/email.ts).
+  const hash = await emailHash(ctx.svc.vault, ctx.tx, input.email);
   const rows = await ctx.tx
     .selectFrom('kyc_requests')
     .select(['request_no', 'fingerprint'])
     .where('merchant_id', '=', ctx.merchantId)
-    .where((eb) => eb.or([eb('request_no', '=', input.requestNo), eb('email', '=', input.email.toLowerCase())]))
+    .where((eb) => eb.or([eb('request_no', '=', input.requestNo), eb('email_hash', '=', hash)]))
     .execute();
   const same = rows.find((r) => r.request_no === input.requestNo);
   if (same) {
@@ -143,7 +163,7 @@ export async function submitKyc({ ctx, input }: { ctx: MerchantCtx; input: KycSh
       id,
       merchant_id: merchantId,
       request_no: input.requestNo,
-      email: input.email.toLowerCase(),
+      ...(await kycEmailColumns(svc, ctx.tx, id, input.email)),
       fingerprint,
       platform: input.kycPlatform,
       callback_url: callbackUrl,

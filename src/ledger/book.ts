@@ -1,8 +1,9 @@
-import { randomInt } from 'node:crypto';
 import type { CardRow } from '../cards/model.js';
 import { newId } from '../db/ids.js';
+import { TradeType } from '../trades/types.js';
+import { claimAuthCode } from './auth-codes.js';
 import type { LedgerCtx } from './context.js';
-import { Account, type Leg, moveCardBalances, moveMerchantFunding, postEntry } from './journal.js';
+import { Account, type FundingMovement, type Leg, moveCardBalances, moveMerchantFunding, postEntry } from './journal.js';
 import { insertTrade, type NewTrade, tradeEvent } from './trade-rows.js';
 
 export interface TradeSpec {
@@ -16,15 +17,15 @@ export interface TradeSpec {
   currencyTxn?: string;
   txnAmount?: number;
   businessDate: string;
+  /** The code of the record this one follows (a clearing's authorization); left out, book() draws one unique to the card. */
   authCode?: string;
   remark?: string;
   originalId?: string;
   held?: number;
 }
 
-export function newAuthCode(): string {
-  return String(randomInt(1_000_000)).padStart(6, '0');
-}
+/** What a trade's auth_code is until book() draws and claims its card's new code (src/ledger/auth-codes.ts). */
+const TO_DRAW = '';
 
 /** A trade row from its essentials; transaction currency and amount default to the card's. */
 export function tradeRow(spec: TradeSpec, now: number): NewTrade {
@@ -40,7 +41,7 @@ export function tradeRow(spec: TradeSpec, now: number): NewTrade {
     currency_txn: spec.currencyTxn ?? spec.card.currency,
     txn_amount: spec.txnAmount ?? Math.abs(spec.amount),
     business_date: spec.businessDate,
-    auth_code: spec.authCode ?? newAuthCode(),
+    auth_code: spec.authCode ?? TO_DRAW,
     remark: spec.remark ?? '',
     original_id: spec.originalId ?? null,
     held: spec.held ?? 0,
@@ -70,6 +71,8 @@ export async function book(
   let legs = given;
   const deltas = new Map<string, { available: number; held: number }>();
   const funding = new Map<string, number>();
+  /** Merchants whose funding receives what a closed card released (a reversal, void or refund after the close). */
+  const released = new Set<string>();
   for (const leg of legs) {
     const f = MERCHANT_FUNDING.exec(leg.account);
     if (f?.[1]) funding.set(f[1], (funding.get(f[1]) ?? 0) + leg.amount);
@@ -91,12 +94,19 @@ export async function book(
         const own = Account.available(cardId);
         legs = [...legs.filter((l) => l.account !== own), { account: Account.merchantFunding(card.merchant_id), amount: delta.available }];
         funding.set(card.merchant_id, (funding.get(card.merchant_id) ?? 0) + delta.available);
+        released.add(card.merchant_id);
         delta.available = 0;
       }
     }
     if (delta.available !== 0 || delta.held !== 0) await moveCardBalances(tx, cardId, delta, now);
   }
   await postEntry(tx, { tradeId: trades[0]?.id ?? null, currency, now, legs });
+  // A new code, unique on every card of the trades that need one (a transfer's two share it).
+  const fresh = trades.filter((t) => t.auth_code === TO_DRAW);
+  if (fresh.length > 0) {
+    const code = await claimAuthCode(tx, [...new Set(fresh.map((t) => t.card_id))], fresh[0]?.id ?? '');
+    for (const t of fresh) t.auth_code = code;
+  }
   for (const [i, t] of trades.entries()) {
     await insertTrade(tx, t);
     await tradeEvent(ctx, t, i === 0 ? eventExtra : undefined);
@@ -105,7 +115,22 @@ export async function book(
   // here to the commit, so as few statements as possible come after it (measured on PostgreSQL: a
   // top-up 410 → see docs/architecture.md, "Round trips per operation"). An insufficient balance
   // (2726) rolls back what came before it in the transaction.
+  const first = trades[0];
   for (const [merchantId, delta] of funding) {
-    if (delta !== 0) await moveMerchantFunding(tx, merchantId, currency, delta, now);
+    if (delta === 0) continue;
+    await moveMerchantFunding(tx, merchantId, currency, delta, now, {
+      kind: movementKind(first?.trade_type, released.has(merchantId)),
+      reference: first?.remark ?? '',
+      cardId: first?.card_id ?? null,
+      tradeId: first?.id ?? null,
+    });
   }
+}
+
+/** What a movement of a merchant's funding account is, in its statement (docs/funding.md). */
+function movementKind(tradeType: number | undefined, release: boolean): FundingMovement['kind'] {
+  if (release) return tradeType === TradeType.withdrawal ? 'withdrawalReturn' : tradeType === TradeType.fee ? 'fee' : 'release';
+  if (tradeType === TradeType.topUp) return 'topUp';
+  if (tradeType === TradeType.withdrawal) return 'cardClose';
+  return 'release';
 }

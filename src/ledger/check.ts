@@ -3,7 +3,7 @@ import { counterProblems } from '../controls/spending.js';
 import type { Database } from '../db/index.js';
 import { tradesPartitioned } from '../db/partitions.js';
 import type { DB } from '../db/schema.js';
-import { checkCaps, checkFrozenSpending, checkFunding } from './funding-check.js';
+import { checkCaps, checkFrozenSpending, checkFunding, checkStatements } from './funding-check.js';
 
 export interface LedgerReport {
   entries: number;
@@ -122,7 +122,13 @@ async function checkBooks(db: Kysely<DB>): Promise<LedgerReport> {
     const cardId = account.split(':')[1] ?? '';
     if (!known.has(cardId)) problems.push(`journal account ${account} belongs to no card`);
   }
-  problems.push(...(await checkCaps(db)), ...(await checkFrozenSpending(db)), ...(await checkFunding(db)), ...(await counterProblems(db)));
+  problems.push(
+    ...(await checkCaps(db)),
+    ...(await checkFrozenSpending(db)),
+    ...(await checkFunding(db)),
+    ...(await checkStatements(db)),
+    ...(await counterProblems(db)),
+  );
   problems.push(...(await checkTradeIds(db)));
 
   const counted = await db

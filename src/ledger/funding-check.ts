@@ -112,3 +112,46 @@ export async function checkFunding(db: Kysely<DB>): Promise<string[]> {
   }
   return problems;
 }
+
+/**
+ * Invariant 8 (issue 32): each funding account's statement (docs/funding.md, "The statement") is
+ * numbered 1…n without gaps, each line's balance is the one before plus its amount, and its last
+ * line is the balance row: a merchant who replays its statement gets its balance.
+ */
+export async function checkStatements(db: Kysely<DB>): Promise<string[]> {
+  const problems: string[] = [];
+  const lines = await db
+    .selectFrom('funding_movements')
+    .select(['merchant_id', 'currency', 'seq', 'amount', 'balance'])
+    .orderBy('merchant_id')
+    .orderBy('currency')
+    .orderBy('seq')
+    .execute();
+  const last = new Map<string, { seq: number; balance: number }>();
+  for (const l of lines) {
+    const key = `${l.merchant_id} ${l.currency}`;
+    const before = last.get(key) ?? { seq: 0, balance: 0 };
+    if (Number(l.seq) !== before.seq + 1) problems.push(`funding statement ${key}: line ${l.seq} follows line ${before.seq}`);
+    if (before.balance + Number(l.amount) !== Number(l.balance))
+      problems.push(`funding statement ${key}: line ${l.seq} says ${l.balance}, its replay ${before.balance + Number(l.amount)}`);
+    last.set(key, { seq: Number(l.seq), balance: Number(l.balance) });
+  }
+  // Its end: the balance row's number, and the journal's replay (a balance row that is not the
+  // journal's replay is checkFunding's to name).
+  const rows = await db.selectFrom('merchant_balances').select(['merchant_id', 'currency', 'seq']).execute();
+  const journal = await db
+    .selectFrom('ledger_postings')
+    .select(['account', 'currency', sql<number>`sum(amount)`.as('s')])
+    .where('account', 'like', 'merchant:%:funding')
+    .groupBy(['account', 'currency'])
+    .execute();
+  const replay = new Map(journal.map((j) => [`${j.account} ${j.currency}`, Number(j.s)]));
+  for (const r of rows) {
+    const key = `${r.merchant_id} ${r.currency}`;
+    const end = last.get(key) ?? { seq: 0, balance: 0 };
+    const sum = replay.get(`${Account.merchantFunding(r.merchant_id)} ${r.currency}`) ?? 0;
+    if (end.seq !== Number(r.seq)) problems.push(`funding statement ${key}: ends at line ${end.seq}, the balance row at line ${r.seq}`);
+    if (end.balance !== sum) problems.push(`funding statement ${key}: ends with ${end.balance}, its journal replays to ${sum}`);
+  }
+  return problems;
+}

@@ -1,6 +1,6 @@
-import { type Kysely, sql } from 'kysely';
+import { CompiledQuery, type Kysely, PostgresAdapter, sql } from 'kysely';
 import { newId } from '../db/ids.js';
-import { precompiled, type Slots } from '../db/prepared.js';
+import { precompiled, preparedText, type Slots } from '../db/prepared.js';
 import type { DB } from '../db/schema.js';
 import { DomainError } from '../errors.js';
 import { toMajor } from '../money/currency.js';
@@ -114,10 +114,63 @@ export async function moveCardBalances(
 const fundingDebit = precompiled((db, slot: Slots<{ merchantId: string; currency: string; delta: number; floor: number; now: number }>) =>
   db
     .updateTable('merchant_balances')
-    .set((eb) => ({ available: eb('available', '+', slot('delta')), updated_at: slot('now') }))
+    .set((eb) => ({ available: eb('available', '+', slot('delta')), seq: eb('seq', '+', 1), updated_at: slot('now') }))
     .where('merchant_id', '=', slot('merchantId'))
     .where('currency', '=', slot('currency'))
-    .where('available', '>=', slot('floor')),
+    .where('available', '>=', slot('floor'))
+    .returning(['available', 'seq']),
+);
+
+/** PostgreSQL: a funding debit (as `fundingDebit`) and its statement line, one statement; no row when the balance is short. */
+const DEBIT_WITH_LINE = preparedText(`with b as (
+  update merchant_balances set available = available + $3, seq = seq + 1, updated_at = $5
+  where merchant_id = $1 and currency = $2 and available >= $4
+  returning available, seq
+)
+insert into funding_movements (merchant_id, currency, seq, kind, amount, balance, reference, card_id, trade_id, credit_id, created_at)
+select $1, $2, b.seq, $6, $3, b.available, $7, $8, $9, $10, $5 from b
+returning seq`);
+
+/** A line of the funding statement (docs/funding.md): what moved the balance, and what it concerns. */
+export interface FundingMovement {
+  kind: 'credit' | 'debit' | 'topUp' | 'cardClose' | 'release' | 'withdrawalReturn' | 'fee';
+  reference: string;
+  cardId?: string | null;
+  tradeId?: string | null;
+  creditId?: string | null;
+}
+
+/** The statement's line, numbered and with the balance after it, both read under the balance row's lock. Built once. */
+const movementInsert = precompiled(
+  (
+    db,
+    slot: Slots<{
+      merchantId: string;
+      currency: string;
+      seq: number;
+      kind: string;
+      amount: number;
+      balance: number;
+      reference: string;
+      cardId: string | null;
+      tradeId: string | null;
+      creditId: string | null;
+      now: number;
+    }>,
+  ) =>
+    db.insertInto('funding_movements').values({
+      merchant_id: slot('merchantId'),
+      currency: slot('currency'),
+      seq: slot('seq'),
+      kind: slot('kind'),
+      amount: slot('amount'),
+      balance: slot('balance'),
+      reference: slot('reference'),
+      card_id: slot('cardId'),
+      trade_id: slot('tradeId'),
+      credit_id: slot('creditId'),
+      created_at: slot('now'),
+    }),
 );
 
 /**
@@ -125,29 +178,75 @@ const fundingDebit = precompiled((db, slot: Slots<{ merchantId: string; currency
  * conditional update (never below zero: 2726, naming what is available); a credit creates the row
  * on first use. Merchant balance rows are the last rows a transaction locks (docs/architecture.md).
  */
-export async function moveMerchantFunding(tx: Kysely<DB>, merchantId: string, currency: string, delta: number, now: number): Promise<void> {
+export async function moveMerchantFunding(
+  tx: Kysely<DB>,
+  merchantId: string,
+  currency: string,
+  delta: number,
+  now: number,
+  movement: FundingMovement,
+): Promise<void> {
+  const line = {
+    merchantId,
+    currency,
+    kind: movement.kind,
+    amount: delta,
+    reference: movement.reference,
+    cardId: movement.cardId ?? null,
+    tradeId: movement.tradeId ?? null,
+    creditId: movement.creditId ?? null,
+    now,
+  };
+  let after: { available: number; seq: number } | undefined;
   if (delta < 0) {
-    const res = await fundingDebit.execute(tx, { merchantId, currency, delta, floor: -delta, now });
-    if (Number(res.numAffectedRows) === 1) return;
-    const row = await tx
-      .selectFrom('merchant_balances')
-      .select('available')
-      .where('merchant_id', '=', merchantId)
-      .where('currency', '=', currency)
-      .executeTakeFirst();
-    const available = toMajor(row?.available ?? 0, currency);
-    throw new DomainError(
-      'insufficientFunding',
-      `amount: the merchant's ${currency} funding balance is ${available} ${currency}, ${toMajor(-delta, currency)} ${currency} needed`,
-    );
+    if (tx.getExecutor().adapter instanceof PostgresAdapter) {
+      // PostgreSQL: the debit and its statement line in one round trip (the row stays locked to the commit).
+      const { rows } = await tx.executeQuery<{ seq: number }>(
+        CompiledQuery.raw(DEBIT_WITH_LINE, [
+          merchantId,
+          currency,
+          delta,
+          -delta,
+          now,
+          line.kind,
+          line.reference,
+          line.cardId,
+          line.tradeId,
+          line.creditId,
+        ]),
+      );
+      if (rows.length === 1) return;
+    } else {
+      const res = await fundingDebit.execute(tx, { merchantId, currency, delta, floor: -delta, now });
+      after = res.rows[0];
+    }
+    if (!after) {
+      const row = await tx
+        .selectFrom('merchant_balances')
+        .select('available')
+        .where('merchant_id', '=', merchantId)
+        .where('currency', '=', currency)
+        .executeTakeFirst();
+      const available = toMajor(row?.available ?? 0, currency);
+      throw new DomainError(
+        'insufficientFunding',
+        `amount: the merchant's ${currency} funding balance is ${available} ${currency}, ${toMajor(-delta, currency)} ${currency} needed`,
+      );
+    }
+  } else {
+    after = await tx
+      .insertInto('merchant_balances')
+      .values({ merchant_id: merchantId, currency, available: delta, seq: 1, updated_at: now })
+      .onConflict((oc) =>
+        oc.columns(['merchant_id', 'currency']).doUpdateSet({
+          available: sql<number>`merchant_balances.available + ${delta}`,
+          seq: sql<number>`merchant_balances.seq + 1`,
+          updated_at: now,
+        }),
+      )
+      .returning(['available', 'seq'])
+      .executeTakeFirstOrThrow();
   }
-  await tx
-    .insertInto('merchant_balances')
-    .values({ merchant_id: merchantId, currency, available: delta, updated_at: now })
-    .onConflict((oc) =>
-      oc
-        .columns(['merchant_id', 'currency'])
-        .doUpdateSet({ available: sql<number>`merchant_balances.available + ${delta}`, updated_at: now }),
-    )
-    .execute();
+  // The statement's line, still under the row's lock: numbered without gaps in commit order.
+  await movementInsert.execute(tx, { ...line, seq: Number(after.seq), balance: Number(after.available) });
 }

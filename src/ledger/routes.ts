@@ -3,7 +3,8 @@ import type { Services } from '../context.js';
 import { signedRead } from '../http/operation.js';
 import { Envelope, errorResponses, ok } from '../http/schemas.js';
 import { fundingBalances } from './funding.js';
-import { MerchantBalanceBody, MerchantBalanceModel } from './schemas.js';
+import { MerchantBalanceBody, MerchantBalanceModel, MerchantFundingListBody, MerchantFundingListModel } from './schemas.js';
+import { fundingStatement } from './statement.js';
 
 /** The merchant's own funding balances (docs/funding.md): a signed read. */
 export const fundingRoutes: FastifyPluginAsyncTypebox<{ svc: Services }> = async (app, { svc }) => {
@@ -25,6 +26,26 @@ export const fundingRoutes: FastifyPluginAsyncTypebox<{ svc: Services }> = async
       await signedRead(svc, req, randomStr);
       const balances = await fundingBalances(svc.database.db, req.merchant.appId, currency === '' ? undefined : currency);
       return ok({ balances }, req.id);
+    },
+  );
+
+  app.post(
+    '/api/network/merchantFundingList.html',
+    {
+      schema: {
+        tags: ['Funding'],
+        summary: "The merchant's funding statement: every movement, with the balance after it",
+        description:
+          "Oldest first, in pages: every movement of the funding account in one currency (the operator's credits and debits, top-ups, cards closed, money a closed card released later), with its reference, the card and trade it concerns and the balance after it. `seq` numbers the movements without gaps in commit order: page on with `after` = the answer's `next`, until `next` is null. A replay of every movement (the sum of their amounts) is the last one's `balance`. A read: randomStr is single-use.",
+        body: MerchantFundingListBody,
+        response: { 200: Envelope(MerchantFundingListModel), ...errorResponses },
+      },
+      config: { operation: 'merchantFundingList' },
+    },
+    async (req) => {
+      const { currency, after, maxSize, randomStr } = req.body;
+      await signedRead(svc, req, randomStr);
+      return ok(await fundingStatement(svc.database.db, req.merchant.appId, currency, { after, maxSize }), req.id);
     },
   );
 };

@@ -4,7 +4,7 @@ import { toMinor } from '../money/currency.js';
 import { feeFor } from '../money/fees.js';
 import { type TradeRecord, toTradeRecord } from '../trades/record.js';
 import { TradeStatus, TradeType } from '../trades/types.js';
-import { book, newAuthCode, tradeRow } from './book.js';
+import { book, tradeRow } from './book.js';
 import { resolveBusinessDate } from './business-date.js';
 import type { CardAmount, LedgerCtx } from './context.js';
 import { Account } from './journal.js';
@@ -25,7 +25,6 @@ export async function transfer({ ctx, input }: { ctx: LedgerCtx; input: CardAmou
   const amount = toMinor(input.amount, from.currency);
   const fee = feeFor(ctx.svc.config.program.fees, 'transferOut', amount);
   const businessDate = resolveBusinessDate(input.businessDate, ctx.now);
-  const authCode = newAuthCode();
   const out = tradeRow(
     {
       card: from,
@@ -34,7 +33,6 @@ export async function transfer({ ctx, input }: { ctx: LedgerCtx; input: CardAmou
       amount,
       fee,
       businessDate,
-      authCode,
       remark: input.remark ?? `Transfer to ${to.pan_last4}`,
     },
     ctx.now,
@@ -46,7 +44,6 @@ export async function transfer({ ctx, input }: { ctx: LedgerCtx; input: CardAmou
       status: TradeStatus.success,
       amount,
       businessDate,
-      authCode,
       remark: input.remark ?? `Transfer from ${from.pan_last4}`,
       originalId: out.id,
     },

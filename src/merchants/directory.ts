@@ -10,6 +10,8 @@ export interface MerchantCredentials {
   publicKey: string | null;
   loginFree: boolean;
   active: boolean;
+  /** Its credential generation (merchants.credential_gen): moves on at every roll and disable. */
+  generation: number;
   /** The merchant's own limit in requests per second; null: the service's default. */
   rateLimit: number | null;
   /** The real-time authorization endpoint (decisions §11), or null when it has none. */
@@ -53,6 +55,7 @@ export class MerchantDirectory {
           publicKey: row.public_key,
           loginFree: row.login_free === 1,
           active: row.status === 'active',
+          generation: row.credential_gen,
           rateLimit: row.rate_limit,
           authorizationEndpoint: row.authorization_url
             ? {

@@ -1,8 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { Kysely } from 'kysely';
 import { askEndpoint } from '../callbacks/authorization-request.js';
 import type { MerchantCtx, Services } from '../context.js';
 import { newId } from '../db/ids.js';
 import { isUniqueViolation } from '../db/index.js';
+import type { DB } from '../db/schema.js';
 import { DomainError } from '../errors.js';
 import { fingerprint, type RequestKey } from '../idempotency/keys.js';
 import { type AuthorizeInput, authorize, EndpointNotAsked, type EndpointVerdict, endpointRequest } from '../ledger/authorize.js';
@@ -44,37 +46,60 @@ export async function authorizeWithEndpoint(
   const tradeId = newId('trd');
   const deadline = now + endpoint.timeoutMs;
   const fp = fingerprint({ ...key, merchantId });
-  try {
-    await svc.database.write((w) =>
-      w
-        .insertInto('authorization_requests')
-        .values({
-          merchant_id: merchantId,
-          random_str: key.randomStr,
-          trade_id: tradeId,
-          fingerprint: fp,
-          outcome: null,
-          reason: null,
-          endpoint_ms: null,
-          deadline_at: deadline,
-          created_at: now,
-        })
-        .execute(),
-    );
-  } catch (err) {
-    if (!isUniqueViolation(err)) throw err;
-    const first = await awaitFirst(svc, merchantId, endpoint, key, fp, run);
+  const claim = (w: Kysely<DB>) =>
+    w
+      .insertInto('authorization_requests')
+      .values({
+        merchant_id: merchantId,
+        random_str: key.randomStr,
+        trade_id: tradeId,
+        fingerprint: fp,
+        outcome: null,
+        reason: null,
+        endpoint_ms: null,
+        deadline_at: deadline,
+        created_at: now,
+      })
+      .execute();
+  const claimed = { merchantId, randomStr: key.randomStr, tradeId, deadline };
+  // Until the request is sent, on PostgreSQL, the claim and the rules' reads run on one connection
+  // of the urgent lane (Database.urgent): under load, the pool's queue (its connections held by
+  // transactions waiting for a merchant's funding row) is where the deadline went, and each statement
+  // joined that queue again (docs/operations.md, "The authorization endpoint under load").
+  const lane = svc.database.urgent?.();
+  const beforeAsk = <T>(fn: (db: Kysely<DB>) => Promise<T>): Promise<T> => (lane ? lane.connection().execute(fn) : fn(svc.database.db));
+  const first = await beforeAsk(async (db) => {
+    try {
+      await (lane ? claim(db) : svc.database.write(claim));
+    } catch (err) {
+      if (!isUniqueViolation(err)) throw err;
+      return null;
+    }
+    const checking = svc.clock();
+    svc.metrics.endpointPhase('claim', (checking - now) / 1000);
+    try {
+      const request = await endpointRequest(readCtx(svc, merchantId, checking, db), input, tradeId);
+      if (request) svc.metrics.endpointPhase('rules', (svc.clock() - checking) / 1000);
+      return { request, failed: null };
+    } catch (err) {
+      // The claim is released below, once this connection is back in the pool.
+      return { request: null, failed: { err } };
+    }
+  });
+  if (first === null) {
+    const answered = await awaitFirst(svc, merchantId, endpoint, key, fp, run);
     // The claim is gone (reaped with its key): this request is new after all.
-    return first ?? authorizeWithEndpoint(svc, merchantId, endpoint, key, input);
+    return answered ?? authorizeWithEndpoint(svc, merchantId, endpoint, key, input);
   }
 
-  const claimed = { merchantId, randomStr: key.randomStr, tradeId, deadline };
   try {
+    if (first.failed) throw first.failed.err;
     // The rules are checked without locks, and the endpoint asked only about what they would approve;
     // if they approve under the lock what they declined unlocked (the card changed meanwhile), the
     // verb says so and the endpoint has its say (rare: a state that flips three times is an error).
     for (let attempt = 1; ; attempt++) {
-      const request = await endpointRequest(readCtx(svc, merchantId, svc.clock()), input, tradeId);
+      const request =
+        attempt === 1 ? first.request : await endpointRequest(readCtx(svc, merchantId, svc.clock(), svc.database.db), input, tradeId);
       const verdict: NonNullable<AuthorizeInput['endpoint']> = request
         ? await ask(svc, endpoint, request, claimed)
         : { asked: false, tradeId };
@@ -116,8 +141,8 @@ async function releaseClaim(svc: Services, claim: { merchantId: string; randomSt
 }
 
 /** A context for reads outside a transaction: the pre-check of the rules. */
-function readCtx(svc: Services, merchantId: string, now: number): MerchantCtx {
-  return { svc, tx: svc.database.db, now, merchantId, actor: `merchant:${merchantId}`, wake: { worker: false }, afterCommit: () => {} };
+function readCtx(svc: Services, merchantId: string, now: number, db: Kysely<DB>): MerchantCtx {
+  return { svc, tx: db, now, merchantId, actor: `merchant:${merchantId}`, wake: { worker: false }, afterCommit: () => {} };
 }
 
 /** Asks the endpoint about `request` and records its answer with the claim (for a retry that comes after a crash). */
@@ -128,9 +153,11 @@ async function ask(
   { merchantId, randomStr, tradeId, deadline }: { merchantId: string; randomStr: string; tradeId: string; deadline: number },
 ): Promise<EndpointVerdict> {
   const now = svc.clock();
+  svc.metrics.endpointAsked();
   // The deadline counts from the request's arrival: time spent waiting for locks is the endpoint's
   // time too, and past it the endpoint is not asked at all (its answer could not count).
   if (now >= deadline) {
+    svc.metrics.endpointResult('timeout_before_sending');
     return { asked: true, tradeId, outcome: 'timeout', reason: null, latencyMs: endpoint.timeoutMs, fallback: endpoint.fallback };
   }
   const answer = await askEndpoint({
@@ -142,6 +169,16 @@ async function ask(
     env: svc.config.env,
     now,
   });
+  if (answer.sentMs !== null) svc.metrics.endpointPhase('connect', answer.sentMs / 1000);
+  svc.metrics.endpointResult(
+    answer.outcome !== 'timeout'
+      ? answer.outcome === 'error' && answer.sentMs === null
+        ? 'error'
+        : 'answered'
+      : answer.sentMs === null
+        ? 'timeout_before_sending'
+        : 'timeout_waiting',
+  );
   if (answer.problem) svc.log.warn({ merchantId, tradeId, outcome: answer.outcome, problem: answer.problem }, 'authorization endpoint');
   await svc.database.write((w) =>
     w

@@ -20,11 +20,30 @@ export const sha256 = (s: string) => createHash('sha256').update(s).digest('hex'
  * Issues a one-time page link for a merchant's user (interface 4.4). The token has 256 random bits
  * and is stored only as its SHA-256: a copy of the database opens no page.
  */
-export async function issueLink({ ctx, input }: { ctx: MerchantCtx; input: { email: string | null } }): Promise<string> {
+export async function issueLink({
+  ctx,
+  input,
+}: {
+  ctx: MerchantCtx;
+  /** `generation`: the credential generation of the merchant entry that checked the request's signature. */
+  input: { email: string | null; generation: number };
+}): Promise<string> {
   const { tx, now, merchantId } = ctx;
   // Read in the transaction, as everything a verb reads (on SQLite its one connection is the verb's).
-  const merchant = await tx.selectFrom('merchants').select('login_free').where('id', '=', merchantId).executeTakeFirst();
-  if (merchant?.login_free !== 1) throw new DomainError('notEnabled', 'The login-free page is not enabled for this merchant');
+  const merchant = await tx
+    .selectFrom('merchants')
+    .select(['login_free', 'status', 'credential_gen'])
+    .where('id', '=', merchantId)
+    .executeTakeFirst();
+  // Issue 26.2: this instance's merchant cache may still hold a credential that was rolled, or a
+  // merchant that was disabled, by another process (the CLI) a moment ago. The database says which
+  // generation is current: a request signed under an earlier one mints nothing.
+  if (merchant?.status !== 'active') throw new DomainError('merchantNotFound');
+  if (merchant.credential_gen !== input.generation) {
+    ctx.svc.merchants.forget(merchantId);
+    throw new DomainError('signature', 'sign: the credential that signed this request has been replaced; sign with the current one');
+  }
+  if (merchant.login_free !== 1) throw new DomainError('notEnabled', 'The login-free page is not enabled for this merchant');
   const token = randomBytes(32).toString('base64url');
   // Only the e-mail's keyed hash (the one cardholders are found by) is stored with the link and its
   // session: the e-mail is identity data, sealed at rest like the rest of it (issue 14.6).
@@ -56,6 +75,7 @@ export async function issueLink({ ctx, input }: { ctx: MerchantCtx; input: { ema
       email: emailKey,
       expires_at: now + LINK_TTL_MS,
       used_at: null,
+      credential_gen: merchant.credential_gen,
       created_at: now,
     })
     .execute();
@@ -99,23 +119,44 @@ async function spendLink({
   input: { token: string; hostMerchantId: string | null };
 }): Promise<{ sessionId: string } | 'gone' | 'wrongHost'> {
   const { tx, now } = ctx;
-  if (hostMerchantId !== null) {
-    const link = await tx.selectFrom('page_links').select('merchant_id').where('token_hash', '=', sha256(token)).executeTakeFirst();
-    if (link && link.merchant_id !== hostMerchantId) return 'wrongHost';
-  }
+  const link = await tx
+    .selectFrom('page_links')
+    .innerJoin('merchants', 'merchants.id', 'page_links.merchant_id')
+    .select([
+      'page_links.merchant_id',
+      'page_links.credential_gen as gen',
+      'merchants.credential_gen as current',
+      'merchants.status',
+      'merchants.login_free',
+    ])
+    .where('page_links.token_hash', '=', sha256(token))
+    .executeTakeFirst();
+  if (!link) return 'gone';
+  if (hostMerchantId !== null && link.merchant_id !== hostMerchantId) return 'wrongHost';
+  // Read from the database, not the merchant cache (issue 26.2): a link of an earlier credential
+  // generation (minted before a roll or a disable, or by an instance whose cache was behind) opens
+  // nothing, and neither does one of a merchant disabled or without the page this moment.
+  if (link.gen !== link.current || link.status !== 'active' || link.login_free !== 1) return 'gone';
   const spent = await tx
     .updateTable('page_links')
     .set({ used_at: now })
     .where('token_hash', '=', sha256(token))
     .where('used_at', 'is', null)
     .where('expires_at', '>', now)
-    .returning(['merchant_id', 'email'])
+    .returning(['merchant_id', 'email', 'credential_gen'])
     .executeTakeFirst();
   if (!spent) return 'gone';
   const sessionId = randomBytes(32).toString('base64url');
   await tx
     .insertInto('page_sessions')
-    .values({ id_hash: sha256(sessionId), merchant_id: spent.merchant_id, email: spent.email, created_at: now, last_seen_at: now })
+    .values({
+      id_hash: sha256(sessionId),
+      merchant_id: spent.merchant_id,
+      email: spent.email,
+      credential_gen: spent.credential_gen,
+      created_at: now,
+      last_seen_at: now,
+    })
     .execute();
   return { sessionId };
 }
@@ -135,9 +176,27 @@ export async function pageAllowed(svc: Services, merchantId: string): Promise<bo
 export async function loadSession({ svc, sessionId }: { svc: Services; sessionId: string | undefined }) {
   if (!sessionId || !/^[A-Za-z0-9_-]{43}$/.test(sessionId)) return null;
   const now = svc.clock();
-  const row = await svc.database.db.selectFrom('page_sessions').selectAll().where('id_hash', '=', sha256(sessionId)).executeTakeFirst();
+  const row = await svc.database.db
+    .selectFrom('page_sessions')
+    .innerJoin('merchants', 'merchants.id', 'page_sessions.merchant_id')
+    .select([
+      'page_sessions.id_hash',
+      'page_sessions.merchant_id',
+      'page_sessions.email',
+      'page_sessions.created_at',
+      'page_sessions.last_seen_at',
+      'page_sessions.credential_gen as gen',
+      'merchants.credential_gen as current',
+      'merchants.status',
+      'merchants.login_free',
+    ])
+    .where('page_sessions.id_hash', '=', sha256(sessionId))
+    .executeTakeFirst();
   if (!row || now - row.last_seen_at > SESSION_IDLE_MS || now - row.created_at > SESSION_MAX_MS) return null;
-  if (!(await pageAllowed(svc, row.merchant_id))) return null;
+  // The merchant as the database has it now, in the same read (issue 26.2): a session of an earlier
+  // credential generation, or of a merchant disabled or without the page, shows nothing, whatever
+  // the merchant cache of this instance still holds.
+  if (row.gen !== row.current || row.status !== 'active' || row.login_free !== 1) return null;
   // Bookkeeping: losing it in a crash only shortens a session's idle time.
   await runVerb(svc, touchSession, {
     input: { idHash: row.id_hash },
@@ -167,6 +226,13 @@ async function touchSession({ ctx, input }: { ctx: VerbCtx; input: { idHash: str
  * brings none of them back, so a link or session an attacker got with a leaked secret is gone for good.
  */
 export async function endPageAccess(tx: Kysely<DB>, merchantId: string): Promise<void> {
+  // The credential generation moves on (issue 26.2): a link or session made under the old one by an
+  // instance whose merchant cache is behind, after the rows below are gone, opens nothing either.
+  await tx
+    .updateTable('merchants')
+    .set((eb) => ({ credential_gen: eb('credential_gen', '+', 1) }))
+    .where('id', '=', merchantId)
+    .execute();
   await tx.deleteFrom('page_sessions').where('merchant_id', '=', merchantId).execute();
   await tx.deleteFrom('page_links').where('merchant_id', '=', merchantId).execute();
 }

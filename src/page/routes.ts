@@ -69,7 +69,11 @@ export const pageRoutes: FastifyPluginAsyncTypebox<{ svc: Services }> = async (a
       else if (svc.config.requireTimestamp) throw invalid('randomStr', 'is required');
       const email = req.body.email ? req.body.email.toLowerCase() : null;
       const merchantId = req.merchant.appId;
-      const token = await runVerb(svc, issueLink, { input: { email }, merchantId, actor: `merchant:${merchantId}` });
+      const token = await runVerb(svc, issueLink, {
+        input: { email, generation: req.merchant.generation },
+        merchantId,
+        actor: `merchant:${merchantId}`,
+      });
       return ok({ webUrl: `${await pageBaseUrl(svc, req.merchant.appId)}/page/open?token=${token}` }, req.id);
     },
   );

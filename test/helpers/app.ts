@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { TestContext } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.js';
-import { type Config, DEFAULT_KYC_PLATFORMS, SANDBOX_BINS } from '../../src/config.js';
+import { type Config, DEFAULT_KYC_PLATFORMS, DEFAULT_NETWORK_CURRENCIES, SANDBOX_BINS } from '../../src/config.js';
 import type { Services } from '../../src/context.js';
 import type { DB } from '../../src/db/schema.js';
 import { hmacSign, signingString } from '../../src/http/signing.js';
@@ -65,6 +65,7 @@ export function testConfig(dataDir: string, overrides: Partial<Config> = {}): Co
     metricsToken: null,
     metricsPort: null,
     console: false,
+    consoleHashes: 2,
     pgStatementTimeoutMs: 0,
     pgPool: { size: 10, waitMs: 5000, prepared: true },
     dataDir,
@@ -82,6 +83,15 @@ export function testConfig(dataDir: string, overrides: Partial<Config> = {}): Co
     kyc: { platforms: DEFAULT_KYC_PLATFORMS, autoDecisionMs: 0 },
     // Tests run the worker themselves when they need it, on a fast schedule.
     callbacks: { worker: false, retryScheduleMs: [50, 100, 200], maxAgeMs: 60_000, timeoutMs: 2000, pollMs: 20 },
+    network: {
+      port: null,
+      host: '127.0.0.1',
+      maxFrame: 4096,
+      idleMs: 120_000,
+      deadlineMs: 1500,
+      tls: null,
+      currencies: DEFAULT_NETWORK_CURRENCIES,
+    },
     ...overrides,
   };
 }
@@ -108,15 +118,26 @@ export async function build(
   t: TestContext,
   dialect: TestDialect,
   overrides: Partial<Config> = {},
-  opts: { clock?: () => number } = {},
+  opts: { clock?: () => number; logLines?: string[] } = {},
 ): Promise<Harness> {
   const db = await isolatedDatabase(dialect);
-  const config = testConfig(db.dataDir, overrides);
-  const app = await buildApp(config, { database: db.database, ...testLogging(), ...(opts.clock ? { clock: opts.clock } : {}) });
-  // Secrets hygiene (helpers/log-audit.ts): every error reply is kept for the scan after the suite.
+  // A test that reads the log gets its lines (at info at least), and the audit still gets them too.
+  const logging = testLogging();
+  const lines = opts.logLines;
+  const write = (l: string) => {
+    lines?.push(l);
+    logging.logStream?.write(l);
+  };
+  const appLogging = lines ? { logStream: { write } } : logging;
+  const config = testConfig(db.dataDir, { ...(lines && testLogLevel === 'silent' ? { logLevel: 'info' } : {}), ...overrides });
+  const app = await buildApp(config, { database: db.database, ...appLogging, ...(opts.clock ? { clock: opts.clock } : {}) });
+  // Secrets hygiene (helpers/log-audit.ts): every error reply is kept for the scan after the suite,
+  // and every redirect's Location: the browser asks for it next, and a proxy in front logs that.
   if (auditing) {
     app.addHook('onSend', async (_req, reply, payload) => {
       if (reply.statusCode >= 400 && typeof payload === 'string') keepOutput('reply', payload);
+      const location = reply.getHeader('location');
+      if (reply.statusCode >= 300 && reply.statusCode < 400 && location !== undefined) keepOutput('redirect', String(location));
       return payload;
     });
   }

@@ -15,9 +15,14 @@ export interface ConsoleHarness extends Harness {
   advance(ms?: number): void;
 }
 
-export async function buildConsole(t: TestContext, dialect: TestDialect, overrides: Partial<Config> = {}): Promise<ConsoleHarness> {
+export async function buildConsole(
+  t: TestContext,
+  dialect: TestDialect,
+  overrides: Partial<Config> = {},
+  opts: { logLines?: string[] } = {},
+): Promise<ConsoleHarness> {
   const now = { ms: Date.now() };
-  const h = await build(t, dialect, { console: true, ...overrides }, { clock: () => now.ms });
+  const h = await build(t, dialect, { console: true, ...overrides }, { clock: () => now.ms, ...opts });
   return { ...h, now, advance: (ms = 30_000) => (now.ms += ms) };
 }
 

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import type { TestContext } from 'node:test';
 import { sign } from './app.js';
-import { isolatedDatabase, testDialects } from './db.js';
+import { dialectSkip, isolatedDatabase, testDialects } from './db.js';
 
 import type { Started } from './service.js';
 
@@ -134,6 +134,9 @@ async function pgProxy(t: TestContext, target: { host: string; port: number }) {
 
 export const PG = testDialects().find((d) => d.name === 'postgres');
 export const SQLITE = testDialects().find((d) => d.name === 'sqlite');
+/** The `skip` option of a PostgreSQL-only test, and of a SQLite-only one, with the true reason. */
+export const PG_SKIP = dialectSkip('postgres');
+export const SQLITE_SKIP = dialectSkip('sqlite');
 
 /** An isolated PostgreSQL database with a proxy in front of it; via(url) points a URL of it at the proxy. */
 export async function behindProxy(t: TestContext) {

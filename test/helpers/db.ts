@@ -29,6 +29,18 @@ export function testDialects(): TestDialect[] {
   ];
 }
 
+/**
+ * Why a test of one database is skipped in this run, or false when that database is tested: the
+ * `skip` option of a test that needs it. The reason is the true one: which of DATABASE_URL,
+ * CARDPROGRAM_TEST_DIALECTS (PostgreSQL did not answer, scripts/test.mjs) left it out.
+ */
+export function dialectSkip(name: Dialect): string | false {
+  if (testDialects().some((d) => d.name === name)) return false;
+  const url = process.env.DATABASE_URL;
+  if (url) return `this pass tests ${url.startsWith('postgres') ? 'PostgreSQL' : 'SQLite'} only (DATABASE_URL)`;
+  return 'PostgreSQL did not answer when the run started (the line at the top and the bottom of the run says where)';
+}
+
 export interface IsolatedDatabase {
   database: Database;
   /** A DATABASE_URL (plus schema) another process can use to reach the same data. */

@@ -82,10 +82,21 @@ const SHAPES: Array<[string, RegExp]> = [
   ['cvv', /\bcvv2?\\?"?\s*[:=]\s*\\?"?\d{3,4}\b/i],
 ];
 
+/** A log line with %XX decoded and + read as a space, as often as that changes it (at most 4 times). */
+function decodedLine(line: string): string {
+  let s = line;
+  for (let i = 0; i < 4; i++) {
+    const d = s.replace(/\+/g, ' ').replace(/%([0-9a-fA-F]{2})/g, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)));
+    if (d === s) break;
+    s = d;
+  }
+  return s;
+}
+
 /**
  * Scans every log file in dir for the noted secrets (by value) and for secrets' shapes: merchant
  * and webhook secrets, a CVV next to its name, and card numbers (13 to 19 digits, alone or in
- * groups of four, passing the Luhn check and starting with one of `bins`).
+ * groups of four, passing the Luhn check and starting with one of `bins`), also percent-encoded.
  */
 export function scanLogs(dir: string, bins: readonly string[]): { files: number; bytes: number; secrets: number; findings: Finding[] } {
   const names = readdirSync(dir);
@@ -112,15 +123,22 @@ export function scanLogs(dir: string, bins: readonly string[]): { files: number;
         const m = re.exec(line);
         if (m) found(kind, m.index);
       }
-      for (const m of line.matchAll(/\d{4}(?:[ -]?\d){9,15}/g)) {
-        const digits = m[0].replace(/[ -]/g, '');
-        if (
-          digits.length >= 13 &&
-          digits.length <= 19 &&
-          (known.get(digits) === 'pan' || (bins.some((b) => digits.startsWith(b)) && isLuhnValid(digits)))
-        )
-          found('pan', m.index ?? 0);
+      // A card number inside a URL is percent-encoded, maybe twice (a console redirect's `next`
+      // holds a whole URL): the line is looked at as it is and decoded.
+      const decoded = decodedLine(line);
+      const panAt = new Set<number>();
+      for (const text of decoded === line ? [line] : [line, decoded]) {
+        for (const m of text.matchAll(/\d{4}(?:[ .-]?\d){9,15}/g)) {
+          const digits = m[0].replace(/[ .-]/g, '');
+          if (
+            digits.length >= 13 &&
+            digits.length <= 19 &&
+            (known.get(digits) === 'pan' || (bins.some((b) => digits.startsWith(b)) && isLuhnValid(digits)))
+          )
+            panAt.add(text === line ? (m.index ?? 0) : -1);
+        }
       }
+      if (panAt.size > 0) found('pan', Math.max(0, Math.min(...panAt)));
       for (const m of line.matchAll(/[A-Za-z0-9_-]{20,}/g)) {
         const kind = known.get(m[0]);
         if (kind && kind !== 'pan') found(kind, m.index ?? 0);

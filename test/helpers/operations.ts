@@ -102,6 +102,13 @@ export const OPERATIONS: Operation[] = [
     ids: {},
   },
   {
+    operation: 'merchantFundingList',
+    path: '/api/network/merchantFundingList.html',
+    kind: 'read',
+    body: () => ({ currency: 'EUR', randomStr: randomStr() }),
+    ids: {},
+  },
+  {
     // A card of its own: the tenant's card stays active for the operations after it.
     operation: 'cardFreeze',
     path: '/api/network/cardFreeze.html',

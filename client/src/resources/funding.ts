@@ -1,5 +1,5 @@
 import type { Requester } from '../request.js';
-import type { AuthorizationEndpoint, FundingBalance } from '../types.js';
+import type { AuthorizationEndpoint, FundingBalance, FundingMovement, FundingStatementPage } from '../types.js';
 
 /** The merchant's funding accounts: top-ups draw from them; the program's operator credits them. */
 export class Funding {
@@ -20,6 +20,43 @@ export class Funding {
       'read',
     );
     return model.balances;
+  }
+
+  /**
+   * One page of the funding statement in `currency`: the movements after the one numbered `after`
+   * (0: from the first), oldest first, each with the balance after it; `next` is the `after` of the
+   * next page, `null` at the last movement so far.
+   *
+   * @example
+   * const { movements, next } = await client.funding.statementPage({ currency: 'EUR', after: 0, maxSize: 100 });
+   */
+  statementPage(params: { currency: 'EUR' | 'USDT'; after?: number; maxSize?: number }): Promise<FundingStatementPage> {
+    return this.client.request<FundingStatementPage>('/api/network/merchantFundingList.html', { ...params }, 'read');
+  }
+
+  /**
+   * Every movement of the funding account in `currency`, oldest first, fetched a page at a time as
+   * you iterate: the operator's credits and debits, top-ups, cards closed and what closed cards
+   * released later. Each carries the balance after it; their amounts add up to the last one's.
+   * Start from `after` (a movement's `seq`) to read only what came since.
+   *
+   * @example
+   * for await (const m of client.funding.statement({ currency: 'EUR' })) {
+   *   console.log(m.seq, m.kind, m.amount, m.reference, m.balance);
+   * }
+   */
+  async *statement(params: {
+    currency: 'EUR' | 'USDT';
+    after?: number;
+    pageSize?: number;
+  }): AsyncGenerator<FundingMovement, void, undefined> {
+    let after: number | null = params.after ?? 0;
+    const maxSize = Math.min(100, Math.max(1, params.pageSize ?? 100));
+    while (after !== null) {
+      const page: FundingStatementPage = await this.statementPage({ currency: params.currency, after, maxSize });
+      yield* page.movements;
+      after = page.next;
+    }
   }
 }
 

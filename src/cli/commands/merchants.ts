@@ -4,7 +4,7 @@ import type { Kysely } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import { addDomain, listDomains, normalizeHost, removeDomain } from '../../domains/store.js';
 import { DomainError } from '../../errors.js';
-import { fundingBalances, fundMerchant } from '../../ledger/funding.js';
+import { fundingBalances, fundMerchant, repeatRefusal } from '../../ledger/funding.js';
 import { createMerchant, SIGN_TYPES, type SignType } from '../../merchants/create.js';
 import { listMerchants, merchantSummary, updateMerchant } from '../../merchants/manage.js';
 import { rollCredentials } from '../../merchants/roll.js';
@@ -173,20 +173,37 @@ export function merchantCommands(program: Command): void {
     .addOption(new Option('--currency <currency>', 'the funding account').choices(['EUR', 'USDT']).makeOptionMandatory())
     .requiredOption('--reference <text>', 'what the money is: a bank transfer reference, a contract')
     .option('--actor <name>', 'who is crediting (default: the operating-system user)')
+    .option('--idempotency-key <key>', 'names this one transfer: a second run with the key credits nothing and prints the first credit')
+    .option('--again', 'credit even if a credit of the same amount and reference was made in the last 24 hours')
     .option('--json', 'print JSON')
-    .action(async (appId: string, amount: string, o: { currency: string; reference: string; actor?: string; json?: boolean }) => {
-      const input = { appId, amount, currency: o.currency, reference: o.reference };
-      // The funding record keeps who credited: --actor, else the operating-system user.
-      const credit = await withServices((svc) =>
-        runVerb(svc, fundMerchant, { input, actor: o.actor ?? operatorName(), audit: audited('merchant.fund', appId) }),
-      );
-      print(
-        !!o.json,
-        credit,
-        () =>
-          `${credit.appId}: ${credit.amount} ${credit.currency} (${credit.reference}); funding balance ${credit.balance} ${credit.currency}`,
-      );
-    });
+    .action(
+      async (
+        appId: string,
+        amount: string,
+        o: { currency: string; reference: string; actor?: string; idempotencyKey?: string; again?: boolean; json?: boolean },
+      ) => {
+        const input = {
+          appId,
+          amount,
+          currency: o.currency,
+          reference: o.reference,
+          idempotencyKey: o.idempotencyKey,
+          refuseRepeat: !o.again,
+        };
+        // The funding record keeps who credited: --actor, else the operating-system user. A refused
+        // repeat is in the audit trail too (outcome "refused"), then reported as an error.
+        const credit = await withServices((svc) =>
+          runVerb(svc, fundMerchant, { input, actor: o.actor ?? operatorName(), audit: audited('merchant.fund', appId) }),
+        );
+        if (credit.outcome === 'refused') throw new DomainError('duplicateRequest', repeatRefusal(credit));
+        print(
+          !!o.json,
+          credit,
+          () =>
+            `${credit.outcome === 'replayed' ? `already credited with this idempotency key (${credit.creditId}): ` : ''}${credit.appId}: ${credit.amount} ${credit.currency} (${credit.reference}); funding balance ${credit.balance} ${credit.currency}`,
+        );
+      },
+    );
   merchant
     .command('balance <appId>')
     .description("a merchant's funding balances, per currency")

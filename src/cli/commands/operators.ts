@@ -10,6 +10,7 @@ import {
   updateOperator,
 } from '../../console/accounts.js';
 import { codeAt, STEP_SECONDS, stepOf } from '../../console/totp.js';
+import type { Services } from '../../context.js';
 import { type DB, OPERATOR_ROLES, type OperatorRole } from '../../db/schema.js';
 import { runVerb } from '../../runner.js';
 import { audited, OPERATOR, print, withServices } from '../util.js';
@@ -27,27 +28,47 @@ const operatorState = (email: string) => async (tx: Kysely<DB>) =>
 export function operatorCommands(program: Command): void {
   const operator = program.command('operator').description('console operator accounts');
   const setupLine = (publicUrl: string, token: string) => `${publicUrl}/console/setup?token=${token}`;
+  const urlOption = () =>
+    new Option('--url <address>', 'the console’s address the set-up link starts with (default: CARDPROGRAM_PUBLIC_URL)');
+  /** The link's base: --url when given (checked before anything is written), else the configured public URL. */
+  const linkBase = (svc: Services, url: string | undefined): string => {
+    if (url === undefined) return svc.config.publicUrl;
+    let parsed: URL;
+    try {
+      parsed = new URL(url);
+    } catch {
+      throw new ConfigError(`--url must be an address such as https://console.issuer.example, got "${url}"`);
+    }
+    if (parsed.protocol !== 'https:' && (svc.config.env === 'production' || parsed.protocol !== 'http:')) {
+      throw new ConfigError(`--url must be an https:// address${svc.config.env === 'production' ? ' in production' : ''}, got "${url}"`);
+    }
+    return url.replace(/\/+$/, '');
+  };
 
   operator
     .command('create <email>')
     .description('create a console account and print its one-time set-up link (24 hours)')
     .addOption(roleOption().makeOptionMandatory())
+    .addOption(urlOption())
     .option('--json', 'print JSON')
-    .action(async (email: string, o: { role: OperatorRole; json?: boolean }) => {
+    .action(async (email: string, o: { role: OperatorRole; url?: string; json?: boolean }) => {
       const made = await withServices(async (svc) => {
+        const base = linkBase(svc, o.url);
         const created = await runVerb(svc, createOperator, {
           input: { email, role: o.role },
           actor: OPERATOR,
           audit: audited('operator.create', email.toLowerCase()),
         });
-        return { ...created, setupUrl: setupLine(svc.config.publicUrl, created.setupToken) };
+        return { ...created, setupUrl: setupLine(base, created.setupToken) };
       });
       const { setupToken: _token, ...shown } = made;
       print(!!o.json, shown, () =>
         [
           `${made.email} (${made.role}) created. Send this one-time set-up link over a channel you trust; it works once, for 24 hours:`,
           `  ${made.setupUrl}`,
-          '(its address is CARDPROGRAM_PUBLIC_URL as this command sees it: run the command with the service’s settings)',
+          o.url
+            ? '(its address is the --url given: the console must answer there)'
+            : '(its address is CARDPROGRAM_PUBLIC_URL as this command sees it: run the command with the service’s settings, or give --url)',
         ].join('\n'),
       );
     });
@@ -72,7 +93,9 @@ export function operatorCommands(program: Command): void {
 
   operator
     .command('update <email>')
-    .description('change an account’s role or status (--status active also unlocks it); its open sessions end')
+    .description(
+      'change an account’s role or status (--status active also unlocks it); its open sessions end, and a new role or disabling ends its open set-up link',
+    )
     .addOption(roleOption())
     .addOption(new Option('--status <status>', 'disable or enable the account').choices(['active', 'disabled']))
     .option('--json', 'print JSON')
@@ -85,21 +108,28 @@ export function operatorCommands(program: Command): void {
           audit: audited('operator.update', email.toLowerCase(), operatorState(email)),
         }),
       );
-      print(!!o.json, updated, () => `${updated.email}: ${updated.role}, ${updated.status}`);
+      print(
+        !!o.json,
+        updated,
+        () =>
+          `${updated.email}: ${updated.role}, ${updated.status}${updated.setup === 'expired' ? ' (not set up and no open set-up link: `operator reset` makes one)' : ''}`,
+      );
     });
 
   operator
     .command('reset <email>')
     .description('a forgotten password or a lost phone: remove both, end the sessions, and print a new set-up link')
+    .addOption(urlOption())
     .option('--json', 'print JSON')
-    .action(async (email: string, o: { json?: boolean }) => {
+    .action(async (email: string, o: { url?: string; json?: boolean }) => {
       const reset = await withServices(async (svc) => {
+        const base = linkBase(svc, o.url);
         const r = await runVerb(svc, resetOperator, {
           input: { email },
           actor: OPERATOR,
           audit: audited('operator.reset', email.toLowerCase(), operatorState(email)),
         });
-        return { ...r, setupUrl: setupLine(svc.config.publicUrl, r.setupToken) };
+        return { ...r, setupUrl: setupLine(base, r.setupToken) };
       });
       const { setupToken: _token, ...shown } = reset;
       print(!!o.json, shown, () => `${reset.email}: new set-up link (once, 24 hours):\n  ${reset.setupUrl}`);

@@ -1,0 +1,73 @@
+import { isIP } from 'node:net';
+import { type Kysely, sql } from 'kysely';
+import type { DB } from '../db/schema.js';
+
+/** Login attempts per client per window, whatever the account: guessing across accounts is slow too. */
+export const LOGIN_ATTEMPTS = 20;
+export const LOGIN_WINDOW_MS = 10 * 60_000;
+
+/** The eight 16-bit groups of an IPv6 address (`::`, an IPv4 tail and a zone written any way), or null. */
+export function ipv6Groups(ip: string): number[] | null {
+  const addr = ip.replace(/%.*$/, '');
+  if (isIP(addr) !== 6) return null;
+  let text = addr;
+  const v4 = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
+  if (v4) {
+    const [a, b, c, d] = v4.slice(1).map(Number) as [number, number, number, number];
+    text = `${text.slice(0, v4.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const [head = '', tail] = text.split('::');
+  const part = (s: string) => (s === '' ? [] : s.split(':').map((g) => Number.parseInt(g, 16)));
+  const left = part(head);
+  const right = tail === undefined ? [] : part(tail);
+  const groups = [...left, ...Array(8 - left.length - right.length).fill(0), ...right];
+  return groups.length === 8 ? groups : null;
+}
+
+/**
+ * Who is counted: an IPv4 address, or an IPv6 address's /64 (one host usually holds a whole /64).
+ * The /64 is the address's first 64 bits, not the first groups of its text: `2001:db8::1` and
+ * `2001:db8:0:0::2` are one client (issue 26, finding 6). An IPv4-mapped address is its IPv4 address.
+ */
+export function clientKey(ip: string): string {
+  const groups = ipv6Groups(ip);
+  if (!groups) return `v4:${ip}`.slice(0, 64);
+  if (groups.slice(0, 6).join(':') === '0:0:0:0:0:65535') {
+    const [hi = 0, lo = 0] = groups.slice(6);
+    return `v4:${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
+  }
+  return `v6:${groups
+    .slice(0, 4)
+    .map((g) => g.toString(16).padStart(4, '0'))
+    .join(':')}::/64`;
+}
+
+/**
+ * Counts one login attempt of a client in the database, so the limit holds across instances (one
+ * statement: an insert, or an update of the row that starts a new window when the last is over).
+ * True when the client is past LOGIN_ATTEMPTS in the window: the attempt is refused.
+ */
+export async function throttleLogin(tx: Kysely<DB>, key: string, now: number): Promise<boolean> {
+  const over = now - LOGIN_WINDOW_MS;
+  const row = await tx
+    .insertInto('console_login_throttle')
+    .values({ client_key: key, window_start: now, attempts: 1 })
+    .onConflict((oc) =>
+      oc.column('client_key').doUpdateSet({
+        attempts: sql<number>`case when console_login_throttle.window_start <= ${over} then 1 else console_login_throttle.attempts + 1 end`,
+        window_start: sql<number>`case when console_login_throttle.window_start <= ${over} then ${now} else console_login_throttle.window_start end`,
+      }),
+    )
+    .returning('attempts')
+    .executeTakeFirstOrThrow();
+  return Number(row.attempts) > LOGIN_ATTEMPTS;
+}
+
+/** Windows that are over, deleted with the reaper's pass. */
+export async function reapLoginThrottle(db: Kysely<DB>, now: number): Promise<number> {
+  const res = await db
+    .deleteFrom('console_login_throttle')
+    .where('window_start', '<=', now - LOGIN_WINDOW_MS)
+    .executeTakeFirst();
+  return Number(res.numDeletedRows);
+}

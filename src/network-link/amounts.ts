@@ -1,0 +1,101 @@
+import type { CardRow } from '../cards/model.js';
+import type { NetworkConfig } from '../config.js';
+import { exponent } from '../money/currency.js';
+import { convert, type RateTable } from '../money/fx.js';
+import type { ChannelValue } from '../trades/types.js';
+
+/** ISO 4217 numeric codes of the currencies the service knows (src/money/currency.ts). */
+const NUMERIC: Readonly<Record<string, string>> = {
+  '978': 'EUR',
+  '840': 'USD',
+  '826': 'GBP',
+  '756': 'CHF',
+  '985': 'PLN',
+  '203': 'CZK',
+  '348': 'HUF',
+  '752': 'SEK',
+  '208': 'DKK',
+  '578': 'NOK',
+  '946': 'RON',
+  '949': 'TRY',
+  '124': 'CAD',
+  '036': 'AUD',
+  '156': 'CNY',
+  '392': 'JPY',
+  '410': 'KRW',
+  '352': 'ISK',
+  '414': 'KWD',
+  '048': 'BHD',
+};
+
+/** What an authorization holds, in the card's currency (major units, as the verbs take it), and what the acceptor charged. */
+export interface LinkAmounts {
+  amount: number;
+  currencyTxn: string;
+  txnAmount: number;
+}
+
+const major = (minor: number, currency: string) => minor / 10 ** exponent(currency);
+
+/**
+ * The amounts of an authorization (decisions §12.3): field 4 in the currency of field 49. When 49
+ * is the card's currency (as CARDPROGRAM_NETWORK_CURRENCIES presents it), field 4 is what is held.
+ * Otherwise the network's conversion (field 6 in the currency of field 51, the card's) when sent,
+ * else the program's rates. `12` for a currency the service does not know, `13` for a zero amount.
+ */
+export function linkAmounts(
+  fields: Map<number, string>,
+  card: CardRow,
+  network: NetworkConfig,
+  rates: RateTable,
+): LinkAmounts | { code: '12' | '13' | '30' } {
+  const f4 = fields.get(4);
+  const f49 = fields.get(49);
+  if (f4 === undefined || f49 === undefined) return { code: '30' };
+  const minor = Number(f4);
+  if (minor === 0) return { code: '13' };
+  const cardCode = network.currencies[card.currency];
+  if (f49 === cardCode) return { amount: major(minor, card.currency), currencyTxn: card.currency, txnAmount: major(minor, card.currency) };
+  const currencyTxn = NUMERIC[f49];
+  if (currencyTxn === undefined) return { code: '12' };
+  const f6 = fields.get(6);
+  if (f6 !== undefined && fields.get(51) === cardCode) {
+    if (Number(f6) === 0) return { code: '13' };
+    return { amount: major(Number(f6), card.currency), currencyTxn, txnAmount: major(minor, currencyTxn) };
+  }
+  try {
+    const held = convert(minor, currencyTxn, card.currency, rates);
+    if (held <= 0) return { code: '13' };
+    return { amount: major(held, card.currency), currencyTxn, txnAmount: major(minor, currencyTxn) };
+  } catch {
+    return { code: '12' };
+  }
+}
+
+/** The ISO 4217 numeric code a card's currency is presented as. */
+export function currencyCode(card: CardRow, network: NetworkConfig): string {
+  return network.currencies[card.currency] ?? '000';
+}
+
+/** Field 22's channel (decisions §12.3); processing code 01 (cash) is always an ATM. */
+export function channelOf(fields: Map<number, string>): ChannelValue | undefined {
+  if (fields.get(3)?.startsWith('01')) return 'atm';
+  const mode = fields.get(22)?.slice(0, 2);
+  if (mode === '01' || mode === '81' || mode === '10') return 'ecommerce';
+  if (mode === '05' || mode === '07' || mode === '90') return 'pos';
+  return undefined;
+}
+
+/** Field 43: name (1–25), city (26–38), country alpha-2 (39–40), each trimmed; empty ones left out. */
+export function acceptorOf(fields: Map<number, string>): { merchantName?: string; merchantCity?: string; merchantCountry?: string } {
+  const f43 = fields.get(43);
+  if (f43 === undefined) return {};
+  const name = f43.slice(0, 25).trim();
+  const city = f43.slice(25, 38).trim();
+  const country = f43.slice(38, 40).trim();
+  return {
+    ...(name ? { merchantName: name } : {}),
+    ...(city ? { merchantCity: city } : {}),
+    ...(country ? { merchantCountry: country } : {}),
+  };
+}

@@ -1,0 +1,192 @@
+import { askEndpoint } from '../callbacks/authorization-request.js';
+import type { CardRow } from '../cards/model.js';
+import type { MerchantCtx, Services } from '../context.js';
+import { newId } from '../db/ids.js';
+import { DomainError } from '../errors.js';
+import { type AuthorizeInput, EndpointNotAsked, type EndpointVerdict, endpointRequest } from '../ledger/authorize.js';
+import { DeadlinePassed, type LinkAnswer, type LinkIdentity, LinkReplay, linkAuthorize, storedAnswer } from '../network/link.js';
+import { runVerb } from '../runner.js';
+import { acceptorOf, channelOf, currencyCode, linkAmounts } from './amounts.js';
+import { cardByPan, cardDataCode, contentHash, storedCopy } from './card-data.js';
+
+/** What the endpoint is left of the deadline at least, and what the decision keeps for itself after it. */
+const DECISION_MARGIN_MS = 150;
+
+/** Processing codes of an 0100 (decisions §12.4): purchase, cash, balance inquiry. */
+const AUTH_PROCESSING = new Set(['00', '01', '31']);
+
+/**
+ * Response code of a failure of the decision that committed nothing (decisions §12.5): the verbs'
+ * refusals before any write, a database that cannot be reached (91), anything else 96.
+ */
+export function failureCode(err: unknown): string {
+  if (err instanceof DeadlinePassed) return '91';
+  if (!(err instanceof DomainError)) return '96';
+  switch (err.kind) {
+    case 'incorrectAmount':
+      return '13';
+    case 'unsupportedCurrency':
+      return '12';
+    case 'validation':
+      return '30';
+    case 'cardNotFound':
+      return '14';
+    case 'cardStatus':
+      return '62';
+    case 'unavailable':
+      return '91';
+    default:
+      return '96';
+  }
+}
+
+/** The authorization's input from the message and its card. */
+function authorizeInput(svc: Services, fields: Map<number, string>, card: CardRow): AuthorizeInput | { code: string } {
+  const amounts = linkAmounts(fields, card, svc.config.network, svc.config.program.fxRates);
+  if ('code' in amounts) return amounts;
+  const rrn = fields.get(37)?.trim();
+  return {
+    cardId: card.id,
+    ...amounts,
+    ...(fields.has(18) ? { mcc: fields.get(18) } : {}),
+    ...acceptorOf(fields),
+    channel: channelOf(fields),
+    ...(rrn ? { remark: `RRN ${rrn}` } : {}),
+  };
+}
+
+/** The merchant's real-time endpoint's verdict, asked with what is left of the deadline (decisions §12.8), or null without one. */
+async function endpointVerdict(
+  svc: Services,
+  card: CardRow,
+  input: AuthorizeInput,
+  deadline: number,
+): Promise<EndpointVerdict | { asked: false; tradeId: string } | undefined> {
+  const merchant = await svc.merchants.get(card.merchant_id);
+  const endpoint = merchant?.authorizationEndpoint;
+  if (!endpoint) return undefined;
+  const tradeId = newId('trd');
+  const now = svc.clock();
+  const ctx: MerchantCtx = {
+    svc,
+    tx: svc.database.db,
+    now,
+    merchantId: card.merchant_id,
+    actor: 'network',
+    wake: { worker: false },
+    afterCommit: () => {},
+  };
+  const request = await endpointRequest(ctx, input, tradeId);
+  if (!request) return { asked: false, tradeId };
+  const left = deadline - now - DECISION_MARGIN_MS;
+  if (left <= 0) return { asked: true, tradeId, outcome: 'timeout', reason: null, latencyMs: 0, fallback: endpoint.fallback };
+  const answer = await askEndpoint({
+    url: endpoint.url,
+    webhookSecret: endpoint.webhookSecret,
+    id: tradeId,
+    payload: request,
+    timeoutMs: Math.min(endpoint.timeoutMs, left),
+    env: svc.config.env,
+    now,
+  });
+  if (answer.problem)
+    svc.log.warn({ merchantId: card.merchant_id, tradeId, outcome: answer.outcome, problem: answer.problem }, 'authorization endpoint');
+  return { asked: true, tradeId, outcome: answer.outcome, reason: answer.reason, latencyMs: answer.latencyMs, fallback: endpoint.fallback };
+}
+
+/**
+ * An 0100 or 0200 (or its repeat 0101, 0201), decided (decisions §12.4–12.8): the card by its PAN, expiry and
+ * CVV2, then the sandbox's decision path (src/network/link.ts → authorize), the merchant's
+ * endpoint asked with what is left of the deadline. The answer's code and, on approval, field 38
+ * and (balance inquiry) field 54. Retransmissions get the stored answer.
+ */
+export async function authorizationAnswer(svc: Services, mti: string, fields: Map<number, string>, arrived: number): Promise<LinkAnswer> {
+  const deadline = arrived + svc.config.network.deadlineMs;
+  const pan = fields.get(2);
+  const processing = fields.get(3);
+  const acquirer = fields.get(32);
+  const transmitted = fields.get(7);
+  const stan = fields.get(11) as string;
+  if (!pan || !processing || !acquirer || !transmitted || !fields.has(49)) return { code: '30' };
+  const kind = processing.slice(0, 2);
+  if (!AUTH_PROCESSING.has(kind) || processing.slice(2) !== '0000') return { code: '12' };
+  if (kind !== '31' && !fields.has(4)) return { code: '30' };
+
+  // An 0200 (single message) is decided as an 0100, and on approval cleared at once.
+  const financial = mti.startsWith('02');
+  const identity: LinkIdentity = { msgClass: financial ? 'financial' : 'authorization', acquirer, stan, transmitted };
+  const hash = await contentHash(svc, fields);
+  const stored = await storedAnswer(svc.database.db, identity, hash);
+  if (stored) return stored;
+  // A copy of a message still being decided here joins its decision: the merchant's endpoint is
+  // asked once. (Across instances the claim decides: src/network/link.ts.)
+  const key = `${identity.msgClass}\n${acquirer}\n${stan}\n${transmitted}\n${hash}`;
+  const pending = deciding(svc);
+  const running = pending.get(key);
+  if (running) return running;
+  const decision = decide(svc, { mti, fields, arrived, deadline, pan, kind, financial, identity, hash });
+  pending.set(key, decision);
+  return decision.finally(() => pending.delete(key));
+}
+
+/** Decisions in progress in this process, by identity and content. */
+const inProgress = new WeakMap<Services, Map<string, Promise<LinkAnswer>>>();
+function deciding(svc: Services): Map<string, Promise<LinkAnswer>> {
+  const map = inProgress.get(svc) ?? new Map<string, Promise<LinkAnswer>>();
+  inProgress.set(svc, map);
+  return map;
+}
+
+interface Pending {
+  mti: string;
+  fields: Map<number, string>;
+  arrived: number;
+  deadline: number;
+  pan: string;
+  kind: string;
+  financial: boolean;
+  identity: LinkIdentity;
+  hash: string;
+}
+
+/** The decision of a message not decided before (authorizationAnswer). */
+async function decide(svc: Services, m: Pending): Promise<LinkAnswer> {
+  const { mti, fields, arrived, deadline, pan, kind, financial, identity, hash } = m;
+  const { acquirer, stan } = identity;
+  const card = await cardByPan(svc, pan);
+  if (!card) return { code: '14' };
+  const dataCode = await cardDataCode(svc, card, pan, fields, arrived);
+  if (dataCode) return { code: dataCode };
+
+  const input: AuthorizeInput | { code: string } = kind === '31' ? { cardId: card.id, amount: 0 } : authorizeInput(svc, fields, card);
+  if ('code' in input) return input;
+  const record = { identity, contentHash: hash, mti, request: storedCopy(fields) };
+  const run = (verdict: AuthorizeInput['endpoint']) =>
+    runVerb(svc, linkAuthorize, {
+      input: {
+        record,
+        kind: kind === '31' ? 'balance' : financial ? 'financial' : 'authorize',
+        authorize: { ...input, ...(verdict ? { endpoint: verdict } : {}) },
+        deadline: deadline - DECISION_MARGIN_MS / 3,
+        currencyCode: currencyCode(card, svc.config.network),
+      },
+      actor: `network:${acquirer}`,
+      merchantId: card.merchant_id,
+    });
+  try {
+    for (let attempt = 1; ; attempt++) {
+      const verdict = kind === '31' ? undefined : await endpointVerdict(svc, card, input, deadline);
+      try {
+        return await run(verdict);
+      } catch (err) {
+        if (!(err instanceof EndpointNotAsked) || attempt === 3) throw err;
+      }
+    }
+  } catch (err) {
+    if (err instanceof LinkReplay) return (await storedAnswer(svc.database.db, identity, hash)) ?? { code: '96' };
+    const code = failureCode(err);
+    if (code === '96')
+      svc.log.error({ err: { name: (err as Error).name, message: (err as Error).message }, stan }, 'network link: authorization failed');
+    return { code };
+  }
+}

@@ -1,0 +1,121 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Services } from '../context.js';
+import { answerMti, decode, Iso8583Error, type IsoMessage } from '../iso8583/codec.js';
+import type { LinkAnswer } from '../network/link.js';
+import { authorizationAnswer } from './authorization.js';
+import { financialAdvice } from './financial.js';
+import { reversalAnswer } from './reversal.js';
+
+/** A connection's state as its messages see it. */
+export interface Peer {
+  /** Set by an 0800 sign-on (field 70 `001`), cleared by a sign-off (`002`). Not required: see docs/network.md. */
+  signedOn: boolean;
+  /** The remote address, for the log. */
+  remote: string;
+  /** Told of each decision still running, also after its answer (91 at the deadline): a stop waits for them. */
+  track(decision: Promise<unknown>): void;
+}
+
+/** What a frame gets: an answer to send, or the connection closed (a message whose MTI or STAN cannot be read). */
+export type Outcome = { answer: IsoMessage; code: string } | { close: string };
+
+/** Fields an answer echoes from its request when present (never the PAN, the expiry, field 48). */
+const ECHOED = [3, 4, 6, 7, 11, 12, 13, 32, 33, 37, 41, 42, 49, 51, 70, 90, 95];
+
+/** The answer to `request`: its echoed fields, field 39, and 38/54 when they apply. */
+function answerTo(mti: string, request: Map<number, string>, answer: LinkAnswer): IsoMessage {
+  const fields = new Map<number, string>();
+  for (const f of ECHOED) {
+    const v = request.get(f);
+    if (v !== undefined) fields.set(f, v);
+  }
+  if (answer.authCode) fields.set(38, answer.authCode);
+  fields.set(39, answer.code);
+  if (answer.balance) fields.set(54, answer.balance);
+  return { mti: answerMti(mti), fields };
+}
+
+/** Message classes of decisions §12.4 that this version answers `12` (not yet supported: docs/network.md). */
+const NOT_YET = new Set(['0120', '0121']);
+
+/** Requests decided within the deadline: authorization (0100) and single message (0200), and their repeats. */
+const DECIDED = new Set(['0100', '0101', '0200', '0201']);
+
+/** Financial advices (clearing, refund) and their repeats. */
+const ADVICES = new Set(['0220', '0221']);
+
+/** Reversal requests and advices, and their repeats. */
+const REVERSALS = new Set(['0400', '0401', '0420', '0421']);
+
+/**
+ * The decision, or `91` at the deadline (decisions §12.8) when it has not come: the verb itself
+ * rolls back what it has not committed shortly before then (src/network/link.ts, DeadlinePassed).
+ * A failure before the verb (the database unreachable) is `91` too.
+ */
+async function withinDeadline(svc: Services, peer: Peer, decision: Promise<LinkAnswer>, arrived: number): Promise<LinkAnswer> {
+  const cancel = new AbortController();
+  const late = sleep(Math.max(0, arrived + svc.config.network.deadlineMs - svc.clock() - 5), undefined, { signal: cancel.signal }).then(
+    (): LinkAnswer => ({ code: '91' }),
+    (): LinkAnswer => ({ code: '91' }),
+  );
+  const decided = decision.catch((err: unknown): LinkAnswer => {
+    svc.log.warn({ err: { name: (err as Error).name, message: (err as Error).message } }, 'network link: no decision');
+    return { code: '91' };
+  });
+  peer.track(decided);
+  try {
+    return await Promise.race([decided, late]);
+  } finally {
+    cancel.abort();
+  }
+}
+
+/** Network management (0800): sign-on, sign-off, echo. */
+function management(peer: Peer, fields: Map<number, string>): LinkAnswer {
+  switch (fields.get(70)) {
+    case '001':
+      peer.signedOn = true;
+      return { code: '00' };
+    case '002':
+      peer.signedOn = false;
+      return { code: '00' };
+    case '301':
+      return { code: '00' };
+    case undefined:
+      return { code: '30' };
+    default:
+      return { code: '12' };
+  }
+}
+
+/**
+ * One frame's outcome. A message that does not decode is answered `30` (format error) when its MTI
+ * and STAN could be read, with the fields read before the error echoed; otherwise the connection
+ * is closed. Either way nothing is written.
+ */
+export async function handleFrame(svc: Services, peer: Peer, bytes: Uint8Array, arrived: number): Promise<Outcome> {
+  let msg: IsoMessage;
+  try {
+    msg = decode(bytes);
+  } catch (err) {
+    if (!(err instanceof Iso8583Error)) throw err;
+    const { mti, fields } = err.partial;
+    svc.log.info({ peer: peer.remote, mti, where: err.where, reason: err.reason }, 'network link: malformed message');
+    if (mti === null || !fields.has(11)) return { close: `unreadable message (${err.message})` };
+    return { answer: answerTo(mti, fields, { code: '30' }), code: '30' };
+  }
+  const { mti, fields } = msg;
+  if (!fields.has(11)) return { answer: answerTo(mti, fields, { code: '30' }), code: '30' };
+  let answer: LinkAnswer;
+  if (mti === '0800' || mti === '0801') answer = management(peer, fields);
+  else if (DECIDED.has(mti)) answer = await withinDeadline(svc, peer, authorizationAnswer(svc, mti, fields, arrived), arrived);
+  else if (REVERSALS.has(mti) || ADVICES.has(mti)) {
+    const posted = REVERSALS.has(mti) ? reversalAnswer(svc, mti, fields) : financialAdvice(svc, mti, fields);
+    answer = await posted.catch((err: unknown): LinkAnswer => {
+      svc.log.warn({ err: { name: (err as Error).name, message: (err as Error).message } }, 'network link: no decision');
+      return { code: '96' };
+    });
+  } else if (NOT_YET.has(mti)) answer = { code: '12' };
+  else answer = { code: '30' };
+  return { answer: answerTo(mti, fields, answer), code: answer.code };
+}

@@ -1,0 +1,57 @@
+import type { Services } from '../context.js';
+import { type LinkAnswer, type LinkIdentity, LinkReplay, linkReverse, originalMessage, storedAnswer } from '../network/link.js';
+import { runVerb } from '../runner.js';
+import { failureCode } from './authorization.js';
+import { cardByPan, contentHash, storedCopy } from './card-data.js';
+
+/**
+ * A reversal request or advice (0400/0420 and their repeats, decisions §12.4): the approved 0100
+ * field 90 names (original MTI n4, STAN n6, field 7 n10, acquirer n11, forwarding id n11) is
+ * reversed in full, or (field 95's first 12 digits, the actual amount) down to that amount. `25`
+ * when no approved authorization matches (or field 2, when sent, is another card's). Exactly once
+ * like an 0100, under the reversal's own identity (class reversal, 32, 11, 7).
+ */
+export async function reversalAnswer(svc: Services, mti: string, fields: Map<number, string>): Promise<LinkAnswer> {
+  const acquirer = fields.get(32);
+  const transmitted = fields.get(7);
+  const stan = fields.get(11) as string;
+  const f90 = fields.get(90);
+  const f95 = fields.get(95);
+  if (!acquirer || !transmitted || !f90) return { code: '30' };
+  if (f95 !== undefined && !/^\d{12}/.test(f95)) return { code: '30' };
+  const db = svc.database.db;
+  const identity: LinkIdentity = { msgClass: 'reversal', acquirer, stan, transmitted };
+  const hash = await contentHash(svc, fields);
+  const stored = await storedAnswer(db, identity, hash);
+  if (stored) return stored;
+
+  const originalMti = f90.slice(0, 4);
+  if (originalMti !== '0100' && originalMti !== '0101') return { code: '25' };
+  const original = await originalMessage(db, 'authorization', {
+    stan: f90.slice(4, 10),
+    transmitted: f90.slice(10, 20),
+    acquirer: f90.slice(20, 31),
+  });
+  if (original?.code !== '00' || !original.tradeId || !original.cardId || !original.merchantId) return { code: '25' };
+  const pan = fields.get(2);
+  if (pan !== undefined && (await cardByPan(svc, pan))?.id !== original.cardId) return { code: '25' };
+
+  try {
+    return await runVerb(svc, linkReverse, {
+      input: {
+        record: { identity, contentHash: hash, mti, request: storedCopy(fields) },
+        tradeId: original.tradeId,
+        cardId: original.cardId,
+        actual: f95 === undefined ? null : Number(f95.slice(0, 12)),
+      },
+      actor: `network:${acquirer}`,
+      merchantId: original.merchantId,
+    });
+  } catch (err) {
+    if (err instanceof LinkReplay) return (await storedAnswer(db, identity, hash)) ?? { code: '96' };
+    const code = failureCode(err);
+    if (code === '96')
+      svc.log.error({ err: { name: (err as Error).name, message: (err as Error).message }, stan }, 'network link: reversal failed');
+    return { code };
+  }
+}

@@ -1,0 +1,248 @@
+import type { Kysely } from 'kysely';
+import type { DB, NetworkMessagesTable } from '../db/schema.js';
+import { CommittedFailure, DomainError } from '../errors.js';
+import { type AuthorizeInput, authorize } from '../ledger/authorize.js';
+import { balanceInquiry } from '../ledger/balance-inquiry.js';
+import { reverse } from '../ledger/cancel.js';
+import type { LedgerCtx } from '../ledger/context.js';
+import { heldAuthorization, lockCard } from '../ledger/locks.js';
+import { clear } from '../ledger/settle.js';
+import { toMajor } from '../money/currency.js';
+import { DeclineReason, type DeclineReasonValue } from '../trades/types.js';
+
+/**
+ * The card network link's verbs (decisions §12, docs/network.md): what an ISO 8583 message does,
+ * once. The transport (src/network-link/) reads the message, finds the card, and calls these; the
+ * sandbox's HTTP simulations call the same ledger verbs (authorize, balanceInquiry) inside them.
+ */
+
+export type LinkClass = NetworkMessagesTable['msg_class'];
+
+/** A message's identity (decisions §12.6): its class, field 32, field 11 and field 7. */
+export interface LinkIdentity {
+  msgClass: LinkClass;
+  acquirer: string;
+  stan: string;
+  transmitted: string;
+}
+
+/** What an answer carries beside the fields it echoes: field 39, and 38 and 54 when they apply. */
+export interface LinkAnswer {
+  /** Field 39 (decisions §12.5). */
+  code: string;
+  /** Field 38: the trade's authCode, on an approval. */
+  authCode?: string | undefined;
+  /** Field 54, a balance inquiry's available balance. */
+  balance?: string | undefined;
+  /** The trade or declined authorization the message produced. */
+  tradeId?: string | undefined;
+}
+
+/** What is stored of a message: its identity, a keyed hash of its content, its fields of §12.3 with the PAN masked and no CVV2. */
+export interface LinkRecord {
+  identity: LinkIdentity;
+  contentHash: string;
+  mti: string;
+  request: Record<string, string>;
+}
+
+/** The same identity was claimed by a message that committed first: its answer is the answer. */
+export class LinkReplay extends Error {
+  override name = 'LinkReplay';
+}
+
+/** The answer's deadline passed before the decision could commit: nothing is written, the answer is 91. */
+export class DeadlinePassed extends Error {
+  override name = 'DeadlinePassed';
+}
+
+/** Response code `94`: a new message reusing another's identity with other content. */
+export const DUPLICATE = '94';
+
+/**
+ * The stored answer of a message with this identity: its answer when the content is the same, `94`
+ * when it is not, null when no message with this identity acted.
+ */
+export async function storedAnswer(db: Kysely<DB>, identity: LinkIdentity, contentHash: string): Promise<LinkAnswer | null> {
+  const row = await db
+    .selectFrom('network_messages')
+    .select(['content_hash', 'answer'])
+    .where('msg_class', '=', identity.msgClass)
+    .where('acquirer', '=', identity.acquirer)
+    .where('stan', '=', identity.stan)
+    .where('transmitted', '=', identity.transmitted)
+    .executeTakeFirst();
+  if (!row) return null;
+  if (row.content_hash !== contentHash) return { code: DUPLICATE };
+  return JSON.parse(row.answer) as LinkAnswer;
+}
+
+/** Claims the identity with the answer, in the verb's transaction; a message that claimed it first makes this one a replay. */
+export async function claim(ctx: LedgerCtx, record: LinkRecord, cardId: string, answer: LinkAnswer): Promise<void> {
+  const { identity } = record;
+  const inserted = await ctx.tx
+    .insertInto('network_messages')
+    .values({
+      msg_class: identity.msgClass,
+      acquirer: identity.acquirer,
+      stan: identity.stan,
+      transmitted: identity.transmitted,
+      content_hash: record.contentHash,
+      mti: record.mti,
+      merchant_id: ctx.merchantId,
+      card_id: cardId,
+      trade_id: answer.tradeId ?? null,
+      response_code: answer.code,
+      answer: JSON.stringify(answer),
+      request: JSON.stringify(record.request),
+      created_at: ctx.now,
+    })
+    .onConflict((oc) => oc.columns(['msg_class', 'acquirer', 'stan', 'transmitted']).doNothing())
+    .executeTakeFirst();
+  // On PostgreSQL a concurrent duplicate waits here for the first one's commit, then inserts
+  // nothing; its own effect is rolled back with it (LinkReplay) and the first answer read.
+  if (Number(inserted.numInsertedOrUpdatedRows ?? 0n) === 0) throw new LinkReplay();
+}
+
+/** Field 39 for a decline reason of the sandbox's (decisions §12.5); a card status decline by the card's status. */
+export function declineCode(reason: DeclineReasonValue | undefined, cardStatus: string): string {
+  switch (reason) {
+    case DeclineReason.cardInactive:
+      return cardStatus === 'closed' ? '78' : '62';
+    case DeclineReason.insufficientFunds:
+      return '51';
+    case DeclineReason.spendingLimit:
+      return '61';
+    case DeclineReason.mccNotAllowed:
+    case DeclineReason.mccBlocked:
+    case DeclineReason.countryNotAllowed:
+    case DeclineReason.countryBlocked:
+    case DeclineReason.channelNotAllowed:
+      return '57';
+    default:
+      return '05';
+  }
+}
+
+export interface LinkAuthorizeInput {
+  record: LinkRecord;
+  /** `authorize`: processing codes 00 and 01; `balance`: 31; `financial`: an 0200's 00 and 01, authorized and cleared at once. */
+  kind: 'authorize' | 'balance' | 'financial';
+  authorize: AuthorizeInput;
+  /** When the answer is due (epoch ms): a decision not made by then is rolled back. */
+  deadline: number;
+}
+
+/** Field 54's balance: account type 00, amount type 02 (available), currency n3, sign, amount n12. */
+export function balanceField(minor: number, currencyCode: string): string {
+  return `0002${currencyCode}${minor < 0 ? 'D' : 'C'}${String(Math.abs(minor)).padStart(12, '0')}`;
+}
+
+/**
+ * An 0100 (decisions §12.4): the sandbox's `authorize` (or `balanceInquiry` for processing 31), and
+ * the message's claim with its answer, in one transaction. A decline is committed and answered
+ * with its code; a retransmission finds the claim (LinkReplay) and is answered as the first was.
+ */
+export async function linkAuthorize({
+  ctx,
+  input,
+}: {
+  ctx: LedgerCtx;
+  input: LinkAuthorizeInput & { currencyCode: string };
+}): Promise<LinkAnswer> {
+  const cardId = input.authorize.cardId;
+  let answer: LinkAnswer;
+  if (input.kind === 'balance') {
+    try {
+      const trade = await balanceInquiry({ ctx, input: { cardId } });
+      const card = await lockCard(ctx, cardId);
+      answer = {
+        code: '00',
+        authCode: trade.authCode,
+        tradeId: trade.tradeId,
+        balance: balanceField(card.available_balance, input.currencyCode),
+      };
+    } catch (err) {
+      if (!(err instanceof DomainError) || err.kind !== 'cardStatus') throw err;
+      // Refused before anything was written: the status decides the code.
+      answer = { code: declineCode(DeclineReason.cardInactive, (await lockCard(ctx, cardId)).status) };
+    }
+  } else {
+    try {
+      const trade = await authorize({ ctx, input: input.authorize });
+      // A single message (0200): the payment at once, in the same transaction.
+      const done = input.kind === 'financial' ? await clear({ ctx, input: { tradeId: trade.tradeId } }) : trade;
+      answer = { code: '00', authCode: done.authCode, tradeId: done.tradeId };
+    } catch (err) {
+      if (!(err instanceof CommittedFailure)) throw err;
+      const detail = err.error.detail as { tradeId?: string; declineReason?: DeclineReasonValue } | undefined;
+      answer = { code: declineCode(detail?.declineReason, (await lockCard(ctx, cardId)).status), tradeId: detail?.tradeId };
+    }
+  }
+  if (ctx.svc.clock() > input.deadline) throw new DeadlinePassed();
+  await claim(ctx, input.record, cardId, answer);
+  return answer;
+}
+
+/** The original a message's field 90 names (its class, STAN, field 7, acquirer): the message that acted, or null. */
+export async function originalMessage(
+  db: Kysely<DB>,
+  msgClass: LinkClass,
+  original: { stan: string; transmitted: string; acquirer: string },
+): Promise<{ tradeId: string | null; cardId: string | null; merchantId: string | null; code: string } | null> {
+  const rows = await db
+    .selectFrom('network_messages')
+    .select(['acquirer', 'trade_id', 'card_id', 'merchant_id', 'response_code'])
+    .where('msg_class', '=', msgClass)
+    .where('stan', '=', original.stan)
+    .where('transmitted', '=', original.transmitted)
+    .execute();
+  // Field 90 carries the acquirer as n11 (zeros on the left); field 32 as sent.
+  const acquirer = original.acquirer.replace(/^0+/, '');
+  const row = rows.find((r) => r.acquirer.replace(/^0+/, '') === acquirer);
+  return row ? { tradeId: row.trade_id, cardId: row.card_id, merchantId: row.merchant_id, code: row.response_code } : null;
+}
+
+export interface LinkReverseInput {
+  record: LinkRecord;
+  /** The approved authorization's trade. */
+  tradeId: string;
+  cardId: string;
+  /**
+   * Field 95's actual amount (minor units of the original's field 4 currency): what the
+   * authorization is to hold after the reversal; null: a full reversal.
+   */
+  actual: number | null;
+}
+
+/**
+ * A reversal (0400/0420, decisions §12.4) of an approved 0100: the sandbox's `reverse` verb, of all
+ * that is held (no field 95) or of what is held beyond field 95's actual amount, and the message's
+ * claim, in one transaction. An authorization that holds nothing any more (already reversed or
+ * cleared) is `12`; an actual amount above what is held, `13`.
+ */
+export async function linkReverse({ ctx, input }: { ctx: LedgerCtx; input: LinkReverseInput }): Promise<LinkAnswer> {
+  let answer: LinkAnswer;
+  try {
+    const { auth, card } = await heldAuthorization(ctx, { tradeId: input.tradeId }, 'reversed');
+    // Field 95 is in the original's transaction currency: in the card's, prorated as the hold was converted.
+    const actual =
+      input.actual === null
+        ? 0
+        : auth.txn_amount === auth.amount
+          ? input.actual
+          : Math.round((input.actual * auth.amount) / auth.txn_amount);
+    const amount = auth.held - actual;
+    if (amount < 0) answer = { code: '13' };
+    else if (amount === 0) answer = { code: '00', authCode: auth.auth_code, tradeId: auth.id };
+    else {
+      const record = await reverse({ ctx, input: { tradeId: input.tradeId, amount: toMajor(amount, card.currency) } });
+      answer = { code: '00', authCode: record.authCode, tradeId: record.tradeId };
+    }
+  } catch (err) {
+    if (!(err instanceof DomainError) || err.kind !== 'tradeState') throw err;
+    answer = { code: '12' };
+  }
+  await claim(ctx, input.record, input.cardId, answer);
+  return answer;
+}

@@ -1,0 +1,117 @@
+import assert from 'node:assert/strict';
+import { createRequire } from 'node:module';
+import { connect, type Socket } from 'node:net';
+import { it } from 'node:test';
+import { build } from './helpers/app.js';
+import { balances, fundedCard } from './helpers/cards.js';
+import { eachDialect } from './helpers/dialects.js';
+import { cardSecrets, linkOf } from './helpers/link.js';
+
+/**
+ * A peer written independently of this codebase (issue 28, "Done when"): the published `iso_8583`
+ * package (npm, a devDependency) packs the requests and unpacks the answers; only the socket and the
+ * 2-byte length are this test's.
+ */
+interface IsoPack {
+  getBufferMessage(): Buffer | { error: string };
+  getIsoJSON(buffer: Buffer, config: { bitmapEncoding: 'utf8' }): Record<string, string> & { error?: string };
+}
+type IsoConstructor = new (message?: Record<string, string>, formats?: Record<string, unknown>) => IsoPack;
+const Iso8583 = createRequire(import.meta.url)('iso_8583') as IsoConstructor;
+
+/** The link's bitmaps are ASCII hexadecimal (decisions §12.2): the package's `an` bitmap. */
+const FORMATS = { 1: { ContentType: 'an', Label: 'Bitmap', LenType: 'fixed', MaxLen: 32 } };
+
+/**
+ * The package's unpacker reads an ASCII bitmap as 32 characters always (primary and secondary);
+ * the link sends the secondary only when a field 65–128 is present. The peer's framing adds an
+ * empty one before unpacking: the only adaptation.
+ */
+function withSecondaryBitmap(body: Buffer): Buffer {
+  const text = body.toString('latin1');
+  const first = Number.parseInt(text[4] as string, 16);
+  if (first & 8) return body;
+  return Buffer.from(
+    `${text.slice(0, 4)}${(first | 8).toString(16).toUpperCase()}${text.slice(5, 20)}${'0'.repeat(16)}${text.slice(20)}`,
+    'latin1',
+  );
+}
+
+function exchange(socket: Socket, request: Record<string, string>): Promise<Record<string, string>> {
+  const packed = new Iso8583(request, FORMATS).getBufferMessage();
+  if (!Buffer.isBuffer(packed)) throw new Error(`iso_8583 could not pack: ${packed.error}`);
+  return new Promise((resolve, reject) => {
+    let got = Buffer.alloc(0);
+    const onData = (chunk: Buffer) => {
+      got = Buffer.concat([got, chunk]);
+      if (got.length < 2 || got.length < 2 + got.readUInt16BE(0)) return;
+      socket.off('data', onData);
+      const body = withSecondaryBitmap(got.subarray(2, 2 + got.readUInt16BE(0)));
+      const header = Buffer.alloc(2);
+      header.writeUInt16BE(body.length);
+      const json = new Iso8583(undefined, FORMATS).getIsoJSON(Buffer.concat([header, body]), { bitmapEncoding: 'utf8' });
+      if (json.error) reject(new Error(`iso_8583 could not unpack: ${json.error}`));
+      else resolve(json);
+    };
+    socket.on('data', onData);
+    socket.write(packed);
+  });
+}
+
+eachDialect('network link: a peer built on the iso_8583 package', (dialect) => {
+  it('runs a purchase, a partial reversal, a clearing, a refund and a balance inquiry', async (t) => {
+    const h = await build(t, dialect);
+    const { cardId } = await fundedCard(h, { topUp: 80 });
+    const card = await cardSecrets(h, cardId);
+    const link = await linkOf(t, h);
+    const socket = connect(link.port, '127.0.0.1');
+    t.after(() => socket.destroy());
+    await new Promise((resolve) => socket.once('connect', resolve));
+    const common = {
+      2: card.pan,
+      7: '1125171500',
+      12: '171500',
+      13: '1125',
+      14: card.expiry,
+      18: '5812',
+      22: '051',
+      32: '987654',
+      37: 'PEER00000001',
+      41: 'PEERTERM',
+      42: 'PEER ACCEPTOR  ',
+      43: 'Trattoria Roma           Rome         IT',
+      48: `92${String(card.cvv.length).padStart(2, '0')}${card.cvv}`,
+      49: '978',
+    };
+    const purchase = await exchange(socket, { 0: '0100', ...common, 3: '000000', 4: '000000002550', 11: '424242' });
+    assert.equal(purchase['0'], '0110');
+    assert.equal(purchase['39'], '00');
+    assert.equal(purchase['11'], '424242');
+    assert.equal(purchase['4'], '000000002550');
+    assert.match(purchase['38'] ?? '', /^\w{6}$/);
+    assert.equal((await balances(h, cardId)).available, 80 - 25.5);
+
+    // Partial reversal: the purchase is to hold 10.00 (field 95's actual amount).
+    const original = `0100424242${common[7]}${'987654'.padStart(11, '0')}${'0'.repeat(11)}`;
+    const reversal = { 0: '0400', 2: card.pan, 3: '000000', 4: '000000002550', 7: '1125171501', 32: '987654', 49: '978', 90: original };
+    const partial = await exchange(socket, { ...reversal, 11: '424250', 95: `000000001000${'0'.repeat(30)}` });
+    assert.deepEqual([partial['0'], partial['39'], partial['90']], ['0410', '00', original]);
+    assert.equal((await balances(h, cardId)).available, 80 - 10);
+    // The clearing (0220, field 90 names the purchase) of 8.00 of the 10.00 held; then a refund of 3.00 of it.
+    const clearing = { 0: '0220', 3: '000000', 4: '000000000800', 7: '1125171502', 11: '424260', 32: '987654', 49: '978', 90: original };
+    const cleared = await exchange(socket, clearing);
+    assert.deepEqual([cleared['0'], cleared['39']], ['0230', '00']);
+    assert.deepEqual(await balances(h, cardId), { available: 72, ledger: 72, status: 'active' });
+    const clearingId = `0220424260${clearing[7]}${'987654'.padStart(11, '0')}${'0'.repeat(11)}`;
+    const refunded = await exchange(socket, { ...clearing, 3: '200000', 4: '000000000300', 7: '1125171503', 11: '424261', 90: clearingId });
+    assert.deepEqual([refunded['0'], refunded['39']], ['0230', '00']);
+    assert.deepEqual(await balances(h, cardId), { available: 75, ledger: 75, status: 'active' });
+    // Nothing is held any more: a reversal now is refused.
+    const full = await exchange(socket, { ...reversal, 0: '0420', 11: '424251' });
+    assert.deepEqual([full['0'], full['39']], ['0430', '12']);
+
+    const inquiry = await exchange(socket, { 0: '0100', ...common, 3: '310000', 11: '424243' });
+    assert.equal(inquiry['39'], '00');
+    assert.equal(inquiry['54'], '0002978C000000007500');
+  });
+});
