@@ -348,6 +348,19 @@ eachDialect('network link: the merchant’s endpoint and callbacks, as for the s
     const trade = JSON.parse(events[1]?.payload ?? '{}');
     assert.equal(trade.authorization.amount, 7, 'the trade callback carries the authorization, as the sandbox’s does');
     assert.equal(trade.authorization.channel, 'ecommerce');
+
+    // The link's asks are counted as the sandbox's are (docs/operations.md, "Metrics"): 3 asked, 2 answered, 1 timed out waiting.
+    const text = await h.app.svc.metrics.text();
+    const sample = (name: string) =>
+      Number(
+        text
+          .split('\n')
+          .find((l) => l.startsWith(`${name} `))
+          ?.split(' ')[1],
+      );
+    assert.equal(sample('cardprogram_authorization_endpoint_asked_total'), 3, text);
+    assert.equal(sample('cardprogram_authorization_endpoint_results_total{result="answered"}'), 2);
+    assert.equal(sample('cardprogram_authorization_endpoint_results_total{result="timeout_waiting"}'), 1);
   });
 });
 

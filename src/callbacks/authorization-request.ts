@@ -53,6 +53,15 @@ export function readAnswer(status: number | null, body: string): { approved: boo
   return { approved, reason: text || null };
 }
 
+/** What became of one ask, for the metrics (docs/operations.md): the sandbox's flow and the network link count alike. */
+export function endpointResult(answer: {
+  outcome: string;
+  sentMs: number | null;
+}): 'answered' | 'error' | 'timeout_before_sending' | 'timeout_waiting' {
+  if (answer.outcome !== 'timeout') return answer.outcome === 'error' && answer.sentMs === null ? 'error' : 'answered';
+  return answer.sentMs === null ? 'timeout_before_sending' : 'timeout_waiting';
+}
+
 /**
  * Asks the merchant's endpoint (decisions §11): an `authorization.request` event, signed as callbacks
  * are (Standard Webhooks, the merchant's webhook secret; `webhook-id` is the authorization's id),

@@ -1,4 +1,4 @@
-import { askEndpoint } from '../callbacks/authorization-request.js';
+import { askEndpoint, endpointResult } from '../callbacks/authorization-request.js';
 import type { CardRow } from '../cards/model.js';
 import type { MerchantCtx, Services } from '../context.js';
 import { newId } from '../db/ids.js';
@@ -67,9 +67,12 @@ async function endpointVerdict(
   if (!endpoint) return undefined;
   const tradeId = newId('trd');
   const now = svc.clock();
+  // The rules' reads before the ask go through the urgent lane on PostgreSQL (Database.urgent), as
+  // the sandbox's flow does: the pool's queue under load is where an endpoint's deadline went.
+  const lane = svc.database.urgent?.();
   const ctx: MerchantCtx = {
     svc,
-    tx: svc.database.db,
+    tx: lane ?? svc.database.db,
     now,
     merchantId: card.merchant_id,
     actor: 'network',
@@ -78,8 +81,13 @@ async function endpointVerdict(
   };
   const request = await endpointRequest(ctx, input, tradeId);
   if (!request) return { asked: false, tradeId };
-  const left = deadline - now - DECISION_MARGIN_MS;
-  if (left <= 0) return { asked: true, tradeId, outcome: 'timeout', reason: null, latencyMs: 0, fallback: endpoint.fallback };
+  svc.metrics.endpointPhase('rules', (svc.clock() - now) / 1000);
+  svc.metrics.endpointAsked();
+  const left = deadline - svc.clock() - DECISION_MARGIN_MS;
+  if (left <= 0) {
+    svc.metrics.endpointResult('timeout_before_sending');
+    return { asked: true, tradeId, outcome: 'timeout', reason: null, latencyMs: 0, fallback: endpoint.fallback };
+  }
   const answer = await askEndpoint({
     url: endpoint.url,
     webhookSecret: endpoint.webhookSecret,
@@ -89,6 +97,8 @@ async function endpointVerdict(
     env: svc.config.env,
     now,
   });
+  if (answer.sentMs !== null) svc.metrics.endpointPhase('connect', answer.sentMs / 1000);
+  svc.metrics.endpointResult(endpointResult(answer));
   if (answer.problem)
     svc.log.warn({ merchantId: card.merchant_id, tradeId, outcome: answer.outcome, problem: answer.problem }, 'authorization endpoint');
   return { asked: true, tradeId, outcome: answer.outcome, reason: answer.reason, latencyMs: answer.latencyMs, fallback: endpoint.fallback };

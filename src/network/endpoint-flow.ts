@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Kysely } from 'kysely';
-import { askEndpoint } from '../callbacks/authorization-request.js';
+import { askEndpoint, endpointResult } from '../callbacks/authorization-request.js';
 import type { MerchantCtx, Services } from '../context.js';
 import { newId } from '../db/ids.js';
 import { isUniqueViolation } from '../db/index.js';
@@ -170,15 +170,7 @@ async function ask(
     now,
   });
   if (answer.sentMs !== null) svc.metrics.endpointPhase('connect', answer.sentMs / 1000);
-  svc.metrics.endpointResult(
-    answer.outcome !== 'timeout'
-      ? answer.outcome === 'error' && answer.sentMs === null
-        ? 'error'
-        : 'answered'
-      : answer.sentMs === null
-        ? 'timeout_before_sending'
-        : 'timeout_waiting',
-  );
+  svc.metrics.endpointResult(endpointResult(answer));
   if (answer.problem) svc.log.warn({ merchantId, tradeId, outcome: answer.outcome, problem: answer.problem }, 'authorization endpoint');
   await svc.database.write((w) =>
     w
