@@ -31,6 +31,7 @@ const LAYERS = [
       '^src/[^/]+/schemas\\.ts$',
       `^src/${DOMAINS}/${CODES}\\.ts$`,
       '^src/http/(fields|signing|signature-detail|decline-detail)\\.ts$',
+      '^src/operation-input\\.ts$',
     ],
   },
   { name: 'foundation', paths: ['^src/(config|errors|dates|canonical-json|metrics)\\.ts$', '^src/(money|crypto|db)/'] },

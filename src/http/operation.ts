@@ -40,29 +40,8 @@ export function readKey(req: FastifyRequest, randomStr: string): RequestKey {
   return { merchantId: req.merchant.appId, randomStr, operation: req.routeOptions.config.operation ?? req.url, canonical: req.canonical };
 }
 
-/** The fields of the signed envelope (decisions §3), not of the operation itself. */
-type EnvelopeField = 'appId' | 'sign' | 'timestamp' | 'randomStr';
-
-/** What every signed write's body carries (SignedFields and RandomStr in src/http/schemas.ts). */
-export interface SignedBody {
-  appId: string;
-  sign: string;
-  timestamp?: number;
-  randomStr: string;
-}
-
-/** A signed body without its envelope: what the operation's verb is given. */
-export type OperationInput<B> = Omit<B, EnvelopeField>;
-
-/**
- * Splits a signed body into its randomStr and the operation's own fields: the one place that knows
- * which fields are the envelope's (appId, sign and timestamp are the authentication's; randomStr
- * the idempotency key).
- */
-export function operationInput<B extends SignedBody>(body: B): { randomStr: string; input: OperationInput<B> } {
-  const { appId: _appId, sign: _sign, timestamp: _timestamp, randomStr, ...input } = body;
-  return { randomStr, input };
-}
+// Where a signed body splits into envelope and input: wire format, so that verbs can name their input.
+export { type EnvelopeField, type OperationInput, operationInput, type SignedBody } from '../operation-input.js';
 
 const STRICT_BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 const utf8 = new TextDecoder('utf-8', { fatal: true });

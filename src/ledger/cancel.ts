@@ -1,6 +1,9 @@
+import type { Static } from 'typebox';
 import { maskedCardNo } from '../cards/model.js';
 import { releaseSpend } from '../controls/spending.js';
 import { DomainError } from '../errors.js';
+import type { VoidBody } from '../network/schemas.js';
+import type { OperationInput } from '../operation-input.js';
 import { type TradeRecord, toTradeRecord } from '../trades/record.js';
 import { TradeStatus, TradeType } from '../trades/types.js';
 import { allocatePart } from './amounts.js';
@@ -8,7 +11,7 @@ import { book, tradeRow } from './book.js';
 import { settlingBusinessDate } from './business-date.js';
 import type { LedgerCtx } from './context.js';
 import { Account, type Leg } from './journal.js';
-import { heldAuthorization, lockedTrade } from './locks.js';
+import { type HeldPartInput, heldAuthorization, lockedTrade } from './locks.js';
 import { updateTrade } from './trade-rows.js';
 
 /**
@@ -16,13 +19,7 @@ import { updateTrade } from './trade-rows.js';
  * reversed amount; once nothing is held any more the authorization becomes 3 (Reversed) and its fee
  * is returned. A partly reversed authorization stays 1 and can still be cleared.
  */
-export async function reverse({
-  ctx,
-  input,
-}: {
-  ctx: LedgerCtx;
-  input: { tradeId: string; amount?: number | undefined; businessDate?: string | undefined };
-}): Promise<TradeRecord> {
+export async function reverse({ ctx, input }: { ctx: LedgerCtx; input: HeldPartInput }): Promise<TradeRecord> {
   const { auth, card, amount } = await heldAuthorization(ctx, input, 'reversed');
   const held = auth.held - amount;
   const feeBack = held === 0 ? auth.fee : 0;
@@ -61,13 +58,7 @@ function release(cardId: string, amount: number, feeBack: number): Leg[] {
  * and fee; a payment not yet refunded returns its amount from settlement. The original becomes 6
  * (Voided) and a status 7 (Void) record is added.
  */
-export async function voidTrade({
-  ctx,
-  input,
-}: {
-  ctx: LedgerCtx;
-  input: { tradeId: string; businessDate?: string | undefined };
-}): Promise<TradeRecord> {
+export async function voidTrade({ ctx, input }: { ctx: LedgerCtx; input: OperationInput<Static<typeof VoidBody>> }): Promise<TradeRecord> {
   const { trade: original, card } = await lockedTrade(ctx, input.tradeId);
   let legs: Leg[];
   let fee = 0;

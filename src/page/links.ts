@@ -1,10 +1,13 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { type Kysely, sql } from 'kysely';
+import type { Static } from 'typebox';
 import type { MerchantCtx, Services, VerbCtx } from '../context.js';
 import type { DB } from '../db/schema.js';
 import { DomainError, rateLimited } from '../errors.js';
 import { emailHash } from '../holders/identity.js';
+import type { OperationInput } from '../operation-input.js';
 import { runVerb } from '../runner.js';
+import type { LinkBody } from './schemas.js';
 
 /** A link opens the page once, within 10 minutes (decisions §8). */
 export const LINK_TTL_MS = 10 * 60 * 1000;
@@ -25,10 +28,11 @@ export async function issueLink({
   input,
 }: {
   ctx: MerchantCtx;
-  /** `generation`: the credential generation of the merchant entry that checked the request's signature. */
-  input: { email: string | null; generation: number };
+  /** The body without its envelope, and `generation`: that of the merchant entry that checked the request's signature. */
+  input: OperationInput<Static<typeof LinkBody>> & { generation: number };
 }): Promise<string> {
   const { tx, now, merchantId } = ctx;
+  const email = input.email ? input.email.toLowerCase() : null;
   // Read in the transaction, as everything a verb reads (on SQLite its one connection is the verb's).
   const merchant = await tx
     .selectFrom('merchants')
@@ -47,7 +51,7 @@ export async function issueLink({
   const token = randomBytes(32).toString('base64url');
   // Only the e-mail's keyed hash (the one cardholders are found by) is stored with the link and its
   // session: the e-mail is identity data, sealed at rest like the rest of it (issue 14.6).
-  const emailKey = input.email === null ? null : await emailHash(ctx.svc.vault, tx, input.email);
+  const emailKey = email === null ? null : await emailHash(ctx.svc.vault, tx, email);
   // The window's count and the insert in one transaction, serialised per merchant and e-mail (SQLite
   // serialises every write transaction; PostgreSQL takes an advisory lock): concurrent requests,
   // on one instance or several, cannot both take the last slot.
