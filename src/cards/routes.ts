@@ -8,7 +8,7 @@ import { applyCard } from './apply.js';
 import { closeCard } from './close.js';
 import { queryCard } from './query.js';
 import { CardApplyBody, CardEnvelope, CardQueryBody, CardQueryModelSchema, CardStatusBody, CardTopUpBody } from './schemas.js';
-import { setCardFrozen } from './status.js';
+import { setCardFrozen, statusBefore } from './status.js';
 
 export const cardRoutes: FastifyPluginAsyncTypebox<{ svc: Services }> = async (app, { svc }) => {
   app.post(
@@ -111,7 +111,10 @@ export const cardStatusRoutes: FastifyPluginAsyncTypebox<{ svc: Services }> = as
         const input = { ...body, source: 'merchant' as const };
         const card =
           r.frozen === null
-            ? await signedWrite(svc, req, reply, randomStr, closeCard, input)
+            ? // Final, and the balance moves: recorded in the audit trail, as the operator's close is.
+              await signedWrite(svc, req, reply, randomStr, closeCard, input, {
+                audit: { action: 'card.close', target: input.cardId, before: (tx) => statusBefore(tx, input.cardId) },
+              })
             : await signedWrite(svc, req, reply, randomStr, setCardFrozen, { ...input, frozen: r.frozen });
         return ok(card, req.id);
       },

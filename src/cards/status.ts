@@ -1,7 +1,8 @@
+import type { Kysely } from 'kysely';
 import type { Static } from 'typebox';
 import { emitEvent, notifyUrlOf } from '../callbacks/outbox.js';
 import type { TxCtx, VerbCtx } from '../context.js';
-import type { CardStatus, StatusSource } from '../db/schema.js';
+import type { CardStatus, DB, StatusSource } from '../db/schema.js';
 import { DomainError } from '../errors.js';
 import { AuditStatus } from '../holders/audit-status.js';
 import type { OperationInput } from '../operation-input.js';
@@ -144,4 +145,10 @@ export async function setCardFrozen({ ctx, input }: { ctx: VerbCtx; input: Statu
     }
     if (attempt === 3) throw new DomainError('cardStatus', 'cardId: the card’s status changed concurrently; try again');
   }
+}
+
+/** A card's status before a change, for the change's audit record; null for no such card. */
+export async function statusBefore(tx: Kysely<DB>, cardId: string) {
+  const row = await tx.selectFrom('cards').select(['status', 'status_source', 'status_reason']).where('id', '=', cardId).executeTakeFirst();
+  return row ? { status: row.status, statusSource: row.status_source, statusReason: row.status_reason } : null;
 }

@@ -379,7 +379,7 @@ export interface AuditEventsTable {
   created_at: number;
   /** Who: the operator's name (the CLI's operating-system user, the console's account). */
   actor: string;
-  /** cli or console. */
+  /** cli or console (an operator), merchant, network (src/context.ts, Actor). */
   source: string;
   /** From where: the machine (CLI) or the address (console). */
   origin: string;

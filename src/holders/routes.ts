@@ -78,7 +78,7 @@ export const holderSandboxRoutes: FastifyPluginAsyncTypebox<{ svc: Services }> =
     },
     async (req, reply) => {
       const { randomStr, input } = operationInput(req.body);
-      const model = await signedWrite(svc, req, reply, randomStr, reviewHolder, input, `sandbox:${req.merchant.appId}`);
+      const model = await signedWrite(svc, req, reply, randomStr, reviewHolder, input, { sandbox: true });
       return ok(model, req.id);
     },
   );

@@ -1,12 +1,26 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { MerchantCtx, Services, Verb } from '../context.js';
+import type { AuditSpec } from '../audit/trail.js';
+import type { Actor, MerchantCtx, Services, Verb } from '../context.js';
 import { invalid } from '../errors.js';
 import { consumeNonce, type RequestKey } from '../idempotency/keys.js';
 import { runVerb } from '../runner.js';
 
+/** How a signed write is run besides its verb and input. */
+export interface SignedWriteOptions {
+  /** A sandbox-only simulation (a reviewer's decision): the verb keeps `sandbox:<appId>` as its actor. */
+  sandbox?: boolean;
+  /**
+   * A merchant's change that needs a record: written to the audit trail in the verb's transaction,
+   * like an operator's (src/runner.ts), with the merchant as the actor (`source` merchant) and the
+   * request's address as the origin.
+   */
+  audit?: AuditSpec;
+}
+
 /**
  * Runs a verb for a signed write, for the request's merchant, once per randomStr (decisions §4),
- * and marks a replayed answer with the `x-idempotent-replay` header.
+ * and marks a replayed answer with the `x-idempotent-replay` header. A replay writes no second
+ * audit record: the first answer is given back, nothing runs.
  */
 export function signedWrite<I, O>(
   svc: Services,
@@ -15,9 +29,17 @@ export function signedWrite<I, O>(
   randomStr: string,
   verb: Verb<I, O, MerchantCtx>,
   input: I,
-  actor = `merchant:${req.merchant.appId}`,
+  options: SignedWriteOptions = {},
 ): Promise<O> {
-  return runVerb(svc, verb, { input, actor, merchantId: req.merchant.appId, once: writeKey(req, reply, randomStr) });
+  const appId = req.merchant.appId;
+  const actor: Actor = { kind: 'merchant', appId, origin: req.ip, ...(options.sandbox ? { sandbox: true } : {}) };
+  return runVerb(svc, verb, {
+    input,
+    actor,
+    merchantId: appId,
+    once: writeKey(req, reply, randomStr),
+    ...(options.audit ? { audit: options.audit } : {}),
+  });
 }
 
 /** A signed write's key (decisions §4): its randomStr, operation and canonical body; a replay is marked. */

@@ -65,7 +65,7 @@ export const kycSandboxRoutes: FastifyPluginAsyncTypebox<{ svc: Services }> = as
     async (req, reply) => {
       const { requestNo, kycStatus, reason, randomStr } = req.body;
       const input = { requestNo, status: kycStatus, reason };
-      const model = await signedWrite(svc, req, reply, randomStr, decideKyc, input, `sandbox:${req.merchant.appId}`);
+      const model = await signedWrite(svc, req, reply, randomStr, decideKyc, input, { sandbox: true });
       return ok(model, req.id);
     },
   );
