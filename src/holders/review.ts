@@ -1,5 +1,5 @@
 import type { Static } from 'typebox';
-import { emitEvent, notifyUrlOf } from '../callbacks/outbox.js';
+import { notifyMerchant } from '../callbacks/merchant-event.js';
 import { setCardFrozen } from '../cards/status.js';
 import type { VerbCtx } from '../context.js';
 import { newId } from '../db/ids.js';
@@ -80,20 +80,11 @@ export async function reviewHolder({ ctx, input }: { ctx: VerbCtx; input: Review
       });
     }
   }
-  const url = await notifyUrlOf(ctx.tx, holder.merchant_id);
-  if (url) {
-    await emitEvent(
-      ctx.tx,
-      {
-        merchantId: holder.merchant_id,
-        type: 'holder.audit',
-        subject: `holder:${holder.id}`,
-        url,
-        body: { holderId: holder.id, auditStatus: to, errMsg },
-        now: ctx.now,
-      },
-      ctx.wake,
-    );
-  }
+  await notifyMerchant(ctx, {
+    merchantId: holder.merchant_id,
+    type: 'holder.audit',
+    subject: `holder:${holder.id}`,
+    body: { holderId: holder.id, auditStatus: to, errMsg },
+  });
   return holderRecord(ctx.svc.box, { ...holder, audit_status: to, err_msg: errMsg, updated_at: ctx.now });
 }

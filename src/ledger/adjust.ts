@@ -1,12 +1,11 @@
 import type { Static } from 'typebox';
-import { maskedCardNo } from '../cards/model.js';
 import { DomainError } from '../errors.js';
 import { toMinor } from '../money/currency.js';
 import type { AdjustBody } from '../network/schemas.js';
 import type { OperationInput } from '../operation-input.js';
-import { type TradeRecord, toTradeRecord } from '../trades/record.js';
+import type { TradeRecord } from '../trades/record.js';
 import { TradeStatus, TradeType } from '../trades/types.js';
-import { book, tradeRow } from './book.js';
+import { bookTransfer, tradeRow } from './book.js';
 import { resolveBusinessDate } from './business-date.js';
 import type { LedgerCtx } from './context.js';
 import { Account } from './journal.js';
@@ -33,14 +32,5 @@ export async function adjust({ ctx, input }: { ctx: LedgerCtx; input: OperationI
     },
     ctx.now,
   );
-  await book(
-    ctx,
-    card.currency,
-    [
-      { account: Account.settlement, amount: -signed },
-      { account: Account.available(card.id), amount: signed },
-    ],
-    [trade],
-  );
-  return toTradeRecord(trade, maskedCardNo(card));
+  return bookTransfer(ctx, card, trade, { from: Account.settlement, to: Account.available(card.id), amount: signed });
 }

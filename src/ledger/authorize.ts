@@ -1,5 +1,5 @@
 import type { Static } from 'typebox';
-import { emitEvent, notifyUrlOf } from '../callbacks/outbox.js';
+import { notifyMerchant } from '../callbacks/merchant-event.js';
 import { type CardRow, maskedCardNo } from '../cards/model.js';
 import { controlsDecision } from '../controls/decide.js';
 import type { SpendCheck } from '../controls/spending.js';
@@ -298,18 +298,10 @@ export async function authorize({ ctx, input }: { ctx: LedgerCtx; input: Authori
  * as for `trade` events): the declined authorization, which is not a listed trade.
  */
 async function declinedEvent(ctx: LedgerCtx, card: CardRow, authorization: ReturnType<typeof toAuthorization>): Promise<void> {
-  const url = await notifyUrlOf(ctx.tx, card.merchant_id);
-  if (!url) return;
-  await emitEvent(
-    ctx.tx,
-    {
-      merchantId: card.merchant_id,
-      type: 'authorization.declined',
-      subject: `card:${card.id}`,
-      url,
-      body: { authorization },
-      now: ctx.now,
-    },
-    ctx.wake,
-  );
+  await notifyMerchant(ctx, {
+    merchantId: card.merchant_id,
+    type: 'authorization.declined',
+    subject: `card:${card.id}`,
+    body: { authorization },
+  });
 }

@@ -6,12 +6,12 @@ import type { VoidBody } from '../network/schemas.js';
 import type { OperationInput } from '../operation-input.js';
 import { type TradeRecord, toTradeRecord } from '../trades/record.js';
 import { TradeStatus, TradeType } from '../trades/types.js';
-import { allocatePart } from './amounts.js';
 import { book, tradeRow } from './book.js';
 import { settlingBusinessDate } from './business-date.js';
 import type { LedgerCtx } from './context.js';
+import { type HeldPartInput, heldAuthorization, heldPartRow } from './held-part.js';
 import { Account, type Leg } from './journal.js';
-import { type HeldPartInput, heldAuthorization, lockedTrade } from './locks.js';
+import { lockedTrade } from './locks.js';
 import { updateTrade } from './trade-rows.js';
 
 /**
@@ -23,21 +23,10 @@ export async function reverse({ ctx, input }: { ctx: LedgerCtx; input: HeldPartI
   const { auth, card, amount } = await heldAuthorization(ctx, input, 'reversed');
   const held = auth.held - amount;
   const feeBack = held === 0 ? auth.fee : 0;
-  const record = tradeRow(
-    {
-      card,
-      type: TradeType.authorization,
-      status: TradeStatus.reversal,
-      amount,
-      fee: feeBack,
-      currencyTxn: auth.currency_txn,
-      txnAmount: allocatePart(auth.txn_amount, auth.amount - auth.held, amount, auth.amount),
-      businessDate: settlingBusinessDate(input.businessDate, ctx.now, auth),
-      authCode: auth.auth_code,
-      remark: auth.remark,
-      originalId: auth.id,
-    },
-    ctx.now,
+  const record = heldPartRow(
+    ctx,
+    { auth, card, amount, businessDate: input.businessDate },
+    { type: TradeType.authorization, status: TradeStatus.reversal, fee: feeBack },
   );
   await updateTrade(ctx, auth, { held, status: held === 0 ? TradeStatus.reversed : TradeStatus.success });
   await book(ctx, card.currency, release(card.id, amount, feeBack), [record]);

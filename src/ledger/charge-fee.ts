@@ -1,12 +1,11 @@
 import type { Static } from 'typebox';
-import { maskedCardNo } from '../cards/model.js';
 import { DomainError } from '../errors.js';
 import { toMinor } from '../money/currency.js';
 import type { FeeBody } from '../network/schemas.js';
 import type { OperationInput } from '../operation-input.js';
-import { type TradeRecord, toTradeRecord } from '../trades/record.js';
+import type { TradeRecord } from '../trades/record.js';
 import { TradeStatus, TradeType } from '../trades/types.js';
-import { book, tradeRow } from './book.js';
+import { bookTransfer, tradeRow } from './book.js';
 import { resolveBusinessDate } from './business-date.js';
 import type { LedgerCtx } from './context.js';
 import { Account } from './journal.js';
@@ -28,14 +27,5 @@ export async function chargeFee({ ctx, input }: { ctx: LedgerCtx; input: Operati
     },
     ctx.now,
   );
-  await book(
-    ctx,
-    card.currency,
-    [
-      { account: Account.available(card.id), amount: -amount },
-      { account: Account.fees, amount },
-    ],
-    [trade],
-  );
-  return toTradeRecord(trade, maskedCardNo(card));
+  return bookTransfer(ctx, card, trade, { from: Account.available(card.id), to: Account.fees, amount });
 }

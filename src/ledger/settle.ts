@@ -11,8 +11,9 @@ import { allocatePart } from './amounts.js';
 import { book, tradeRow } from './book.js';
 import { settlingBusinessDate } from './business-date.js';
 import type { LedgerCtx } from './context.js';
+import { type HeldPartInput, heldAuthorization, heldPartRow } from './held-part.js';
 import { Account } from './journal.js';
-import { type HeldPartInput, heldAuthorization, lockedTrade } from './locks.js';
+import { lockedTrade } from './locks.js';
 import { updateTrade } from './trade-rows.js';
 
 /**
@@ -22,20 +23,10 @@ import { updateTrade } from './trade-rows.js';
  */
 export async function clear({ ctx, input }: { ctx: LedgerCtx; input: HeldPartInput }): Promise<TradeRecord> {
   const { auth, card, amount } = await heldAuthorization(ctx, input, 'cleared');
-  const payment = tradeRow(
-    {
-      card,
-      type: TradeType.payment,
-      status: TradeStatus.success,
-      amount,
-      currencyTxn: auth.currency_txn,
-      txnAmount: allocatePart(auth.txn_amount, auth.amount - auth.held, amount, auth.amount),
-      businessDate: settlingBusinessDate(input.businessDate, ctx.now, auth),
-      authCode: auth.auth_code,
-      remark: auth.remark,
-      originalId: auth.id,
-    },
-    ctx.now,
+  const payment = heldPartRow(
+    ctx,
+    { auth, card, amount, businessDate: input.businessDate },
+    { type: TradeType.payment, status: TradeStatus.success },
   );
   await updateTrade(ctx, auth, { held: 0 });
   await book(

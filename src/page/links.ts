@@ -1,7 +1,8 @@
-import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { type Kysely, sql } from 'kysely';
 import type { Static } from 'typebox';
 import type { MerchantCtx, Services, VerbCtx } from '../context.js';
+import { sessionFormToken, sessionFormTokenMatches } from '../crypto/form-token.js';
 import type { DB } from '../db/schema.js';
 import { DomainError, rateLimited } from '../errors.js';
 import { emailHash } from '../holders/identity.js';
@@ -252,17 +253,9 @@ export async function reapPage(database: Services['database'], now: number): Pro
 
 export type PageSession = NonNullable<Awaited<ReturnType<typeof loadSession>>>;
 
-/**
- * The form token of a session: an HMAC of a fixed label under the session id, which only the
- * cookie's holder knows. Forms carry it; a cross-site form cannot.
- */
-export function formToken(sessionId: string): string {
-  return createHmac('sha256', sessionId).update('cardprogram page form').digest('base64url');
-}
+const PAGE_FORM = 'cardprogram page form';
 
-export function formTokenMatches(sessionId: string, sent: unknown): boolean {
-  if (typeof sent !== 'string') return false;
-  const a = Buffer.from(formToken(sessionId));
-  const b = Buffer.from(sent);
-  return a.length === b.length && timingSafeEqual(a, b);
-}
+/** The form token of a card page session (src/crypto/form-token.ts): forms carry it; a cross-site form cannot. */
+export const formToken = (sessionId: string): string => sessionFormToken(sessionId, PAGE_FORM);
+
+export const formTokenMatches = (sessionId: string, sent: unknown): boolean => sessionFormTokenMatches(sessionId, PAGE_FORM, sent);
