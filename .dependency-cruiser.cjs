@@ -37,6 +37,7 @@ const LAYERS = [
       '^src/[^/]+/schemas\\.ts$',
       `^src/${DOMAINS}/${CODES}\\.ts$`,
       '^src/http/(fields|signing|signature-detail|decline-detail)\\.ts$',
+      '^src/operation-input\\.ts$',
     ],
   },
   {
@@ -50,6 +51,13 @@ const LAYERS = [
  * work (one verb runner; the demo's curl lines moved to src/cli/example-curl.ts): keep it so.
  */
 const KNOWN_HTTP_IN_VERBS = [];
+
+/**
+ * The modules that may import src/db/trades-table.ts, and so query `trades` at all (the table is not
+ * in the general `DB` type): its home, src/trades (every read), and the ledger's writer of trade
+ * rows. Partitioning and the covering indexes are then known in one place (issue 27.3).
+ */
+const TRADES_HOME = ['^src/trades/', '^src/ledger/trade-rows\\.ts$'];
 
 const HTTP = ['^src/http/', '(^|/)node_modules/(fastify|fastify-plugin|@fastify/)'];
 
@@ -78,6 +86,13 @@ module.exports = {
       from: { path: known.from },
       to: { path: HTTP, pathNot: known.to },
     })),
+    {
+      name: 'trades-in-its-home',
+      comment: "Only src/trades and the ledger's writer (trade-rows.ts) query `trades`: others ask src/trades (src/db/trades-table.ts).",
+      severity: 'error',
+      from: { path: '^src/', pathNot: [...TRADES_HOME, '^src/db/trades-table\\.ts$'] },
+      to: { path: '^src/db/trades-table\\.ts$' },
+    },
     {
       name: 'client-without-server',
       comment: 'The SDK is its own package: it imports no server code.',

@@ -30,6 +30,7 @@ import { applyCard } from '../src/cards/apply.js';
 import type { Services } from '../src/context.js';
 import { updateControls } from '../src/controls/update.js';
 import { migrateToLatest } from '../src/db/migrate.js';
+import { withTrades } from '../src/db/trades-table.js';
 import { createHolder } from '../src/holders/create.js';
 import { reviewHolder } from '../src/holders/review.js';
 import { authorize } from '../src/ledger/authorize.js';
@@ -144,14 +145,14 @@ async function timeNaive(svc: Services, cardId: string, total: number) {
   for (let i = 0; i < n; i++) {
     const start = i === 0 ? Math.max(0, total - 30) : Math.floor(Math.random() * total);
     const t0 = performance.now();
-    await svc.database.db
+    await withTrades(svc.database.db)
       .selectFrom('trades')
       .select(sql<number>`count(*)`.as('n'))
       .where('card_id', '=', cardId)
       .where('business_date', '>=', day(29))
       .where('business_date', '<=', day(0))
       .executeTakeFirst();
-    await svc.database.db
+    await withTrades(svc.database.db)
       .selectFrom('trades')
       .selectAll()
       .where('card_id', '=', cardId)

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Database } from '../src/db/index.js';
+import { withTrades } from '../src/db/trades-table.js';
 
 /** yyyy-MM-dd, `offset` days before `today` (a Date at UTC midnight). */
 export function dayBefore(today: Date, offset: number): string {
@@ -48,7 +49,7 @@ export async function seedTrades(
     await database.withTx(async (tx) => {
       // 17 columns × 5000 rows exceeds the host-parameter limits (SQLite 32766): 1000 rows a statement.
       for (let c = 0; c < rows.length; c += 1000)
-        await tx
+        await withTrades(tx)
           .insertInto('trades')
           .values(rows.slice(c, c + 1000))
           .execute();

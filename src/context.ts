@@ -70,6 +70,31 @@ export interface VerbCtx extends TxCtx {
   actor: string;
 }
 
+/**
+ * Who acts, typed (docs/adr/0003-actor.md): an operator, from the command line or the console (their
+ * name: the operating-system user or the console account; where from: the machine or the address);
+ * a merchant, by a signed request (its appId, the request's address; `sandbox` for a sandbox-only
+ * simulation); the card network, over its link (the peer). The runner records it in the audit trail
+ * (`source` is `cli`, `console`, `merchant` or `network`).
+ */
+export type Actor =
+  | { kind: 'operator'; via: 'cli' | 'console'; who: string; origin: string }
+  | { kind: 'merchant'; appId: string; origin: string; sandbox?: boolean }
+  | { kind: 'network'; peer: string };
+
+/** How an actor is named where a verb keeps it (`ctx.actor`: holder_reviews, `card.status` events). */
+export function actorLabel(actor: Actor | string): string {
+  if (typeof actor === 'string') return actor;
+  switch (actor.kind) {
+    case 'operator':
+      return actor.via === 'cli' ? 'cli' : actor.who;
+    case 'merchant':
+      return `${actor.sandbox ? 'sandbox' : 'merchant'}:${actor.appId}`;
+    case 'network':
+      return `network:${actor.peer}`;
+  }
+}
+
 /** The context of a verb that only a merchant calls (every money verb): the merchant is known. */
 export interface MerchantCtx extends VerbCtx {
   merchantId: string;

@@ -1,11 +1,16 @@
 import { type AuditSpec, recordAudit } from './audit/trail.js';
-import type { Services, Verb, VerbCtx } from './context.js';
+import { type Actor, actorLabel, type Services, type Verb, type VerbCtx } from './context.js';
 import { type RequestKey, runWrite } from './idempotency/keys.js';
 
 /** How a verb is to be run: its input, who asks, and for which merchant. */
 export interface Run<I> {
   input: I;
-  actor: string;
+  /**
+   * Who acts: an operator, a merchant or the network (Actor), or the name of a party the audit
+   * trail does not record (the page's `cardholder`, the sandbox's reviewer `sandbox-auto`). The
+   * verb is given its label as `ctx.actor`.
+   */
+  actor: Actor | string;
   merchantId?: string;
   /**
    * Run at most once per key (decisions §4: a signed write's randomStr, for the merchant named
@@ -17,8 +22,9 @@ export interface Run<I> {
   /** Bookkeeping whose loss in a crash is harmless (see Database.withTx). */
   durable?: false;
   /**
-   * An operator's change: recorded in the audit trail (src/audit/trail.ts) in the verb's own
-   * transaction, with the state before (read first, in the transaction) and the verb's result after.
+   * A change that needs a record (an operator's; a merchant's, through signedWrite's `audit`):
+   * recorded in the audit trail (src/audit/trail.ts) in the verb's own transaction, with the actor,
+   * the state before (read first, in the transaction) and the verb's result after.
    */
   audit?: AuditSpec;
 }
@@ -40,15 +46,25 @@ export async function runVerb<I, O, C extends VerbCtx>(
   const afterCommit = (fn: () => void) => {
     after.push(fn);
   };
-  const ctx = { svc, now, wake, afterCommit, actor: run.actor, ...(run.merchantId === undefined ? {} : { merchantId: run.merchantId }) };
+  // Who the audit record names: checked before anything runs, so a run that cannot be recorded does nothing.
+  const auditedBy = run.audit ? (run.audit.by ?? (typeof run.actor === 'string' ? undefined : run.actor)) : undefined;
+  if (run.audit && !auditedBy) throw new Error('runVerb: an audited run needs a typed actor (or audit.by)');
+  const ctx = {
+    svc,
+    now,
+    wake,
+    afterCommit,
+    actor: actorLabel(run.actor),
+    ...(run.merchantId === undefined ? {} : { merchantId: run.merchantId }),
+  };
   const effect = async (tx: VerbCtx['tx']) => {
     // A transaction tried again starts from nothing.
     wake.worker = false;
     after = [];
-    if (!run.audit) return verb({ ctx: { ...ctx, tx } as C, input: run.input });
+    if (!run.audit || !auditedBy) return verb({ ctx: { ...ctx, tx } as C, input: run.input });
     const before = await run.audit.before?.(tx);
     const result = await verb({ ctx: { ...ctx, tx } as C, input: run.input });
-    await recordAudit(tx, run.audit, now, before, result);
+    await recordAudit(tx, { ...run.audit, by: auditedBy }, now, before, result);
     return result;
   };
   let result: O;

@@ -2,7 +2,11 @@ import assert from 'node:assert/strict';
 import { hostname, userInfo } from 'node:os';
 import { it } from 'node:test';
 import { sql } from 'kysely';
-import { build } from './helpers/app.js';
+import { listAudit, redact } from '../src/audit/trail.js';
+import { IDENTITY_FIELDS } from '../src/holders/identity.js';
+import { KYC_SEALED_FIELDS } from '../src/kyc/submit.js';
+import { runVerb } from '../src/runner.js';
+import { build, randomStr } from './helpers/app.js';
 import { fundedCard } from './helpers/cards.js';
 import { childDatabaseUrl, runCli } from './helpers/cli.js';
 import { eachDialect } from './helpers/dialects.js';
@@ -71,4 +75,48 @@ eachDialect('the operators’ audit trail', (dialect) => {
     const rows = await db.selectFrom('audit_events').select(['action', 'actor']).execute();
     assert.deepEqual(rows, [{ action: 'merchant.update', actor: userInfo().username }]);
   });
+
+  it('a merchant’s audited write (cardClose) is recorded with the merchant as the actor, once; an unaudited one (cardFreeze) is not', async (t) => {
+    // Issue 27.2: signedWrite's audit option, through the real route.
+    const h = await build(t, dialect);
+    const { cardId } = await fundedCard(h, { topUp: 5 });
+    const other = await fundedCard(h, { topUp: 5 });
+    const frozen = await h.call('/api/network/cardFreeze.html', { cardId: other.cardId, randomStr: randomStr() });
+    assert.equal(frozen.status, 200, JSON.stringify(frozen.body));
+    const body = { cardId, reason: 'customer left', randomStr: randomStr() };
+    const res = await h.call('/api/network/cardClose.html', body);
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    const again = await h.call('/api/network/cardClose.html', body);
+    assert.equal(again.status, 200, JSON.stringify(again.body));
+    const entries = await listAudit(h.db.database.db);
+    assert.equal(entries.length, 1, JSON.stringify(entries));
+    const [e] = entries;
+    assert.deepEqual([e?.source, e?.actor, e?.action, e?.target], ['merchant', h.merchant.appId, 'card.close', cardId]);
+    assert.ok(e?.origin, 'the request’s address');
+    assert.deepEqual(e?.before, { status: 'active', statusSource: null, statusReason: null });
+    const after = (e?.after ?? {}) as Record<string, unknown>;
+    assert.deepEqual([after.status, after.statusSource], ['closed', 'merchant']);
+  });
+
+  it('an audited run needs a typed actor: a bare label records nothing and runs nothing', async (t) => {
+    const h = await build(t, dialect);
+    let ran = false;
+    const verb = async () => {
+      ran = true;
+      return null;
+    };
+    await assert.rejects(runVerb(h.app.svc, verb, { input: {}, actor: 'someone', audit: { action: 'x.y', target: 't' } }), /typed actor/);
+    assert.equal(ran, false);
+    assert.deepEqual(await listAudit(h.db.database.db), []);
+  });
+});
+
+it('redaction: e-mail and every sealed identity field of a cardholder and a KYC request, at any depth', () => {
+  const fields = [...new Set(['email', ...IDENTITY_FIELDS, ...KYC_SEALED_FIELDS])];
+  const record = Object.fromEntries(fields.map((f) => [f, 'x']));
+  const out = redact({ ...record, nested: { list: [record] }, kept: 'y' }) as Record<string, unknown>;
+  for (const f of fields) assert.equal(out[f], '[redacted]', f);
+  const inner = (out.nested as { list: Array<Record<string, unknown>> }).list[0] ?? {};
+  for (const f of fields) assert.equal(inner[f], '[redacted]', `nested ${f}`);
+  assert.equal(out.kept, 'y');
 });

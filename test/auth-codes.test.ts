@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
+import { withTrades } from '../src/db/trades-table.js';
 import { authCodeSpace } from '../src/ledger/auth-codes.js';
 import { build, randomStr } from './helpers/app.js';
 import { fundedCard, ok } from './helpers/cards.js';
@@ -71,7 +72,11 @@ eachDialect('authCode: unique per card (issue 32)', (dialect) => {
     }
     const moved = await ok(h, `${N}/transfer`, { cardId: a.cardId, toCardId: b.cardId, amount: 1 });
     for (const cardId of [a.cardId, b.cardId]) {
-      const rows = await h.db.database.db.selectFrom('trades').select(['auth_code', 'trade_type']).where('card_id', '=', cardId).execute();
+      const rows = await withTrades(h.db.database.db)
+        .selectFrom('trades')
+        .select(['auth_code', 'trade_type'])
+        .where('card_id', '=', cardId)
+        .execute();
       assert.equal(new Set(rows.map((r) => r.auth_code)).size, rows.length, `card ${cardId}: ${rows.map((r) => r.auth_code).join(',')}`);
       assert.ok(rows.some((r) => r.auth_code === moved.authCode));
     }
@@ -98,7 +103,7 @@ eachDialect('authCode: unique per card (issue 32)', (dialect) => {
       JSON.stringify(replies.filter((r) => r.status !== 200)),
     );
     for (const cardId of [a.cardId, b.cardId]) {
-      const rows = await h.db.database.db.selectFrom('trades').select('auth_code').where('card_id', '=', cardId).execute();
+      const rows = await withTrades(h.db.database.db).selectFrom('trades').select('auth_code').where('card_id', '=', cardId).execute();
       assert.equal(rows.length, 1 + 20 + 5);
       assert.equal(new Set(rows.map((r) => r.auth_code)).size, rows.length, `card ${cardId}: ${rows.map((r) => r.auth_code).join(',')}`);
     }

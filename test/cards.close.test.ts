@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
+import { withTrades } from '../src/db/trades-table.js';
 import { checkLedger } from '../src/ledger/check.js';
 import { TradeType } from '../src/trades/types.js';
 import { build, type Harness, randomStr } from './helpers/app.js';
@@ -12,7 +13,7 @@ const N = '/sandbox/network';
 
 /** Postings on the merchant's funding account, in minor units. */
 async function funding(h: Harness): Promise<number[]> {
-  const rows = await h.db.database.db
+  const rows = await withTrades(h.db.database.db)
     .selectFrom('ledger_postings')
     .innerJoin('trades', 'trades.id', 'ledger_postings.trade_id')
     .select(['ledger_postings.amount', 'ledger_postings.id'])
@@ -43,7 +44,7 @@ eachDialect('closing a card (cardClose, cardprogram card close)', (dialect) => {
       ['closed', 'merchant', 'customer left', 0],
     );
     assert.deepEqual(await funding(h), [Math.round(before.available * 100)]);
-    const [withdrawal] = await h.db.database.db
+    const [withdrawal] = await withTrades(h.db.database.db)
       .selectFrom('trades')
       .selectAll()
       .where('card_id', '=', cardId)
@@ -63,7 +64,7 @@ eachDialect('closing a card (cardClose, cardprogram card close)', (dialect) => {
     await ledgerClean(h);
 
     // Closed is final: nothing moves money on it or reopens it, and nothing is written.
-    const count = async () => (await h.db.database.db.selectFrom('trades').select('id').execute()).length;
+    const count = async () => (await withTrades(h.db.database.db).selectFrom('trades').select('id').execute()).length;
     const trades = await count();
     const refusals: Array<[string, Record<string, unknown>]> = [
       ['/api/network/cardUnfreeze.html', { cardId }],
@@ -110,7 +111,7 @@ eachDialect('closing a card (cardClose, cardprogram card close)', (dialect) => {
     assert.equal(postings.length, 5, JSON.stringify(postings));
     assert.equal(postings[0], closedWith);
     assert.ok(postings.slice(1).every((p) => p > 0));
-    const entries = await h.db.database.db
+    const entries = await withTrades(h.db.database.db)
       .selectFrom('ledger_postings')
       .innerJoin('trades', 'trades.id', 'ledger_postings.trade_id')
       .select(['ledger_postings.entry_id', 'trades.trade_type', 'trades.trade_status'])

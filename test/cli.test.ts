@@ -7,6 +7,7 @@ import { it } from 'node:test';
 import { buildApp } from '../src/app.js';
 import { emitEvent } from '../src/callbacks/outbox.js';
 import { MIGRATIONS } from '../src/db/migrate.js';
+import { withTrades } from '../src/db/trades-table.js';
 import { build, holderBody, randomStr, testConfig } from './helpers/app.js';
 import { fundedCard } from './helpers/cards.js';
 import { childDatabaseUrl, ROOT, runCli } from './helpers/cli.js';
@@ -286,12 +287,12 @@ eachDialect('cardprogram CLI', (dialect) => {
       holders.map((x) => x.audit_status),
       [2, 2, 2],
     );
-    const trades = await db.selectFrom('trades').select('id').execute();
+    const trades = await withTrades(db).selectFrom('trades').select('id').execute();
     assert.equal(trades.length, filled.trades, 'every transaction it reports is in the ledger');
     // Each card's top-up (100) is dated before the payments it funded.
     for (const holder of filled.holders) {
       for (const card of holder.cards) {
-        const rows = await db
+        const rows = await withTrades(db)
           .selectFrom('trades')
           .select(['trade_type', 'business_date'])
           .where('card_id', '=', card.cardId)

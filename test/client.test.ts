@@ -24,6 +24,7 @@ import {
   WebhookVerificationError,
 } from '../client/src/index.js';
 import { CallbackWorker } from '../src/callbacks/worker.js';
+import { withTrades } from '../src/db/trades-table.js';
 import { openIdentity } from '../src/holders/identity.js';
 import { signingString as serverSigningString } from '../src/http/signing.js';
 import { createMerchant } from '../src/merchants/create.js';
@@ -284,7 +285,7 @@ eachDialect('merchant SDK (client/) against the real service', (dialect) => {
     assert.equal(first?.body.randomStr, second?.body.randomStr, 'the retry reuses the randomStr');
     assert.notEqual(first?.body.timestamp, undefined);
     assert.ok(retries.at(-1)?.error instanceof APIConnectionError);
-    const topUps = await h.db.database.db.selectFrom('trades').select('id').where('trade_type', '=', 100).execute();
+    const topUps = await withTrades(h.db.database.db).selectFrom('trades').select('id').where('trade_type', '=', 100).execute();
     assert.equal(topUps.length, 2, 'the first funding and this one');
 
     // A read whose answer is lost after the service took its randomStr: the retry uses a new one.
@@ -331,7 +332,7 @@ eachDialect('merchant SDK (client/) against the real service', (dialect) => {
     let recent = 0;
     for await (const _ of sdk.trades.list({ cardId: card.cardId, from: day(30), to: day(0) })) recent++;
     assert.equal(recent, offsets.filter((o) => o <= 30).length + 1);
-    const count = await h.db.database.db.selectFrom('trades').select('id').where('card_id', '=', card.cardId).execute();
+    const count = await withTrades(h.db.database.db).selectFrom('trades').select('id').where('card_id', '=', card.cardId).execute();
     assert.equal(count.length, 41);
     await assert.rejects(async () => {
       for await (const _ of sdk.trades.list({ cardId: card.cardId, from: '2026-02-30', to: day(0) })) break;

@@ -106,6 +106,25 @@ it('a module of src/ in no layer fails', () => {
   assert.match(out, /layer-known/);
 });
 
+it("`trades` is queried only in src/trades and the ledger's writer", () => {
+  // The table is not in the general DB type: a query elsewhere needs src/db/trades-table.ts.
+  for (const from of ['src/page/activity.ts', 'src/console/queries.ts', 'src/ledger/check.ts', 'src/ledger/settle.ts', 'src/db/index.ts']) {
+    const spec = from.startsWith('src/db/') ? './trades-table.js' : '../db/trades-table.js';
+    const { status, out } = cruise(plant({ [from]: [spec], 'src/db/trades-table.ts': [] }));
+    assert.notEqual(status, 0, `${from}: ${out}`);
+    assert.match(out, /trades-in-its-home/, from);
+  }
+  const { status, out } = cruise(
+    plant({
+      'src/trades/list.ts': ['../db/trades-table.js'],
+      'src/ledger/trade-rows.ts': ['../db/trades-table.js'],
+      'src/page/activity.ts': ['../trades/list.js'],
+      'src/db/trades-table.ts': [],
+    }),
+  );
+  assert.equal(status, 0, out);
+});
+
 it('the SDK imports no server code', () => {
   const { status, out } = cruise(plant({ 'client/src/index.ts': ['../../src/errors.js'], 'src/errors.ts': [] }));
   assert.notEqual(status, 0, out);

@@ -3,6 +3,7 @@ import { it } from 'node:test';
 import type { Kysely } from 'kysely';
 import { setCardFrozen } from '../src/cards/status.js';
 import type { DB } from '../src/db/schema.js';
+import { withTrades } from '../src/db/trades-table.js';
 import { checkLedger } from '../src/ledger/check.js';
 import { MAX_CARD_BALANCE } from '../src/ledger/journal.js';
 import { runVerb } from '../src/runner.js';
@@ -77,8 +78,8 @@ eachDialect('ledger check: each invariant', (dialect) => {
       ],
       [
         'authorizations holding what the held account does not',
-        (d) => d.updateTable('trades').set({ held: 2500 }).where('id', '=', auth.tradeId).execute(),
-        (d) => d.updateTable('trades').set({ held: 3000 }).where('id', '=', auth.tradeId).execute(),
+        (d) => withTrades(d).updateTable('trades').set({ held: 2500 }).where('id', '=', auth.tradeId).execute(),
+        (d) => withTrades(d).updateTable('trades').set({ held: 3000 }).where('id', '=', auth.tradeId).execute(),
         [new RegExp(`^card ${cardId}: its authorizations hold 2500, its held account 3000$`)],
       ],
       [

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import fc from 'fast-check';
 import { sql } from 'kysely';
+import { withTrades } from '../src/db/trades-table.js';
 import { checkLedger } from '../src/ledger/check.js';
 import { build, type Harness, randomStr, sign } from './helpers/app.js';
 import { fundedCard } from './helpers/cards.js';
@@ -43,7 +44,7 @@ async function snapshot(h: Harness) {
   const db = h.db.database.db;
   const [p, t, c] = await Promise.all([
     db.selectFrom('ledger_postings').select(sql<number>`count(*)`.as('n')).executeTakeFirstOrThrow(),
-    db.selectFrom('trades').select(sql<number>`count(*)`.as('n')).executeTakeFirstOrThrow(),
+    withTrades(db).selectFrom('trades').select(sql<number>`count(*)`.as('n')).executeTakeFirstOrThrow(),
     db.selectFrom('cards').select(['id', 'available_balance', 'ledger_balance']).orderBy('id').execute(),
   ]);
   return { postings: Number(p.n), trades: Number(t.n), cards: c };

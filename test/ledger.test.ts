@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
+import { withTrades } from '../src/db/trades-table.js';
 import { runVerb } from '../src/runner.js';
 import { build, randomStr, rowCounts, sign } from './helpers/app.js';
 import { balances, fundedCard, ok } from './helpers/cards.js';
@@ -8,7 +9,7 @@ import { eachDialect } from './helpers/dialects.js';
 const N = '/sandbox/network';
 
 async function trade(h: Awaited<ReturnType<typeof build>>, tradeId: string) {
-  return h.db.database.db.selectFrom('trades').selectAll().where('id', '=', tradeId).executeTakeFirstOrThrow();
+  return withTrades(h.db.database.db).selectFrom('trades').selectAll().where('id', '=', tradeId).executeTakeFirstOrThrow();
 }
 
 async function journalSum(h: Awaited<ReturnType<typeof build>>) {
@@ -133,7 +134,7 @@ eachDialect('transaction lifecycle and ledger', (dialect) => {
       1,
       'a retry records nothing more',
     );
-    const trades = await h.db.database.db.selectFrom('trades').select('trade_type').where('card_id', '=', cardId).execute();
+    const trades = await withTrades(h.db.database.db).selectFrom('trades').select('trade_type').where('card_id', '=', cardId).execute();
     assert.deepEqual(
       trades.map((x) => x.trade_type),
       [100],
@@ -166,7 +167,11 @@ eachDialect('transaction lifecycle and ledger', (dialect) => {
     assert.deepEqual([w.tradeType, w.amount, w.fee, w.currencyTxn, w.txnAmount], [110, 20, 2, 'GBP', 17]);
     const tr = await ok(h, `${N}/transfer`, { cardId: a.cardId, toCardId: b.cardId, amount: 30 });
     assert.deepEqual([tr.tradeType, tr.amount], [121, 30]);
-    const tin = await h.db.database.db.selectFrom('trades').selectAll().where('card_id', '=', b.cardId).executeTakeFirstOrThrow();
+    const tin = await withTrades(h.db.database.db)
+      .selectFrom('trades')
+      .selectAll()
+      .where('card_id', '=', b.cardId)
+      .executeTakeFirstOrThrow();
     assert.deepEqual([tin.trade_type, Number(tin.amount), tin.original_id], [120, 3000, tr.tradeId]);
     const credit = await ok(h, `${N}/adjust`, { cardId: b.cardId, amount: 1.5, direction: 'credit' });
     const debit = await ok(h, `${N}/adjust`, { cardId: a.cardId, amount: 0.5, direction: 'debit' });

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import fc from 'fast-check';
+import { withTrades } from '../src/db/trades-table.js';
 import { decode, encode, type IsoMessage, message } from '../src/iso8583/codec.js';
 import { frame } from '../src/iso8583/frame.js';
 import { build, type Harness } from './helpers/app.js';
@@ -18,7 +19,7 @@ const TABLES = ['network_messages', 'trades', 'authorizations', 'ledger_postings
 async function counts(h: Harness): Promise<Record<string, number>> {
   const out: Record<string, number> = {};
   for (const table of TABLES) {
-    const row = await h.db.database.db
+    const row = await withTrades(h.db.database.db)
       .selectFrom(table)
       .select((eb) => eb.fn.countAll<number>().as('n'))
       .executeTakeFirstOrThrow();

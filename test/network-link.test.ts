@@ -6,6 +6,7 @@ import { it } from 'node:test';
 import { connect as tlsConnect } from 'node:tls';
 import { buildApp } from '../src/app.js';
 import { ConfigError, loadConfig } from '../src/config.js';
+import { withTrades } from '../src/db/trades-table.js';
 import { decode, encode, message } from '../src/iso8583/codec.js';
 import { FrameReader, frame } from '../src/iso8583/frame.js';
 import { startLink } from '../src/network-link/listener.js';
@@ -24,7 +25,7 @@ const hexOf = (b: Uint8Array) => Buffer.from(b).toString('hex').toUpperCase();
 const fields = (m: { fields: Map<number, string> }) => Object.fromEntries(m.fields);
 
 async function count(h: Harness, table: 'network_messages' | 'trades' | 'authorizations'): Promise<number> {
-  const row = await h.db.database.db
+  const row = await withTrades(h.db.database.db)
     .selectFrom(table)
     .select((eb) => eb.fn.countAll<number>().as('n'))
     .executeTakeFirstOrThrow();

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
+import { withTrades } from '../src/db/trades-table.js';
 import { build, randomStr } from './helpers/app.js';
 import { fundedCard, ok } from './helpers/cards.js';
 import { eachDialect } from './helpers/dialects.js';
@@ -118,7 +119,7 @@ eachDialect('authorized-transaction list (interface 4.1)', (dialect) => {
       if (i % 5 === 4) await ok(h, `${N}/reverse`, { tradeId: a.tradeId, businessDate: day(-d) });
     }
     const expected = (
-      await h.db.database.db
+      await withTrades(h.db.database.db)
         .selectFrom('trades')
         .select('id')
         .where('card_id', '=', cardId)

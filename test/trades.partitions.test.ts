@@ -11,6 +11,7 @@ import { buildApp } from '../src/app.js';
 import { MIGRATIONS, migrateToLatest } from '../src/db/migrate.js';
 import { ensureTradePartitions, monthOf, partitionName } from '../src/db/partitions.js';
 import type { DB } from '../src/db/schema.js';
+import { withTrades } from '../src/db/trades-table.js';
 import { checkLedger } from '../src/ledger/check.js';
 import { build, type Harness, randomStr, sign, testConfig } from './helpers/app.js';
 import { fundedCard, ok } from './helpers/cards.js';
@@ -120,7 +121,7 @@ eachDialect('trades across a month boundary', (dialect) => {
     }
     const naive = async (from: string, to: string) =>
       (
-        await db
+        await withTrades(db)
           .selectFrom('trades')
           .select('id')
           .where('card_id', '=', cardId)
@@ -376,7 +377,7 @@ eachDialect('partitions of trades', (dialect) => {
     const count = async (k: Kysely<DB>, table: 'trades' | 'trade_ids') =>
       Number(
         (
-          await k
+          await withTrades(k)
             .selectFrom(table)
             .select((eb) => eb.fn.countAll<number>().as('n'))
             .executeTakeFirstOrThrow()

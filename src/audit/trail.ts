@@ -1,22 +1,35 @@
 import { type Kysely, sql } from 'kysely';
+import type { Actor } from '../context.js';
 import { newId } from '../db/ids.js';
 import type { DB } from '../db/schema.js';
 import { IDENTITY_FIELDS } from '../holders/identity.js';
 import { KYC_SEALED_FIELDS } from '../kyc/submit.js';
 
-/** Who changed something as an operator, and from where (the CLI's user and machine, the console's account and address). */
-export interface Operator {
-  actor: string;
-  source: 'cli' | 'console';
-  origin: string;
-}
+/** An operator: who changed something from the CLI (user and machine) or the console (account and address). */
+export type Operator = Extract<Actor, { kind: 'operator' }>;
 
-/** What a change is recorded as: its action, what it acted on, and the state before it (read in its transaction). */
+/**
+ * What a change is recorded as: its action, what it acted on, and the state before it (read in its
+ * transaction). Who did it is the run's actor (src/runner.ts); `by` names it when the run's actor is
+ * only a label (the console keeps its account's e-mail, the CLI `cli`, in what its verbs record).
+ */
 export interface AuditSpec {
-  operator: Operator;
   action: string;
   target: string;
   before?: (tx: Kysely<DB>) => Promise<unknown>;
+  by?: Actor;
+}
+
+/** What the trail stores of an actor: who, how (`source`), and from where. */
+function actorColumns(actor: Actor): { actor: string; source: string; origin: string } {
+  switch (actor.kind) {
+    case 'operator':
+      return { actor: actor.who, source: actor.via, origin: actor.origin };
+    case 'merchant':
+      return { actor: actor.appId, source: 'merchant', origin: actor.origin };
+    case 'network':
+      return { actor: actor.peer, source: 'network', origin: actor.peer };
+  }
 }
 
 /** Values never written to the trail, whatever they are called in a record: secrets, keys, certificates, tokens, sessions. */
@@ -51,15 +64,22 @@ const redactField = (value: unknown): unknown => (typeof value === 'string' ? va
 const json = (v: unknown) => (v === undefined || v === null ? null : JSON.stringify(redact(v)));
 
 /** Appends one record, in the transaction of the change it records: both commit or neither does. */
-export async function recordAudit(tx: Kysely<DB>, spec: AuditSpec, now: number, before: unknown, after: unknown): Promise<void> {
+export async function recordAudit(
+  tx: Kysely<DB>,
+  spec: AuditSpec & { by: Actor },
+  now: number,
+  before: unknown,
+  after: unknown,
+): Promise<void> {
+  const who = actorColumns(spec.by);
   await tx
     .insertInto('audit_events')
     .values({
       id: newId('aud'),
       created_at: now,
-      actor: spec.operator.actor.slice(0, 200),
-      source: spec.operator.source,
-      origin: spec.operator.origin.slice(0, 200),
+      actor: who.actor.slice(0, 200),
+      source: who.source,
+      origin: who.origin.slice(0, 200),
       action: spec.action,
       target: spec.target.slice(0, 200),
       before_json: json(before),

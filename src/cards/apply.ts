@@ -1,5 +1,5 @@
+import type { Static } from 'typebox';
 import type { MerchantCtx } from '../context.js';
-import type { Controls } from '../controls/schemas.js';
 import { rebuildCounters } from '../controls/spending.js';
 import { checkControls, storedControls } from '../controls/update.js';
 import { newId } from '../db/ids.js';
@@ -8,7 +8,9 @@ import { forUpdate } from '../db/locks.js';
 import { DomainError } from '../errors.js';
 import { AuditStatus } from '../holders/audit-status.js';
 import { isCardCurrency } from '../money/currency.js';
+import type { OperationInput } from '../operation-input.js';
 import { type CardModel, toCardModel } from './model.js';
+import type { CardApplyBody } from './schemas.js';
 import { generatePan } from './vault.js';
 
 /** Cards are valid for three years, to the end of the month. */
@@ -23,7 +25,7 @@ export async function applyCard({
   input,
 }: {
   ctx: MerchantCtx;
-  input: { holderId: string; currency: string; controls?: Controls | undefined };
+  input: OperationInput<Static<typeof CardApplyBody>>;
 }): Promise<CardModel> {
   const { merchantId } = ctx;
   const { vault, config } = ctx.svc;

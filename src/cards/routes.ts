@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Services } from '../context.js';
-import { signedRead, signedWrite } from '../http/operation.js';
+import { operationInput, signedRead, signedWrite } from '../http/operation.js';
 import { Envelope, errorResponses, ok } from '../http/schemas.js';
 import { topUp } from '../ledger/fund.js';
 import { TradeEnvelope } from '../trades/schemas.js';
@@ -8,7 +8,7 @@ import { applyCard } from './apply.js';
 import { closeCard } from './close.js';
 import { queryCard } from './query.js';
 import { CardApplyBody, CardEnvelope, CardQueryBody, CardQueryModelSchema, CardStatusBody, CardTopUpBody } from './schemas.js';
-import { setCardFrozen } from './status.js';
+import { setCardFrozen, statusBefore } from './status.js';
 
 export const cardRoutes: FastifyPluginAsyncTypebox<{ svc: Services }> = async (app, { svc }) => {
   app.post(
@@ -25,8 +25,8 @@ export const cardRoutes: FastifyPluginAsyncTypebox<{ svc: Services }> = async (a
       config: { operation: 'cardApply' },
     },
     async (req, reply) => {
-      const { holderId, currency, controls, randomStr } = req.body;
-      const card = await signedWrite(svc, req, reply, randomStr, applyCard, { holderId, currency, controls });
+      const { randomStr, input } = operationInput(req.body);
+      const card = await signedWrite(svc, req, reply, randomStr, applyCard, input);
       return ok(card, req.id);
     },
   );
@@ -60,8 +60,8 @@ export const cardRoutes: FastifyPluginAsyncTypebox<{ svc: Services }> = async (a
       config: { operation: 'cardTopUp' },
     },
     async (req, reply) => {
-      const { cardId, amount, randomStr } = req.body;
-      const trade = await signedWrite(svc, req, reply, randomStr, topUp, { cardId, amount });
+      const { randomStr, input } = operationInput(req.body);
+      const trade = await signedWrite(svc, req, reply, randomStr, topUp, input);
       return ok(trade, req.id);
     },
   );
@@ -107,11 +107,14 @@ export const cardStatusRoutes: FastifyPluginAsyncTypebox<{ svc: Services }> = as
         config: { operation: r.operation },
       },
       async (req, reply) => {
-        const { cardId, reason, randomStr } = req.body;
-        const input = { cardId, source: 'merchant' as const, reason };
+        const { randomStr, input: body } = operationInput(req.body);
+        const input = { ...body, source: 'merchant' as const };
         const card =
           r.frozen === null
-            ? await signedWrite(svc, req, reply, randomStr, closeCard, input)
+            ? // Final, and the balance moves: recorded in the audit trail, as the operator's close is.
+              await signedWrite(svc, req, reply, randomStr, closeCard, input, {
+                audit: { action: 'card.close', target: input.cardId, before: (tx) => statusBefore(tx, input.cardId) },
+              })
             : await signedWrite(svc, req, reply, randomStr, setCardFrozen, { ...input, frozen: r.frozen });
         return ok(card, req.id);
       },

@@ -1,5 +1,6 @@
-import { type Kysely, sql } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { DB } from '../db/schema.js';
+import { latestTradeSeq } from '../trades/books.js';
 
 /**
  * Records a change of a card's status, after the card's row was updated (so under its row lock).
@@ -12,7 +13,7 @@ export async function recordCardStatus(tx: Kysely<DB>, cardId: string, status: s
     .values({
       card_id: cardId,
       status,
-      after_seq: sql<number>`(select coalesce(max(seq), 0) from trades)`,
+      after_seq: latestTradeSeq(),
       created_at: now,
     })
     .execute();

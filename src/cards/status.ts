@@ -1,9 +1,13 @@
+import type { Kysely } from 'kysely';
+import type { Static } from 'typebox';
 import { emitEvent, notifyUrlOf } from '../callbacks/outbox.js';
 import type { TxCtx, VerbCtx } from '../context.js';
-import type { CardStatus, StatusSource } from '../db/schema.js';
+import type { CardStatus, DB, StatusSource } from '../db/schema.js';
 import { DomainError } from '../errors.js';
 import { AuditStatus } from '../holders/audit-status.js';
+import type { OperationInput } from '../operation-input.js';
 import { type CardModel, type CardRow, toCardModel } from './model.js';
+import type { CardStatusBody } from './schemas.js';
 import { recordCardStatus } from './status-events.js';
 
 /**
@@ -15,14 +19,18 @@ const RANK: Record<StatusSource, number> = { cardholder: 1, merchant: 2, operato
 /** Who a `card.status` event names as `actor` (kept for compatibility; `source` says the same). */
 export type StatusActor = StatusSource | 'review';
 
-export interface StatusChangeInput {
-  cardId: string;
+/**
+ * A freeze, unfreeze or close: the body (`cardId`, `reason`: ≤ 200 characters, "" or absent: none)
+ * without the signed envelope, and who asks (not in the body: the route says merchant, the page
+ * cardholder, the console and the CLI operator).
+ */
+export type StatusChangeInput = Omit<OperationInput<Static<typeof CardStatusBody>>, 'reason'> & {
   source: StatusSource;
-  /** Why (≤ 200 characters); "" or absent: none. */
+  /** The console and the CLI send null for none. */
   reason?: string | null | undefined;
   /** Defaults to the source; `review` when a withdrawn approval freezes the cards. */
   actor?: StatusActor;
-}
+};
 
 /** The card as the change will act on it: the merchant's own (null: the operator's CLI, any card). */
 export async function cardForChange(ctx: TxCtx, merchantId: string | null, cardId: string): Promise<CardRow> {
@@ -137,4 +145,10 @@ export async function setCardFrozen({ ctx, input }: { ctx: VerbCtx; input: Statu
     }
     if (attempt === 3) throw new DomainError('cardStatus', 'cardId: the card’s status changed concurrently; try again');
   }
+}
+
+/** A card's status before a change, for the change's audit record; null for no such card. */
+export async function statusBefore(tx: Kysely<DB>, cardId: string) {
+  const row = await tx.selectFrom('cards').select(['status', 'status_source', 'status_reason']).where('id', '=', cardId).executeTakeFirst();
+  return row ? { status: row.status, statusSource: row.status_source, statusReason: row.status_reason } : null;
 }

@@ -5,7 +5,7 @@ import { InvalidArgumentError } from 'commander';
 import { pino } from 'pino';
 import type { AuditSpec } from '../audit/trail.js';
 import { ConfigError, databaseUrlFrom, dataDirFrom, loadConfig } from '../config.js';
-import type { Services } from '../context.js';
+import type { Actor, Services } from '../context.js';
 import { type Database, openDatabase } from '../db/index.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { sealPlaintextHolders } from '../holders/identity.js';
@@ -53,8 +53,13 @@ export function operatorName(): string {
  * An operator's change from the command line, for the audit trail (src/audit/trail.ts): who (the
  * operating-system user), from where (this machine), what, to what, and the state before it.
  */
-export function audited(action: string, target: string, before?: AuditSpec['before']): AuditSpec {
-  return { operator: { actor: operatorName(), source: 'cli', origin: hostname() }, action, target, ...(before ? { before } : {}) };
+export function audited(action: string, target: string, before?: AuditSpec['before']): AuditSpec & { by: Actor } {
+  return { by: cliOperator(), action, target, ...(before ? { before } : {}) };
+}
+
+/** The operator at this command line: the operating-system user, on this machine. */
+export function cliOperator(): Actor {
+  return { kind: 'operator', via: 'cli', who: operatorName(), origin: hostname() };
 }
 
 export async function withServices<T>(fn: (svc: Services) => Promise<T>, opts: { create?: boolean } = {}): Promise<T> {

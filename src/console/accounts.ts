@@ -200,7 +200,7 @@ export interface SetupInput {
 
 /** The audit record of an operator's own act (set-up, login, lock-out), written only when it happened. */
 function ownRecord(ctx: VerbCtx, email: string, origin: string, action: string, after: unknown): Promise<void> {
-  return recordAudit(ctx.tx, { operator: { actor: email, source: 'console', origin }, action, target: email }, ctx.now, null, after);
+  return recordAudit(ctx.tx, { by: { kind: 'operator', via: 'console', who: email, origin }, action, target: email }, ctx.now, null, after);
 }
 
 /**

@@ -45,7 +45,7 @@ function failureRecord(ctx: VerbCtx, attempt: Attempt, reason: LoginFailure): Pr
   return recordAudit(
     ctx.tx,
     {
-      operator: { actor: attempt.email || '(none)', source: 'console', origin: attempt.origin },
+      by: { kind: 'operator', via: 'console', who: attempt.email || '(none)', origin: attempt.origin },
       action: LOGIN_FAILED,
       target: attempt.email,
     },

@@ -6,6 +6,7 @@ import type { DB } from '../db/schema.js';
 import { documentHash, emailHash, openIdentity } from '../holders/identity.js';
 import { kycEmail } from '../kyc/email.js';
 import type { KycData } from '../kyc/submit.js';
+import { locateTrade } from '../trades/card-history.js';
 
 /**
  * What the console's pages read. Reads only (no transaction of their own): every change goes
@@ -188,7 +189,7 @@ export async function search(svc: Services, text: string): Promise<SearchHit[]> 
     const [holder, card, trade, declined, kyc, merchant] = await Promise.all([
       db.selectFrom('cardholders').select(holderCols).where('id', '=', q).executeTakeFirst(),
       db.selectFrom('cards').select(cardCols).where('id', '=', q).executeTakeFirst(),
-      db.selectFrom('trades').select(['id', 'card_id', 'business_date']).where('id', '=', q).executeTakeFirst(),
+      locateTrade(db, q),
       db.selectFrom('authorizations').select(['id', 'card_id', 'approved']).where('id', '=', q).executeTakeFirst(),
       db
         .selectFrom('kyc_requests')

@@ -99,9 +99,14 @@ export const consoleRoutes: FastifyPluginAsync<{ svc: Services }> = async (app, 
   });
 
   const origin = (req: FastifyRequest) => req.ip;
-  const operatorOf = (req: FastifyRequest, s: ConsoleSession): Operator => ({ actor: s.email, source: 'console', origin: origin(req) });
+  const operatorOf = (req: FastifyRequest, s: ConsoleSession): Operator => ({
+    kind: 'operator',
+    via: 'console',
+    who: s.email,
+    origin: origin(req),
+  });
   const audit = (req: FastifyRequest, s: ConsoleSession, action: string, target: string, before?: AuditSpec['before']): AuditSpec => ({
-    operator: operatorOf(req, s),
+    by: operatorOf(req, s),
     action,
     target,
     ...(before ? { before } : {}),

@@ -1,5 +1,5 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Services, VerbCtx } from '../context.js';
+import { sessionFormToken, sessionFormTokenMatches } from '../crypto/form-token.js';
 import type { OperatorRole } from '../db/schema.js';
 import { sha256 } from '../page/links.js';
 import { runVerb } from '../runner.js';
@@ -58,17 +58,9 @@ export async function reapConsoleSessions(database: Services['database'], now: n
   return Number(res.numDeletedRows) + (await reapLoginThrottle(database.db, now));
 }
 
-/**
- * The CSRF token of a session: an HMAC under the session id, which only the cookie's holder knows.
- * Every form carries it; a form posted from another site cannot.
- */
-export function csrfToken(sessionId: string): string {
-  return createHmac('sha256', sessionId).update('cardprogram console form').digest('base64url');
-}
+const CONSOLE_FORM = 'cardprogram console form';
 
-export function csrfMatches(sessionId: string, sent: unknown): boolean {
-  if (typeof sent !== 'string') return false;
-  const a = Buffer.from(csrfToken(sessionId));
-  const b = Buffer.from(sent);
-  return a.length === b.length && timingSafeEqual(a, b);
-}
+/** The CSRF token of a console session (src/crypto/form-token.ts): every form carries it. */
+export const csrfToken = (sessionId: string): string => sessionFormToken(sessionId, CONSOLE_FORM);
+
+export const csrfMatches = (sessionId: string, sent: unknown): boolean => sessionFormTokenMatches(sessionId, CONSOLE_FORM, sent);

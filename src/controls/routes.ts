@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Services } from '../context.js';
-import { signedWrite } from '../http/operation.js';
+import { operationInput, signedWrite } from '../http/operation.js';
 import { errorResponses, ok } from '../http/schemas.js';
 import { ControlsEnvelope, ControlsUpdateBody } from './schemas.js';
 import { updateControls } from './update.js';
@@ -21,8 +21,8 @@ export const controlsRoutes: FastifyPluginAsyncTypebox<{ svc: Services }> = asyn
       config: { operation: 'cardControlsUpdate' },
     },
     async (req, reply) => {
-      const { cardId, holderId, controls, randomStr } = req.body;
-      return ok(await signedWrite(svc, req, reply, randomStr, updateControls, { cardId, holderId, controls }), req.id);
+      const { randomStr, input } = operationInput(req.body);
+      return ok(await signedWrite(svc, req, reply, randomStr, updateControls, input), req.id);
     },
   );
 };

@@ -3,6 +3,7 @@ import type { TxCtx } from '../context.js';
 import { forUpdate } from '../db/locks.js';
 import type { DB } from '../db/schema.js';
 import { toMajor, toMinor } from '../money/currency.js';
+import { spentOnCards } from '../trades/books.js';
 import { TradeStatus, TradeType } from '../trades/types.js';
 import { period } from './periods.js';
 import type { Controls, SpendInterval, SpendingLimit } from './schemas.js';
@@ -194,24 +195,7 @@ export async function spendOfHistory(
   db: Kysely<DB>,
   q: { cardIds: string[]; currency: string; since: number; mccs: string[] | null },
 ): Promise<number> {
-  if (q.cardIds.length === 0) return 0;
-  let query = db
-    .selectFrom('authorizations as a')
-    .innerJoin('trades as t', 't.id', 'a.id')
-    .select(
-      // A cash withdrawal (110) is final; an authorization takes what it still holds plus what it
-      // cleared into payments that were not voided.
-      sql<string>`coalesce(sum(case when t.trade_type = ${TradeType.withdrawal} then t.amount else t.held + coalesce((select sum(p.amount) from trades p where p.original_id = t.id and p.trade_type = ${TradeType.payment} and p.trade_status = ${TradeStatus.success}), 0) end), 0)`.as(
-        'spent',
-      ),
-    )
-    .where('a.card_id', 'in', q.cardIds)
-    .where('a.approved', '=', 1)
-    .where('a.currency', '=', q.currency)
-    .where('a.created_at', '>=', q.since);
-  if (q.mccs) query = query.where('a.mcc', 'in', q.mccs);
-  const row = await query.executeTakeFirst();
-  return Number(row?.spent ?? 0);
+  return spentOnCards(db, q);
 }
 
 /**

@@ -1,9 +1,11 @@
+import type { Static } from 'typebox';
 import type { MerchantCtx } from '../context.js';
 import { forUpdate } from '../db/locks.js';
 import { DomainError, invalid } from '../errors.js';
 import { ISO_COUNTRIES } from '../holders/countries.js';
 import { CARD_CURRENCIES, toMinor } from '../money/currency.js';
-import type { Controls } from './schemas.js';
+import type { OperationInput } from '../operation-input.js';
+import type { Controls, ControlsUpdateBody } from './schemas.js';
 import { limitKey, rebuildCounters } from './spending.js';
 
 /**
@@ -54,11 +56,8 @@ export function checkControls(controls: Controls, currencies: readonly string[])
 /** How controls are stored: null for none. */
 export const storedControls = (c: Controls): string | null => (Object.keys(c).length ? JSON.stringify(c) : null);
 
-export interface UpdateControlsInput {
-  cardId?: string | undefined;
-  holderId?: string | undefined;
-  controls: Controls;
-}
+/** cardControlsUpdate's body without the signed envelope: `cardId` or `holderId`, and the controls. */
+export type UpdateControlsInput = OperationInput<Static<typeof ControlsUpdateBody>>;
 
 /**
  * Replaces the spending controls of one of the merchant's cards, or of a cardholder (they apply to

@@ -130,27 +130,6 @@ export interface CardsTable {
 export const STATUS_SOURCES = ['cardholder', 'merchant', 'operator'] as const;
 export type StatusSource = (typeof STATUS_SOURCES)[number];
 
-export interface TradesTable {
-  seq: Generated<number>;
-  id: string;
-  merchant_id: string;
-  card_id: string;
-  trade_type: number;
-  trade_status: number;
-  currency: string;
-  amount: number;
-  fee: number;
-  currency_txn: string;
-  txn_amount: number;
-  business_date: string;
-  auth_code: string;
-  remark: string;
-  original_id: string | null;
-  held: number;
-  refunded: number;
-  created_at: number;
-}
-
 /**
  * PostgreSQL only (migration 0014): every trade's id with its business date, the partition it is in.
  * Its primary key keeps ids unique across the monthly partitions of `trades`; a trigger fills it.
@@ -405,7 +384,7 @@ export interface AuditEventsTable {
   created_at: number;
   /** Who: the operator's name (the CLI's operating-system user, the console's account). */
   actor: string;
-  /** cli or console. */
+  /** cli or console (an operator), merchant, network (src/context.ts, Actor). */
   source: string;
   /** From where: the machine (CLI) or the address (console). */
   origin: string;
@@ -508,7 +487,7 @@ export interface DB {
   callback_endpoints: CallbackEndpointsTable;
   data_keys: DataKeysTable;
   cards: CardsTable;
-  trades: TradesTable;
+  // `trades` is in src/db/trades-table.ts: only src/trades and the ledger's writers query it.
   trade_ids: TradeIdsTable;
   trade_day_counts: TradeDayCountsTable;
   ledger_postings: LedgerPostingsTable;

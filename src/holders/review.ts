@@ -1,17 +1,23 @@
-import { emitEvent, notifyUrlOf } from '../callbacks/outbox.js';
+import type { Static } from 'typebox';
+import { notifyMerchant } from '../callbacks/merchant-event.js';
 import { setCardFrozen } from '../cards/status.js';
 import type { VerbCtx } from '../context.js';
 import { newId } from '../db/ids.js';
 import { DomainError, invalid } from '../errors.js';
+import type { OperationInput } from '../operation-input.js';
 import { AUDIT_STATUS_NAMES, AUDIT_TRANSITIONS, AuditStatus, type AuditStatusValue, canTransition } from './audit-status.js';
 import { holderRecord } from './identity.js';
 import type { HolderRecord } from './record.js';
+import type { HolderReviewBody } from './schemas.js';
 
-export interface ReviewHolderInput {
-  holderId: string;
+/**
+ * The sandbox's review body without the signed envelope, widened for the operator (the CLI, the
+ * console), who may send any status: the verb checks it.
+ */
+export type ReviewHolderInput = Omit<OperationInput<Static<typeof HolderReviewBody>>, 'auditStatus' | 'errMsg'> & {
   auditStatus: number;
   errMsg?: string | undefined;
-}
+};
 
 /**
  * A reviewer's decision on a cardholder. `ctx.merchantId` scopes the lookup to one merchant (sandbox
@@ -74,20 +80,11 @@ export async function reviewHolder({ ctx, input }: { ctx: VerbCtx; input: Review
       });
     }
   }
-  const url = await notifyUrlOf(ctx.tx, holder.merchant_id);
-  if (url) {
-    await emitEvent(
-      ctx.tx,
-      {
-        merchantId: holder.merchant_id,
-        type: 'holder.audit',
-        subject: `holder:${holder.id}`,
-        url,
-        body: { holderId: holder.id, auditStatus: to, errMsg },
-        now: ctx.now,
-      },
-      ctx.wake,
-    );
-  }
+  await notifyMerchant(ctx, {
+    merchantId: holder.merchant_id,
+    type: 'holder.audit',
+    subject: `holder:${holder.id}`,
+    body: { holderId: holder.id, auditStatus: to, errMsg },
+  });
   return holderRecord(ctx.svc.box, { ...holder, audit_status: to, err_msg: errMsg, updated_at: ctx.now });
 }

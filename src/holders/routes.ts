@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Services } from '../context.js';
-import { decodeBase64Field, signedRead, signedWrite } from '../http/operation.js';
+import { decodeBase64Field, operationInput, signedRead, signedWrite } from '../http/operation.js';
 import { errorResponses, ok } from '../http/schemas.js';
 import { createHolder } from './create.js';
 import { getHolder } from './query.js';
@@ -77,9 +77,8 @@ export const holderSandboxRoutes: FastifyPluginAsyncTypebox<{ svc: Services }> =
       config: { operation: 'sandboxHolderReview' },
     },
     async (req, reply) => {
-      const b = req.body;
-      const input = { holderId: b.holderId, auditStatus: b.auditStatus, errMsg: b.errMsg };
-      const model = await signedWrite(svc, req, reply, b.randomStr, reviewHolder, input, `sandbox:${req.merchant.appId}`);
+      const { randomStr, input } = operationInput(req.body);
+      const model = await signedWrite(svc, req, reply, randomStr, reviewHolder, input, { sandbox: true });
       return ok(model, req.id);
     },
   );

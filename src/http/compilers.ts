@@ -36,20 +36,25 @@ export function lazySchemaCompilers(): SchemaCompilers {
   const pending = new Set<() => unknown>();
   const buildAjv = AjvCompiler();
   const buildFjs = SerializerSelector();
+  /** A compiled function made on its first call, and pending (for compileAll) until then. */
+  const onFirstUse = <F>(make: () => F): (() => F) => {
+    let fn: F | undefined;
+    const force = () => {
+      if (fn === undefined) {
+        fn = make();
+        pending.delete(force);
+      }
+      return fn;
+    };
+    pending.add(force);
+    return force;
+  };
 
   const buildValidator = (externalSchemas: Parameters<typeof buildAjv>[0], ajvOptions: Parameters<typeof buildAjv>[1]) => {
     // Its declared type is Ajv's compile; Fastify calls it, as it calls ours, with a RouteSchema.
     const compile = buildAjv(externalSchemas, ajvOptions) as unknown as (route: RouteSchema) => Validate;
     return (route: RouteSchema): Validate => {
-      let fn: Validate | undefined;
-      const force = () => {
-        if (!fn) {
-          fn = compile(route);
-          pending.delete(force);
-        }
-        return fn;
-      };
-      pending.add(force);
+      const force = onFirstUse(() => compile(route));
       // Fastify passes the parent object (so Ajv may replace the root value) only to a function
       // that has `schemaEnv`, as Ajv's own do; ours forwards it when the compiled one wants it.
       const validate: Validate = Object.assign(
@@ -72,15 +77,7 @@ export function lazySchemaCompilers(): SchemaCompilers {
       const key = typeof route.schema === 'object' && route.schema !== null ? route.schema : null;
       const shared = key ? made.get(key) : undefined;
       if (shared) return shared;
-      let fn: Serialize | undefined;
-      const force = () => {
-        if (!fn) {
-          fn = compile(route);
-          pending.delete(force);
-        }
-        return fn;
-      };
-      pending.add(force);
+      const force = onFirstUse(() => compile(route));
       const serialize = (doc: unknown) => force()(doc);
       if (key) made.set(key, serialize);
       return serialize;

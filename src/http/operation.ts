@@ -1,12 +1,26 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { MerchantCtx, Services, Verb } from '../context.js';
+import type { AuditSpec } from '../audit/trail.js';
+import type { Actor, MerchantCtx, Services, Verb } from '../context.js';
 import { invalid } from '../errors.js';
 import { consumeNonce, type RequestKey } from '../idempotency/keys.js';
 import { runVerb } from '../runner.js';
 
+/** How a signed write is run besides its verb and input. */
+export interface SignedWriteOptions {
+  /** A sandbox-only simulation (a reviewer's decision): the verb keeps `sandbox:<appId>` as its actor. */
+  sandbox?: boolean;
+  /**
+   * A merchant's change that needs a record: written to the audit trail in the verb's transaction,
+   * like an operator's (src/runner.ts), with the merchant as the actor (`source` merchant) and the
+   * request's address as the origin.
+   */
+  audit?: AuditSpec;
+}
+
 /**
  * Runs a verb for a signed write, for the request's merchant, once per randomStr (decisions §4),
- * and marks a replayed answer with the `x-idempotent-replay` header.
+ * and marks a replayed answer with the `x-idempotent-replay` header. A replay writes no second
+ * audit record: the first answer is given back, nothing runs.
  */
 export function signedWrite<I, O>(
   svc: Services,
@@ -15,9 +29,17 @@ export function signedWrite<I, O>(
   randomStr: string,
   verb: Verb<I, O, MerchantCtx>,
   input: I,
-  actor = `merchant:${req.merchant.appId}`,
+  options: SignedWriteOptions = {},
 ): Promise<O> {
-  return runVerb(svc, verb, { input, actor, merchantId: req.merchant.appId, once: writeKey(req, reply, randomStr) });
+  const appId = req.merchant.appId;
+  const actor: Actor = { kind: 'merchant', appId, origin: req.ip, ...(options.sandbox ? { sandbox: true } : {}) };
+  return runVerb(svc, verb, {
+    input,
+    actor,
+    merchantId: appId,
+    once: writeKey(req, reply, randomStr),
+    ...(options.audit ? { audit: options.audit } : {}),
+  });
 }
 
 /** A signed write's key (decisions §4): its randomStr, operation and canonical body; a replay is marked. */
@@ -40,29 +62,8 @@ export function readKey(req: FastifyRequest, randomStr: string): RequestKey {
   return { merchantId: req.merchant.appId, randomStr, operation: req.routeOptions.config.operation ?? req.url, canonical: req.canonical };
 }
 
-/** The fields of the signed envelope (decisions §3), not of the operation itself. */
-type EnvelopeField = 'appId' | 'sign' | 'timestamp' | 'randomStr';
-
-/** What every signed write's body carries (SignedFields and RandomStr in src/http/schemas.ts). */
-export interface SignedBody {
-  appId: string;
-  sign: string;
-  timestamp?: number;
-  randomStr: string;
-}
-
-/** A signed body without its envelope: what the operation's verb is given. */
-export type OperationInput<B> = Omit<B, EnvelopeField>;
-
-/**
- * Splits a signed body into its randomStr and the operation's own fields: the one place that knows
- * which fields are the envelope's (appId, sign and timestamp are the authentication's; randomStr
- * the idempotency key).
- */
-export function operationInput<B extends SignedBody>(body: B): { randomStr: string; input: OperationInput<B> } {
-  const { appId: _appId, sign: _sign, timestamp: _timestamp, randomStr, ...input } = body;
-  return { randomStr, input };
-}
+// Where a signed body splits into envelope and input: wire format, so that verbs can name their input.
+export { type EnvelopeField, type OperationInput, operationInput, type SignedBody } from '../operation-input.js';
 
 const STRICT_BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 const utf8 = new TextDecoder('utf-8', { fatal: true });

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Services } from '../context.js';
-import { signedRead, signedWrite } from '../http/operation.js';
+import { operationInput, signedRead, signedWrite } from '../http/operation.js';
 import { errorResponses, ok } from '../http/schemas.js';
 import { runVerb } from '../runner.js';
 import { decideKyc, loadKyc, toKycModel } from './decide.js';
@@ -22,7 +22,8 @@ export const kycRoutes: FastifyPluginAsyncTypebox<{ svc: Services }> = async (ap
       config: { operation: 'kycShare' },
     },
     async (req, reply) => {
-      const { appId: _a, sign: _s, timestamp: _t, ...input } = req.body;
+      // No randomStr: requestNo is the idempotency key, for ever.
+      const { input } = operationInput(req.body);
       const merchantId = req.merchant.appId;
       // Idempotent by requestNo, for ever (the verb's own rule), not by randomStr.
       const created = await runVerb(svc, submitKyc, { input, merchantId, actor: `merchant:${merchantId}` });
@@ -64,7 +65,7 @@ export const kycSandboxRoutes: FastifyPluginAsyncTypebox<{ svc: Services }> = as
     async (req, reply) => {
       const { requestNo, kycStatus, reason, randomStr } = req.body;
       const input = { requestNo, status: kycStatus, reason };
-      const model = await signedWrite(svc, req, reply, randomStr, decideKyc, input, `sandbox:${req.merchant.appId}`);
+      const model = await signedWrite(svc, req, reply, randomStr, decideKyc, input, { sandbox: true });
       return ok(model, req.id);
     },
   );

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { isIP } from 'node:net';
+import type { Static } from 'typebox';
 import { checkCallbackUrl } from '../callbacks/url-guard.js';
 import { canonicalJson } from '../canonical-json.js';
 import type { MerchantCtx } from '../context.js';
@@ -9,37 +10,15 @@ import { DomainError, invalid } from '../errors.js';
 import { ISO_COUNTRIES } from '../holders/countries.js';
 import { checkName, idnoKey } from '../holders/create.js';
 import { emailHash } from '../holders/identity.js';
+import type { OperationInput } from '../operation-input.js';
 import { kycEmailColumns } from './email.js';
+import type { KycAddress, KycShareBody } from './schemas.js';
 
-export interface KycAddressInput {
-  country: string;
-  state: string;
-  city: string;
-  address: string;
-  zipCode: string;
-  ssn?: string | undefined;
-}
+/** A KYC request's address, as its schema says. */
+export type KycAddressInput = Static<typeof KycAddress>;
 
-export interface KycShareInput {
-  requestNo: string;
-  email: string;
-  kycPlatform: string;
-  holderType: string | number;
-  callbackUrl: string;
-  individualInfo: {
-    firstName: string;
-    lastName: string;
-    dob: string;
-    country: string;
-    gender: number | string;
-    idDocType: number | string;
-    number: string;
-    validUntil: string;
-    ipAddress: string;
-    address?: KycAddressInput | undefined;
-  };
-  address?: KycAddressInput | undefined;
-}
+/** What kycShare's verb is given: its body (KycShareBody) without the signed envelope. */
+export type KycShareInput = OperationInput<Static<typeof KycShareBody>>;
 
 /** The personal data kept (sealed) with a KYC request, normalised. */
 export interface KycData {

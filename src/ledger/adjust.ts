@@ -1,11 +1,13 @@
-import { maskedCardNo } from '../cards/model.js';
+import type { Static } from 'typebox';
 import { DomainError } from '../errors.js';
 import { toMinor } from '../money/currency.js';
-import { type TradeRecord, toTradeRecord } from '../trades/record.js';
+import type { AdjustBody } from '../network/schemas.js';
+import type { OperationInput } from '../operation-input.js';
+import type { TradeRecord } from '../trades/record.js';
 import { TradeStatus, TradeType } from '../trades/types.js';
-import { book, tradeRow } from './book.js';
+import { bookTransfer, tradeRow } from './book.js';
 import { resolveBusinessDate } from './business-date.js';
-import type { CardAmount, LedgerCtx } from './context.js';
+import type { LedgerCtx } from './context.js';
 import { Account } from './journal.js';
 import { lockCard } from './locks.js';
 
@@ -13,13 +15,7 @@ import { lockCard } from './locks.js';
  * Settlement adjustment (200): the network corrects a settled amount. A credit moves settlement →
  * card; a debit moves card → settlement and is recorded with a negative amount.
  */
-export async function adjust({
-  ctx,
-  input,
-}: {
-  ctx: LedgerCtx;
-  input: CardAmount & { direction: 'credit' | 'debit' };
-}): Promise<TradeRecord> {
+export async function adjust({ ctx, input }: { ctx: LedgerCtx; input: OperationInput<Static<typeof AdjustBody>> }): Promise<TradeRecord> {
   const card = await lockCard(ctx, input.cardId);
   if (card.status === 'closed') throw new DomainError('cardStatus', 'cardId: the card is closed');
   const amount = toMinor(input.amount, card.currency);
@@ -36,14 +32,5 @@ export async function adjust({
     },
     ctx.now,
   );
-  await book(
-    ctx,
-    card.currency,
-    [
-      { account: Account.settlement, amount: -signed },
-      { account: Account.available(card.id), amount: signed },
-    ],
-    [trade],
-  );
-  return toTradeRecord(trade, maskedCardNo(card));
+  return bookTransfer(ctx, card, trade, { from: Account.settlement, to: Account.available(card.id), amount: signed });
 }

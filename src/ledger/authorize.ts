@@ -1,4 +1,5 @@
-import { emitEvent, notifyUrlOf } from '../callbacks/outbox.js';
+import type { Static } from 'typebox';
+import { notifyMerchant } from '../callbacks/merchant-event.js';
 import { type CardRow, maskedCardNo } from '../cards/model.js';
 import { controlsDecision } from '../controls/decide.js';
 import type { SpendCheck } from '../controls/spending.js';
@@ -8,8 +9,10 @@ import { CommittedFailure, DomainError, invalid } from '../errors.js';
 import { checkMerchantCountry } from '../holders/countries.js';
 import { exponent, toMajor, toMinor } from '../money/currency.js';
 import { feeFor } from '../money/fees.js';
+import type { AuthorizeBody } from '../network/schemas.js';
+import type { OperationInput } from '../operation-input.js';
 import { type TradeRecord, toAuthorization, toTradeRecord } from '../trades/record.js';
-import { type ChannelValue, DeclineReason, type DeclineReasonValue, TradeStatus, TradeType } from '../trades/types.js';
+import { DeclineReason, type DeclineReasonValue, TradeStatus, TradeType } from '../trades/types.js';
 import { convertedTxnAmount } from './amounts.js';
 import { book, tradeRow } from './book.js';
 import { resolveBusinessDate } from './business-date.js';
@@ -17,27 +20,18 @@ import type { LedgerCtx } from './context.js';
 import { Account } from './journal.js';
 import { lockCard } from './locks.js';
 
-export interface AuthorizeInput {
-  cardId: string;
-  /** In the card's currency: what the authorization holds. */
-  amount: number;
-  currencyTxn?: string | undefined;
-  txnAmount?: number | undefined;
-  remark?: string | undefined;
-  businessDate?: string | undefined;
-  /** The acceptor, as the network sends it (decisions §11); each optional. */
-  mcc?: string | undefined;
-  merchantName?: string | undefined;
-  merchantCity?: string | undefined;
-  merchantCountry?: string | undefined;
-  channel?: ChannelValue | undefined;
+/**
+ * An authorization's body (AuthorizeBody: the card, the amount in its currency, the transaction's
+ * currency and amount, the acceptor as the network sends it) without the signed envelope, and:
+ */
+export type AuthorizeInput = OperationInput<Static<typeof AuthorizeBody>> & {
   /**
    * What the merchant's authorization endpoint said (src/network/endpoint-flow.ts), and the id it was
    * told the authorization has; absent when the merchant has no endpoint. `asked: false`: it has
    * one, not asked because the program's rules declined when it was checked.
    */
   endpoint?: EndpointVerdict | { asked: false; tradeId: string } | undefined;
-}
+};
 
 /** The endpoint's part in a decision: its answer, or none, and what then applies. */
 export interface EndpointVerdict {
@@ -304,18 +298,10 @@ export async function authorize({ ctx, input }: { ctx: LedgerCtx; input: Authori
  * as for `trade` events): the declined authorization, which is not a listed trade.
  */
 async function declinedEvent(ctx: LedgerCtx, card: CardRow, authorization: ReturnType<typeof toAuthorization>): Promise<void> {
-  const url = await notifyUrlOf(ctx.tx, card.merchant_id);
-  if (!url) return;
-  await emitEvent(
-    ctx.tx,
-    {
-      merchantId: card.merchant_id,
-      type: 'authorization.declined',
-      subject: `card:${card.id}`,
-      url,
-      body: { authorization },
-      now: ctx.now,
-    },
-    ctx.wake,
-  );
+  await notifyMerchant(ctx, {
+    merchantId: card.merchant_id,
+    type: 'authorization.declined',
+    subject: `card:${card.id}`,
+    body: { authorization },
+  });
 }

@@ -1,4 +1,7 @@
+import type { Static } from 'typebox';
 import { assertActive, maskedCardNo } from '../cards/model.js';
+import type { InquiryBody } from '../network/schemas.js';
+import type { OperationInput } from '../operation-input.js';
 import { type TradeRecord, toTradeRecord } from '../trades/record.js';
 import { TradeStatus, TradeType } from '../trades/types.js';
 import { book, tradeRow } from './book.js';
@@ -12,7 +15,7 @@ export async function balanceInquiry({
   input,
 }: {
   ctx: LedgerCtx;
-  input: { cardId: string; businessDate?: string | undefined };
+  input: OperationInput<Static<typeof InquiryBody>>;
 }): Promise<TradeRecord> {
   const card = await lockCard(ctx, input.cardId);
   assertActive(card);

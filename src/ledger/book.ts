@@ -1,5 +1,6 @@
-import type { CardRow } from '../cards/model.js';
+import { type CardRow, maskedCardNo } from '../cards/model.js';
 import { newId } from '../db/ids.js';
+import { type TradeRecord, toTradeRecord } from '../trades/record.js';
 import { TradeType } from '../trades/types.js';
 import { claimAuthCode } from './auth-codes.js';
 import type { LedgerCtx } from './context.js';
@@ -52,6 +53,28 @@ export function tradeRow(spec: TradeSpec, now: number): NewTrade {
 
 const CARD_ACCOUNT = /^card:(.+):(available|held)$/;
 const MERCHANT_FUNDING = /^merchant:(.+):funding$/;
+
+/**
+ * Books a trade that moves `amount` on one card from one account to another (an adjustment from
+ * settlement, a fee to the program), and answers its record.
+ */
+export async function bookTransfer(
+  ctx: LedgerCtx,
+  card: CardRow,
+  trade: NewTrade,
+  move: { from: string; to: string; amount: number },
+): Promise<TradeRecord> {
+  await book(
+    ctx,
+    card.currency,
+    [
+      { account: move.from, amount: -move.amount },
+      { account: move.to, amount: move.amount },
+    ],
+    [trade],
+  );
+  return toTradeRecord(trade, maskedCardNo(card));
+}
 
 /**
  * Books one money movement: the card balances first, by card id (so an insufficient balance fails

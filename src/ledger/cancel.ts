@@ -1,14 +1,17 @@
+import type { Static } from 'typebox';
 import { maskedCardNo } from '../cards/model.js';
 import { releaseSpend } from '../controls/spending.js';
 import { DomainError } from '../errors.js';
+import type { VoidBody } from '../network/schemas.js';
+import type { OperationInput } from '../operation-input.js';
 import { type TradeRecord, toTradeRecord } from '../trades/record.js';
 import { TradeStatus, TradeType } from '../trades/types.js';
-import { allocatePart } from './amounts.js';
 import { book, tradeRow } from './book.js';
 import { settlingBusinessDate } from './business-date.js';
 import type { LedgerCtx } from './context.js';
+import { type HeldPartInput, heldAuthorization, heldPartRow } from './held-part.js';
 import { Account, type Leg } from './journal.js';
-import { heldAuthorization, lockedTrade } from './locks.js';
+import { lockedTrade } from './locks.js';
 import { updateTrade } from './trade-rows.js';
 
 /**
@@ -16,31 +19,14 @@ import { updateTrade } from './trade-rows.js';
  * reversed amount; once nothing is held any more the authorization becomes 3 (Reversed) and its fee
  * is returned. A partly reversed authorization stays 1 and can still be cleared.
  */
-export async function reverse({
-  ctx,
-  input,
-}: {
-  ctx: LedgerCtx;
-  input: { tradeId: string; amount?: number | undefined; businessDate?: string | undefined };
-}): Promise<TradeRecord> {
+export async function reverse({ ctx, input }: { ctx: LedgerCtx; input: HeldPartInput }): Promise<TradeRecord> {
   const { auth, card, amount } = await heldAuthorization(ctx, input, 'reversed');
   const held = auth.held - amount;
   const feeBack = held === 0 ? auth.fee : 0;
-  const record = tradeRow(
-    {
-      card,
-      type: TradeType.authorization,
-      status: TradeStatus.reversal,
-      amount,
-      fee: feeBack,
-      currencyTxn: auth.currency_txn,
-      txnAmount: allocatePart(auth.txn_amount, auth.amount - auth.held, amount, auth.amount),
-      businessDate: settlingBusinessDate(input.businessDate, ctx.now, auth),
-      authCode: auth.auth_code,
-      remark: auth.remark,
-      originalId: auth.id,
-    },
-    ctx.now,
+  const record = heldPartRow(
+    ctx,
+    { auth, card, amount, businessDate: input.businessDate },
+    { type: TradeType.authorization, status: TradeStatus.reversal, fee: feeBack },
   );
   await updateTrade(ctx, auth, { held, status: held === 0 ? TradeStatus.reversed : TradeStatus.success });
   await book(ctx, card.currency, release(card.id, amount, feeBack), [record]);
@@ -61,13 +47,7 @@ function release(cardId: string, amount: number, feeBack: number): Leg[] {
  * and fee; a payment not yet refunded returns its amount from settlement. The original becomes 6
  * (Voided) and a status 7 (Void) record is added.
  */
-export async function voidTrade({
-  ctx,
-  input,
-}: {
-  ctx: LedgerCtx;
-  input: { tradeId: string; businessDate?: string | undefined };
-}): Promise<TradeRecord> {
+export async function voidTrade({ ctx, input }: { ctx: LedgerCtx; input: OperationInput<Static<typeof VoidBody>> }): Promise<TradeRecord> {
   const { trade: original, card } = await lockedTrade(ctx, input.tradeId);
   let legs: Leg[];
   let fee = 0;

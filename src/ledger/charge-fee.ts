@@ -1,16 +1,18 @@
-import { maskedCardNo } from '../cards/model.js';
+import type { Static } from 'typebox';
 import { DomainError } from '../errors.js';
 import { toMinor } from '../money/currency.js';
-import { type TradeRecord, toTradeRecord } from '../trades/record.js';
+import type { FeeBody } from '../network/schemas.js';
+import type { OperationInput } from '../operation-input.js';
+import type { TradeRecord } from '../trades/record.js';
 import { TradeStatus, TradeType } from '../trades/types.js';
-import { book, tradeRow } from './book.js';
+import { bookTransfer, tradeRow } from './book.js';
 import { resolveBusinessDate } from './business-date.js';
-import type { CardAmount, LedgerCtx } from './context.js';
+import type { LedgerCtx } from './context.js';
 import { Account } from './journal.js';
 import { lockCard } from './locks.js';
 
 /** A standalone fee (500), e.g. a card or service fee: available → program fees. */
-export async function chargeFee({ ctx, input }: { ctx: LedgerCtx; input: CardAmount }): Promise<TradeRecord> {
+export async function chargeFee({ ctx, input }: { ctx: LedgerCtx; input: OperationInput<Static<typeof FeeBody>> }): Promise<TradeRecord> {
   const card = await lockCard(ctx, input.cardId);
   if (card.status === 'closed') throw new DomainError('cardStatus', 'cardId: the card is closed');
   const amount = toMinor(input.amount, card.currency);
@@ -25,14 +27,5 @@ export async function chargeFee({ ctx, input }: { ctx: LedgerCtx; input: CardAmo
     },
     ctx.now,
   );
-  await book(
-    ctx,
-    card.currency,
-    [
-      { account: Account.available(card.id), amount: -amount },
-      { account: Account.fees, amount },
-    ],
-    [trade],
-  );
-  return toTradeRecord(trade, maskedCardNo(card));
+  return bookTransfer(ctx, card, trade, { from: Account.available(card.id), to: Account.fees, amount });
 }

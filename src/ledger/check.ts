@@ -1,8 +1,8 @@
 import { type Kysely, sql } from 'kysely';
 import { counterProblems } from '../controls/spending.js';
 import type { Database } from '../db/index.js';
-import { tradesPartitioned } from '../db/partitions.js';
 import type { DB } from '../db/schema.js';
+import { countTrades, heldByCard, tradesPerDay, unmatchedTradeIds } from '../trades/books.js';
 import { checkCaps, checkFrozenSpending, checkFunding, checkStatements } from './funding-check.js';
 
 export interface LedgerReport {
@@ -51,13 +51,7 @@ export async function checkLedger(database: Database): Promise<LedgerReport> {
 
 /** Invariant 9 (PostgreSQL): `trade_ids` claims each trade's id once, with the trade's business date. */
 async function checkTradeIds(db: Kysely<DB>): Promise<string[]> {
-  if (!tradesPartitioned(db as Kysely<unknown>)) return [];
-  const { rows } = await sql<{ id: string; business_date: string | null; claimed: string | null }>`
-    select coalesce(t.id, i.id) as id, t.business_date, i.business_date as claimed
-    from trades t full join trade_ids i on i.id = t.id and i.business_date = t.business_date
-    where t.id is null or i.id is null
-    order by 1`.execute(db);
-  return rows.map((r) =>
+  return (await unmatchedTradeIds(db)).map((r) =>
     r.claimed === null
       ? `trade ${r.id} (${r.business_date}): its id is not claimed in trade_ids with its business date`
       : `trade_ids claims ${r.id} for ${r.claimed}, and there is no such trade`,
@@ -66,7 +60,7 @@ async function checkTradeIds(db: Kysely<DB>): Promise<string[]> {
 
 async function checkBooks(db: Kysely<DB>): Promise<LedgerReport> {
   const problems: string[] = [];
-  const count = async (table: 'ledger_postings' | 'cards' | 'trades') =>
+  const count = async (table: 'ledger_postings' | 'cards') =>
     Number(
       (
         await db
@@ -96,14 +90,7 @@ async function checkBooks(db: Kysely<DB>): Promise<LedgerReport> {
     .execute()) {
     accounts.set(r.account, Number(r.s));
   }
-  const heldByTrades = new Map<string, number>();
-  for (const r of await db
-    .selectFrom('trades')
-    .select(['card_id', sql<number>`sum(held)`.as('h')])
-    .groupBy('card_id')
-    .execute()) {
-    heldByTrades.set(r.card_id, Number(r.h));
-  }
+  const heldByTrades = await heldByCard(db);
   const cards = await db.selectFrom('cards').select(['id', 'available_balance', 'ledger_balance']).execute();
   for (const card of cards) {
     const available = accounts.get(`card:${card.id}:available`) ?? 0;
@@ -136,11 +123,7 @@ async function checkBooks(db: Kysely<DB>): Promise<LedgerReport> {
     .select(['card_id', 'business_date', 'trade_status', 'n'])
     .where('n', '<>', 0)
     .execute();
-  const actual = await db
-    .selectFrom('trades')
-    .select(['card_id', 'business_date', 'trade_status', sql<number>`count(*)`.as('n')])
-    .groupBy(['card_id', 'business_date', 'trade_status'])
-    .execute();
+  const actual = await tradesPerDay(db);
   const key = (r: { card_id: string; business_date: string; trade_status: number }) =>
     `${r.card_id} ${r.business_date} status ${r.trade_status}`;
   const want = new Map(actual.map((r) => [key(r), Number(r.n)]));
@@ -150,5 +133,5 @@ async function checkBooks(db: Kysely<DB>): Promise<LedgerReport> {
       problems.push(`day count for ${k} is ${have.get(k) ?? 0}, there are ${want.get(k) ?? 0} transactions`);
   }
 
-  return { entries, postings: await count('ledger_postings'), cards: cards.length, trades: await count('trades'), problems };
+  return { entries, postings: await count('ledger_postings'), cards: cards.length, trades: await countTrades(db), problems };
 }

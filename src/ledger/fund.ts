@@ -1,7 +1,10 @@
+import type { Static } from 'typebox';
 import { maskedCardNo } from '../cards/model.js';
+import type { CardTopUpBody } from '../cards/schemas.js';
 import { DomainError } from '../errors.js';
 import { toMinor } from '../money/currency.js';
 import { feeFor } from '../money/fees.js';
+import type { OperationInput } from '../operation-input.js';
 import { type TradeRecord, toTradeRecord } from '../trades/record.js';
 import { TradeStatus, TradeType } from '../trades/types.js';
 import { book, tradeRow } from './book.js';
@@ -20,7 +23,8 @@ export async function topUp({
   input,
 }: {
   ctx: LedgerCtx;
-  input: { cardId: string; amount: number; businessDate?: string | undefined };
+  /** businessDate: the benches' and the demo's records placed on a day; the API does not send it. */
+  input: OperationInput<Static<typeof CardTopUpBody>> & { businessDate?: string | undefined };
 }): Promise<TradeRecord> {
   const card = await lockCard(ctx, input.cardId);
   if (card.status === 'closed') throw new DomainError('cardStatus', 'cardId: the card is closed');

@@ -1,5 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import type { DB } from '../db/schema.js';
+import { spendingTrades } from '../trades/books.js';
 import { TradeType } from '../trades/types.js';
 import { Account, MAX_CARD_BALANCE } from './journal.js';
 
@@ -19,18 +20,7 @@ export async function checkFrozenSpending(db: Kysely<DB>): Promise<string[]> {
   if (events.length === 0) return [];
   const byCard = new Map<string, Array<{ status: string; after: number }>>();
   for (const e of events) byCard.set(e.card_id, [...(byCard.get(e.card_id) ?? []), { status: e.status, after: Number(e.after_seq) }]);
-  const spending = await db
-    .selectFrom('trades')
-    .select(['id', 'card_id', 'seq', 'trade_type'])
-    .where('card_id', 'in', [...byCard.keys()])
-    .where((eb) =>
-      eb.or([
-        eb.and([eb('trade_type', '=', TradeType.authorization), eb('original_id', 'is', null)]),
-        eb('trade_type', '=', TradeType.withdrawal),
-        eb('trade_type', '=', TradeType.transferOut),
-      ]),
-    )
-    .execute();
+  const spending = await spendingTrades(db, [...byCard.keys()]);
   // A withdrawal whose money went to the merchant's funding account is a closing card's balance going
   // back (src/cards/close.ts), not spending: the journal, not the record's text, says where it went.
   const withdrawals = spending.filter((t) => t.trade_type === TradeType.withdrawal).map((t) => t.id);

@@ -2,9 +2,7 @@ import type { CardRow } from '../cards/model.js';
 import { forUpdate } from '../db/locks.js';
 import { precompiled, type Slots } from '../db/prepared.js';
 import { DomainError } from '../errors.js';
-import { toMajor, toMinor } from '../money/currency.js';
 import type { TradeRow } from '../trades/record.js';
-import { TradeStatus, TradeType } from '../trades/types.js';
 import type { LedgerCtx } from './context.js';
 import { loadTrade } from './trade-rows.js';
 
@@ -42,25 +40,4 @@ export async function lockedTrade(ctx: LedgerCtx, tradeId: string): Promise<{ tr
   const first = await loadTrade(ctx.tx, ctx.merchantId, tradeId);
   const card = await lockCard(ctx, first.card_id);
   return { trade: await loadTrade(ctx.tx, ctx.merchantId, tradeId), card };
-}
-
-/**
- * The authorization a clearing or a reversal acts on: it must still hold funds (2730 otherwise).
- * Returns it, its card (locked), and the amount asked for: all that is held unless less is given
- * (2723 if more).
- */
-export async function heldAuthorization(
-  ctx: LedgerCtx,
-  input: { tradeId: string; amount?: number | undefined },
-  action: 'cleared' | 'reversed',
-) {
-  const { trade: auth, card } = await lockedTrade(ctx, input.tradeId);
-  if (auth.trade_type !== TradeType.authorization || auth.trade_status !== TradeStatus.success || auth.held <= 0) {
-    throw new DomainError('tradeState', `tradeId: only an authorization that still holds funds can be ${action}`);
-  }
-  const amount = input.amount === undefined ? auth.held : toMinor(input.amount, card.currency);
-  if (amount > auth.held) {
-    throw new DomainError('incorrectAmount', `amount: at most the ${toMajor(auth.held, card.currency)} ${card.currency} still held`);
-  }
-  return { auth, card, amount };
 }

@@ -1,15 +1,19 @@
+import type { Static } from 'typebox';
 import { maskedCardNo } from '../cards/model.js';
 import { releaseSpend } from '../controls/spending.js';
 import { DomainError } from '../errors.js';
 import { toMajor, toMinor } from '../money/currency.js';
+import type { RefundBody } from '../network/schemas.js';
+import type { OperationInput } from '../operation-input.js';
 import { type TradeRecord, toTradeRecord } from '../trades/record.js';
 import { TradeStatus, TradeType } from '../trades/types.js';
 import { allocatePart } from './amounts.js';
 import { book, tradeRow } from './book.js';
 import { settlingBusinessDate } from './business-date.js';
 import type { LedgerCtx } from './context.js';
+import { type HeldPartInput, heldAuthorization, heldPartRow } from './held-part.js';
 import { Account } from './journal.js';
-import { heldAuthorization, lockedTrade } from './locks.js';
+import { lockedTrade } from './locks.js';
 import { updateTrade } from './trade-rows.js';
 
 /**
@@ -17,28 +21,12 @@ import { updateTrade } from './trade-rows.js';
  * less is given) moves from held to settlement; whatever was held beyond it returns to the
  * available balance: a clearing completes its authorization.
  */
-export async function clear({
-  ctx,
-  input,
-}: {
-  ctx: LedgerCtx;
-  input: { tradeId: string; amount?: number | undefined; businessDate?: string | undefined };
-}): Promise<TradeRecord> {
+export async function clear({ ctx, input }: { ctx: LedgerCtx; input: HeldPartInput }): Promise<TradeRecord> {
   const { auth, card, amount } = await heldAuthorization(ctx, input, 'cleared');
-  const payment = tradeRow(
-    {
-      card,
-      type: TradeType.payment,
-      status: TradeStatus.success,
-      amount,
-      currencyTxn: auth.currency_txn,
-      txnAmount: allocatePart(auth.txn_amount, auth.amount - auth.held, amount, auth.amount),
-      businessDate: settlingBusinessDate(input.businessDate, ctx.now, auth),
-      authCode: auth.auth_code,
-      remark: auth.remark,
-      originalId: auth.id,
-    },
-    ctx.now,
+  const payment = heldPartRow(
+    ctx,
+    { auth, card, amount, businessDate: input.businessDate },
+    { type: TradeType.payment, status: TradeStatus.success },
   );
   await updateTrade(ctx, auth, { held: 0 });
   await book(
@@ -57,13 +45,7 @@ export async function clear({
 }
 
 /** Refund (status 10): credits the card for part or all of a payment not yet refunded. */
-export async function refund({
-  ctx,
-  input,
-}: {
-  ctx: LedgerCtx;
-  input: { tradeId: string; amount: number; businessDate?: string | undefined };
-}): Promise<TradeRecord> {
+export async function refund({ ctx, input }: { ctx: LedgerCtx; input: OperationInput<Static<typeof RefundBody>> }): Promise<TradeRecord> {
   const { trade: payment, card } = await lockedTrade(ctx, input.tradeId);
   if (payment.trade_type !== TradeType.payment || payment.trade_status !== TradeStatus.success) {
     throw new DomainError('tradeState', 'tradeId: only a payment (151) can be refunded');

@@ -2,7 +2,8 @@ import type { Insertable, Kysely } from 'kysely';
 import { emitEvent } from '../callbacks/outbox.js';
 import { maskedCardNo } from '../cards/model.js';
 import { precompiled, type Slots } from '../db/prepared.js';
-import type { DB, TradesTable } from '../db/schema.js';
+import type { DB } from '../db/schema.js';
+import { type TradesTable, withTrades } from '../db/trades-table.js';
 import { DomainError } from '../errors.js';
 import { tradeById } from '../trades/by-id.js';
 import { RECORD_COLUMNS, type TradeRow, toTradeRecord } from '../trades/record.js';
@@ -40,7 +41,9 @@ const allColumns: Exclude<keyof NewTrade, (typeof NEW_TRADE_COLUMNS)[number]> ex
 void allColumns;
 
 const tradeInsert = precompiled((db, slot: Slots<NewTrade>) =>
-  db.insertInto('trades').values(Object.fromEntries(NEW_TRADE_COLUMNS.map((c) => [c, slot(c)])) as unknown as Insertable<TradesTable>),
+  withTrades(db)
+    .insertInto('trades')
+    .values(Object.fromEntries(NEW_TRADE_COLUMNS.map((c) => [c, slot(c)])) as unknown as Insertable<TradesTable>),
 );
 
 /** Inserts a listed trade and counts it in its day, in the caller's transaction. */
@@ -59,7 +62,7 @@ export async function updateTrade(
   change: { status?: number; held?: number; refunded?: number },
 ): Promise<void> {
   const { tx } = ctx;
-  const res = await tx
+  const res = await withTrades(tx)
     .updateTable('trades')
     .set({
       trade_status: change.status ?? trade.trade_status,

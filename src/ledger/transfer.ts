@@ -1,12 +1,15 @@
+import type { Static } from 'typebox';
 import { assertActive, maskedCardNo } from '../cards/model.js';
 import { DomainError, invalid } from '../errors.js';
 import { toMinor } from '../money/currency.js';
 import { feeFor } from '../money/fees.js';
+import type { TransferBody } from '../network/schemas.js';
+import type { OperationInput } from '../operation-input.js';
 import { type TradeRecord, toTradeRecord } from '../trades/record.js';
 import { TradeStatus, TradeType } from '../trades/types.js';
 import { book, tradeRow } from './book.js';
 import { resolveBusinessDate } from './business-date.js';
-import type { CardAmount, LedgerCtx } from './context.js';
+import type { LedgerCtx } from './context.js';
 import { Account } from './journal.js';
 import { lockTwoCards } from './locks.js';
 
@@ -15,7 +18,13 @@ import { lockTwoCards } from './locks.js';
  * fee) on the source and a 120 (Transfer In) on the target, in one journal entry. Returns the
  * source's record.
  */
-export async function transfer({ ctx, input }: { ctx: LedgerCtx; input: CardAmount & { toCardId: string } }): Promise<TradeRecord> {
+export async function transfer({
+  ctx,
+  input,
+}: {
+  ctx: LedgerCtx;
+  input: OperationInput<Static<typeof TransferBody>>;
+}): Promise<TradeRecord> {
   if (input.toCardId === input.cardId) throw invalid('toCardId', 'must be another card than cardId');
   const [from, to] = await lockTwoCards(ctx, input.cardId, input.toCardId);
   assertActive(from);

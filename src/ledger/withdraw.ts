@@ -1,14 +1,17 @@
+import type { Static } from 'typebox';
 import { assertActive, maskedCardNo } from '../cards/model.js';
 import { controlsDecision } from '../controls/decide.js';
 import { checkMerchantCountry } from '../holders/countries.js';
 import { exponent, toMinor } from '../money/currency.js';
 import { feeFor } from '../money/fees.js';
+import type { WithdrawBody } from '../network/schemas.js';
+import type { OperationInput } from '../operation-input.js';
 import { type TradeRecord, toTradeRecord } from '../trades/record.js';
 import { Channel, TradeStatus, TradeType } from '../trades/types.js';
 import { convertedTxnAmount } from './amounts.js';
 import { book, tradeRow } from './book.js';
 import { resolveBusinessDate } from './business-date.js';
-import type { CardAmount, LedgerCtx } from './context.js';
+import type { LedgerCtx } from './context.js';
 import { Account } from './journal.js';
 import { lockCard } from './locks.js';
 
@@ -26,7 +29,7 @@ export async function withdraw({
   input,
 }: {
   ctx: LedgerCtx;
-  input: CardAmount & { currencyTxn?: string | undefined; merchantCountry?: string | undefined };
+  input: OperationInput<Static<typeof WithdrawBody>>;
 }): Promise<TradeRecord> {
   const card = await lockCard(ctx, input.cardId);
   assertActive(card);

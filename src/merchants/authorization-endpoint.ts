@@ -1,25 +1,26 @@
 import type { Kysely } from 'kysely';
+import type { Static } from 'typebox';
 import { checkCallbackUrl } from '../callbacks/url-guard.js';
 import type { MerchantCtx } from '../context.js';
 import type { AuthorizationDefault, DB } from '../db/schema.js';
 import { DomainError, invalid } from '../errors.js';
-import type { AuthorizationEndpointModel } from './schemas.js';
+import type { OperationInput } from '../operation-input.js';
+import type { AuthorizationEndpointBody, AuthorizationEndpointModel } from './schemas.js';
 
 /** How long an authorization endpoint may take (2 s until the merchant says otherwise: migration 0011). */
 const ENDPOINT_TIMEOUT = { min: 100, max: 5000 } as const;
 
-export interface EndpointSettingsInput {
-  /** The URL (the SSRF rules of callbacks apply); null removes it; absent leaves it. */
-  authorizationUrl?: string | null | undefined;
-  timeoutMs?: number | undefined;
-  defaultDecision?: AuthorizationDefault | undefined;
-}
+/** authorizationEndpointUpdate's body without the signed envelope: a URL (null removes it; the SSRF rules of callbacks apply), absent fields left as they are. */
+export type EndpointSettingsInput = OperationInput<Static<typeof AuthorizationEndpointBody>>;
 
 export type EndpointSettings = AuthorizationEndpointModel;
 
-/** The columns a change of the endpoint's settings writes, checked. */
+/**
+ * The columns a change of the endpoint's settings writes, checked. Every field may be absent (left
+ * as it is): the operator's `merchant update` changes only what it is given.
+ */
 export function endpointChanges(
-  input: EndpointSettingsInput,
+  input: { [K in keyof EndpointSettingsInput]?: EndpointSettingsInput[K] | undefined },
   env: 'sandbox' | 'production',
 ): { authorization_url?: string | null; authorization_timeout_ms?: number; authorization_default?: AuthorizationDefault } {
   const out: ReturnType<typeof endpointChanges> = {};

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Services } from '../context.js';
-import { signedRead, signedWrite } from '../http/operation.js';
+import { operationInput, signedRead, signedWrite } from '../http/operation.js';
 import { Envelope, errorResponses, ok } from '../http/schemas.js';
 import { authorizationEndpointOf, setAuthorizationEndpoint } from './authorization-endpoint.js';
 import { AuthorizationEndpointBody, AuthorizationEndpointQueryBody, AuthorizationEndpointSchema } from './schemas.js';
@@ -21,8 +21,7 @@ export const merchantRoutes: FastifyPluginAsyncTypebox<{ svc: Services }> = asyn
       config: { operation: 'authorizationEndpointUpdate' },
     },
     async (req, reply) => {
-      const { authorizationUrl, timeoutMs, defaultDecision, randomStr } = req.body;
-      const input = { authorizationUrl, timeoutMs, defaultDecision };
+      const { randomStr, input } = operationInput(req.body);
       return ok(await signedWrite(svc, req, reply, randomStr, setAuthorizationEndpoint, input), req.id);
     },
   );

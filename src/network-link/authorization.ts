@@ -45,12 +45,13 @@ function authorizeInput(svc: Services, fields: Map<number, string>, card: CardRo
   const amounts = linkAmounts(fields, card, svc.config.network, svc.config.program.fxRates);
   if ('code' in amounts) return amounts;
   const rrn = fields.get(37)?.trim();
+  const channel = channelOf(fields);
   return {
     cardId: card.id,
     ...amounts,
-    ...(fields.has(18) ? { mcc: fields.get(18) } : {}),
+    ...(fields.has(18) ? { mcc: fields.get(18) as string } : {}),
     ...acceptorOf(fields),
-    channel: channelOf(fields),
+    ...(channel ? { channel } : {}),
     ...(rrn ? { remark: `RRN ${rrn}` } : {}),
   };
 }

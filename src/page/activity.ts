@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/schema.js';
 import { exponent } from '../money/currency.js';
+import { cardRootTrades, type HistoryCursor, tradesFollowing } from '../trades/card-history.js';
 import type { AuthorizationRow, TradeRow } from '../trades/record.js';
 import { DeclineReason, type DeclineReasonValue, TradeStatus, TradeType } from '../trades/types.js';
 
@@ -38,7 +39,7 @@ export interface ActivityLine {
 
 /** Where the next page starts: after this record (business date, seq) and this decline (business date, created_at, id). */
 export interface ActivityCursor {
-  trade: { date: string; seq: number } | null;
+  trade: HistoryCursor | null;
   decline: { date: string; at: number; id: string } | null;
 }
 
@@ -180,26 +181,14 @@ function declineLine(d: AuthorizationRow): ActivityLine {
 /** A page of a card's activity, newest first, from `cursor` (null: the newest). */
 export async function cardActivity(db: Kysely<DB>, cardId: string, cursor: ActivityCursor | null): Promise<ActivityPage> {
   const n = ACTIVITY_PAGE + 1;
-  // Lines of their own: every record except those that belong to a purchase (its payment, reversal
-  // and void records, and its payment's refunds and void), and balance inquiries (no money).
-  let roots = db
-    .selectFrom('trades')
-    .selectAll()
-    .where('card_id', '=', cardId)
-    .where('trade_type', '<>', TradeType.balanceInquiry)
-    .where((eb) => eb.or([eb('original_id', 'is', null), eb('trade_type', 'not in', [TradeType.authorization, TradeType.payment])]));
-  const tc = cursor?.trade;
-  if (tc)
-    roots = roots.where((eb) =>
-      eb.or([eb('business_date', '<', tc.date), eb.and([eb('business_date', '=', tc.date), eb('seq', '<', tc.seq)])]),
-    );
   let declines = db.selectFrom('authorizations').selectAll().where('card_id', '=', cardId).where('approved', '=', 0);
   const dc = cursor?.decline;
   if (dc) {
     declines = declines.where((eb) => eb(eb.refTuple('business_date', 'created_at', 'id'), '<', eb.tuple(dc.date, dc.at, dc.id)));
   }
   const [trades, declined] = await Promise.all([
-    roots.orderBy('business_date', 'desc').orderBy('seq', 'desc').limit(n).execute(),
+    // Lines of their own: every record except a purchase's parts, and balance inquiries.
+    cardRootTrades(db, cardId, cursor?.trade ?? null, n),
     declines.orderBy('business_date', 'desc').orderBy('created_at', 'desc').orderBy('id', 'desc').limit(n).execute(),
   ]);
 
@@ -226,9 +215,9 @@ export async function cardActivity(db: Kysely<DB>, cardId: string, cursor: Activ
 
   // What the network sent for the purchases on this page, and their acceptors.
   const authIds = page.flatMap((e) => (e.trade?.trade_type === TradeType.authorization ? [e.trade.id] : []));
-  const parts = authIds.length ? await db.selectFrom('trades').selectAll().where('original_id', 'in', authIds).execute() : [];
+  const parts = await tradesFollowing(db, authIds);
   const paymentIds = parts.filter((p) => p.trade_type === TradeType.payment).map((p) => p.id);
-  const paymentParts = paymentIds.length ? await db.selectFrom('trades').selectAll().where('original_id', 'in', paymentIds).execute() : [];
+  const paymentParts = await tradesFollowing(db, paymentIds);
   const acceptors = authIds.length ? await db.selectFrom('authorizations').selectAll().where('id', 'in', authIds).execute() : [];
   const acceptorOf = new Map(acceptors.map((a) => [a.id, a]));
   const partsOf = new Map<string, TradeRow[]>();

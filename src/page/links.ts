@@ -1,10 +1,14 @@
-import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { type Kysely, sql } from 'kysely';
+import type { Static } from 'typebox';
 import type { MerchantCtx, Services, VerbCtx } from '../context.js';
+import { sessionFormToken, sessionFormTokenMatches } from '../crypto/form-token.js';
 import type { DB } from '../db/schema.js';
 import { DomainError, rateLimited } from '../errors.js';
 import { emailHash } from '../holders/identity.js';
+import type { OperationInput } from '../operation-input.js';
 import { runVerb } from '../runner.js';
+import type { LinkBody } from './schemas.js';
 
 /** A link opens the page once, within 10 minutes (decisions §8). */
 export const LINK_TTL_MS = 10 * 60 * 1000;
@@ -25,10 +29,11 @@ export async function issueLink({
   input,
 }: {
   ctx: MerchantCtx;
-  /** `generation`: the credential generation of the merchant entry that checked the request's signature. */
-  input: { email: string | null; generation: number };
+  /** The body without its envelope, and `generation`: that of the merchant entry that checked the request's signature. */
+  input: OperationInput<Static<typeof LinkBody>> & { generation: number };
 }): Promise<string> {
   const { tx, now, merchantId } = ctx;
+  const email = input.email ? input.email.toLowerCase() : null;
   // Read in the transaction, as everything a verb reads (on SQLite its one connection is the verb's).
   const merchant = await tx
     .selectFrom('merchants')
@@ -47,7 +52,7 @@ export async function issueLink({
   const token = randomBytes(32).toString('base64url');
   // Only the e-mail's keyed hash (the one cardholders are found by) is stored with the link and its
   // session: the e-mail is identity data, sealed at rest like the rest of it (issue 14.6).
-  const emailKey = input.email === null ? null : await emailHash(ctx.svc.vault, tx, input.email);
+  const emailKey = email === null ? null : await emailHash(ctx.svc.vault, tx, email);
   // The window's count and the insert in one transaction, serialised per merchant and e-mail (SQLite
   // serialises every write transaction; PostgreSQL takes an advisory lock): concurrent requests,
   // on one instance or several, cannot both take the last slot.
@@ -248,17 +253,9 @@ export async function reapPage(database: Services['database'], now: number): Pro
 
 export type PageSession = NonNullable<Awaited<ReturnType<typeof loadSession>>>;
 
-/**
- * The form token of a session: an HMAC of a fixed label under the session id, which only the
- * cookie's holder knows. Forms carry it; a cross-site form cannot.
- */
-export function formToken(sessionId: string): string {
-  return createHmac('sha256', sessionId).update('cardprogram page form').digest('base64url');
-}
+const PAGE_FORM = 'cardprogram page form';
 
-export function formTokenMatches(sessionId: string, sent: unknown): boolean {
-  if (typeof sent !== 'string') return false;
-  const a = Buffer.from(formToken(sessionId));
-  const b = Buffer.from(sent);
-  return a.length === b.length && timingSafeEqual(a, b);
-}
+/** The form token of a card page session (src/crypto/form-token.ts): forms carry it; a cross-site form cannot. */
+export const formToken = (sessionId: string): string => sessionFormToken(sessionId, PAGE_FORM);
+
+export const formTokenMatches = (sessionId: string, sent: unknown): boolean => sessionFormTokenMatches(sessionId, PAGE_FORM, sent);

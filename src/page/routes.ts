@@ -3,28 +3,16 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { Services } from '../context.js';
 import { DomainError, invalid } from '../errors.js';
-import { Email } from '../http/fields.js';
 import { cookieName, crossSite, htmlScope, isHttps, pageHeaders, readCookie } from '../http/html-pages.js';
-import { signedRead } from '../http/operation.js';
-import { Envelope, errorResponses, ok, RandomStr, SignedFields } from '../http/schemas.js';
+import { operationInput, signedRead } from '../http/operation.js';
+import { Envelope, errorResponses, ok } from '../http/schemas.js';
 import { runVerb } from '../runner.js';
 import { parseCursor } from './activity.js';
 import { merchantName, revealOnPage, setFrozenOnPage } from './card-actions.js';
 import { holderView } from './holder-view.js';
 import { formToken, formTokenMatches, issueLink, loadSession, openLink, type PageSession, SESSION_IDLE_MS } from './links.js';
+import { LinkBody } from './schemas.js';
 import { holderPage, messagePage, productPage, STYLE_HASH } from './view.js';
-
-const LinkBody = Type.Object(
-  {
-    ...SignedFields,
-    email: Type.Optional(
-      Email({ maxLength: 64, optionalEmpty: true, description: 'must be the user’s e-mail address (at most 64 characters)' }),
-    ),
-    // Freshness (decisions §11): single-use like a read's; required with the timestamp in production.
-    randomStr: Type.Optional(RandomStr),
-  },
-  { additionalProperties: false },
-);
 
 const SECURITY_HEADERS = pageHeaders(STYLE_HASH);
 const SESSION_COOKIE = 'cp_session';
@@ -67,10 +55,10 @@ export const pageRoutes: FastifyPluginAsyncTypebox<{ svc: Services }> = async (a
       const { randomStr } = req.body;
       if (randomStr !== undefined) await signedRead(svc, req, randomStr);
       else if (svc.config.requireTimestamp) throw invalid('randomStr', 'is required');
-      const email = req.body.email ? req.body.email.toLowerCase() : null;
+      const { input } = operationInput(req.body);
       const merchantId = req.merchant.appId;
       const token = await runVerb(svc, issueLink, {
-        input: { email, generation: req.merchant.generation },
+        input: { ...input, generation: req.merchant.generation },
         merchantId,
         actor: `merchant:${merchantId}`,
       });

@@ -7,6 +7,7 @@ import { parseDate } from '../dates.js';
 import type { Database } from '../db/index.js';
 import { precompiled, preparedText, type Slots } from '../db/prepared.js';
 import type { DB } from '../db/schema.js';
+import { type TradesDB, withTrades } from '../db/trades-table.js';
 import { DomainError, invalid } from '../errors.js';
 import { consumeNonce, READ_NONCE_SQL, type RequestKey, readNonceParameters, usedNonce } from '../idempotency/keys.js';
 import { isCardCurrency } from '../money/currency.js';
@@ -130,7 +131,8 @@ export async function listTrades({
     before += n;
   }
   const offset = input.start - before;
-  const base = () => reads.selectFrom('trades').select('seq').where('card_id', '=', card.id).where('trade_status', 'in', statuses);
+  const base = () =>
+    withTrades(reads).selectFrom('trades').select('seq').where('card_id', '=', card.id).where('trade_status', 'in', statuses);
   const cardNo = maskedCardNo(card);
   const page = (seqs: Parameters<typeof pageRows>[2]) => pageRows(reads, input, seqs);
   let seqs: number[];
@@ -344,8 +346,12 @@ async function cardWithDays(
  * By a list of keys, the rows are put in its order here rather than sorted by the database (SQLite
  * would sort them through a temporary tree).
  */
-async function pageRows(reads: Kysely<DB>, input: ListTradesInput, seqs: number[] | SelectQueryBuilder<DB, 'trades', { seq: number }>) {
-  const rows = reads
+async function pageRows(
+  reads: Kysely<DB>,
+  input: ListTradesInput,
+  seqs: number[] | SelectQueryBuilder<TradesDB, 'trades', { seq: number }>,
+) {
+  const rows = withTrades(reads)
     .selectFrom('trades')
     .select(['seq', ...RECORD_COLUMNS])
     .where('seq', 'in', seqs)

@@ -1,6 +1,7 @@
 import type { Selectable } from 'kysely';
 import type { Static } from 'typebox';
-import type { AuthorizationsTable, TradesTable } from '../db/schema.js';
+import type { AuthorizationsTable } from '../db/schema.js';
+import type { TradesTable } from '../db/trades-table.js';
 import { toMajor } from '../money/currency.js';
 import type { AuthorizationSchema, TradeRecordSchema } from './schemas.js';
 import type { ChannelValue, DeclineReasonValue, TradeStatusValue, TradeTypeValue } from './types.js';

@@ -1,4 +1,5 @@
 import type { Database } from '../../src/db/index.js';
+import { withTrades } from '../../src/db/trades-table.js';
 import { checkLedger } from '../../src/ledger/check.js';
 import type { receiver } from '../helpers/receiver.js';
 
@@ -66,7 +67,7 @@ export async function compareWithDatabase(
     }
   }
 
-  const trades = await check.db.selectFrom('trades').select(['id', 'card_id']).execute();
+  const trades = await withTrades(check.db).selectFrom('trades').select(['id', 'card_id']).execute();
   const stored = new Set(trades.map((t) => t.id));
   for (const [id, t] of acked.trades) {
     if (!stored.has(id)) {

@@ -5,6 +5,7 @@ import { buildApp } from '../../src/app.js';
 import { type Config, DEFAULT_KYC_PLATFORMS, DEFAULT_NETWORK_CURRENCIES, SANDBOX_BINS } from '../../src/config.js';
 import type { Services } from '../../src/context.js';
 import type { DB } from '../../src/db/schema.js';
+import { type TradesDB, withTrades } from '../../src/db/trades-table.js';
 import { hmacSign, signingString } from '../../src/http/signing.js';
 import { fundMerchant } from '../../src/ledger/funding.js';
 import { createMerchant } from '../../src/merchants/create.js';
@@ -193,11 +194,11 @@ export function holderBody(overrides: Record<string, unknown> = {}): Record<stri
 /** Row counts of the tables named (by default the cardholder tables): a refused request leaves them as they were. */
 export async function rowCounts(
   h: Harness,
-  tables: ReadonlyArray<keyof DB> = ['merchants', 'cardholders', 'holder_reviews', 'idempotency_keys'],
+  tables: ReadonlyArray<keyof TradesDB> = ['merchants', 'cardholders', 'holder_reviews', 'idempotency_keys'],
 ): Promise<Record<string, number>> {
   const out: Record<string, number> = {};
   for (const table of tables) {
-    const r = await h.db.database.db
+    const r = await withTrades(h.db.database.db)
       .selectFrom(table)
       .select((eb) => eb.fn.countAll<number>().as('n'))
       .executeTakeFirstOrThrow();

@@ -1,0 +1,15 @@
+import type { TxCtx } from '../context.js';
+import { type EventType, emitEvent, notifyUrlOf } from './outbox.js';
+
+/**
+ * A callback event to a merchant's notify URL, when it has one (read in the transaction, as the
+ * change it tells of), written in the same transaction (src/callbacks/outbox.ts); none without a URL.
+ */
+export async function notifyMerchant(
+  ctx: TxCtx,
+  event: { merchantId: string; type: EventType; subject: string; body: Record<string, unknown> },
+): Promise<void> {
+  const url = await notifyUrlOf(ctx.tx, event.merchantId);
+  if (!url) return;
+  await emitEvent(ctx.tx, { ...event, url, now: ctx.now }, ctx.wake);
+}
