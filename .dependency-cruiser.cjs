@@ -23,7 +23,8 @@ const LAYERS = [
   {
     name: 'transports',
     paths: [
-      `^src/${DOMAINS}/routes\\.ts$`,
+      // routes.ts, or a group of routes of one transport (routes-*.ts: the console's pages, with their kit).
+      `^src/${DOMAINS}/(routes|routes-[a-z]+)\\.ts$`,
       '^src/docs/',
       '^src/http/(?!(schemas|fields|signing|signature-detail|decline-detail)\\.ts$)',
       // The card network link: a transport like the HTTP routes (it reads messages, calls verbs, maps errors).
@@ -74,9 +75,9 @@ module.exports = {
     },
     {
       name: 'verb-without-http',
-      comment: 'A verb (a domain file other than routes.ts and schemas.ts) never sees HTTP: no src/http, no Fastify.',
+      comment: 'A verb (a domain file other than routes.ts, routes-*.ts and schemas.ts) never sees HTTP: no src/http, no Fastify.',
       severity: 'error',
-      from: { path: `^src/${DOMAINS}/`, pathNot: [`^src/${DOMAINS}/(routes|schemas)\\.ts$`, ...KNOWN_HTTP_IN_VERBS.map((k) => k.from)] },
+      from: { path: `^src/${DOMAINS}/`, pathNot: [`^src/${DOMAINS}/(routes|routes-[a-z]+|schemas)\\.ts$`, ...KNOWN_HTTP_IN_VERBS.map((k) => k.from)] },
       to: { path: HTTP },
     },
     ...KNOWN_HTTP_IN_VERBS.map((known) => ({

@@ -1,0 +1,151 @@
+import type { Selectable } from 'kysely';
+import type { CardModel } from '../cards/model.js';
+import type { CardQueryModel } from '../cards/query.js';
+import type { AuthorizationsTable } from '../db/schema.js';
+import { formatMoney } from '../page/activity.js';
+import type { TradePage } from '../trades/list.js';
+import { TradeStatus, TradeType } from '../trades/types.js';
+import { auditPill, major } from './pages-common.js';
+import type { SearchHit } from './queries.js';
+import { can } from './roles.js';
+import { esc, type Frame, form, kv, link, page, pill, reasonField, table, when } from './view.js';
+
+/** The console's search and card pages (re-exported by ./pages.ts). */
+
+/**
+ * A card number typed into the search is never shown back whole: a query holding 12 digits or more,
+ * whatever separates them, is shown as its digits' first six and last four.
+ */
+const maskDigits = (q: string) => {
+  const d = q.replace(/\D/g, '');
+  return d.length >= 12 ? `${d.slice(0, 6)}${'*'.repeat(d.length - 10)}${d.slice(-4)}` : q;
+};
+
+export function searchPage(frame: Frame, q: string, hits: SearchHit[] | null): string {
+  const results =
+    hits === null
+      ? '<p class="muted">A cardholder by id, e-mail or name; a card by id or BIN and last four (<code>424242 4242</code>), by last four alone or by its full number; a cardholder by document number; a transaction, KYC request (or its e-mail) or merchant by id. One match opens at once.</p>'
+      : table(
+          `${hits.length} result${hits.length === 1 ? '' : 's'} for “${maskDigits(q)}”`,
+          ['Kind', 'Id', 'What'],
+          hits.map((h) => [esc(h.kind), link(h.href, h.id), esc(h.label)]),
+        );
+  return page(
+    'Search',
+    frame,
+    `<form method="get" action="/console/search" class="inline" role="search"><label for="q">Find</label><input id="q" name="q" value="${esc(maskDigits(q))}" size="40" maxlength="200" autofocus><button type="submit">Search</button></form>${results}`,
+  );
+}
+
+const TYPE_NAMES: Record<number, string> = {
+  [TradeType.authorization]: 'Authorization (hold)',
+  [TradeType.payment]: 'Payment (cleared)',
+  [TradeType.topUp]: 'Top-up',
+  [TradeType.withdrawal]: 'Cash withdrawal',
+  [TradeType.transferIn]: 'Transfer in',
+  [TradeType.transferOut]: 'Transfer out',
+  [TradeType.settlementAdjustment]: 'Settlement adjustment',
+  [TradeType.balanceInquiry]: 'Balance inquiry',
+  [TradeType.fee]: 'Fee',
+};
+const STATUS_NAMES: Record<number, string> = {
+  [TradeStatus.success]: 'Done',
+  [TradeStatus.reversal]: 'Reversal',
+  [TradeStatus.reversed]: 'Reversed',
+  [TradeStatus.voided]: 'Voided',
+  [TradeStatus.void]: 'Void',
+  [TradeStatus.refund]: 'Refund',
+};
+/** Money into the card: a top-up, a transfer in, a refund, a reversal; everything else takes money out. */
+const credits = (type: number, status: number) =>
+  type === TradeType.topUp || type === TradeType.transferIn || status === TradeStatus.refund || status === TradeStatus.reversal;
+
+const controlsText = (c: object) => (Object.keys(c).length === 0 ? 'none' : `<code>${esc(JSON.stringify(c))}</code>`);
+
+export interface CardView {
+  card: CardModel;
+  query: CardQueryModel;
+  holder: { id: string; first_name: string; last_name: string; audit_status: number } | undefined;
+  declined: Array<Selectable<AuthorizationsTable>>;
+  merchantName: string;
+  merchantId: string;
+  createdAt: number;
+  trades: TradePage | null;
+  rangeError: string | null;
+  from: string;
+  to: string;
+  pageNo: number;
+  pageSize: number;
+}
+
+export function cardPage(frame: Frame, v: CardView): string {
+  const { card } = v;
+  const statusLine = `${pill(card.status, card.status === 'active' ? 'good' : 'bad')}${card.statusSource ? ` by the ${esc(card.statusSource)}` : ''}${card.statusReason ? `: ${esc(card.statusReason)}` : ''}`;
+  const actions = can(frame.session.role, 'cards')
+    ? card.status === 'closed'
+      ? ''
+      : `<h2>Change its status</h2><div class="panel">${
+          card.status === 'active'
+            ? form(frame, `/console/cards/${card.cardId}/freeze`, reasonField('freeze-reason', false), 'Freeze card', 'danger')
+            : form(frame, `/console/cards/${card.cardId}/unfreeze`, '', 'Unfreeze card')
+        }${form(frame, `/console/cards/${card.cardId}/close`, `${reasonField('close-reason', false)}<label for="confirm">Type the card id to confirm</label><input id="confirm" name="confirm" required autocomplete="off">`, 'Close card for good', 'danger')}</div>`
+    : '';
+  const t = v.trades;
+  const rows = t
+    ? t.tradeList.map((r) => [
+        esc(r.businessDate),
+        `<code>${esc(r.tradeId)}</code>`,
+        esc(TYPE_NAMES[r.tradeType] ?? r.tradeType),
+        esc(STATUS_NAMES[r.tradeStatus] ?? r.tradeStatus),
+        esc(r.remark),
+        `${credits(r.tradeType, r.tradeStatus) ? '+' : '−'}${esc(major(r.amount, r.currency))}`,
+      ])
+    : [];
+  const pages = t ? Math.max(1, Math.ceil(t.total / v.pageSize)) : 1;
+  const href = (p: number) => `/console/cards/${encodeURIComponent(card.cardId)}?from=${v.from}&to=${v.to}&page=${p}`;
+  const pager = `<div class="pager">${v.pageNo > 0 ? link(href(v.pageNo - 1), 'Newer') : ''}<span class="muted">page ${v.pageNo + 1} of ${pages}${t ? `, ${t.total} in all` : ''}</span>${v.pageNo + 1 < pages ? link(href(v.pageNo + 1), 'Older') : ''}</div>`;
+  const spending = v.query.spending.length
+    ? table(
+        'Spending limits now',
+        ['Interval', 'Limit', 'Spent', 'Left', 'Set on', 'Resets'],
+        v.query.spending.map((l) => [
+          esc(l.interval),
+          esc(major(l.amount, card.currency)),
+          esc(major(l.spent, card.currency)),
+          esc(major(l.remaining, card.currency)),
+          esc(l.source),
+          l.resetsAt ? esc(l.resetsAt) : '—',
+        ]),
+        [1, 2, 3],
+      )
+    : '<p class="muted">No spending limits apply.</p>';
+  return page(
+    `Card ${card.cardNo}`,
+    frame,
+    `<div class="panel">${kv([
+      ['Card', `<code>${esc(card.cardId)}</code>`],
+      ['Status', statusLine],
+      [
+        'Cardholder',
+        v.holder
+          ? `${link(`/console/holders/${v.holder.id}`, `${v.holder.first_name} ${v.holder.last_name}`)} ${auditPill(v.holder.audit_status)}`
+          : esc(card.holderId),
+      ],
+      ['Merchant', `${link(`/console/merchants/${v.merchantId}`, v.merchantName)} <code>${esc(v.merchantId)}</code>`],
+      ['Available', esc(major(card.availableBalance, card.currency))],
+      ['Ledger', esc(major(card.ledgerBalance, card.currency))],
+      ['Issued', when(v.createdAt)],
+    ])}</div>${actions}<h2>Controls</h2><div class="panel"><p>Card: ${controlsText(card.controls)}</p><p>Cardholder: ${controlsText(v.query.holderControls)}</p>${spending}</div><h2>Transactions</h2><form method="get" class="inline" action="/console/cards/${esc(card.cardId)}"><label for="from">From</label><input id="from" name="from" type="date" value="${esc(v.from)}"><label for="to">To</label><input id="to" name="to" type="date" value="${esc(v.to)}"><button type="submit" class="secondary">Show</button></form>${v.rangeError ? `<p class="notice bad">${esc(v.rangeError)}</p>` : `${table(`${v.from} to ${v.to}, newest first (the transaction list of interface 4.1, every status)`, ['Day', 'Transaction', 'Type', 'Status', 'Description', 'Amount'], rows, [5])}${pager}`}<h2>Recent declines</h2>${table(
+      'The last 10 declined authorizations',
+      ['When', 'Id', 'Amount', 'Reason', 'Acceptor'],
+      v.declined.map((d) => [
+        when(d.created_at),
+        `<code>${esc(d.id)}</code>`,
+        esc(formatMoney(d.amount, d.currency)),
+        `${esc(d.decline_reason ?? '')} <span class="muted">${esc(d.message)}</span>`,
+        esc([d.merchant_name, d.mcc, d.merchant_country].filter(Boolean).join(' · ')),
+      ]),
+      [2],
+    )}`,
+  );
+}
