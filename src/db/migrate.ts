@@ -18,6 +18,7 @@ import * as m0015 from './migrations/2026_11_25_0015_kyc_email_sealed_credential
 import * as m0016 from './migrations/2026_11_25_0016_console_login_throttle.js';
 import * as m0017 from './migrations/2026_11_25_0017_money_accounted.js';
 import * as m0019 from './migrations/2026_11_25_0019_network_messages.js';
+import * as m0021 from './migrations/2026_11_25_0021_card_debt.js';
 
 interface Migration {
   up(db: Kysely<any>): Promise<void>;
@@ -46,6 +47,7 @@ export const MIGRATIONS: ReadonlyArray<[string, Migration]> = [
   ['2026_11_25_0016_console_login_throttle', m0016],
   ['2026_11_25_0017_money_accounted', m0017],
   ['2026_11_25_0019_network_messages', m0019],
+  ['2026_11_25_0021_card_debt', m0021],
 ];
 
 /**

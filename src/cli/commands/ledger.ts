@@ -17,6 +17,8 @@ export function ledgerCommands(program: Command): void {
       print(!!o.json, report, () =>
         [
           `${report.entries} journal entries (${report.postings} postings), ${report.cards} cards, ${report.trades} transactions checked`,
+          // What cardholders owe after forced posts (decisions §12.7): accounted for, not a problem.
+          ...Object.entries(report.debt).map(([currency, minor]) => `cardholders' debt (forced posts): ${minor} ${currency} minor units`),
           ...report.problems,
           report.problems.length ? `${report.problems.length} problems` : 'the books balance',
         ].join('\n'),
