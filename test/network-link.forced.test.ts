@@ -4,6 +4,7 @@ import { message } from '../src/iso8583/codec.js';
 import { checkLedger } from '../src/ledger/check.js';
 import { build, type Harness, randomStr } from './helpers/app.js';
 import { balances, fundedCard, ok } from './helpers/cards.js';
+import { buildConsole, consoleGet, login, makeOperator } from './helpers/console.js';
 import { eachDialect } from './helpers/dialects.js';
 import { authorizationRequest, cardSecrets, linkOf, Peer, trace } from './helpers/link.js';
 
@@ -153,6 +154,20 @@ eachDialect('network link: forced posts (decisions §12.7)', (dialect) => {
     assert.deepEqual(await clean(h), {});
     // An unknown PAN is 14, nothing stored.
     assert.equal((await peer.ask(clearing(100, { pan: '4000000000000002' }))).fields.get(39), '14');
+  });
+});
+
+eachDialect('network link: a card’s debt in the console', (dialect) => {
+  it('the card page shows the debt a forced post left', async (t) => {
+    const h = await buildConsole(t, dialect);
+    const { cardId } = await fundedCard(h);
+    const card = await cardSecrets(h, cardId);
+    const peer = await Peer.open(t, (await linkOf(t, h)).port);
+    assert.equal((await peer.ask(authorizationRequest(card, { amount: 1234, mti: '0120' }))).fields.get(39), '00');
+    const viewer = await login(h, await makeOperator(h, 'vic@example.com', 'viewer'));
+    const page = await consoleGet(h, viewer, `/console/cards/${cardId}`);
+    assert.equal(page.statusCode, 200);
+    assert.match(page.body, /Debt<\/[^>]+>\s*<[^>]+>\s*<span class="pill bad">12\.34 EUR<\/span>/);
   });
 });
 
