@@ -81,6 +81,8 @@ export type CallbackEvent =
          * card's balance (see the card's `debtBalance`). Absent otherwise.
          */
         forced?: true;
+        /** `true` on the Reversal (status 2) record of a hold released because it was not cleared in its window (remark `Hold expired`). */
+        holdExpired?: true;
       })
   /** An authorization the program declined: not a listed trade; read it again with `trades.get(authorization.id)`. */
   | (EventBase & { type: 'authorization.declined'; authorization: Authorization })
