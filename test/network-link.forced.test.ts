@@ -157,6 +157,31 @@ eachDialect('network link: forced posts (decisions §12.7)', (dialect) => {
   });
 });
 
+eachDialect('network link: forced posts and spending limits', (dialect) => {
+  it('an advice beyond a daily limit, a clearing above its hold and one after its release count as spent: the counters stay the replay of the records', async (t) => {
+    const { h, cardId, card, peer } = await setup(t, dialect, 100);
+    await ok(h, '/api/network/cardControlsUpdate.html', { cardId, controls: { spendingLimits: [{ amount: 20, interval: 'daily' }] } });
+    const advice = authorizationRequest(card, { amount: 3000, mti: '0120' });
+    assert.equal((await peer.ask(advice)).fields.get(39), '00', 'beyond the limit: posted');
+    assert.equal((await peer.ask(authorizationRequest(card, { amount: 100 }))).fields.get(39), '61', 'the limit is spent');
+    await clean(h);
+    assert.equal((await peer.ask(clearing(3500, { original: advice }))).fields.get(39), '00');
+    await clean(h);
+    const auth = authorizationRequest(card, { amount: 500, extra: { 18: '5411' } });
+    await ok(h, '/api/network/cardControlsUpdate.html', { cardId, controls: { spendingLimits: [{ amount: 100, interval: 'daily' }] } });
+    assert.equal((await peer.ask(auth)).fields.get(39), '00');
+    const acquirer = (auth.fields.get(32) as string).padStart(11, '0');
+    const reversal = message('0400', {
+      ...trace(),
+      32: '12345678',
+      90: `0100${auth.fields.get(11)}${auth.fields.get(7)}${acquirer}${'0'.repeat(11)}`,
+    });
+    assert.equal((await peer.ask(reversal)).fields.get(39), '00');
+    assert.equal((await peer.ask(clearing(500, { original: auth }))).fields.get(39), '00', 'a clearing after the release');
+    await clean(h);
+  });
+});
+
 eachDialect('network link: a card’s debt in the console', (dialect) => {
   it('the card page shows the debt a forced post left', async (t) => {
     const h = await buildConsole(t, dialect);

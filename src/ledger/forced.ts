@@ -1,4 +1,5 @@
 import { type CardRow, maskedCardNo } from '../cards/model.js';
+import { addSpend, checkSpend, parseControls } from '../controls/spending.js';
 import { type TradeRecord, toAuthorization, toTradeRecord } from '../trades/record.js';
 import { TradeStatus, TradeType } from '../trades/types.js';
 import { type AuthorizeInput, authorizationRow, price } from './authorize.js';
@@ -38,14 +39,31 @@ export function spendLegs(card: Pick<CardRow, 'id' | 'available_balance'>, amoun
 
 /**
  * An authorization advice (0120: the network stood in and approved): an authorization (150, status 1)
- * holding `amount`, whatever the card's status, controls or balance, with its fee. Not counted
- * against spending limits (the program did not decide it). Recorded, as an approval, in
- * `authorizations` (tradeQuery) with the message saying so.
+ * holding `amount`, whatever the card's status, controls or balance, with its fee. It counts against
+ * the spending limits as any approved authorization does (what was spent was spent), even beyond
+ * them; their counters stay the replay of the records. Recorded, as an approval, in `authorizations`
+ * (tradeQuery) with the message saying so.
  */
 export async function forcedAuthorize({ ctx, input }: { ctx: LedgerCtx; input: AuthorizeInput }): Promise<TradeRecord> {
   const card = await lockCard(ctx, input.cardId);
   const priced = price(ctx, card, input);
   const { amount, fee } = priced;
+  // Read after the card's lock, as controlsDecision does (src/controls/decide.ts).
+  const holderControls =
+    (await ctx.tx.selectFrom('cardholders').select('controls').where('id', '=', card.holder_id).executeTakeFirst())?.controls ?? null;
+  const spend = await checkSpend(
+    ctx,
+    {
+      card: { id: card.id, currency: card.currency, controls: parseControls(card.controls) },
+      holder: { id: card.holder_id, controls: parseControls(holderControls) },
+    },
+    amount,
+    input.mcc,
+    ctx.svc.clock,
+  );
+  // The record's moment is the counters' (as authorize()'s), so a release finds its period.
+  const when = spend.at;
+  if (input.businessDate === undefined) priced.businessDate = resolveBusinessDate(undefined, when);
   const trade = tradeRow(
     {
       card,
@@ -59,9 +77,9 @@ export async function forcedAuthorize({ ctx, input }: { ctx: LedgerCtx; input: A
       remark: input.remark ?? '',
       held: amount,
     },
-    ctx.now,
+    when,
   );
-  const approved = authorizationRow(card, priced, { ...input, endpoint: undefined }, trade.id, ctx.now, {
+  const approved = authorizationRow(card, priced, { ...input, endpoint: undefined }, trade.id, when, {
     approved: 1,
     decline_reason: null,
     decline_code: null,
@@ -74,6 +92,7 @@ export async function forcedAuthorize({ ctx, input }: { ctx: LedgerCtx; input: A
     [trade],
     { authorization: toAuthorization(approved, maskedCardNo(card)), ...FORCED },
   );
+  await spend.record();
   await ctx.tx.insertInto('authorizations').values(approved).execute();
   counted(ctx, card.currency, amount);
   return toTradeRecord(trade, maskedCardNo(card));
@@ -137,6 +156,8 @@ export async function forcedClear({ ctx, input }: { ctx: LedgerCtx; input: Force
     [payment],
     FORCED,
   );
+  // The records count a payment of an authorization as spent: what it took beyond the hold counts too.
+  if (original) await addSpend(ctx, card, original.id, input.amount - held);
   counted(ctx, card.currency, input.amount);
   return toTradeRecord(payment, maskedCardNo(card));
 }
