@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
+import { buildApp } from '../src/app.js';
 import { message } from '../src/iso8583/codec.js';
 import { checkLedger } from '../src/ledger/check.js';
 import { expireHolds, holdWindowDays } from '../src/ledger/expire.js';
@@ -7,6 +8,7 @@ import { build, randomStr } from './helpers/app.js';
 import { balances, fundedCard, ok } from './helpers/cards.js';
 import { eachDialect } from './helpers/dialects.js';
 import { authorizationRequest, cardSecrets, linkOf, Peer, trace } from './helpers/link.js';
+import { testLogging } from './helpers/log-audit.js';
 
 /** Hold expiry (decisions §12.9): an authorization not cleared in its window is released once, with a callback. */
 
@@ -34,8 +36,10 @@ eachDialect('hold expiry (decisions §12.9)', (dialect) => {
     const start = Date.now();
 
     assert.equal((await expireHolds(svc, start + 6 * DAY)).released, 0, 'not yet due');
-    // Two passes at once (two instances' reapers): the grocery hold is released once.
-    const passes = await Promise.all([expireHolds(svc, start + 8 * DAY), expireHolds(svc, start + 8 * DAY)]);
+    // Two passes at once on two instances (their reapers) on one database: the grocery hold is released once.
+    const other = await buildApp(h.config, { database: h.db.database, ...testLogging() });
+    t.after(() => other.close());
+    const passes = await Promise.all([expireHolds(svc, start + 8 * DAY), expireHolds(other.svc, start + 8 * DAY)]);
     assert.equal(passes[0].released + passes[1].released, 1);
     assert.deepEqual(await balances(h, cardId), { available: 80, ledger: 100, status: 'active' });
     assert.equal((await expireHolds(svc, start + 8 * DAY)).released, 0, 'and not again');
