@@ -11,8 +11,8 @@ import { cardByPan, contentHash, storedCopy } from './card-data.js';
 /**
  * A financial advice (0220, or its repeat 0221, decisions §12.4): processing `00`/`01` clears the
  * approved 0100 field 90 names (field 4: the cleared amount); processing `20` refunds field 4 of
- * the payment an earlier 0220 (or 0200) named in field 90 produced. Without such an original (no
- * field 90, or none found) it is a forced post (§12.7) on the card of field 2 (`14` when none;
+ * the payment an earlier 0220 (or 0200) named in field 90 produced (field 90 naming another MTI is
+ * `12`). Without such an original (no field 90, or none found) it is a forced post (§12.7) on the card of field 2 (`14` when none;
  * `12` without field 2), its amount from fields 4/49 (or 6/51) as an 0100's. Exactly once under its
  * own identity (class financial, 32, 11, 7).
  */
@@ -35,10 +35,12 @@ export async function financialAdvice(svc: Services, mti: string, fields: Map<nu
   const refund = kind === '20';
   const accepted = refund ? ['0200', '0201', '0220', '0221'] : ['0100', '0101', '0120', '0121'];
   const originalClass: LinkClass = refund ? 'financial' : 'authorization';
-  const original =
-    f90 && accepted.includes(f90.slice(0, 4))
-      ? await originalMessage(db, originalClass, { stan: f90.slice(4, 10), transmitted: f90.slice(10, 20), acquirer: f90.slice(20, 31) })
-      : null;
+  // Field 90 naming what cannot be this one's original (a clearing of an 0200, already cleared) is
+  // refused as before; naming an original not found, or absent, makes a forced post.
+  if (f90 && !accepted.includes(f90.slice(0, 4))) return { code: '12' };
+  const original = f90
+    ? await originalMessage(db, originalClass, { stan: f90.slice(4, 10), transmitted: f90.slice(10, 20), acquirer: f90.slice(20, 31) })
+    : null;
   const pan = fields.get(2);
   const byPan = pan === undefined ? null : await cardByPan(svc, pan);
   if (pan !== undefined && !byPan) return { code: '14' };
