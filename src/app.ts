@@ -27,6 +27,7 @@ import { reaperPlugin } from './http/reaper.js';
 import { workerPlugin } from './http/worker.js';
 import { sealPlaintextKyc } from './kyc/email.js';
 import { kycRoutes, kycSandboxRoutes } from './kyc/routes.js';
+import { expireHolds } from './ledger/expire.js';
 import { fundingRoutes } from './ledger/routes.js';
 import { merchantRoutes } from './merchants/routes.js';
 import { networkSandboxRoutes } from './network/routes.js';
@@ -175,7 +176,15 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     await app.register(kycSandboxRoutes, { svc });
   }
 
-  await app.register(reaperPlugin, { database, clock, retentionMs: config.idempotencyRetentionMs });
+  await app.register(reaperPlugin, {
+    database,
+    clock,
+    retentionMs: config.idempotencyRetentionMs,
+    expireHolds: async () => {
+      const { released } = await expireHolds(svc, clock());
+      if (released > 0) app.log.info({ released }, 'hold expiry: authorizations released');
+    },
+  });
   await app.register(workerPlugin, { svc });
   return app;
 }

@@ -128,6 +128,12 @@ export interface ProgramConfig {
   bins: Readonly<Record<CardCurrency, string>>;
   fees: FeeSchedule;
   fxRates: RateTable;
+  /**
+   * Days an authorization holds before it is released unless cleared (CARDPROGRAM_HOLD_DAYS,
+   * decisions §12.9; default 7). Lodging and car rental (MCC 3351–3999, 7011, 7512, 7513) hold 31
+   * (src/ledger/expire.ts).
+   */
+  holdDays?: number;
 }
 
 /**
@@ -402,6 +408,7 @@ export function loadConfig(env: Env = process.env): Config {
       bins,
       fees: check(() => jsonVar(env, 'CARDPROGRAM_FEES', DEFAULT_FEES, validateFees), DEFAULT_FEES),
       fxRates: check(() => jsonVar(env, 'CARDPROGRAM_FX_RATES', DEFAULT_RATES, validateRates), DEFAULT_RATES),
+      holdDays: check(() => intVar(env, 'CARDPROGRAM_HOLD_DAYS', 7, 1, 365), 7),
     },
   };
   if (problems.length === 1) throw new ConfigError(problems[0]);

@@ -94,6 +94,20 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  private readonly forcedPosts = new Counter({
+    name: 'cardprogram_network_forced_posts_total',
+    help: 'Forced posts of the card network (decisions §12.7: advices, clearings above or without a hold, refunds without an original), by card currency',
+    labelNames: ['currency'] as const,
+    registers: [this.registry],
+  });
+
+  private readonly forcedPostsAmount = new Counter({
+    name: 'cardprogram_network_forced_posts_amount_total',
+    help: 'What forced posts of the card network moved, in minor units of the card currency',
+    labelNames: ['currency'] as const,
+    registers: [this.registry],
+  });
+
   /** What the card network link's gauges read: its open connections and signed-on peers (src/network-link/listener.ts). */
   private link: { connections(): number; signedOn(): number } = { connections: () => 0, signedOn: () => 0 };
 
@@ -122,6 +136,12 @@ export class Metrics {
   request(operation: string, code: string, status: number, seconds: number): void {
     this.requests.inc({ operation, code, status: String(status) });
     this.latency.observe({ operation }, seconds);
+  }
+
+  /** A forced post committed (src/ledger/forced.ts): `amount` in minor units of `currency`. */
+  forcedPost(currency: string, amount: number): void {
+    this.forcedPosts.inc({ currency });
+    this.forcedPostsAmount.inc({ currency }, amount);
   }
 
   authorization(approved: boolean, reason: string | null): void {

@@ -162,13 +162,25 @@ eachDialect('cardprogram CLI', (dialect) => {
     const sound = await runCli(['ledger', 'check', '--json'], env);
     assert.equal(sound.code, 0, sound.stderr);
     // Two funding entries (EUR, USDT: every test merchant is funded), the top-up, the authorization.
-    assert.deepEqual(JSON.parse(sound.stdout), { entries: 4, postings: 8, cards: 1, trades: 2, problems: [] });
+    assert.deepEqual(JSON.parse(sound.stdout), { entries: 4, postings: 8, cards: 1, trades: 2, debt: {}, problems: [] });
+
+    // Hold expiry by hand (decisions §12.9): not due now; due 8 days on; released once.
+    const notYet = await runCli(['holds', 'expire', '--json'], env);
+    assert.equal(notYet.code, 0, notYet.stderr);
+    assert.deepEqual(JSON.parse(notYet.stdout), { released: 0, tradeIds: [] });
+    const later = new Date(Date.now() + 8 * 86_400_000).toISOString();
+    const expired = await runCli(['holds', 'expire', '--now', later], env);
+    assert.equal(expired.code, 0, expired.stderr);
+    assert.match(expired.stdout, /^1 holds released: trd_/);
+    assert.equal(JSON.parse((await runCli(['holds', 'expire', '--now', later, '--json'], env)).stdout).released, 0);
+    assert.equal((await runCli(['holds', 'expire', '--now', 'soon'], env)).code, 1);
+    assert.equal((await runCli(['ledger', 'check'], env)).code, 0);
 
     // A cached balance that no longer replays from the journal, as a bad restore or a bug would leave it.
     await h.db.database.db.updateTable('cards').set({ available_balance: 1 }).where('id', '=', cardId).execute();
     const broken = await runCli(['ledger', 'check'], env);
     assert.equal(broken.code, 1);
-    assert.match(broken.stdout, new RegExp(`card ${cardId}: available balance 1, its journal replays to 10500\n`));
+    assert.match(broken.stdout, new RegExp(`card ${cardId}: available balance 1, its journal replays to 12500\n`));
     assert.match(broken.stdout, /1 problems$/m);
     assert.equal(broken.stderr, 'cardprogram: ledger check found 1 problems\n');
   });

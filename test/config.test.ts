@@ -177,6 +177,9 @@ describe('configuration from the environment (decisions §1)', () => {
   });
 
   it('refuses bad values with a message naming the variable', () => {
+    // CARDPROGRAM_HOLD_DAYS (decisions §12.9): 7 by default.
+    assert.equal(loadConfig({ CARDPROGRAM_MASTER_KEY: KEY }).program.holdDays, 7);
+    assert.equal(loadConfig({ CARDPROGRAM_MASTER_KEY: KEY, CARDPROGRAM_HOLD_DAYS: '10' }).program.holdDays, 10);
     const cases: Array<[Record<string, string>, RegExp]> = [
       [{ PORT: 'eighty' }, /^PORT must be a whole number/],
       [{ PORT: '70000' }, /^PORT must be between/],
@@ -194,6 +197,8 @@ describe('configuration from the environment (decisions §1)', () => {
       [{ CARDPROGRAM_FEES: '[1]' }, /^CARDPROGRAM_FEES must be a JSON object/],
       [{ CARDPROGRAM_BINS: '{"EUR":"12"}' }, /^CARDPROGRAM_BINS: BIN for EUR must be 6 to 8 digits/],
       [{ CARDPROGRAM_FX_RATES: '{"EUR":"1","USD":"-1"}' }, /^CARDPROGRAM_FX_RATES: rate for USD/],
+      [{ CARDPROGRAM_HOLD_DAYS: 'a week' }, /^CARDPROGRAM_HOLD_DAYS must be a whole number/],
+      [{ CARDPROGRAM_HOLD_DAYS: '0' }, /^CARDPROGRAM_HOLD_DAYS must be between 1 and 365/],
       [{ HTTPS_PORT: 'https' }, /^HTTPS_PORT must be a whole number/],
       [{ CARDPROGRAM_RATE_LIMIT: '10/s' }, /^CARDPROGRAM_RATE_LIMIT must be a whole number/],
       [{ CARDPROGRAM_RATE_BURST: '0' }, /^CARDPROGRAM_RATE_BURST must be between 1/],

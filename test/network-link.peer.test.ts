@@ -106,12 +106,16 @@ eachDialect('network link: a peer built on the iso_8583 package', (dialect) => {
     const refunded = await exchange(socket, { ...clearing, 3: '200000', 4: '000000000300', 7: '1125171503', 11: '424261', 90: clearingId });
     assert.deepEqual([refunded['0'], refunded['39']], ['0230', '00']);
     assert.deepEqual(await balances(h, cardId), { available: 75, ledger: 75, status: 'active' });
-    // Nothing is held any more: a reversal now is refused.
-    const full = await exchange(socket, { ...reversal, 0: '0420', 11: '424251' });
-    assert.deepEqual([full['0'], full['39']], ['0430', '12']);
+    // Nothing is held any more: a reversal request now is refused; a reversal advice (0420) is a fact,
+    // a forced post (§12.7) returning what the clearing took and was not refunded (5.00).
+    const request = await exchange(socket, { ...reversal, 11: '424251' });
+    assert.deepEqual([request['0'], request['39']], ['0410', '12']);
+    const full = await exchange(socket, { ...reversal, 0: '0420', 11: '424252' });
+    assert.deepEqual([full['0'], full['39']], ['0430', '00']);
+    assert.deepEqual(await balances(h, cardId), { available: 80, ledger: 80, status: 'active' });
 
     const inquiry = await exchange(socket, { 0: '0100', ...common, 3: '310000', 11: '424243' });
     assert.equal(inquiry['39'], '00');
-    assert.equal(inquiry['54'], '0002978C000000007500');
+    assert.equal(inquiry['54'], '0002978C000000008000');
   });
 });

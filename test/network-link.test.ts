@@ -477,14 +477,16 @@ eachDialect('network link: clearing, refund and single message (0220, 0200)', (d
       .sort();
     assert.deepEqual(kinds, ['100/1/100', '150/1/10', '150/1/30', '151/1/10', '151/1/25', '151/10/5'].sort());
 
-    // Not yet supported (forced posts): a clearing above the hold, or with no original; an 0120.
+    // Forced posts (§12.7, test/network-link.forced.test.ts): a clearing above the hold, an 0120.
     const more = authorizationRequest(card, { amount: 1000 });
     assert.equal((await peer.ask(more)).fields.get(39), '00');
-    assert.equal((await peer.ask(adviceOf(more, 1500, { stan: '800003' }))).fields.get(39), '12');
+    const above = await peer.ask(adviceOf(more, 1500, { stan: '800003' }));
+    assert.equal(above.fields.get(39), '00', 'the hold (10.00) and 5.00 more');
+    // Without field 2 and with no original there is no card to post to.
     assert.equal((await peer.ask(adviceOf(authorizationRequest(card), 100, { stan: '800004' }))).fields.get(39), '12');
     const advice = await peer.ask({ mti: '0120', fields: authorizationRequest(card).fields });
-    assert.deepEqual([advice.mti, advice.fields.get(39)], ['0130', '12']);
-    assert.deepEqual(await balances(h, cardId), { available: 60, ledger: 70, status: 'active' });
+    assert.deepEqual([advice.mti, advice.fields.get(39)], ['0130', '00']);
+    assert.deepEqual(await balances(h, cardId), { available: 45, ledger: 55, status: 'active' });
     const stored = await h.db.database.db
       .selectFrom('network_messages')
       .select('response_code')
@@ -492,8 +494,8 @@ eachDialect('network link: clearing, refund and single message (0220, 0200)', (d
       .execute();
     assert.deepEqual(
       stored.map((r) => r.response_code),
-      ['00', '00', '00'],
-      'what is not yet supported is not stored',
+      ['00', '00', '00', '00'],
+      'what has no card to post to is not stored',
     );
   });
 });

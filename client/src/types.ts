@@ -75,6 +75,14 @@ export type CallbackEvent =
         cardId: string;
         /** On an authorization's record (tradeType 150) when it is written: the acceptor and the decision. */
         authorization?: Authorization;
+        /**
+         * `true` on a forced post of the card network (an advice, a clearing above or without a hold, a
+         * refund without an original): posted though the rules would have refused it, possibly beyond the
+         * card's balance (see the card's `debtBalance`). Absent otherwise.
+         */
+        forced?: true;
+        /** `true` on the Reversal (status 2) record of a hold released because it was not cleared in its window (remark `Hold expired`). */
+        holdExpired?: true;
       })
   /** An authorization the program declined: not a listed trade; read it again with `trades.get(authorization.id)`. */
   | (EventBase & { type: 'authorization.declined'; authorization: Authorization })

@@ -195,6 +195,8 @@ export interface Card {
   availableBalance: number;
   /** available plus what authorizations hold, in major units */
   ledgerBalance: number;
+  /** what the cardholder owes, in major units: what forced posts of the card network (advices, late or larger clearings) took beyond the available balance; 0 normally. While above 0, availableBalance is 0; a top-up pays it first (from the merchant’s funding). The card’s net balance is availableBalance − debtBalance */
+  debtBalance: number;
   /** Spending controls: each rule set here replaces the cardholder’s for this card; a rule left out follows the cardholder’s. allowedMccs and blockedMccs are one rule (set one of them, not both), so are allowedCountries and blockedCountries. `{}` sets none. */
   controls: Controls;
 }

@@ -74,6 +74,7 @@ export async function applyCard({
       expiry_year: expiry.getUTCFullYear(),
       available_balance: 0,
       ledger_balance: 0,
+      debt: 0,
       created_at: ctx.now,
       updated_at: ctx.now,
       status_source: null,

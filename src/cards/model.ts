@@ -27,6 +27,7 @@ export function toCardModel(card: CardRow): CardModel {
     statusReason: card.status_reason,
     availableBalance: toMajor(card.available_balance, card.currency),
     ledgerBalance: toMajor(card.ledger_balance, card.currency),
+    debtBalance: toMajor(Number(card.debt), card.currency),
     controls: parseControls(card.controls),
   };
 }

@@ -19,6 +19,10 @@ export const CardModelSchema = Type.Object({
   }),
   availableBalance: Type.Number({ description: 'what can be spent, in major units' }),
   ledgerBalance: Type.Number({ description: 'available plus what authorizations hold, in major units' }),
+  debtBalance: Type.Number({
+    description:
+      'what the cardholder owes, in major units: what forced posts of the card network (advices, late or larger clearings) took beyond the available balance; 0 normally. While above 0, availableBalance is 0; a top-up pays it first (from the merchant’s funding). The card’s net balance is availableBalance − debtBalance',
+  }),
   controls: ControlsSchema,
 });
 

@@ -134,6 +134,13 @@ export function cardPage(frame: Frame, v: CardView): string {
       ['Merchant', `${link(`/console/merchants/${v.merchantId}`, v.merchantName)} <code>${esc(v.merchantId)}</code>`],
       ['Available', esc(major(card.availableBalance, card.currency))],
       ['Ledger', esc(major(card.ledgerBalance, card.currency))],
+      // What forced posts of the card network took beyond the balance (decisions §12.7): owed by the cardholder.
+      [
+        'Debt',
+        card.debtBalance > 0
+          ? `${pill(major(card.debtBalance, card.currency), 'bad')} <span class="muted">owed after forced posts; a top-up pays it first</span>`
+          : esc(major(0, card.currency)),
+      ],
       ['Issued', when(v.createdAt)],
     ])}</div>${actions}<h2>Controls</h2><div class="panel"><p>Card: ${controlsText(card.controls)}</p><p>Cardholder: ${controlsText(v.query.holderControls)}</p>${spending}</div><h2>Transactions</h2><form method="get" class="inline" action="/console/cards/${esc(card.cardId)}"><label for="from">From</label><input id="from" name="from" type="date" value="${esc(v.from)}"><label for="to">To</label><input id="to" name="to" type="date" value="${esc(v.to)}"><button type="submit" class="secondary">Show</button></form>${v.rangeError ? `<p class="notice bad">${esc(v.rangeError)}</p>` : `${table(`${v.from} to ${v.to}, newest first (the transaction list of interface 4.1, every status)`, ['Day', 'Transaction', 'Type', 'Status', 'Description', 'Amount'], rows, [5])}${pager}`}<h2>Recent declines</h2>${table(
       'The last 10 declined authorizations',

@@ -167,6 +167,26 @@ export async function releaseSpend(
   amount: number,
 ): Promise<void> {
   if (amount <= 0) return;
+  await moveSpend(ctx, card, authId, -amount);
+}
+
+/**
+ * Counts more against the limits for the authorization `authId`: a forced clearing above its hold,
+ * or after it was released (decisions §12.7), whose payment the records count as spent. Only
+ * counters still in the authorization's interval change, as for releaseSpend. The card is locked by
+ * the caller.
+ */
+export async function addSpend(
+  ctx: TxCtx,
+  card: { id: string; holder_id: string; currency: string },
+  authId: string,
+  amount: number,
+): Promise<void> {
+  if (amount <= 0) return;
+  await moveSpend(ctx, card, authId, amount);
+}
+
+async function moveSpend(ctx: TxCtx, card: { id: string; holder_id: string; currency: string }, authId: string, delta: number) {
   const rows = await lockCounters(ctx, [card.id, card.holder_id].sort(), card.currency);
   if (rows.length === 0) return;
   const auth = await ctx.tx.selectFrom('authorizations').select(['mcc', 'created_at']).where('id', '=', authId).executeTakeFirst();
@@ -177,7 +197,7 @@ export async function releaseSpend(
     if (!counts({ mccs }, auth.mcc) || row.period_start !== period(interval, at).start) continue;
     await ctx.tx
       .updateTable('spend_counters')
-      .set({ used: Math.max(0, row.used - amount), updated_at: ctx.now })
+      .set({ used: Math.max(0, row.used + delta), updated_at: ctx.now })
       .where('owner_id', '=', row.owner_id)
       .where('limit_key', '=', row.limit_key)
       .where('currency', '=', card.currency)

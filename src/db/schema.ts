@@ -124,6 +124,11 @@ export interface CardsTable {
   status_reason: string | null;
   /** Spending controls as JSON (src/controls/schemas.ts); null: none (migration 0011). */
   controls: ColumnType<string | null, string | null | undefined, string | null>;
+  /**
+   * What forced posts (decisions §12.7) took beyond the available balance: the cardholder's debt,
+   * in minor units, ≥ 0; while it is above 0 the available balance is 0 (migration 0021).
+   */
+  debt: ColumnType<number, number | undefined, number>;
 }
 
 /** Who froze or closed a card, in order of precedence: the operator's word outranks the merchant's, which outranks the cardholder's. */

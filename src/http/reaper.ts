@@ -13,21 +13,24 @@ export interface ReaperOptions {
   clock: () => number;
   /** How long a randomStr is remembered (decisions §4: at least 24 h). */
   retentionMs: number;
+  /** Releases the holds whose window is over (decisions §12.9, src/ledger/expire.ts); safe on every instance at once. */
+  expireHolds?: () => Promise<unknown>;
 }
 
 /**
  * Once an hour, forgets what has outlived its use: randomStr keys past the retention period, and
- * spent or expired page links and sessions, and console sessions past their bounds; and, on
- * PostgreSQL, makes the coming months' partitions of `trades` (src/db/partitions.ts). Stopped when
- * the service closes.
+ * spent or expired page links and sessions, and console sessions past their bounds; releases the
+ * authorizations' holds whose window is over (hold expiry); and, on PostgreSQL, makes the coming
+ * months' partitions of `trades` (src/db/partitions.ts). Stopped when the service closes.
  */
 export const reaperPlugin = fp(
-  async (app: FastifyInstance, { database, clock, retentionMs }: ReaperOptions) => {
+  async (app: FastifyInstance, { database, clock, retentionMs, expireHolds }: ReaperOptions) => {
     const timer = setInterval(() => {
       reapKeys(database, clock() - retentionMs).catch((err) => app.log.warn({ err }, 'reaping idempotency keys failed'));
       reapPage(database, clock()).catch((err) => app.log.warn({ err }, 'reaping page links and sessions failed'));
       reapConsoleSessions(database, clock()).catch((err) => app.log.warn({ err }, 'reaping console sessions failed'));
       ensureTradePartitions(database, clock()).catch((err) => app.log.warn({ err }, 'creating partitions of trades failed'));
+      expireHolds?.().catch((err) => app.log.warn({ err }, 'releasing expired holds failed'));
     }, EVERY_MS);
     timer.unref();
     app.addHook('onClose', async () => clearInterval(timer));

@@ -46,7 +46,7 @@ export interface EndpointVerdict {
 }
 
 /** An authorization's amounts and day, worked out from the request and the card. */
-interface Priced {
+export interface Priced {
   amount: number;
   currencyTxn: string;
   txnAmount: number;
@@ -54,7 +54,7 @@ interface Priced {
   businessDate: string;
 }
 
-function price(ctx: LedgerCtx, card: CardRow, input: AuthorizeInput): Priced {
+export function price(ctx: LedgerCtx, card: CardRow, input: AuthorizeInput): Priced {
   const amount = toMinor(input.amount, card.currency);
   const currencyTxn = input.currencyTxn ?? card.currency;
   exponent(currencyTxn, 'currencyTxn');
@@ -73,10 +73,10 @@ function price(ctx: LedgerCtx, card: CardRow, input: AuthorizeInput): Priced {
   return { amount, currencyTxn, txnAmount, fee, businessDate };
 }
 
-type Decision = Pick<AuthorizationsTable, 'approved' | 'decline_reason' | 'decline_code' | 'message'>;
+export type Decision = Pick<AuthorizationsTable, 'approved' | 'decline_reason' | 'decline_code' | 'message'>;
 
 /** The `authorizations` row of a decision: the acceptor as sent, the amounts as priced. */
-function authorizationRow(card: CardRow, priced: Priced, input: AuthorizeInput, id: string, now: number, decision: Decision) {
+export function authorizationRow(card: CardRow, priced: Priced, input: AuthorizeInput, id: string, now: number, decision: Decision) {
   return {
     id,
     merchant_id: card.merchant_id,

@@ -51,7 +51,7 @@ export function tradeRow(spec: TradeSpec, now: number): NewTrade {
   };
 }
 
-const CARD_ACCOUNT = /^card:(.+):(available|held)$/;
+const CARD_ACCOUNT = /^card:(.+):(available|held|debt)$/;
 const MERCHANT_FUNDING = /^merchant:(.+):funding$/;
 
 /**
@@ -92,7 +92,7 @@ export async function book(
 ): Promise<void> {
   const { tx, now } = ctx;
   let legs = given;
-  const deltas = new Map<string, { available: number; held: number }>();
+  const deltas = new Map<string, { available: number; held: number; debt: number }>();
   const funding = new Map<string, number>();
   /** Merchants whose funding receives what a closed card released (a reversal, void or refund after the close). */
   const released = new Set<string>();
@@ -101,27 +101,42 @@ export async function book(
     if (f?.[1]) funding.set(f[1], (funding.get(f[1]) ?? 0) + leg.amount);
     const m = CARD_ACCOUNT.exec(leg.account);
     if (!m?.[1]) continue;
-    const d = deltas.get(m[1]) ?? { available: 0, held: 0 };
+    const d = deltas.get(m[1]) ?? { available: 0, held: 0, debt: 0 };
     if (m[2] === 'available') d.available += leg.amount;
-    else d.held += leg.amount;
+    else if (m[2] === 'held') d.held += leg.amount;
+    // The debt account sums to minus the debt: a leg of -x is x more owed.
+    else d.debt -= leg.amount;
     deltas.set(m[1], d);
   }
   for (const [cardId, delta] of [...deltas].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
     if (delta.available > 0) {
+      // The verb holds the card's row lock (lockCard), and a close takes it too, so what is read
+      // here (the status, the debt) is final.
+      const card = await tx.selectFrom('cards').select(['status', 'merchant_id', 'debt']).where('id', '=', cardId).executeTakeFirst();
+      const own = Account.available(cardId);
+      // Money coming to a card pays its debt first (decisions §12.7, left by forced posts): a top-up
+      // from the merchant's funding, a release, a refund. The rest is available.
+      const cover = Math.min(delta.available, Number(card?.debt ?? 0));
+      if (cover > 0) {
+        legs = [
+          ...legs.filter((l) => l.account !== own),
+          { account: Account.debt(cardId), amount: cover },
+          { account: own, amount: delta.available - cover },
+        ];
+        delta.available -= cover;
+        delta.debt -= cover;
+      }
       // A closed card keeps no money: what would come back to it (a reversal, void or refund, a
       // clearing's remainder, of what it authorized before it closed) goes on, in the same journal
-      // entry, to its merchant's funding account. The verb holds the card's row lock (lockCard),
-      // and a close takes it too, so the status read here is final.
-      const card = await tx.selectFrom('cards').select(['status', 'merchant_id']).where('id', '=', cardId).executeTakeFirst();
-      if (card?.status === 'closed') {
-        const own = Account.available(cardId);
+      // entry, to its merchant's funding account.
+      if (card?.status === 'closed' && delta.available > 0) {
         legs = [...legs.filter((l) => l.account !== own), { account: Account.merchantFunding(card.merchant_id), amount: delta.available }];
         funding.set(card.merchant_id, (funding.get(card.merchant_id) ?? 0) + delta.available);
         released.add(card.merchant_id);
         delta.available = 0;
       }
     }
-    if (delta.available !== 0 || delta.held !== 0) await moveCardBalances(tx, cardId, delta, now);
+    if (delta.available !== 0 || delta.held !== 0 || delta.debt !== 0) await moveCardBalances(tx, cardId, delta, now);
   }
   await postEntry(tx, { tradeId: trades[0]?.id ?? null, currency, now, legs });
   // A new code, unique on every card of the trades that need one (a transfer's two share it).

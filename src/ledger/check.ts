@@ -10,6 +10,11 @@ export interface LedgerReport {
   postings: number;
   cards: number;
   trades: number;
+  /**
+   * Per currency, what cardholders owe (forced posts beyond their balance, decisions §12.7), in
+   * minor units: the merchants' exposure. Not a problem; only currencies with a debt.
+   */
+  debt: Record<string, number>;
   /** Each broken invariant, in words; empty when the books are right. */
   problems: string[];
 }
@@ -21,7 +26,9 @@ export interface LedgerReport {
  * 1. every journal entry sums to zero in its currency;
  * 2. each card's cached balances are the replay of its journal accounts (available, and
  *    available + held for the ledger balance);
- * 3. no balance is negative, and no card's held account is;
+ * 3. no balance is negative, and no card's held account is; a card's debt (what forced posts took
+ *    beyond its balance, decisions §12.7) is the replay of its debt account, not negative, and only
+ *    on a card with nothing available (money coming to a card pays its debt first);
  * 4. what a card's transactions say they hold is what its held account holds;
  * 5. the per-day counts that serve the transaction list equal the transactions;
  * 6. no card holds more than the cap, and nothing was spent (authorization, withdrawal, transfer
@@ -91,10 +98,18 @@ async function checkBooks(db: Kysely<DB>): Promise<LedgerReport> {
     accounts.set(r.account, Number(r.s));
   }
   const heldByTrades = await heldByCard(db);
-  const cards = await db.selectFrom('cards').select(['id', 'available_balance', 'ledger_balance']).execute();
+  const cards = await db.selectFrom('cards').select(['id', 'currency', 'available_balance', 'ledger_balance', 'debt']).execute();
+  const debt: Record<string, number> = {};
   for (const card of cards) {
     const available = accounts.get(`card:${card.id}:available`) ?? 0;
     const held = accounts.get(`card:${card.id}:held`) ?? 0;
+    const owed = -(accounts.get(`card:${card.id}:debt`) ?? 0);
+    const cardDebt = Number(card.debt);
+    if (cardDebt !== owed) problems.push(`card ${card.id}: debt ${cardDebt}, its journal replays to ${owed}`);
+    if (cardDebt < 0) problems.push(`card ${card.id}: debt ${cardDebt} is negative`);
+    if (cardDebt > 0 && card.available_balance !== 0)
+      problems.push(`card ${card.id}: a debt of ${cardDebt} beside an available balance of ${card.available_balance}`);
+    if (cardDebt > 0) debt[card.currency] = (debt[card.currency] ?? 0) + cardDebt;
     if (card.available_balance !== available)
       problems.push(`card ${card.id}: available balance ${card.available_balance}, its journal replays to ${available}`);
     if (card.ledger_balance !== available + held)
@@ -133,5 +148,5 @@ async function checkBooks(db: Kysely<DB>): Promise<LedgerReport> {
       problems.push(`day count for ${k} is ${have.get(k) ?? 0}, there are ${want.get(k) ?? 0} transactions`);
   }
 
-  return { entries, postings: await count('ledger_postings'), cards: cards.length, trades: await countTrades(db), problems };
+  return { entries, postings: await count('ledger_postings'), cards: cards.length, trades: await countTrades(db), debt, problems };
 }

@@ -37,8 +37,23 @@ export async function checkFrozenSpending(db: Kysely<DB>): Promise<string[]> {
             .execute()
         ).map((p) => p.trade_id),
   );
+  // An authorization advice (0120) is a forced post (decisions §12.7): the network approved it, on
+  // whatever status; the message that claimed it says so.
+  const authorizations = spending.filter((t) => t.trade_type === TradeType.authorization).map((t) => t.id);
+  const forced = new Set(
+    authorizations.length === 0
+      ? []
+      : (
+          await db
+            .selectFrom('network_messages')
+            .select('trade_id')
+            .where('trade_id', 'in', authorizations)
+            .where('mti', 'in', ['0120', '0121'])
+            .execute()
+        ).map((m) => m.trade_id),
+  );
   const problems: string[] = [];
-  for (const t of spending.filter((s) => !returned.has(s.id))) {
+  for (const t of spending.filter((s) => !returned.has(s.id) && !forced.has(s.id))) {
     // The card's status when the trade was booked: that of the last change before it.
     let status = 'active';
     for (const e of byCard.get(t.card_id) ?? []) if (e.after < Number(t.seq)) status = e.status;
@@ -51,7 +66,7 @@ export async function checkFrozenSpending(db: Kysely<DB>): Promise<string[]> {
  * Invariant 7: funding accounts and conservation. What operators funded is the capital account,
  * negated (plus the old shared `program:funding` account that top-ups drew from before merchants had
  * funding accounts); every unit of it is in a merchant's funding account, on a card (available or
- * held), in settlement or in fees.
+ * held, less its debt), in settlement or in fees.
  */
 export async function checkFunding(db: Kysely<DB>): Promise<string[]> {
   const problems: string[] = [];
@@ -69,7 +84,7 @@ export async function checkFunding(db: Kysely<DB>): Promise<string[]> {
   for (const r of sums) {
     const s = Number(r.s);
     if (r.account === Account.capital || r.account === Account.funding) add(funded, r.currency, -s);
-    else if (/^card:.+:(available|held)$/.test(r.account) || r.account === Account.settlement || r.account === Account.fees)
+    else if (/^card:.+:(available|held|debt)$/.test(r.account) || r.account === Account.settlement || r.account === Account.fees)
       add(held, r.currency, s);
     else if (/^merchant:.+:funding$/.test(r.account)) {
       add(held, r.currency, s);

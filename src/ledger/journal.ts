@@ -14,6 +14,11 @@ import { toMajor } from '../money/currency.js';
 export const Account = {
   available: (cardId: string) => `card:${cardId}:available`,
   held: (cardId: string) => `card:${cardId}:held`,
+  /**
+   * What forced posts took beyond the available balance (decisions §12.7): sums to minus the card's
+   * debt (`cards.debt`); money coming to the card pays it first (book()).
+   */
+  debt: (cardId: string) => `card:${cardId}:debt`,
   /** What a merchant can put on its cards, in each currency; the operator credits it (docs/funding.md). */
   merchantFunding: (merchantId: string) => `merchant:${merchantId}:funding`,
   /** The other side of every operator credit: what operators funded, negated. */
@@ -70,12 +75,13 @@ export const MAX_CARD_BALANCE = 100_000_000_000_000;
 
 /** A card's balances moved, only if they stay within their bounds. Built once (src/db/prepared.ts). */
 const cardBalances = precompiled(
-  (db, slot: Slots<{ cardId: string; available: number; total: number; now: number; floor: number; ceiling: number }>) =>
+  (db, slot: Slots<{ cardId: string; available: number; total: number; debt: number; now: number; floor: number; ceiling: number }>) =>
     db
       .updateTable('cards')
       .set((eb) => ({
         available_balance: eb('available_balance', '+', slot('available')),
         ledger_balance: eb('ledger_balance', '+', slot('total')),
+        debt: eb('debt', '+', slot('debt')),
         updated_at: slot('now'),
       }))
       .where('id', '=', slot('cardId'))
@@ -87,12 +93,13 @@ const cardBalances = precompiled(
  * Moves a card's cached balances by the same amounts as its journal legs, in the same transaction.
  * One conditional update decides both limits, atomically under any interleaving on both databases:
  * the available balance stays ≥ 0 (2725) and the ledger balance at most the cap (2723). The caller
- * holds the card's row lock (lockCard), so the re-read that names the broken limit is exact.
+ * holds the card's row lock (lockCard), so the re-read that names the broken limit is exact. `debt`
+ * is what the card's debt grows by (minus its journal leg): only a forced post makes it grow.
  */
 export async function moveCardBalances(
   tx: Kysely<DB>,
   cardId: string,
-  delta: { available: number; held: number },
+  delta: { available: number; held: number; debt?: number },
   now: number,
 ): Promise<void> {
   const total = delta.available + delta.held;
@@ -100,6 +107,7 @@ export async function moveCardBalances(
     cardId,
     available: delta.available,
     total,
+    debt: delta.debt ?? 0,
     now,
     floor: -delta.available,
     ceiling: MAX_CARD_BALANCE - total,

@@ -4,7 +4,15 @@ import type { MerchantCtx, Services } from '../context.js';
 import { newId } from '../db/ids.js';
 import { DomainError } from '../errors.js';
 import { type AuthorizeInput, EndpointNotAsked, type EndpointVerdict, endpointRequest } from '../ledger/authorize.js';
-import { DeadlinePassed, type LinkAnswer, type LinkIdentity, LinkReplay, linkAuthorize, storedAnswer } from '../network/link.js';
+import {
+  DeadlinePassed,
+  type LinkAnswer,
+  type LinkIdentity,
+  LinkReplay,
+  linkAdvice,
+  linkAuthorize,
+  storedAnswer,
+} from '../network/link.js';
 import { runVerb } from '../runner.js';
 import { acceptorOf, channelOf, currencyCode, linkAmounts } from './amounts.js';
 import { cardByPan, cardDataCode, contentHash, storedCopy } from './card-data.js';
@@ -198,6 +206,48 @@ async function decide(svc: Services, m: Pending): Promise<LinkAnswer> {
     const code = failureCode(err);
     if (code === '96')
       svc.log.error({ err: { name: (err as Error).name, message: (err as Error).message }, stan }, 'network link: authorization failed');
+    return { code };
+  }
+}
+
+/**
+ * An authorization advice (0120, or its repeat 0121; decisions §12.4, §12.7): the network stood in
+ * and approved, so it is posted whatever the card's status, controls or balance (a forced post). The
+ * card by its PAN (`14` when none); expiry and CVV2 are not checked (the network did), the merchant's
+ * endpoint is not asked. Under the class authorization, so a clearing (0220) or reversal (0400/0420)
+ * names it in field 90 as it would an 0100.
+ */
+export async function adviceAnswer(svc: Services, mti: string, fields: Map<number, string>): Promise<LinkAnswer> {
+  const pan = fields.get(2);
+  const processing = fields.get(3);
+  const acquirer = fields.get(32);
+  const transmitted = fields.get(7);
+  const stan = fields.get(11) as string;
+  if (!pan || !processing || !acquirer || !transmitted || !fields.has(49) || !fields.has(4)) return { code: '30' };
+  const kind = processing.slice(0, 2);
+  if ((kind !== '00' && kind !== '01') || processing.slice(2) !== '0000') return { code: '12' };
+  const identity: LinkIdentity = { msgClass: 'authorization', acquirer, stan, transmitted };
+  const hash = await contentHash(svc, fields);
+  const stored = await storedAnswer(svc.database.db, identity, hash);
+  if (stored) return stored;
+  const card = await cardByPan(svc, pan);
+  if (!card) return { code: '14' };
+  const input = authorizeInput(svc, fields, card);
+  if ('code' in input) return input;
+  try {
+    return await runVerb(svc, linkAdvice, {
+      input: { record: { identity, contentHash: hash, mti, request: storedCopy(fields) }, authorize: input },
+      actor: `network:${acquirer}`,
+      merchantId: card.merchant_id,
+    });
+  } catch (err) {
+    if (err instanceof LinkReplay) return (await storedAnswer(svc.database.db, identity, hash)) ?? { code: '96' };
+    const code = failureCode(err);
+    if (code === '96')
+      svc.log.error(
+        { err: { name: (err as Error).name, message: (err as Error).message }, stan },
+        'network link: authorization advice failed',
+      );
     return { code };
   }
 }

@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Services } from '../context.js';
 import { answerMti, decode, Iso8583Error, type IsoMessage } from '../iso8583/codec.js';
 import type { LinkAnswer } from '../network/link.js';
-import { authorizationAnswer } from './authorization.js';
+import { adviceAnswer, authorizationAnswer } from './authorization.js';
 import { financialAdvice } from './financial.js';
 import { reversalAnswer } from './reversal.js';
 
@@ -35,14 +35,14 @@ function answerTo(mti: string, request: Map<number, string>, answer: LinkAnswer)
   return { mti: answerMti(mti), fields };
 }
 
-/** Message classes of decisions §12.4 that this version answers `12` (not yet supported: docs/network.md). */
-const NOT_YET = new Set(['0120', '0121']);
-
 /** Requests decided within the deadline: authorization (0100) and single message (0200), and their repeats. */
 const DECIDED = new Set(['0100', '0101', '0200', '0201']);
 
 /** Financial advices (clearing, refund) and their repeats. */
 const ADVICES = new Set(['0220', '0221']);
+
+/** Authorization advices (the network stood in: forced posts) and their repeats. */
+const AUTH_ADVICES = new Set(['0120', '0121']);
 
 /** Reversal requests and advices, and their repeats. */
 const REVERSALS = new Set(['0400', '0401', '0420', '0421']);
@@ -109,13 +109,16 @@ export async function handleFrame(svc: Services, peer: Peer, bytes: Uint8Array, 
   let answer: LinkAnswer;
   if (mti === '0800' || mti === '0801') answer = management(peer, fields);
   else if (DECIDED.has(mti)) answer = await withinDeadline(svc, peer, authorizationAnswer(svc, mti, fields, arrived), arrived);
-  else if (REVERSALS.has(mti) || ADVICES.has(mti)) {
-    const posted = REVERSALS.has(mti) ? reversalAnswer(svc, mti, fields) : financialAdvice(svc, mti, fields);
+  else if (REVERSALS.has(mti) || ADVICES.has(mti) || AUTH_ADVICES.has(mti)) {
+    const posted = REVERSALS.has(mti)
+      ? reversalAnswer(svc, mti, fields)
+      : ADVICES.has(mti)
+        ? financialAdvice(svc, mti, fields)
+        : adviceAnswer(svc, mti, fields);
     answer = await posted.catch((err: unknown): LinkAnswer => {
       svc.log.warn({ err: { name: (err as Error).name, message: (err as Error).message } }, 'network link: no decision');
       return { code: '96' };
     });
-  } else if (NOT_YET.has(mti)) answer = { code: '12' };
-  else answer = { code: '30' };
+  } else answer = { code: '30' };
   return { answer: answerTo(mti, fields, answer), code: answer.code };
 }

@@ -1,16 +1,20 @@
 import type { Services } from '../context.js';
+import { toMinor } from '../money/currency.js';
 import { type LinkAnswer, type LinkClass, type LinkIdentity, LinkReplay, originalMessage, storedAnswer } from '../network/link.js';
-import { ForcedPostNotSupported, linkClear, linkRefund } from '../network/link-financial.js';
+import type { LinkFinancialInput } from '../network/link-financial.js';
+import { linkClear, linkRefund } from '../network/link-financial.js';
 import { runVerb } from '../runner.js';
+import { linkAmounts } from './amounts.js';
 import { failureCode } from './authorization.js';
 import { cardByPan, contentHash, storedCopy } from './card-data.js';
 
 /**
  * A financial advice (0220, or its repeat 0221, decisions §12.4): processing `00`/`01` clears the
  * approved 0100 field 90 names (field 4: the cleared amount); processing `20` refunds field 4 of
- * the payment an earlier 0220 (or 0200) named in field 90 produced. Without such an original it
- * would be a forced post (§12.7): not yet supported, `12`. Exactly once under its own identity
- * (class financial, 32, 11, 7).
+ * the payment an earlier 0220 (or 0200) named in field 90 produced (field 90 naming another MTI is
+ * `12`). Without such an original (no field 90, or none found) it is a forced post (§12.7) on the card of field 2 (`14` when none;
+ * `12` without field 2), its amount from fields 4/49 (or 6/51) as an 0100's. Exactly once under its
+ * own identity (class financial, 32, 11, 7).
  */
 export async function financialAdvice(svc: Services, mti: string, fields: Map<number, string>): Promise<LinkAnswer> {
   const acquirer = fields.get(32);
@@ -28,37 +32,59 @@ export async function financialAdvice(svc: Services, mti: string, fields: Map<nu
   if (stored) return stored;
 
   const f90 = fields.get(90);
-  if (!f90) return { code: '12' };
-  const originalMti = f90.slice(0, 4);
   const refund = kind === '20';
-  const accepted = refund ? ['0200', '0201', '0220', '0221'] : ['0100', '0101'];
-  if (!accepted.includes(originalMti)) return { code: '12' };
+  const accepted = refund ? ['0200', '0201', '0220', '0221'] : ['0100', '0101', '0120', '0121'];
   const originalClass: LinkClass = refund ? 'financial' : 'authorization';
-  const original = await originalMessage(db, originalClass, {
-    stan: f90.slice(4, 10),
-    transmitted: f90.slice(10, 20),
-    acquirer: f90.slice(20, 31),
-  });
-  if (original?.code !== '00' || !original.tradeId || !original.cardId || !original.merchantId) return { code: '12' };
+  // Field 90 naming what cannot be this one's original (a clearing of an 0200, already cleared) is
+  // refused as before; naming an original not found, or absent, makes a forced post.
+  if (f90 && !accepted.includes(f90.slice(0, 4))) return { code: '12' };
+  const original = f90
+    ? await originalMessage(db, originalClass, { stan: f90.slice(4, 10), transmitted: f90.slice(10, 20), acquirer: f90.slice(20, 31) })
+    : null;
   const pan = fields.get(2);
-  if (pan !== undefined && (await cardByPan(svc, pan))?.id !== original.cardId) return { code: '12' };
+  const byPan = pan === undefined ? null : await cardByPan(svc, pan);
+  if (pan !== undefined && !byPan) return { code: '14' };
   const amount = Number(f4);
   if (amount === 0) return { code: '13' };
+  const found = original?.code === '00' && original.tradeId && original.cardId && original.merchantId ? original : null;
+  if (found && byPan && byPan.id !== found.cardId) return { code: '12' };
+  let target: { tradeId: string | null; cardId: string; merchantId: string; priced?: LinkFinancialInput['priced'] };
+  if (found?.tradeId && found.cardId && found.merchantId)
+    target = { tradeId: found.tradeId, cardId: found.cardId, merchantId: found.merchantId };
+  else {
+    // No original: a forced post (§12.7) on the card field 2 names, its amounts as an 0100's.
+    if (!byPan) return { code: '12' };
+    const amounts = linkAmounts(fields, byPan, svc.config.network, svc.config.program.fxRates);
+    if ('code' in amounts) return amounts;
+    const rrn = fields.get(37)?.trim();
+    target = {
+      tradeId: null,
+      cardId: byPan.id,
+      merchantId: byPan.merchant_id,
+      priced: {
+        amount: toMinor(amounts.amount, byPan.currency),
+        currencyTxn: amounts.currencyTxn,
+        txnAmount: toMinor(amounts.txnAmount, amounts.currencyTxn),
+        ...(rrn ? { remark: `RRN ${rrn}` } : {}),
+      },
+    };
+  }
 
   try {
-    return await runVerb(svc, refund ? linkRefund : linkClear, {
+    const answer = await runVerb(svc, refund ? linkRefund : linkClear, {
       input: {
         record: { identity, contentHash: hash, mti, request: storedCopy(fields) },
-        tradeId: original.tradeId,
-        cardId: original.cardId,
+        tradeId: target.tradeId,
+        cardId: target.cardId,
         amount,
+        priced: target.priced,
       },
       actor: `network:${acquirer}`,
-      merchantId: original.merchantId,
+      merchantId: target.merchantId,
     });
+    return answer;
   } catch (err) {
     if (err instanceof LinkReplay) return (await storedAnswer(db, identity, hash)) ?? { code: '96' };
-    if (err instanceof ForcedPostNotSupported) return { code: '12' };
     const code = failureCode(err);
     if (code === '96')
       svc.log.error({ err: { name: (err as Error).name, message: (err as Error).message }, stan }, 'network link: financial advice failed');

@@ -26,7 +26,7 @@ export async function reversalAnswer(svc: Services, mti: string, fields: Map<num
   if (stored) return stored;
 
   const originalMti = f90.slice(0, 4);
-  if (originalMti !== '0100' && originalMti !== '0101') return { code: '25' };
+  if (!['0100', '0101', '0120', '0121'].includes(originalMti)) return { code: '25' };
   const original = await originalMessage(db, 'authorization', {
     stan: f90.slice(4, 10),
     transmitted: f90.slice(10, 20),
@@ -43,6 +43,7 @@ export async function reversalAnswer(svc: Services, mti: string, fields: Map<num
         tradeId: original.tradeId,
         cardId: original.cardId,
         actual: f95 === undefined ? null : Number(f95.slice(0, 12)),
+        advice: mti === '0420' || mti === '0421',
       },
       actor: `network:${acquirer}`,
       merchantId: original.merchantId,

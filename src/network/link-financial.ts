@@ -1,78 +1,101 @@
 import { DomainError } from '../errors.js';
 import type { LedgerCtx } from '../ledger/context.js';
 import { heldAuthorization } from '../ledger/held-part.js';
+import { forcedClear, forcedRefund } from '../ledger/forced.js';
 import { lockedTrade } from '../ledger/locks.js';
 import { clear, refund } from '../ledger/settle.js';
 import { toMajor } from '../money/currency.js';
+import { TradeStatus, TradeType } from '../trades/types.js';
 import { claim, type LinkAnswer, type LinkRecord } from './link.js';
 
 /**
  * Financial advices of the card network link (0220, decisions §12.4): the clearing of an approved
- * 0100, and a refund of a cleared payment, each named by field 90, by the sandbox's `clear` and
- * `refund` verbs, and claimed once with the answer. A clearing above what is held, of an
- * authorization that holds nothing any more, or with no original, is a forced post (§12.7): not yet
- * supported, answered `12` with nothing written.
+ * 0100 (or 0120), and a refund of a cleared payment, each named by field 90, by the sandbox's `clear`
+ * and `refund` verbs, and claimed once with the answer. A clearing above what is held, of an
+ * authorization that holds nothing any more, or with no original, and a refund with no original,
+ * are forced posts (§12.7, src/ledger/forced.ts): posted, `00`, marked `forced`.
  */
 
 export interface LinkFinancialInput {
   record: LinkRecord;
-  /** The authorization (clearing) or payment (refund) field 90 names. */
-  tradeId: string;
+  /** The authorization (clearing) or payment (refund) field 90 names; null: none found (a forced post). */
+  tradeId: string | null;
   cardId: string;
-  /** Field 4, in minor units of the original's transaction currency. */
+  /** Field 4, in minor units of the original's transaction currency (with an original). */
   amount: number;
+  /** Without an original: the amount in the card's currency and the transaction's (minor units), from fields 4/49 (6/51). */
+  priced?: { amount: number; currencyTxn: string; txnAmount: number; remark?: string | undefined } | undefined;
 }
 
 /** Field 4 in the original's transaction currency → minor units of the card's, at the original's own ratio. */
 const inCardCurrency = (amount: number, trade: { amount: number; txn_amount: number }) =>
   trade.txn_amount === trade.amount || trade.txn_amount === 0 ? amount : Math.round((amount * trade.amount) / trade.txn_amount);
 
-/**
- * A post the rules would refuse (above the hold, nothing held any more): a forced post (§12.7), not
- * yet supported. Thrown to roll back, so that nothing is stored: the transport answers `12`, and a
- * retransmission once forced posts exist is posted.
- */
-export class ForcedPostNotSupported extends Error {
-  override name = 'ForcedPostNotSupported';
-}
-
 /** Refusals of the verbs before any write, as field 39. */
 function refusal(err: unknown): LinkAnswer {
-  if (err instanceof DomainError && err.kind === 'tradeState') throw new ForcedPostNotSupported();
+  if (err instanceof DomainError && err.kind === 'tradeState') return { code: '12' };
   if (err instanceof DomainError && err.kind === 'incorrectAmount') return { code: '13' };
   throw err;
 }
 
-/** An 0220 clearing an approved 0100: the payment of field 4 (at most what is held), the rest of the hold released. */
+const answered = (r: { authCode: string; tradeId: string }, forced = false): LinkAnswer => ({
+  code: '00',
+  authCode: r.authCode,
+  tradeId: r.tradeId,
+  ...(forced ? { forced: true } : {}),
+});
+
+/**
+ * An 0220 clearing: of an approved 0100 that still holds at least field 4, the sandbox's `clear`
+ * (the rest of the hold released); otherwise (above the hold, nothing held any more, no original)
+ * a forced post of field 4.
+ */
 export async function linkClear({ ctx, input }: { ctx: LedgerCtx; input: LinkFinancialInput }): Promise<LinkAnswer> {
   let answer: LinkAnswer;
   try {
-    const { auth, card } = await heldAuthorization(ctx, { tradeId: input.tradeId }, 'cleared');
-    const amount = inCardCurrency(input.amount, auth);
-    if (amount <= 0) answer = { code: '13' };
-    else if (amount > auth.held) throw new ForcedPostNotSupported();
-    else {
-      const payment = await clear({ ctx, input: { tradeId: input.tradeId, amount: toMajor(amount, card.currency) } });
-      answer = { code: '00', authCode: payment.authCode, tradeId: payment.tradeId };
+    if (input.tradeId === null) {
+      const p = input.priced;
+      if (!p) throw new Error('a clearing without an original needs its amounts');
+      answer = answered(await forcedClear({ ctx, input: { cardId: input.cardId, tradeId: null, ...p } }), true);
+    } else {
+      const { trade: auth, card } = await lockedTrade(ctx, input.tradeId);
+      const amount = inCardCurrency(input.amount, auth);
+      const holds = auth.trade_type === TradeType.authorization && auth.trade_status === TradeStatus.success && auth.held > 0;
+      if (amount <= 0) answer = { code: '13' };
+      else if (holds && amount <= auth.held) {
+        answer = answered(await clear({ ctx, input: { tradeId: input.tradeId, amount: toMajor(amount, card.currency) } }));
+      } else {
+        const payment = await forcedClear({
+          ctx,
+          input: { cardId: card.id, tradeId: auth.id, amount, currencyTxn: auth.currency_txn, txnAmount: input.amount },
+        });
+        answer = answered(payment, true);
+      }
     }
   } catch (err) {
-    if (err instanceof ForcedPostNotSupported) throw err;
     answer = refusal(err);
   }
   await claim(ctx, input.record, input.cardId, answer);
   return answer;
 }
 
-/** An 0220 with processing code 20: a refund of field 4 of the payment field 90's clearing produced. */
+/** An 0220 with processing code 20: a refund of field 4 of the payment field 90's clearing produced; without one, a forced credit. */
 export async function linkRefund({ ctx, input }: { ctx: LedgerCtx; input: LinkFinancialInput }): Promise<LinkAnswer> {
   let answer: LinkAnswer;
   try {
-    const { trade, card } = await lockedTrade(ctx, input.tradeId);
-    const amount = inCardCurrency(input.amount, trade);
-    if (amount <= 0) answer = { code: '13' };
-    else {
-      const record = await refund({ ctx, input: { tradeId: input.tradeId, amount: toMajor(amount, card.currency) } });
-      answer = { code: '00', authCode: record.authCode, tradeId: record.tradeId };
+    if (input.tradeId === null) {
+      const p = input.priced;
+      if (!p) throw new Error('a refund without an original needs its amounts');
+      const [record] = await forcedRefund({ ctx, input: { cardId: input.cardId, payments: [], ...p } });
+      answer = record ? answered(record, true) : { code: '12' };
+    } else {
+      const { trade, card } = await lockedTrade(ctx, input.tradeId);
+      const amount = inCardCurrency(input.amount, trade);
+      if (amount <= 0) answer = { code: '13' };
+      else {
+        const record = await refund({ ctx, input: { tradeId: input.tradeId, amount: toMajor(amount, card.currency) } });
+        answer = answered(record);
+      }
     }
   } catch (err) {
     answer = refusal(err);

@@ -5,10 +5,12 @@ import { type AuthorizeInput, authorize } from '../ledger/authorize.js';
 import { balanceInquiry } from '../ledger/balance-inquiry.js';
 import { reverse } from '../ledger/cancel.js';
 import type { LedgerCtx } from '../ledger/context.js';
+import { forcedAuthorize, forcedRefund } from '../ledger/forced.js';
 import { heldAuthorization } from '../ledger/held-part.js';
 import { lockCard } from '../ledger/locks.js';
 import { clear } from '../ledger/settle.js';
 import { toMajor } from '../money/currency.js';
+import { paymentsOf, tradeAmounts } from '../trades/books.js';
 import { DeclineReason, type DeclineReasonValue } from '../trades/types.js';
 
 /**
@@ -37,6 +39,8 @@ export interface LinkAnswer {
   balance?: string | undefined;
   /** The trade or declined authorization the message produced. */
   tradeId?: string | undefined;
+  /** A forced post (decisions §12.7): posted though the rules would have refused it. */
+  forced?: boolean | undefined;
 }
 
 /** What is stored of a message: its identity, a keyed hash of its content, its fields of §12.3 with the PAN masked and no CVV2. */
@@ -185,6 +189,25 @@ export async function linkAuthorize({
   return answer;
 }
 
+/**
+ * An authorization advice (0120, decisions §12.4, §12.7): the network stood in and approved, so it is
+ * posted, a forced authorization (src/ledger/forced.ts) whatever the card's status, controls or
+ * balance, and claimed with its answer in one transaction. Its hold is cleared, reversed or
+ * expired as an 0100's.
+ */
+export async function linkAdvice({
+  ctx,
+  input,
+}: {
+  ctx: LedgerCtx;
+  input: { record: LinkRecord; authorize: AuthorizeInput };
+}): Promise<LinkAnswer> {
+  const trade = await forcedAuthorize({ ctx, input: input.authorize });
+  const answer: LinkAnswer = { code: '00', authCode: trade.authCode, tradeId: trade.tradeId, forced: true };
+  await claim(ctx, input.record, input.authorize.cardId, answer);
+  return answer;
+}
+
 /** The original a message's field 90 names (its class, STAN, field 7, acquirer): the message that acted, or null. */
 export async function originalMessage(
   db: Kysely<DB>,
@@ -214,6 +237,8 @@ export interface LinkReverseInput {
    * authorization is to hold after the reversal; null: a full reversal.
    */
   actual: number | null;
+  /** An advice (0420): after the clearing, it returns what was cleared beyond the actual amount (a forced post). */
+  advice?: boolean | undefined;
 }
 
 /**
@@ -242,8 +267,36 @@ export async function linkReverse({ ctx, input }: { ctx: LedgerCtx; input: LinkR
     }
   } catch (err) {
     if (!(err instanceof DomainError) || err.kind !== 'tradeState') throw err;
-    answer = { code: '12' };
+    answer = (input.advice ? await reversedAfterClearing(ctx, input) : null) ?? { code: '12' };
   }
   await claim(ctx, input.record, input.cardId, answer);
   return answer;
+}
+
+/**
+ * A reversal advice (0420) of an authorization already cleared (decisions §12.7): the network says
+ * the transaction came to the actual amount (field 95; nothing without it), so what its clearings
+ * took beyond that, less what was refunded, is returned to the card: a forced refund of its
+ * payments. Null when it was not cleared (nothing held, nothing paid: `12` as before).
+ */
+async function reversedAfterClearing(ctx: LedgerCtx, input: LinkReverseInput): Promise<LinkAnswer | null> {
+  const payments = await paymentsOf(ctx.tx, ctx.merchantId, input.tradeId);
+  if (payments.length === 0) return null;
+  const auth = await tradeAmounts(ctx.tx, input.tradeId);
+  const actual =
+    input.actual === null ? 0 : auth.txn_amount === auth.amount ? input.actual : Math.round((input.actual * auth.amount) / auth.txn_amount);
+  const cleared = payments.reduce((s, p) => s + p.amount, 0);
+  const refunded = payments.reduce((s, p) => s + p.refunded, 0);
+  let left = cleared - refunded - actual;
+  if (left <= 0) return { code: '00', authCode: auth.auth_code, tradeId: auth.id };
+  const take: Array<{ tradeId: string; amount: number }> = [];
+  for (const p of payments) {
+    const amount = Math.min(left, p.amount - p.refunded);
+    if (amount <= 0) continue;
+    take.push({ tradeId: p.id, amount });
+    left -= amount;
+  }
+  const records = await forcedRefund({ ctx, input: { cardId: input.cardId, payments: take, amount: 0, currencyTxn: '', txnAmount: 0 } });
+  const last = records[records.length - 1];
+  return last ? { code: '00', authCode: last.authCode, tradeId: last.tradeId, forced: true } : { code: '12' };
 }

@@ -109,3 +109,50 @@ export async function spentOnCards(
   const row = await query.executeTakeFirst();
   return Number(row?.spent ?? 0);
 }
+
+/** Approved authorizations still holding money, made at or before `olderThan`, oldest first, with their MCC (hold expiry, src/ledger/expire.ts). */
+export async function holdingAuthorizations(
+  db: Kysely<DB>,
+  olderThan: number,
+): Promise<Array<{ id: string; merchant_id: string; created_at: number; mcc: string | null }>> {
+  return withTrades(db)
+    .selectFrom('trades')
+    .leftJoin('authorizations', 'authorizations.id', 'trades.id')
+    .select(['trades.id', 'trades.merchant_id', 'trades.created_at', 'authorizations.mcc'])
+    .where('trades.held', '>', 0)
+    .where('trades.trade_type', '=', TradeType.authorization)
+    .where('trades.trade_status', '=', TradeStatus.success)
+    .where('trades.created_at', '<=', olderThan)
+    .orderBy('trades.created_at')
+    .execute();
+}
+
+/** An authorization's successful payments (its clearings), oldest first (the link's 0420 after a clearing, src/network/link.ts). */
+export async function paymentsOf(
+  db: Kysely<DB>,
+  merchantId: string,
+  authorizationId: string,
+): Promise<Array<{ id: string; amount: number; refunded: number; txn_amount: number }>> {
+  return withTrades(db)
+    .selectFrom('trades')
+    .select(['id', 'amount', 'refunded', 'txn_amount'])
+    .where('merchant_id', '=', merchantId)
+    .where('original_id', '=', authorizationId)
+    .where('trade_type', '=', TradeType.payment)
+    .where('trade_status', '=', TradeStatus.success)
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
+}
+
+/** A trade's amounts and code, by id (it must exist). */
+export async function tradeAmounts(
+  db: Kysely<DB>,
+  id: string,
+): Promise<{ id: string; amount: number; txn_amount: number; auth_code: string }> {
+  return withTrades(db)
+    .selectFrom('trades')
+    .select(['id', 'amount', 'txn_amount', 'auth_code'])
+    .where('id', '=', id)
+    .executeTakeFirstOrThrow();
+}
