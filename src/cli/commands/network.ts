@@ -26,6 +26,9 @@ type SendType = (typeof TYPES)[number];
 /** Field 32 of what the simulator sends unless --acquirer: how it finds the authorizations it sent. */
 export const SIMULATOR_ACQUIRER = '99999999';
 
+/** The link's port when neither --port nor CARDPROGRAM_NETWORK_PORT says (the one docs/getting-started.md starts it on). */
+const DEFAULT_LINK_PORT = 8583;
+
 interface SendOptions {
   card?: string;
   pan?: string;
@@ -237,10 +240,10 @@ function showMessage(title: string, msg: IsoMessage): string {
 
 function linkTarget(svc: Services | null, o: SendOptions) {
   const port =
-    o.port ?? svc?.config.network.port ?? (process.env.CARDPROGRAM_NETWORK_PORT ? Number(process.env.CARDPROGRAM_NETWORK_PORT) : null);
-  if (port === null || !Number.isInteger(port) || port <= 0) {
-    throw new ConfigError('no link port: give --port, or set CARDPROGRAM_NETWORK_PORT as the service has it');
-  }
+    o.port ??
+    svc?.config.network.port ??
+    (process.env.CARDPROGRAM_NETWORK_PORT ? Number(process.env.CARDPROGRAM_NETWORK_PORT) : DEFAULT_LINK_PORT);
+  if (!Number.isInteger(port) || port <= 0 || port > 65535) throw new ConfigError('--port must be a port number (1 to 65535)');
   const envHost = process.env.CARDPROGRAM_NETWORK_HOST?.trim() || process.env.HOST?.trim();
   const host = o.host ?? (envHost && envHost !== '0.0.0.0' && envHost !== '::' ? envHost : '127.0.0.1');
   const given = [o.cert, o.key, o.ca].filter(Boolean).length;
@@ -369,7 +372,7 @@ export function networkCommands(program: Command): void {
     .option('--acquirer <id>', 'field 32, the acquiring institution', SIMULATOR_ACQUIRER)
     .option('--mti <mti>', 'send with this MTI instead: 0200 (a single-message purchase), 0420 (a reversal advice), a repeat (0101, …)')
     .option('--host <host>', 'the link (default CARDPROGRAM_NETWORK_HOST, else HOST, else 127.0.0.1)')
-    .option('--port <port>', "the link's port (default CARDPROGRAM_NETWORK_PORT)", (v) => Number(v))
+    .option('--port <port>', "the link's port (default CARDPROGRAM_NETWORK_PORT, else 8583)", (v) => Number(v))
     .option('--cert <file>', "TLS: this client's certificate (PEM)")
     .option('--key <file>', 'TLS: its private key (PEM)')
     .option('--ca <file>', "TLS: the CA the link's certificate is verified against (PEM)")
