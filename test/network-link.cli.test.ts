@@ -3,7 +3,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { it } from 'node:test';
 import { type IsoMessage, message } from '../src/iso8583/codec.js';
-import { build, type Harness } from './helpers/app.js';
+import { build, type Harness, testConfig } from './helpers/app.js';
 import { balances, fundedCard } from './helpers/cards.js';
 import { childDatabaseUrl, runCli } from './helpers/cli.js';
 import { eachDialect } from './helpers/dialects.js';
