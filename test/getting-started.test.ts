@@ -38,6 +38,8 @@ eachDialect('getting started (docs/getting-started.md), as a new user runs it', 
       CARDPROGRAM_REQUIRE_TIMESTAMP: 'on',
       // The card network link, plain TCP on loopback (the guide's 8583; a free port here).
       CARDPROGRAM_NETWORK_PORT: String(await freePort()),
+      // A machine shared with other test runs may pass the 1.5 s deadline (91): the guide is not about load.
+      CARDPROGRAM_NETWORK_DEADLINE_MS: '15000',
     };
 
     // 1. The service, as `npm start` runs it.
