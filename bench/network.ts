@@ -13,6 +13,7 @@
  *   npm run bench:network              both databases, 10 s per level
  *   npm run bench:network -- --quick   SQLite, 1 and 10 in flight, a second each (CI: checks that it works)
  *   BENCH_DB=sqlite npm run bench:network
+ *   BENCH_PROFILE=/tmp/prof npm run bench:network   the service's CPU profile (.cpuprofile) written there
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -171,7 +172,9 @@ async function prepare(dialect: TestDialect) {
       h.cards.filter((c) => (c.currency ?? 'EUR') === 'EUR').map((c) => c.cardId),
     );
     const demo = JSON.parse(readFileSync(join(dataDir, 'demo-merchant.json'), 'utf8'));
-    const service = await startService(env);
+    // BENCH_PROFILE=DIR: the measured service writes a CPU profile there when it stops (what takes the time).
+    const profile = process.env.BENCH_PROFILE;
+    const service = await startService(env, ROOT, profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : []);
     const call = async (path: string, body: Record<string, unknown>) => {
       const signed: Record<string, unknown> = { ...body, appId: demo.appId, randomStr: randomBytes(16).toString('hex') };
       signed.sign = hmacSign(demo.secret, signingString(signed));
@@ -275,7 +278,8 @@ const report = {
 };
 const table = markdown(report);
 process.stdout.write(table);
-if (!quick) {
+// A profiled run (BENCH_PROFILE) or a partial one (BENCH_SECONDS, BENCH_DB) does not replace the recorded results.
+if (!quick && !process.env.BENCH_PROFILE && !process.env.BENCH_SECONDS && !process.env.BENCH_DB) {
   mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
   writeFileSync(new URL('./results/network.json', import.meta.url), `${JSON.stringify(report, null, 2)}\n`);
   writeFileSync(new URL('./results/network.md', import.meta.url), table);
