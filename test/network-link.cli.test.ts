@@ -1,10 +1,12 @@
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { it } from 'node:test';
 import { type IsoMessage, message } from '../src/iso8583/codec.js';
 import { build, type Harness, testConfig } from './helpers/app.js';
 import { balances, fundedCard } from './helpers/cards.js';
+import { selfSigned } from './helpers/certs.js';
 import { childDatabaseUrl, runCli } from './helpers/cli.js';
 import { eachDialect } from './helpers/dialects.js';
 import { authorizationRequest, cardSecrets, linkOf, Peer } from './helpers/link.js';
@@ -126,6 +128,33 @@ eachDialect('network CLI: the simulator, the clearing file and the settlement (d
     const closed = await runCli(['network', 'send', '--card', cardId, '--type', 'balance', '--port', '1'], env);
     assert.equal(closed.code, 1);
     assert.match(closed.stderr, /^cardprogram: nothing listens at 127\.0\.0\.1:1 /);
+  });
+
+  it('network send over TLS with a client certificate (--cert/--key/--ca); without one the link refuses it, exit 1', async (t) => {
+    const dir = mkdtempSync(join(tmpdir(), 'cp-net-cli-tls-'));
+    const server = selfSigned(dir, 'localhost');
+    const client = selfSigned(dir, 'acquirer');
+    const tls = { ca: client.certFile, cert: server.certFile, key: server.keyFile };
+    const h = await build(t, dialect, { network: { ...slow.network, tls } });
+    const { cardId } = await fundedCard(h, { topUp: 100 });
+    const link = await linkOf(t, h);
+    const env = cliEnv(h);
+    const args = ['network', 'send', '--card', cardId, '--type', 'balance', '--port', String(link.port)];
+    const res = await runCli(
+      [...args, '--cert', client.certFile, '--key', client.keyFile, '--ca', server.certFile, '--servername', 'localhost'],
+      env,
+    );
+    assert.equal(res.code, 0, res.stderr);
+    assert.match(res.stdout, /^sent to 127\.0\.0\.1:\d+ \(TLS\): 0100 authorization request$/m);
+    assert.match(res.stdout, /^\s+54 {2}additional amounts\s+0002978C000000010000$/m);
+    const plain = await runCli(args, env);
+    assert.equal(plain.code, 1);
+    assert.match(plain.stderr, /^cardprogram: the link (closed the connection|connection failed)/);
+    const half = await runCli([...args, '--cert', client.certFile], env);
+    assert.deepEqual(
+      [half.code, half.stderr.trim()],
+      [1, 'cardprogram: --cert, --key and --ca go together (TLS with a client certificate)'],
+    );
   });
 
   it('network import: a clearing file posts once (imported twice); the reconciliation is the hand-computed one; the settlement agrees with the journal and ledger check', async (t) => {

@@ -47,6 +47,7 @@ interface SendOptions {
   cert?: string;
   key?: string;
   ca?: string;
+  servername?: string;
   timeout: number;
   write?: string;
   json?: boolean;
@@ -248,7 +249,10 @@ function linkTarget(svc: Services | null, o: SendOptions) {
   const host = o.host ?? (envHost && envHost !== '0.0.0.0' && envHost !== '::' ? envHost : '127.0.0.1');
   const given = [o.cert, o.key, o.ca].filter(Boolean).length;
   if (given > 0 && given < 3) throw new ConfigError('--cert, --key and --ca go together (TLS with a client certificate)');
-  const tls = given === 3 ? { cert: o.cert as string, key: o.key as string, ca: o.ca as string } : null;
+  const tls =
+    given === 3
+      ? { cert: o.cert as string, key: o.key as string, ca: o.ca as string, ...(o.servername ? { servername: o.servername } : {}) }
+      : null;
   return { host, port, tls };
 }
 
@@ -376,6 +380,7 @@ export function networkCommands(program: Command): void {
     .option('--cert <file>', "TLS: this client's certificate (PEM)")
     .option('--key <file>', 'TLS: its private key (PEM)')
     .option('--ca <file>', "TLS: the CA the link's certificate is verified against (PEM)")
+    .option('--servername <name>', "TLS: the name the link's certificate must carry (default: --host, when it is a name)")
     .option('--timeout <ms>', 'how long to wait for the answer', (v) => Number(v), 10_000)
     .option('--write <file>', 'append the framed message to FILE instead of sending it (to make a clearing file)')
     .option('--json', 'print JSON')
