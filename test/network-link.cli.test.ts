@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { it } from 'node:test';
 import { type IsoMessage, message } from '../src/iso8583/codec.js';
+import { clearingFile } from '../src/network-link/clearing.js';
 import { build, type Harness, testConfig } from './helpers/app.js';
 import { balances, fundedCard } from './helpers/cards.js';
 import { selfSigned } from './helpers/certs.js';
@@ -293,6 +294,23 @@ eachDialect('network CLI: the simulator, the clearing file and the settlement (d
       csv.stdout,
       `date,currency,merchant_id,cleared_count,cleared,refunded_count,refunded,reversed_count,reversed,net\n${day},EUR,${h.merchant.appId},2,45,1,5,1,10,40\n`,
     );
+    // Not a clearing file: refused whole, nothing posted; an 0100 in one is refused, not decided.
+    const broken = join(h.db.dataDir, 'broken.bin');
+    writeFileSync(broken, Buffer.concat([readFileSync(file), Buffer.from([0x00, 0x40, 0x30])]));
+    const cut = await runCli(['network', 'import', broken], env);
+    assert.deepEqual(
+      [cut.code, cut.stderr.trim()],
+      [1, `cardprogram: ${broken}: not a clearing file: it ends inside a frame after 6 whole messages`],
+    );
+    const odd = join(h.db.dataDir, 'odd.bin');
+    writeFileSync(odd, clearingFile([authorizationRequest(card, { amount: 100 })]));
+    const oddReport = JSON.parse((await runCli(['network', 'import', odd, '--json'], env)).stdout);
+    assert.deepEqual(
+      oddReport.lines.map((l: { outcome: string; reason: string }) => [l.outcome, l.reason]),
+      [['refused', 'not a clearing advice: MTI 0100 (a clearing file holds 0220 and 0420)']],
+    );
+    assert.deepEqual(await Promise.all([count(h, 'network_messages'), count(h, 'trades'), count(h, 'ledger_postings')]), before);
+
     const empty = await runCli(['network', 'settlement', '--date', '2001-01-01'], env);
     assert.equal(empty.stdout, 'settlement of 2001-01-01\nnothing cleared, refunded or reversed by the network that day\n');
   });
