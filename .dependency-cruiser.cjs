@@ -77,7 +77,10 @@ module.exports = {
       name: 'verb-without-http',
       comment: 'A verb (a domain file other than routes.ts, routes-*.ts and schemas.ts) never sees HTTP: no src/http, no Fastify.',
       severity: 'error',
-      from: { path: `^src/${DOMAINS}/`, pathNot: [`^src/${DOMAINS}/(routes|routes-[a-z]+|schemas)\\.ts$`, ...KNOWN_HTTP_IN_VERBS.map((k) => k.from)] },
+      from: {
+        path: `^src/${DOMAINS}/`,
+        pathNot: [`^src/${DOMAINS}/(routes|routes-[a-z]+|schemas)\\.ts$`, ...KNOWN_HTTP_IN_VERBS.map((k) => k.from)],
+      },
       to: { path: HTTP },
     },
     ...KNOWN_HTTP_IN_VERBS.map((known) => ({

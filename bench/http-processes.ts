@@ -32,10 +32,10 @@ export async function waitReady(base: string, child: ChildProcess, started: numb
 }
 
 /** The built service of a checkout (this one unless `root` names another, e.g. the baseline's). */
-export async function startService(env: Record<string, string>, root = ROOT) {
+export async function startService(env: Record<string, string>, root = ROOT, nodeArgs: string[] = []) {
   const port = 20000 + Math.floor(Math.random() * 10000);
   const started = performance.now();
-  const child = spawn(process.execPath, [join(root, 'bin', 'cardprogram.js'), 'serve'], {
+  const child = spawn(process.execPath, [...nodeArgs, join(root, 'bin', 'cardprogram.js'), 'serve'], {
     cwd: root,
     env: { ...process.env, ...env, PORT: String(port), LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'ignore', 'inherit'],

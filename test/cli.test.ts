@@ -375,6 +375,10 @@ it('every subcommand has --help, and says what it does', async () => {
     'keys rotate',
     'keys reseal',
     'audit list',
+    'network send',
+    'network import',
+    'network settlement',
+    'network file',
   ]) {
     assert.ok(names.includes(expected), `${expected} exists`);
   }

@@ -36,6 +36,10 @@ eachDialect('getting started (docs/getting-started.md), as a new user runs it', 
       CARDPROGRAM_DATA_DIR: join(work, 'data'),
       CARDPROGRAM_WORKER_POLL_MS: '50',
       CARDPROGRAM_REQUIRE_TIMESTAMP: 'on',
+      // The card network link, plain TCP on loopback (the guide's 8583; a free port here).
+      CARDPROGRAM_NETWORK_PORT: String(await freePort()),
+      // A machine shared with other test runs may pass the 1.5 s deadline (91): the guide is not about load.
+      CARDPROGRAM_NETWORK_DEADLINE_MS: '15000',
     };
 
     // 1. The service, as `npm start` runs it.
@@ -155,5 +159,16 @@ eachDialect('getting started (docs/getting-started.md), as a new user runs it', 
       body: '{"type":"trade"}',
     });
     assert.equal(forged.status, 400);
+
+    // 3c. A purchase over the card network link (last: it adds to the card's history counted above).
+    const overLink = await sh(snippet('link-purchase'), { CARD_ID: cardId });
+    assert.equal(overLink.code, 0, `${overLink.stderr}\n${overLink.stdout}`);
+    assert.match(overLink.stdout, /^sent to 127\.0\.0\.1:\d+: 0100 authorization request$/m);
+    assert.match(overLink.stdout, /^received in \d+ ms: 0110 authorization response$/m);
+    assert.match(overLink.stdout, /^sent to 127\.0\.0\.1:\d+: 0220 financial advice$/m);
+    assert.match(overLink.stdout, /^received in \d+ ms: 0230 financial advice response$/m);
+    assert.equal(overLink.stdout.match(/^00 approved$/gm)?.length, 2, overLink.stdout);
+    assert.match(overLink.stdout, /^\s+2 {2}primary account number\s+\d{6}\*+\d{4}$/m);
+    assert.match(overLink.stdout, /92 CVV2 \(not shown\)/);
   });
 });

@@ -12,6 +12,7 @@ import { callbackCommands } from './commands/callbacks.js';
 import { keyCommands } from './commands/keys.js';
 import { ledgerCommands } from './commands/ledger.js';
 import { merchantCommands } from './commands/merchants.js';
+import { networkCommands } from './commands/network.js';
 import { operatorCommands } from './commands/operators.js';
 import { reviewCommands } from './commands/review.js';
 import { toolCommands } from './commands/tools.js';
@@ -57,6 +58,7 @@ export function buildCli(): Command {
   ledgerCommands(program);
   auditCommands(program);
   operatorCommands(program);
+  networkCommands(program);
   return program;
 }
 

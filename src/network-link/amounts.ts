@@ -5,7 +5,7 @@ import { convert, type RateTable } from '../money/fx.js';
 import type { ChannelValue } from '../trades/types.js';
 
 /** ISO 4217 numeric codes of the currencies the service knows (src/money/currency.ts). */
-const NUMERIC: Readonly<Record<string, string>> = {
+export const NUMERIC: Readonly<Record<string, string>> = {
   '978': 'EUR',
   '840': 'USD',
   '826': 'GBP',
