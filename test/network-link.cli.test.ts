@@ -96,10 +96,10 @@ eachDialect('network CLI: the simulator, the clearing file and the settlement (d
     assert.equal(declined.code, 2);
     assert.match(declined.stdout, /^51 insufficient funds$/m);
     assert.equal(declined.stderr.trim(), 'cardprogram: answered 51: insufficient funds');
+    // An advice is a forced post (decisions §12.7): posted whatever the rules say, answered 00.
     const advice = await send('--type', 'advice', '--amount', '1');
-    assert.equal(advice.code, 2);
+    assert.equal(advice.code, 0, advice.stderr);
     assert.match(advice.stdout, /^sent to .*: 0120 authorization advice$/m);
-    assert.equal(advice.stderr.trim(), 'cardprogram: answered 12: invalid transaction');
 
     // --pan without the database's help needs --expiry; no link: one line, exit 1.
     const noExpiry = await runCli(
@@ -214,29 +214,29 @@ eachDialect('network CLI: the simulator, the clearing file and the settlement (d
       ['matched', 'clearing', 20, '00'],
       ['matched-difference', 'clearing', 25, '00'],
       ['duplicate', 'clearing', 20, '00'],
-      ['refused', 'clearing', 7, '12'],
+      ['forced', 'clearing', 7, '00'],
       ['matched', 'reversal', 10, '00'],
       ['matched', 'refund', 5, '00'],
     ]);
     assert.equal(report.lines[1].difference, -5);
     assert.equal(report.lines[1].reason, 'cleared 25, authorized 30');
-    assert.match(report.lines[3].reason, /^a forced post \(no approved authorization matches field 90\): not supported yet, answered 12$/);
+    assert.equal(report.lines[3].reason, 'no approved authorization matches field 90');
     assert.deepEqual(report.totals, [
       {
         currency: 'EUR',
         messages: 6,
         matched: 3,
         matchedDifference: 1,
-        forced: 0,
+        forced: 1,
         duplicate: 1,
-        refused: 1,
-        cleared: 45,
+        refused: 0,
+        cleared: 52,
         refunded: 5,
         reversed: 10,
       },
     ]);
-    // 100 − 20 − 25 + 5; nothing held any more.
-    assert.deepEqual(await balances(h, cardId), { available: 60, ledger: 60, status: 'active' });
+    // 100 − 20 − 25 − 7 (the forced clearing) + 5; nothing held any more.
+    assert.deepEqual(await balances(h, cardId), { available: 53, ledger: 53, status: 'active' });
 
     const before = await Promise.all([count(h, 'network_messages'), count(h, 'trades'), count(h, 'ledger_postings')]);
     const again = await runCli(['network', 'import', file], env);
@@ -244,19 +244,19 @@ eachDialect('network CLI: the simulator, the clearing file and the settlement (d
     const rows = again.stdout.split('\n').slice(1, 7);
     assert.deepEqual(
       rows.map((l) => l.trim().split(/\s+/)[6]),
-      ['duplicate', 'duplicate', 'duplicate', 'refused', 'duplicate', 'duplicate'],
+      ['duplicate', 'duplicate', 'duplicate', 'duplicate', 'duplicate', 'duplicate'],
       again.stdout,
     );
     assert.match(
       again.stdout,
-      /^EUR: 6 messages \(0 matched, 0 matched-difference, 0 forced, 5 duplicate, 1 refused\); posted: cleared 0, refunded 0, reversed 0$/m,
+      /^EUR: 6 messages \(0 matched, 0 matched-difference, 0 forced, 6 duplicate, 0 refused\); posted: cleared 0, refunded 0, reversed 0$/m,
     );
     assert.deepEqual(
       await Promise.all([count(h, 'network_messages'), count(h, 'trades'), count(h, 'ledger_postings')]),
       before,
       'posted once',
     );
-    assert.deepEqual(await balances(h, cardId), { available: 60, ledger: 60, status: 'active' });
+    assert.deepEqual(await balances(h, cardId), { available: 53, ledger: 53, status: 'active' });
 
     // The settlement of the business day the payments were posted on.
     const payment = await withTrades(h.db.database.db)
@@ -270,13 +270,13 @@ eachDialect('network CLI: the simulator, the clearing file and the settlement (d
     const s = JSON.parse(settled.stdout);
     const expected = {
       currency: 'EUR',
-      clearedCount: 2,
-      cleared: 45,
+      clearedCount: 3,
+      cleared: 52,
       refundedCount: 1,
       refunded: 5,
       reversedCount: 1,
       reversed: 10,
-      net: 40,
+      net: 47,
     };
     assert.deepEqual(s.rows, [{ ...expected, merchantId: h.merchant.appId }]);
     assert.deepEqual(s.totals, [expected]);
@@ -286,14 +286,14 @@ eachDialect('network CLI: the simulator, the clearing file and the settlement (d
       .select((eb) => eb.fn.sum<number>('amount').as('sum'))
       .where('account', '=', 'program:settlement')
       .executeTakeFirstOrThrow();
-    assert.equal(Number(journal.sum), 4000);
+    assert.equal(Number(journal.sum), 4700);
     const check = await runCli(['ledger', 'check', '--json'], env);
     assert.equal(check.code, 0, check.stdout);
     assert.deepEqual(JSON.parse(check.stdout).problems, []);
     const csv = await runCli(['network', 'settlement', '--date', day, '--csv'], env);
     assert.equal(
       csv.stdout,
-      `date,currency,merchant_id,cleared_count,cleared,refunded_count,refunded,reversed_count,reversed,net\n${day},EUR,${h.merchant.appId},2,45,1,5,1,10,40\n`,
+      `date,currency,merchant_id,cleared_count,cleared,refunded_count,refunded,reversed_count,reversed,net\n${day},EUR,${h.merchant.appId},3,52,1,5,1,10,47\n`,
     );
     // Not a clearing file: refused whole, nothing posted; an 0100 in one is refused, not decided.
     const broken = join(h.db.dataDir, 'broken.bin');
