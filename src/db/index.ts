@@ -1,13 +1,13 @@
-import { createHash, randomInt } from 'node:crypto';
+import { randomInt } from 'node:crypto';
 import { accessSync, constants, existsSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import SQLite from 'better-sqlite3';
-import { CompiledQuery, Kysely, PostgresDialect, type PostgresPool, type PostgresPoolClient, SqliteDialect, sql } from 'kysely';
+import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
 import { connectionLost } from './faults.js';
 import { createPrivateFile } from './files.js';
-import { PREPARED_TEXTS } from './prepared.js';
+import { discardingDeadClients, replanned } from './pg-prepared.js';
 import type { DB } from './schema.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -236,101 +236,6 @@ class GroupCommitter {
   }
 }
 
-/**
- * Prepared statements on PostgreSQL: the statements the code marks (src/db/prepared.ts: lookups and
- * writes by key, and the list's one statement) are sent under a name, a hash of their text, so that
- * each connection parses them once and then only binds and executes them (measured: the list 781 →
- * 1,043 req/s, a top-up 330 → 410). Every other statement is sent unnamed: planned for its values.
- * Each connection keeps at most PREPARED_PER_CONNECTION, the least recently used deallocated to
- * make room, so the hot ones stay. CARDPROGRAM_PG_PREPARED=off sends every statement unnamed (a
- * pooler in transaction mode that does not keep prepared statements: PgBouncer before 1.21, or
- * without max_prepared_statements).
- */
-const PREPARED_PER_CONNECTION = 200;
-/** Texts found to be stale under a changed table (0A000): sent unnamed from then on. */
-const unprepared = new Set<string>();
-const names = new Map<string, string>();
-
-function statementName(text: string): string | undefined {
-  if (!PREPARED_TEXTS.has(text) || unprepared.has(text)) return undefined;
-  let name = names.get(text);
-  if (name === undefined) {
-    if (names.size >= 10_000) names.clear();
-    name = `cp_${createHash('sha256').update(text).digest('hex').slice(0, 32)}`;
-    names.set(text, name);
-  }
-  return name;
-}
-
-/** Each connection's prepared statements, least recently used first. */
-const preparedOn = new WeakMap<pg.PoolClient, Map<string, true>>();
-
-/**
- * The pool as Kysely sees it. A client whose statement met a dead connection is released with that
- * error, so that the pool discards it: Kysely releases without one, and node-postgres keeps a client
- * whose session the server ended with an error reply (57P01) until its socket closes, handing it
- * out again meanwhile.
- */
-function discardingDeadClients(pool: pg.Pool, prepared: boolean): PostgresPool {
-  return {
-    connect: async () => {
-      const client = await pool.connect();
-      let kept = preparedOn.get(client);
-      if (!kept) {
-        kept = new Map();
-        preparedOn.set(client, kept);
-      }
-      const held = kept;
-      let dead: Error | undefined;
-      const send = (config: pg.QueryConfig) =>
-        client.query(config).catch((err: unknown) => {
-          if (connectionLost(err)) dead = err as Error;
-          throw err;
-        });
-      /** A new statement's name on this connection, room made for it; undefined: send it unnamed. */
-      const makeRoom = async (name: string): Promise<string | undefined> => {
-        if (held.size >= PREPARED_PER_CONNECTION) {
-          // Not in a failed transaction: nothing but its ROLLBACK may be sent there.
-          if (client.getTransactionStatus() === 'E') return undefined;
-          const [oldest] = held.keys();
-          if (oldest === undefined) return undefined;
-          await send({ text: `deallocate ${oldest}` });
-          held.delete(oldest);
-          delete (client as unknown as { connection: { parsedStatements: Record<string, string> } }).connection.parsedStatements[oldest];
-        }
-        held.set(name, true);
-        return name;
-      };
-      const query = async (text: string, values: unknown[]) => {
-        let name = prepared && values.length > 0 ? statementName(text) : undefined;
-        if (name !== undefined) {
-          // Used again: the most recently used now. New: room is made for it.
-          if (held.delete(name)) held.set(name, true);
-          else name = await makeRoom(name);
-        }
-        if (name === undefined) return send({ text, values });
-        try {
-          return await send({ name, text, values });
-        } catch (err) {
-          if (!replanned(err)) throw err;
-          // A table whose columns changed under a prepared `select *` (a migration run beside a
-          // serving process): the text is sent unprepared from now on. Outside a transaction it is
-          // sent again at once; inside one, the transaction is run again (withTx).
-          unprepared.add(text);
-          held.delete(name);
-          await send({ text: `deallocate ${name}` }).catch(() => undefined);
-          delete (client as unknown as { connection: { parsedStatements: Record<string, string> } }).connection.parsedStatements[name];
-          if (client.getTransactionStatus() !== 'I') throw err;
-          return send({ text, values });
-        }
-      };
-      // Kysely's client type also allows a cursor query, which this project does not use.
-      return { query, release: () => client.release(dead) } as unknown as PostgresPoolClient;
-    },
-    end: () => pool.end(),
-  };
-}
-
 function openPostgres(url: string, opts: OpenOptions): Database {
   const poolSize = opts.pgPoolSize ?? 10;
   const statementTimeout = opts.statementTimeoutMs ?? 0;
@@ -441,12 +346,6 @@ const MAX_CONFLICT_RETRIES = 5;
 export function lostConflict(err: unknown): boolean {
   const code = (err as { code?: unknown } | null)?.code;
   return code === '40P01' || code === '40001';
-}
-
-/** A prepared statement whose result's columns changed since it was prepared (0A000, "cached plan must not change result type"). */
-function replanned(err: unknown): boolean {
-  const e = err as { code?: unknown; message?: unknown } | null;
-  return e?.code === '0A000' && typeof e.message === 'string' && e.message.includes('cached plan');
 }
 
 /**
