@@ -63,6 +63,21 @@ export async function throttleLogin(tx: Kysely<DB>, key: string, now: number): P
   return Number(row.attempts) > LOGIN_ATTEMPTS;
 }
 
+/**
+ * Whether a client is already past its attempts in the window, read without counting: a throttled
+ * client is refused before it takes a place in the hashing queue (throttleLogin, in the login's
+ * transaction, then counts the attempt).
+ */
+export async function isThrottled(db: Kysely<DB>, key: string, now: number): Promise<boolean> {
+  const row = await db
+    .selectFrom('console_login_throttle')
+    .select('attempts')
+    .where('client_key', '=', key)
+    .where('window_start', '>', now - LOGIN_WINDOW_MS)
+    .executeTakeFirst();
+  return row !== undefined && Number(row.attempts) >= LOGIN_ATTEMPTS;
+}
+
 /** Windows that are over, deleted with the reaper's pass. */
 export async function reapLoginThrottle(db: Kysely<DB>, now: number): Promise<number> {
   const res = await db
@@ -70,4 +85,15 @@ export async function reapLoginThrottle(db: Kysely<DB>, now: number): Promise<nu
     .where('window_start', '<=', now - LOGIN_WINDOW_MS)
     .executeTakeFirst();
   return Number(res.numDeletedRows);
+}
+
+/**
+ * The network a client's places in the hashing queue are counted by (src/console/hashing.ts): an
+ * IPv4 address's /24, an IPv6 address's /64 (clientKey's). Addresses rotated inside one network hold
+ * one place between them.
+ */
+export function queueKey(ip: string): string {
+  const key = clientKey(ip);
+  const v4 = /^v4:(\d+)\.(\d+)\.(\d+)\.\d+$/.exec(key);
+  return v4 ? `v4:${v4[1]}.${v4[2]}.${v4[3]}.0/24` : key;
 }

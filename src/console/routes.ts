@@ -25,8 +25,10 @@ import { runVerb } from '../runner.js';
 import { listTrades, MAX_RANGE_DAYS } from '../trades/list.js';
 import { TRADE_STATUSES } from '../trades/types.js';
 import { completeSetup, createOperator, findSetup, listOperators, resetOperator, updateOperator } from './accounts.js';
-import { HashingQueue } from './hashing.js';
+import { hashingQueueOf } from './hashing.js';
+import { DEVICE_COOKIE, DEVICE_MAX_S, deviceToken } from './known-device.js';
 import { attemptLogin } from './login.js';
+import { queueKey } from './login-throttle.js';
 import * as pages from './pages.js';
 import { hashPassword, passwordProblem } from './passwords.js';
 import { callbackDetail, holderDetail, kycDetail, overview, reviewQueues, search, troubledCallbacks } from './queries.js';
@@ -164,7 +166,7 @@ export const consoleRoutes: FastifyPluginAsync<{ svc: Services }> = async (app, 
   // ---- logging in ----------------------------------------------------------------------------
 
   // Password hashing's own bounded queue: logins never fill libuv's thread pool (src/console/hashing.ts).
-  const hashing = new HashingQueue(svc.config.consoleHashes);
+  const hashing = hashingQueueOf(svc);
   const env = svc.config.env;
 
   /** Where a login goes: a console page (no other site), without a search term (returnUrl). */
@@ -187,17 +189,30 @@ export const consoleRoutes: FastifyPluginAsync<{ svc: Services }> = async (app, 
     const next = safeNext(nextRaw);
     const failed = (status = 401, error = FAILED_LOGIN) => html(reply, status, pages.loginPage({ next, email, error }));
     // Every failed attempt is recorded with the e-mail tried, the address and why (never the password).
-    const outcome = await attemptLogin(svc, hashing, { email, password, code, ip: origin(req) });
+    const outcome = await attemptLogin(svc, hashing, {
+      email,
+      password,
+      code,
+      ip: origin(req),
+      device: readCookie(req, cookieName(svc, req, DEVICE_COOKIE)),
+    });
     if ('refused' in outcome) {
       if (outcome.refused === 'busy') reply.header('retry-after', '1');
       return outcome.refused === 'failed' ? failed() : failed(429, outcome.refused === 'busy' ? BUSY : FAILED_LOGIN);
     }
-    return reply
-      .status(303)
-      .headers(SECURITY_HEADERS)
-      .header('set-cookie', sessionCookie(req, outcome.sessionId, CONSOLE_MAX_MS / 1000))
-      .header('location', next)
-      .send();
+    return (
+      reply
+        .status(303)
+        .headers(SECURITY_HEADERS)
+        // The session first; then the known-device cookie (renewed): this browser's next logins of
+        // this account take the hashing queue's reserved places (src/console/known-device.ts).
+        .header('set-cookie', [
+          sessionCookie(req, outcome.sessionId, CONSOLE_MAX_MS / 1000),
+          `${cookieName(svc, req, DEVICE_COOKIE)}=${deviceToken(svc.box, outcome.operatorId, svc.clock())}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${DEVICE_MAX_S}${isHttps(svc, req) ? '; Secure' : ''}`,
+        ])
+        .header('location', next)
+        .send()
+    );
   });
 
   app.post('/console/logout', { schema: { hide: true } }, async (req, reply) => {
@@ -257,7 +272,7 @@ export const consoleRoutes: FastifyPluginAsync<{ svc: Services }> = async (app, 
     const problem = password !== form.get('password2') ? 'The two passwords differ.' : passwordProblem(password, row.email);
     if (problem) return again(problem);
     // Hashed in the same bounded queue as logins: when it is full, refused before anything is hashed.
-    const passwordHash = await hashing.runOrRefuse(() => hashPassword(password));
+    const passwordHash = await hashing.runOrRefuse(() => hashPassword(password), { client: queueKey(origin(req)) });
     if (passwordHash === null) {
       reply.header('retry-after', '1');
       return again('The service is busy checking passwords: send the form again in a moment.', 429);
