@@ -4,7 +4,7 @@ import { runVerb } from '../runner.js';
 import { recordLogin, takeLoginAttempt, totpSecretOf } from './accounts.js';
 import type { HashingQueue, Reservation } from './hashing.js';
 import { deviceOperator } from './known-device.js';
-import { clientKey, isThrottled, queueKey, throttleLogin } from './login-throttle.js';
+import { clientKey, countRefusal, isThrottled, queueKey, throttleLogin } from './login-throttle.js';
 import { verifyPassword } from './passwords.js';
 import { totpRequired } from './roles.js';
 import { matchStep } from './totp.js';
@@ -59,7 +59,8 @@ function failureRecord(ctx: VerbCtx, attempt: Attempt, reason: LoginFailure): Pr
 /**
  * The start of a login, in one transaction: the client's attempt is counted (the per-address
  * limit, shared by every instance), and, unless that refuses it or hashing is busy, the account's
- * (takeLoginAttempt: before the password is checked). A refusal here is recorded at once.
+ * (takeLoginAttempt: before the password is checked). A refusal here is the client's first of its
+ * window, recorded at once, or counted on its throttle row.
  */
 export async function beginLogin({
   ctx,
@@ -68,12 +69,14 @@ export async function beginLogin({
   ctx: VerbCtx;
   input: Attempt & { clientKey: string; operatorId: string | null; busy: boolean };
 }): Promise<'open' | 'locked' | 'throttled' | 'busy'> {
+  // A refusal checks no credentials: the client's first in its window is recorded, the rest are
+  // counted on its row and summed up in one record when the window is over (countRefusal).
   if (await throttleLogin(ctx.tx, input.clientKey, ctx.now)) {
-    await failureRecord(ctx, input, 'throttled');
+    if (await countRefusal(ctx.tx, input.clientKey)) await failureRecord(ctx, input, 'throttled');
     return 'throttled';
   }
   if (input.busy) {
-    await failureRecord(ctx, input, 'busy');
+    if (await countRefusal(ctx.tx, input.clientKey)) await failureRecord(ctx, input, 'busy');
     return 'busy';
   }
   return takeLoginAttempt({ ctx, input });

@@ -458,6 +458,8 @@ export interface ConsoleLoginThrottleTable {
   client_key: string;
   window_start: number;
   attempts: number;
+  /** Refused logins (throttled, busy) in the window: the first is recorded, the rest summed here. */
+  refusals: Generated<number>;
 }
 
 /** A message of the card network link that acted, with its first answer (migration 0019, decisions §12.6). */
