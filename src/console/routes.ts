@@ -182,7 +182,12 @@ export const consoleRoutes: FastifyPluginAsync<{ svc: Services }> = async (app, 
     const form = req.body instanceof URLSearchParams ? req.body : null;
     if (!form || !sameOrigin(req))
       return html(reply, 403, barePage('This form has expired', '<p><a href="/console/login">Log in again</a></p>'));
-    const email = text(form, 'email', 254).toLowerCase();
+    // Without format characters (bidi overrides, zero-width ones) and line or paragraph separators:
+    // the e-mail tried is written to the audit trail and shown on its page, where U+202E would
+    // display another address than the one typed.
+    const email = text(form, 'email', 254)
+      .replace(/[\p{Cf}\u2028\u2029]/gu, '')
+      .toLowerCase();
     const password = form.get('password') ?? '';
     const code = text(form, 'code', 12).replace(/\s/g, '');
     const nextRaw = text(form, 'next', 300);
