@@ -295,6 +295,30 @@ describe('master keys judged as bytes (issue 26.5)', () => {
         return hex(b);
       })(),
     ],
+    // After an attack pass: keys production accepted.
+    [
+      'a passphrase and a NUL (31 of 32 bytes printable)',
+      hex(Buffer.concat([Buffer.from('The quick brown fox jumps over!'), Buffer.from([0])])),
+    ],
+    ['i² mod 256', hex(Array.from({ length: 32 }, (_, i) => (i * i) & 255))],
+    ['i³ mod 256', hex(Array.from({ length: 32 }, (_, i) => (i * i * i) & 255))],
+    ['two interleaved counters (ff01fd03…)', hex(Array.from({ length: 32 }, (_, i) => (i % 2 ? i : 255 - i)))],
+    [
+      'Fibonacci mod 256',
+      (() => {
+        const a = [1, 1];
+        while (a.length < 32) a.push(((a.at(-1) ?? 0) + (a.at(-2) ?? 0)) & 255);
+        return hex(a);
+      })(),
+    ],
+    [
+      'x[n] = 3·x[n−1] + 2·x[n−2] + 7',
+      (() => {
+        const a = [5, 6];
+        while (a.length < 32) a.push((3 * (a.at(-1) ?? 0) + 2 * (a.at(-2) ?? 0) + 7) & 255);
+        return hex(a);
+      })(),
+    ],
   ];
   it('refuses a patterned key or a passphrase, and says how to make one', () => {
     for (const [what, key] of weak) {

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { buildApp } from '../src/app.js';
 import { createOperator } from '../src/console/accounts.js';
+import { reapConsoleSessions } from '../src/console/sessions.js';
 import { codeAt, stepOf } from '../src/console/totp.js';
 import { OPERATOR_ROLES } from '../src/db/schema.js';
 import { runVerb } from '../src/runner.js';
@@ -141,6 +142,94 @@ eachDialect('console logins and set-up links (issue 26)', (dialect) => {
     assert.equal(page.statusCode, 200);
     assert.match(page.body, /nobody@example\.com/);
     assert.match(page.body, /unknown_account/);
+  });
+
+  // After an attack pass: every throttled (or busy) refusal wrote a record, ~25 GB a day from one
+  // address. Attempts whose credentials were checked are each recorded; refusals are not checks.
+  it('500 throttled attempts write at most 2 audit rows: the first refusal, then one summary with the count', async (t) => {
+    const h = await buildConsole(t, dialect);
+    const db = h.db.database.db;
+    const trail = async (from: string) => {
+      const rows = await db
+        .selectFrom('audit_events')
+        .selectAll()
+        .where('origin', 'in', [from, `v4:${from}`])
+        .orderBy('created_at')
+        .execute();
+      return rows.map((r) => [r.action, JSON.parse(r.after_json ?? 'null')]);
+    };
+    const flood = async (from: string, n: number) => {
+      for (let done = 0; done < n; done += 50) {
+        const batch = await Promise.all(
+          Array.from({ length: Math.min(50, n - done) }, (_, i) =>
+            attempt(h.app, from, { email: `spray${done + i}@example.com`, password: 'a guess' }),
+          ),
+        );
+        for (const r of batch) assert.equal(r.statusCode, 429);
+      }
+    };
+    const from = '192.0.2.9';
+    for (let i = 0; i < 20; i++)
+      assert.equal((await attempt(h.app, from, { email: `try${i}@example.com`, password: 'a guess' })).statusCode, 401);
+    await flood(from, 500);
+    const during = await trail(from);
+    assert.equal(during.length, 20 + 1, 'twenty checked attempts, one record each; then the first refusal');
+    assert.equal(during.filter(([, a]) => a?.reason === 'unknown_account').length, 20);
+    assert.deepEqual(
+      during.filter(([, a]) => a?.reason !== 'unknown_account'),
+      [['operator.login_failed', { reason: 'throttled' }]],
+    );
+    const row = await db.selectFrom('console_login_throttle').selectAll().where('client_key', '=', `v4:${from}`).executeTakeFirstOrThrow();
+    assert.deepEqual([Number(row.attempts), Number(row.refusals)], [520, 500], 'the refusals counted on the throttle row');
+    // The window over, the client's next attempt writes the summary, then its own (checked) record.
+    h.advance(10 * 60_000 + 1);
+    assert.equal((await attempt(h.app, from, { email: 'later@example.com', password: 'a guess' })).statusCode, 401);
+    const after = await trail(from);
+    const summary = after.filter(([action]) => action === 'operator.login_throttled');
+    assert.equal(summary.length, 1);
+    assert.equal(summary[0]?.[1].refusals, 500);
+    assert.equal(after.length - 20, 1 + 1 + 1, 'the 500 refusals wrote 2 rows; the later attempt its own');
+    const refusalRows = after.filter(([action, a]) => action === 'operator.login_throttled' || a?.reason === 'throttled');
+    assert.ok(refusalRows.length <= 2);
+
+    // A window nobody touches again is summed up by the reaper; busy refusals count the same way.
+    const other = '192.0.2.10';
+    for (let i = 0; i < 20; i++) await attempt(h.app, other, { email: `t${i}@example.com`, password: 'a guess' });
+    await flood(other, 30);
+    h.advance(10 * 60_000 + 1);
+    await reapConsoleSessions(h.app.svc.database, h.now.ms);
+    const reaped = (await trail(other)).filter(([action]) => action === 'operator.login_throttled');
+    assert.deepEqual(
+      reaped.map(([, a]) => a.refusals),
+      [30],
+    );
+    assert.equal(
+      await db.selectFrom('console_login_throttle').select('client_key').where('client_key', '=', `v4:${other}`).executeTakeFirst(),
+      undefined,
+    );
+    // The audit page shows the summary to every role.
+    const viewer = await makeOperator(h, 'vic@example.com', 'viewer', { totp: false });
+    const s = await login(h, viewer);
+    const page = await consoleGet(h, s, '/console/audit?action=operator.login_throttled');
+    assert.equal(page.statusCode, 200);
+    assert.match(page.body, /192\.0\.2\.10/);
+  });
+
+  // After an attack pass: a right-to-left override in the e-mail reached the record and the audit
+  // page unchanged, displaying another address than the one typed.
+  it('format characters (bidi overrides, zero-width) and line separators are taken out of the e-mail tried', async (t) => {
+    const h = await buildConsole(t, dialect);
+    const typed = 'x\u202Emoc.tset.spo@1reweiv\u202C\u200B\u2028\u2029\u2066\uFEFF';
+    const res = await attempt(h.app, '203.0.113.9', { email: typed, password: 'whatever-whatever' });
+    assert.equal(res.statusCode, 401);
+    const [row] = await failures(h);
+    assert.deepEqual([row?.actor, row?.target], ['xmoc.tset.spo@1reweiv', 'xmoc.tset.spo@1reweiv']);
+    const formats = /[\p{Cf}\u2028\u2029]/u;
+    assert.doesNotMatch(res.body, formats, 'nor on the login page shown again');
+    const viewer = await makeOperator(h, 'vic@example.com', 'viewer', { totp: false });
+    const page = await consoleGet(h, await login(h, viewer), '/console/audit?action=operator.login_failed');
+    assert.match(page.body, /xmoc\.tset\.spo@1reweiv/);
+    assert.doesNotMatch(page.body, formats);
   });
 
   it('production: every role must enrol a second factor at set-up and log in with it; the sandbox asks it of admins only', async (t) => {

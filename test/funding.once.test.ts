@@ -146,4 +146,45 @@ eachDialect('an operator’s credit, once', (dialect) => {
     assert.equal(n.length, 2);
     assert.deepEqual((await checkLedger(h.db.database)).problems, []);
   });
+
+  // After an attack pass: the key is unique per merchant, but the lock was per (merchant, currency):
+  // the form's token posted at once for EUR and USDT raced to the unique index, a 500 on PostgreSQL.
+  it('one form’s token posted at once for two currencies credits once: the other posts answer the credit or are refused (409), never 500; the same for --idempotency-key', async (t) => {
+    const h = await buildConsole(t, dialect);
+    const admin = await makeOperator(h, 'ada@example.com', 'admin');
+    const s = await login(h, admin);
+    const url = `/console/merchants/${h.merchant.appId}`;
+    const once = hidden((await consoleGet(h, s, url)).body, 'once');
+    const currencies = ['EUR', 'USDT', 'EUR', 'USDT', 'EUR', 'USDT', 'EUR', 'USDT'];
+    const posts = await Promise.all(
+      currencies.map((currency) => consolePost(h, s, `${url}/fund`, { amount: '7', currency, reference: 'mixed', once })),
+    );
+    const credits = await h.db.database.db.selectFrom('funding_credits').selectAll().where('reference', '=', 'mixed').execute();
+    assert.equal(credits.length, 1, 'one credit for one token');
+    const won = credits[0]?.currency;
+    for (const [i, p] of posts.entries()) {
+      if (currencies[i] === won) assert.deepEqual([p.statusCode, p.headers.location], [303, `${url}?done=funded`], p.body.slice(0, 300));
+      else {
+        assert.equal(p.statusCode, 409, p.body.slice(0, 300));
+        assert.match(p.body, /idempotencyKey: already used for another credit/);
+      }
+    }
+    const run = (currency: string) =>
+      runVerb(h.app.svc, fundMerchant, {
+        input: { appId: h.merchant.appId, currency, amount: '5', reference: 'cli mixed', idempotencyKey: 'k-mixed' },
+        actor: 'alice',
+      }).then(
+        (c) => c.outcome,
+        (err: { code?: string; message?: string }) => `${err.code}: ${err.message}`,
+      );
+    const outcomes = await Promise.all(currencies.map(run));
+    const cli = await h.db.database.db.selectFrom('funding_credits').selectAll().where('reference', '=', 'cli mixed').execute();
+    assert.equal(cli.length, 1);
+    for (const [i, o] of outcomes.entries()) {
+      if (currencies[i] === cli[0]?.currency) assert.ok(o === 'credited' || o === 'replayed', o);
+      else assert.match(o, /^1008: idempotencyKey: already used for another credit/);
+    }
+    assert.equal(outcomes.filter((o) => o === 'credited').length, 1);
+    assert.deepEqual((await checkLedger(h.db.database)).problems, []);
+  });
 });

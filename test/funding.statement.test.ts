@@ -144,3 +144,22 @@ eachDialect('the merchant’s funding statement (merchantFundingList)', (dialect
     assert.deepEqual((await checkLedger(h.db.database)).problems, []);
   });
 });
+
+eachDialect('merchantFundingList: an `after` past what a statement can reach', (dialect) => {
+  // After an attack pass: `after` ≥ 2^63 (or 1e308, a whole number to JSON) overflowed PostgreSQL's
+  // bigint and answered 500. As the 4.1 list does for `start` (src/trades/list.ts): an empty page,
+  // with the randomStr spent as for every answer.
+  it('after ≥ 2^63, 1e308 or MAX_SAFE_INTEGER is an empty page, and the same randomStr is then 1008', async (t) => {
+    const h = await build(t, dialect);
+    await fundedCard(h, { topUp: 1 });
+    for (const after of [2 ** 63, 1e308, 2 ** 64, Number.MAX_SAFE_INTEGER]) {
+      const key = randomStr();
+      const first = await h.call(LIST, { currency: 'EUR', after, randomStr: key });
+      assert.equal(first.status, 200, `${after} → ${JSON.stringify(first.body)}`);
+      assert.deepEqual(first.body.model, { currency: 'EUR', movements: [], next: null });
+      const again = await h.call(LIST, { currency: 'EUR', after, randomStr: key });
+      assert.equal(again.body.code, '1008', `${after} again → ${JSON.stringify(again.body)}`);
+      assert.equal(again.body.model, null, 'no page with a spent randomStr');
+    }
+  });
+});

@@ -1,5 +1,7 @@
 import { isIP } from 'node:net';
 import { type Kysely, sql } from 'kysely';
+import { recordAudit } from '../audit/trail.js';
+import type { Database } from '../db/index.js';
 import type { DB } from '../db/schema.js';
 
 /** Login attempts per client per window, whatever the account: guessing across accounts is slow too. */
@@ -42,13 +44,25 @@ export function clientKey(ip: string): string {
     .join(':')}::/64`;
 }
 
+/** The summary record of a client's refused logins in a window that is over (after an attack pass on issue 26). */
+export const LOGIN_THROTTLED = 'operator.login_throttled';
+
 /**
  * Counts one login attempt of a client in the database, so the limit holds across instances (one
- * statement: an insert, or an update of the row that starts a new window when the last is over).
- * True when the client is past LOGIN_ATTEMPTS in the window: the attempt is refused.
+ * statement: an insert, or an update of the row's current window). A window that is over is first
+ * taken out (one statement, so of two instances one takes it) and, if the client was refused more
+ * than once in it, summed up in one record (recordThrottleSummary). True when the client is past
+ * LOGIN_ATTEMPTS in the window: the attempt is refused.
  */
 export async function throttleLogin(tx: Kysely<DB>, key: string, now: number): Promise<boolean> {
   const over = now - LOGIN_WINDOW_MS;
+  const ended = await tx
+    .deleteFrom('console_login_throttle')
+    .where('client_key', '=', key)
+    .where('window_start', '<=', over)
+    .returning(['client_key', 'window_start', 'refusals'])
+    .executeTakeFirst();
+  if (ended) await recordThrottleSummary(tx, ended, now);
   const row = await tx
     .insertInto('console_login_throttle')
     .values({ client_key: key, window_start: now, attempts: 1 })
@@ -63,11 +77,84 @@ export async function throttleLogin(tx: Kysely<DB>, key: string, now: number): P
   return Number(row.attempts) > LOGIN_ATTEMPTS;
 }
 
-/** Windows that are over, deleted with the reaper's pass. */
-export async function reapLoginThrottle(db: Kysely<DB>, now: number): Promise<number> {
-  const res = await db
-    .deleteFrom('console_login_throttle')
-    .where('window_start', '<=', now - LOGIN_WINDOW_MS)
+/**
+ * Counts a refused login (throttled, or the hashing queue full) on the client's row of the window.
+ * True for the window's first refusal, which is recorded on its own; the others are only counted
+ * here, and summed up in one record when the window is over: one address can no longer write an
+ * audit row per request. (Attempts whose credentials were checked are each still recorded.)
+ */
+export async function countRefusal(tx: Kysely<DB>, key: string): Promise<boolean> {
+  const row = await tx
+    .updateTable('console_login_throttle')
+    .set({ refusals: sql<number>`refusals + 1` })
+    .where('client_key', '=', key)
+    .returning('refusals')
     .executeTakeFirst();
-  return Number(res.numDeletedRows);
+  return row === undefined || Number(row.refusals) === 1;
+}
+
+/** One record for a window's refusals beyond its first (which has its own): how many in all, and when. */
+async function recordThrottleSummary(
+  tx: Kysely<DB>,
+  ended: { client_key: string; window_start: number | string; refusals: number | string },
+  now: number,
+): Promise<void> {
+  const refusals = Number(ended.refusals);
+  if (refusals < 2) return;
+  const start = Number(ended.window_start);
+  await recordAudit(
+    tx,
+    {
+      by: { kind: 'operator', via: 'console', who: '(unauthenticated)', origin: ended.client_key },
+      action: LOGIN_THROTTLED,
+      target: ended.client_key,
+    },
+    now,
+    null,
+    {
+      refusals,
+      recordedOneByOne: 1,
+      windowStart: new Date(start).toISOString(),
+      windowEnd: new Date(start + LOGIN_WINDOW_MS).toISOString(),
+    },
+  );
+}
+
+/**
+ * Whether a client is already past its attempts in the window, read without counting: a throttled
+ * client is refused before it takes a place in the hashing queue (throttleLogin, in the login's
+ * transaction, then counts the attempt).
+ */
+export async function isThrottled(db: Kysely<DB>, key: string, now: number): Promise<boolean> {
+  const row = await db
+    .selectFrom('console_login_throttle')
+    .select('attempts')
+    .where('client_key', '=', key)
+    .where('window_start', '>', now - LOGIN_WINDOW_MS)
+    .executeTakeFirst();
+  return row !== undefined && Number(row.attempts) >= LOGIN_ATTEMPTS;
+}
+
+/** Windows that are over, deleted with the reaper's pass, each with its summary record if it needs one. */
+export async function reapLoginThrottle(database: Database, now: number): Promise<number> {
+  return database.withTx(async (tx) => {
+    const ended = await tx
+      .deleteFrom('console_login_throttle')
+      .where('window_start', '<=', now - LOGIN_WINDOW_MS)
+      .returning(['client_key', 'window_start', 'refusals'])
+      .execute();
+    for (const row of ended) await recordThrottleSummary(tx, row, now);
+    return ended.length;
+  });
+}
+
+/**
+ * The network a client's places in the hashing queue are counted by (src/console/hashing.ts): an
+ * IPv4 address's /24, an IPv6 address's /64 (clientKey's). Addresses rotated inside one network hold
+ * one place between them.
+ */
+export function queueKey(ip: string): string {
+  const key = clientKey(ip);
+  const v4 = /^v4:(\d+)\.(\d+)\.(\d+)\.\d+$/.exec(key);
+  return v4 ? `v4:${v4[1]}.${v4[2]}.${v4[3]}.0/24` : key;
 }

@@ -2,8 +2,9 @@ import { recordAudit } from '../audit/trail.js';
 import type { Services, VerbCtx } from '../context.js';
 import { runVerb } from '../runner.js';
 import { recordLogin, takeLoginAttempt, totpSecretOf } from './accounts.js';
-import type { HashingQueue } from './hashing.js';
-import { clientKey, throttleLogin } from './login-throttle.js';
+import type { HashingQueue, Reservation } from './hashing.js';
+import { deviceOperator } from './known-device.js';
+import { clientKey, countRefusal, isThrottled, queueKey, throttleLogin } from './login-throttle.js';
 import { verifyPassword } from './passwords.js';
 import { totpRequired } from './roles.js';
 import { matchStep } from './totp.js';
@@ -58,7 +59,8 @@ function failureRecord(ctx: VerbCtx, attempt: Attempt, reason: LoginFailure): Pr
 /**
  * The start of a login, in one transaction: the client's attempt is counted (the per-address
  * limit, shared by every instance), and, unless that refuses it or hashing is busy, the account's
- * (takeLoginAttempt: before the password is checked). A refusal here is recorded at once.
+ * (takeLoginAttempt: before the password is checked). A refusal here is the client's first of its
+ * window, recorded at once, or counted on its throttle row.
  */
 export async function beginLogin({
   ctx,
@@ -67,12 +69,14 @@ export async function beginLogin({
   ctx: VerbCtx;
   input: Attempt & { clientKey: string; operatorId: string | null; busy: boolean };
 }): Promise<'open' | 'locked' | 'throttled' | 'busy'> {
+  // A refusal checks no credentials: the client's first in its window is recorded, the rest are
+  // counted on its row and summed up in one record when the window is over (countRefusal).
   if (await throttleLogin(ctx.tx, input.clientKey, ctx.now)) {
-    await failureRecord(ctx, input, 'throttled');
+    if (await countRefusal(ctx.tx, input.clientKey)) await failureRecord(ctx, input, 'throttled');
     return 'throttled';
   }
   if (input.busy) {
-    await failureRecord(ctx, input, 'busy');
+    if (await countRefusal(ctx.tx, input.clientKey)) await failureRecord(ctx, input, 'busy');
     return 'busy';
   }
   return takeLoginAttempt({ ctx, input });
@@ -84,19 +88,22 @@ export async function recordLoginFailure({ ctx, input }: { ctx: VerbCtx; input: 
 }
 
 /** What a login came to: a session, or a refusal (`busy`: the hashing queue was full, nothing checked). */
-export type LoginOutcome = { sessionId: string } | { refused: 'failed' | 'throttled' | 'busy' };
+export type LoginOutcome = { sessionId: string; operatorId: string } | { refused: 'failed' | 'throttled' | 'busy' };
 
 /**
- * One login through the form: the e-mail (as typed, cleaned), the password and code as sent, and
- * the client's address. A place in the hashing queue is taken first, so a full queue refuses the
- * login before anything is hashed; then the client's and the account's attempts are counted
- * (beginLogin), the password checked (an unknown account against a decoy: the same statements and
- * the same time), then the second factor. Every failure is recorded with its reason.
+ * One login through the form: the e-mail (as typed, cleaned), the password and code as sent, the
+ * client's address and the browser's known-device cookie. The client's limit is read first: a
+ * client past it is refused (and counted, beginLogin) without taking a place in the hashing queue.
+ * Then a place is taken (a full queue, or a client network already holding its place, refuses the
+ * login before anything is hashed; a known device of this very account takes a reserved place),
+ * the account's attempts are counted, the password checked (an unknown account against a decoy:
+ * the same statements and the same time), then the second factor. Every failure is recorded with
+ * its reason.
  */
 export async function attemptLogin(
   svc: Services,
   hashing: HashingQueue,
-  input: { email: string; password: string; code: string; ip: string },
+  input: { email: string; password: string; code: string; ip: string; device?: string | undefined },
 ): Promise<LoginOutcome> {
   const { email, password, code } = input;
   const attempt: Attempt = { email, origin: input.ip };
@@ -104,18 +111,23 @@ export async function attemptLogin(
     await runVerb(svc, recordLoginFailure, { input: { ...attempt, reason }, actor: `operator:${email}` });
     return { refused: 'failed' };
   };
-  const place = hashing.reserve();
+  const row = await findOperator(svc, email);
+  // The reserved lane is for a browser that has logged in to this very account before.
+  const device = deviceOperator(svc.box, input.device, svc.clock());
+  const who: Reservation = { client: queueKey(input.ip) };
+  if (row && device === row.id) who.knownDevice = row.id;
+  // The client's limit first: a client past it is refused without taking a place.
+  const key = clientKey(input.ip);
+  const place = (await isThrottled(svc.database.db, key, svc.clock())) ? null : hashing.reserve(who);
   let passwordOk = false;
-  let row: Awaited<ReturnType<typeof findOperator>>;
   let begun: Awaited<ReturnType<typeof beginLogin>>;
   try {
-    row = await findOperator(svc, email);
     begun = await runVerb(svc, beginLogin, {
-      input: { ...attempt, clientKey: clientKey(input.ip), operatorId: row?.password_hash ? row.id : null, busy: !place },
+      input: { ...attempt, clientKey: key, operatorId: row?.password_hash ? row.id : null, busy: !place },
       actor: `operator:${email}`,
     });
-    if (begun === 'busy' || !place) return { refused: 'busy' };
     if (begun === 'throttled') return { refused: 'throttled' };
+    if (begun === 'busy' || !place) return { refused: 'busy' };
     passwordOk = await place.run(() => verifyPassword(password, row?.password_hash ?? null));
   } finally {
     place?.release();
@@ -134,7 +146,7 @@ export async function attemptLogin(
     input: { operatorId: row.id, email: row.email, step, origin: input.ip },
     actor: `operator:${row.email}`,
   });
-  return started ?? refuse('refused');
+  return started ? { ...started, operatorId: row.id } : refuse('refused');
 }
 
 const findOperator = (svc: Services, email: string) =>

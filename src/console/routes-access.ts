@@ -1,9 +1,12 @@
 import type { FastifyInstance } from 'fastify';
+import { cookieName, isHttps, readCookie } from '../http/html-pages.js';
 import { returnUrl } from '../http/logged-url.js';
 import { runVerb } from '../runner.js';
 import { completeSetup, findSetup } from './accounts.js';
-import { HashingQueue } from './hashing.js';
+import { hashingQueueOf } from './hashing.js';
+import { DEVICE_COOKIE, DEVICE_MAX_S, deviceToken } from './known-device.js';
 import { attemptLogin } from './login.js';
+import { queueKey } from './login-throttle.js';
 import * as pages from './pages.js';
 import { hashPassword, passwordProblem } from './passwords.js';
 import { totpRequired } from './roles.js';
@@ -12,12 +15,12 @@ import { CONSOLE_MAX_MS, endConsoleSession } from './sessions.js';
 import { newTotpSecret } from './totp.js';
 import { barePage, esc } from './view.js';
 
-/** The console's logging in, out, and setting up an account (src/console/routes.ts registers it with the shared kit, ./kit.ts). */
+/** The console's logging in, out, and setting up an account (src/console/routes.ts registers it with the shared kit, ./routes-kit.ts). */
 export function accessRoutes(app: FastifyInstance, kit: ConsoleKit): void {
   const { sessionCookie, html, origin, sameOrigin, post, svc } = kit;
 
   // Password hashing's own bounded queue: logins never fill libuv's thread pool (src/console/hashing.ts).
-  const hashing = new HashingQueue(svc.config.consoleHashes);
+  const hashing = hashingQueueOf(svc);
   const env = svc.config.env;
 
   /** Where a login goes: a console page (no other site), without a search term (returnUrl). */
@@ -33,24 +36,42 @@ export function accessRoutes(app: FastifyInstance, kit: ConsoleKit): void {
     const form = req.body instanceof URLSearchParams ? req.body : null;
     if (!form || !sameOrigin(req))
       return html(reply, 403, barePage('This form has expired', '<p><a href="/console/login">Log in again</a></p>'));
-    const email = text(form, 'email', 254).toLowerCase();
+    // Without format characters (bidi overrides, zero-width ones) and line or paragraph separators:
+    // the e-mail tried is written to the audit trail and shown on its page, where U+202E would
+    // display another address than the one typed.
+    const email = text(form, 'email', 254)
+      .replace(/[\p{Cf}\u2028\u2029]/gu, '')
+      .toLowerCase();
     const password = form.get('password') ?? '';
     const code = text(form, 'code', 12).replace(/\s/g, '');
     const nextRaw = text(form, 'next', 300);
     const next = safeNext(nextRaw);
     const failed = (status = 401, error = FAILED_LOGIN) => html(reply, status, pages.loginPage({ next, email, error }));
     // Every failed attempt is recorded with the e-mail tried, the address and why (never the password).
-    const outcome = await attemptLogin(svc, hashing, { email, password, code, ip: origin(req) });
+    const outcome = await attemptLogin(svc, hashing, {
+      email,
+      password,
+      code,
+      ip: origin(req),
+      device: readCookie(req, cookieName(svc, req, DEVICE_COOKIE)),
+    });
     if ('refused' in outcome) {
       if (outcome.refused === 'busy') reply.header('retry-after', '1');
       return outcome.refused === 'failed' ? failed() : failed(429, outcome.refused === 'busy' ? BUSY : FAILED_LOGIN);
     }
-    return reply
-      .status(303)
-      .headers(SECURITY_HEADERS)
-      .header('set-cookie', sessionCookie(req, outcome.sessionId, CONSOLE_MAX_MS / 1000))
-      .header('location', next)
-      .send();
+    return (
+      reply
+        .status(303)
+        .headers(SECURITY_HEADERS)
+        // The session first; then the known-device cookie (renewed): this browser's next logins of
+        // this account take the hashing queue's reserved places (src/console/known-device.ts).
+        .header('set-cookie', [
+          sessionCookie(req, outcome.sessionId, CONSOLE_MAX_MS / 1000),
+          `${cookieName(svc, req, DEVICE_COOKIE)}=${deviceToken(svc.box, outcome.operatorId, svc.clock())}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${DEVICE_MAX_S}${isHttps(svc, req) ? '; Secure' : ''}`,
+        ])
+        .header('location', next)
+        .send()
+    );
   });
 
   app.post('/console/logout', { schema: { hide: true } }, async (req, reply) => {
@@ -110,7 +131,7 @@ export function accessRoutes(app: FastifyInstance, kit: ConsoleKit): void {
     const problem = password !== form.get('password2') ? 'The two passwords differ.' : passwordProblem(password, row.email);
     if (problem) return again(problem);
     // Hashed in the same bounded queue as logins: when it is full, refused before anything is hashed.
-    const passwordHash = await hashing.runOrRefuse(() => hashPassword(password));
+    const passwordHash = await hashing.runOrRefuse(() => hashPassword(password), { client: queueKey(origin(req)) });
     if (passwordHash === null) {
       reply.header('retry-after', '1');
       return again('The service is busy checking passwords: send the form again in a moment.', 429);

@@ -6,7 +6,7 @@ import * as pages from './pages.js';
 import { callbackDetail, troubledCallbacks } from './queries.js';
 import { type ConsoleKit, isIdText, text } from './routes-kit.js';
 
-/** The console's callbacks that failed or wait, their attempts, resending, and the endpoints whose breaker is open (src/console/routes.ts registers it with the shared kit, ./kit.ts). */
+/** The console's callbacks that failed or wait, their attempts, resending, and the endpoints whose breaker is open (src/console/routes.ts registers it with the shared kit, ./routes-kit.ts). */
 export function callbacksRoutes(app: FastifyInstance, kit: ConsoleKit): void {
   const { html, redirect, audit, session, post, change, svc } = kit;
   app.get('/console/callbacks', { schema: { hide: true } }, async (req, reply) => {

@@ -14,7 +14,7 @@ import * as pages from './pages.js';
 import { search } from './queries.js';
 import { type ConsoleKit, clean, isIdText, queryText, text } from './routes-kit.js';
 
-/** The console's search, a card and its actions (freeze, unfreeze, close) (src/console/routes.ts registers it with the shared kit, ./kit.ts). */
+/** The console's search, a card and its actions (freeze, unfreeze, close) (src/console/routes.ts registers it with the shared kit, ./routes-kit.ts). */
 export function cardsRoutes(app: FastifyInstance, kit: ConsoleKit): void {
   const { html, redirect, audit, session, post, change, svc } = kit;
   app.get('/console/search', { schema: { hide: true } }, async (req, reply) => {

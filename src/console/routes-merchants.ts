@@ -11,7 +11,7 @@ import { runVerb } from '../runner.js';
 import * as pages from './pages.js';
 import { type ConsoleKit, clean, isIdText, text } from './routes-kit.js';
 
-/** The console's merchants, their funding and its statement, their status and domains (src/console/routes.ts registers it with the shared kit, ./kit.ts). */
+/** The console's merchants, their funding and its statement, their status and domains (src/console/routes.ts registers it with the shared kit, ./routes-kit.ts). */
 export function merchantsRoutes(app: FastifyInstance, kit: ConsoleKit): void {
   const { html, redirect, audit, session, post, change, svc } = kit;
   app.get('/console/merchants', { schema: { hide: true } }, async (req, reply) => {

@@ -8,7 +8,7 @@ import * as pages from './pages.js';
 import { isRole } from './roles.js';
 import { type ConsoleKit, isIdText, queryText, text } from './routes-kit.js';
 
-/** The console's the audit trail and the operators’ accounts (src/console/routes.ts registers it with the shared kit, ./kit.ts). */
+/** The console's the audit trail and the operators’ accounts (src/console/routes.ts registers it with the shared kit, ./routes-kit.ts). */
 export function operatorsRoutes(app: FastifyInstance, kit: ConsoleKit): void {
   const { html, redirect, audit, session, post, change, svc } = kit;
   app.get('/console/audit', { schema: { hide: true } }, async (req, reply) => {

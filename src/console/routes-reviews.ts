@@ -11,7 +11,7 @@ import { holderDetail, kycDetail, overview, reviewQueues } from './queries.js';
 import { type ConsoleKit, clean, isIdText, text } from './routes-kit.js';
 import type { ConsoleSession } from './sessions.js';
 
-/** The console's the overview, the review queues, a cardholder and a KYC request, and their decisions (src/console/routes.ts registers it with the shared kit, ./kit.ts). */
+/** The console's the overview, the review queues, a cardholder and a KYC request, and their decisions (src/console/routes.ts registers it with the shared kit, ./routes-kit.ts). */
 export function reviewsRoutes(app: FastifyInstance, kit: ConsoleKit): void {
   const { html, redirect, audit, session, post, change, svc } = kit;
 

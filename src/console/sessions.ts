@@ -55,7 +55,7 @@ export async function reapConsoleSessions(database: Services['database'], now: n
     .deleteFrom('operator_sessions')
     .where((eb) => eb.or([eb('last_seen_at', '<', now - CONSOLE_IDLE_MS), eb('created_at', '<', now - CONSOLE_MAX_MS)]))
     .executeTakeFirst();
-  return Number(res.numDeletedRows) + (await reapLoginThrottle(database.db, now));
+  return Number(res.numDeletedRows) + (await reapLoginThrottle(database, now));
 }
 
 const CONSOLE_FORM = 'cardprogram console form';

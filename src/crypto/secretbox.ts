@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes } from 'node:crypto';
 
 /** The configured master key is not the one the stored secrets were sealed with. */
 export class MasterKeyMismatch extends Error {
@@ -40,6 +40,14 @@ export class SecretBox {
 
   static idOf(key: Buffer): string {
     return createHash('sha256').update(key).digest('base64url').slice(0, 8);
+  }
+
+  /**
+   * A key for one purpose derived from the current master key (HKDF-SHA256, the purpose as its
+   * info): never the master key itself, and a new master key gives new derived keys.
+   */
+  derivedKey(purpose: string): Buffer {
+    return Buffer.from(hkdfSync('sha256', this.key, Buffer.alloc(0), `cardprogram:${purpose}`, 32));
   }
 
   seal(plaintext: string, context: string): string {

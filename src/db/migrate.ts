@@ -19,6 +19,7 @@ import * as m0016 from './migrations/2026_11_25_0016_console_login_throttle.js';
 import * as m0017 from './migrations/2026_11_25_0017_money_accounted.js';
 import * as m0018 from './migrations/2026_11_25_0018_callback_endpoints.js';
 import * as m0019 from './migrations/2026_11_25_0019_network_messages.js';
+import * as m0020 from './migrations/2026_11_25_0020_login_refusals_counted.js';
 import * as m0021 from './migrations/2026_11_25_0021_card_debt.js';
 
 interface Migration {
@@ -49,6 +50,7 @@ export const MIGRATIONS: ReadonlyArray<[string, Migration]> = [
   ['2026_11_25_0017_money_accounted', m0017],
   ['2026_11_25_0018_callback_endpoints', m0018],
   ['2026_11_25_0019_network_messages', m0019],
+  ['2026_11_25_0020_login_refusals_counted', m0020],
   ['2026_11_25_0021_card_debt', m0021],
 ];
 

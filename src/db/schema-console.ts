@@ -1,4 +1,4 @@
-import type { ColumnType } from 'kysely';
+import type { ColumnType, Generated } from 'kysely';
 
 /* The operators' tables: the audit trail, the console's accounts, sessions and login limit (re-exported by ./schema.ts). */
 
@@ -61,4 +61,6 @@ export interface ConsoleLoginThrottleTable {
   client_key: string;
   window_start: number;
   attempts: number;
+  /** Refused logins (throttled, busy) in the window: the first is recorded, the rest summed here. */
+  refusals: Generated<number>;
 }

@@ -90,6 +90,13 @@ export async function fundMerchant({ ctx, input }: { ctx: VerbCtx; input: FundMe
   const key = input.idempotencyKey;
   if (key !== undefined && !/^[A-Za-z0-9._:-]{1,80}$/.test(key)) throw invalid('idempotencyKey', KEY_RULE);
   const actor = ctx.actor.trim().slice(0, 64) || 'unknown';
+  // The key is unique per merchant, whatever the currency: two credits with one key run one after
+  // the other even in two currencies (the balance rows below are per currency, and a form's token
+  // posted at once for EUR and USDT raced to the unique index, a 500). SQLite serialises every
+  // write transaction; PostgreSQL takes an advisory lock on (merchant, key), before the balance row.
+  if (key !== undefined && ctx.svc.database.dialect === 'postgres') {
+    await sql`select pg_advisory_xact_lock(hashtext(${`funding-credit:${merchant.id}:${key}`}))`.execute(tx);
+  }
   // The merchant's balance row in this currency, locked first (created at 0 if new): two credits
   // of one account run one after the other, so the checks below see every credit committed before.
   await lockFundingRow(tx, merchant.id, input.currency, now);

@@ -29,7 +29,8 @@ export const MerchantFundingListBody = Type.Object(
     after: Type.Optional(
       Type.Integer({
         minimum: 0,
-        description: 'must be a whole number ≥ 0: the seq of the last movement already read (0: from the first)',
+        description:
+          'must be a whole number ≥ 0: the seq of the last movement already read (0: from the first); one past every movement is an empty page',
       }),
     ),
     maxSize: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'must be a whole number from 1 to 100' })),

@@ -31,7 +31,11 @@ export async function fundingStatement(
     .select(['seq', 'kind', 'amount', 'balance', 'reference', 'card_id', 'trade_id', 'created_at'])
     .where('merchant_id', '=', merchantId)
     .where('currency', '=', currency);
-  q = opts.newestFirst ? q.orderBy('seq', 'desc') : q.where('seq', '>', opts.after ?? 0).orderBy('seq', 'asc');
+  // Past every seq a statement can reach, and inside PostgreSQL's bigint: an `after` beyond it (2^63
+  // and 1e308 are whole numbers too) is the same empty page, not an overflow that answered 500, as the
+  // 4.1 list does with `start` (src/trades/list.ts). The randomStr was spent before, as for every answer.
+  const after = Math.min(opts.after ?? 0, Number.MAX_SAFE_INTEGER);
+  q = opts.newestFirst ? q.orderBy('seq', 'desc') : q.where('seq', '>', after).orderBy('seq', 'asc');
   const rows = await q.limit(size + 1).execute();
   const page = rows.slice(0, size);
   const movements = page.map((r) => ({
