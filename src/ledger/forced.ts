@@ -8,6 +8,7 @@ import { resolveBusinessDate, settlingBusinessDate } from './business-date.js';
 import type { LedgerCtx } from './context.js';
 import { Account, type Leg } from './journal.js';
 import { lockCard, lockedTrade } from './locks.js';
+import { bookRefund } from './settle.js';
 import { updateTrade } from './trade-rows.js';
 
 /**
@@ -213,32 +214,7 @@ export async function forcedRefund({ ctx, input }: { ctx: LedgerCtx; input: Forc
     const { trade: payment, card } = await lockedTrade(ctx, p.tradeId);
     const amount = Math.min(p.amount, payment.amount - payment.refunded);
     if (amount <= 0) continue;
-    const record = tradeRow(
-      {
-        card,
-        type: TradeType.payment,
-        status: TradeStatus.refund,
-        amount,
-        currencyTxn: payment.currency_txn,
-        txnAmount: payment.txn_amount === payment.amount ? amount : Math.round((amount * payment.txn_amount) / payment.amount),
-        businessDate: settlingBusinessDate(undefined, ctx.now, payment),
-        authCode: payment.auth_code,
-        remark: payment.remark,
-        originalId: payment.id,
-      },
-      ctx.now,
-    );
-    await updateTrade(ctx, payment, { refunded: payment.refunded + amount });
-    await book(
-      ctx,
-      card.currency,
-      [
-        { account: Account.settlement, amount: -amount },
-        { account: Account.available(card.id), amount },
-      ],
-      [record],
-      FORCED,
-    );
+    const record = await bookRefund(ctx, card, payment, amount, settlingBusinessDate(undefined, ctx.now, payment), FORCED);
     counted(ctx, card.currency, amount);
     out.push(toTradeRecord(record, maskedCardNo(card)));
   }

@@ -1,11 +1,11 @@
 import type { Static } from 'typebox';
-import { maskedCardNo } from '../cards/model.js';
+import { type CardRow, maskedCardNo } from '../cards/model.js';
 import { releaseSpend } from '../controls/spending.js';
 import { DomainError } from '../errors.js';
 import { toMajor, toMinor } from '../money/currency.js';
 import type { RefundBody } from '../network/schemas.js';
 import type { OperationInput } from '../operation-input.js';
-import { type TradeRecord, toTradeRecord } from '../trades/record.js';
+import { type TradeRecord, type TradeRow, toTradeRecord } from '../trades/record.js';
 import { TradeStatus, TradeType } from '../trades/types.js';
 import { allocatePart } from './amounts.js';
 import { book, tradeRow } from './book.js';
@@ -14,7 +14,7 @@ import type { LedgerCtx } from './context.js';
 import { type HeldPartInput, heldAuthorization, heldPartRow } from './held-part.js';
 import { Account } from './journal.js';
 import { lockedTrade } from './locks.js';
-import { updateTrade } from './trade-rows.js';
+import { type NewTrade, updateTrade } from './trade-rows.js';
 
 /**
  * Clearing: an authorization becomes a payment (151). The cleared amount (all that is held unless
@@ -55,6 +55,24 @@ export async function refund({ ctx, input }: { ctx: LedgerCtx; input: OperationI
   if (amount > refundable) {
     throw new DomainError('incorrectAmount', `amount: at most the ${toMajor(refundable, card.currency)} ${card.currency} not yet refunded`);
   }
+  const record = await bookRefund(ctx, card, payment, amount, settlingBusinessDate(input.businessDate, ctx.now, payment));
+  return toTradeRecord(record, maskedCardNo(card));
+}
+
+/**
+ * A refund of `amount` of a payment, booked: its record (status 10, the payment's code, its
+ * transaction amount prorated as earlier refunds were), the payment's refunded total, and the
+ * settlement's money back to the card. The caller has locked the payment's card and checked the
+ * amount; `extra` marks the callback (a forced post's).
+ */
+export async function bookRefund(
+  ctx: LedgerCtx,
+  card: CardRow,
+  payment: TradeRow,
+  amount: number,
+  businessDate: string,
+  extra?: Record<string, unknown>,
+): Promise<NewTrade> {
   const record = tradeRow(
     {
       card,
@@ -63,7 +81,7 @@ export async function refund({ ctx, input }: { ctx: LedgerCtx; input: OperationI
       amount,
       currencyTxn: payment.currency_txn,
       txnAmount: allocatePart(payment.txn_amount, payment.refunded, amount, payment.amount),
-      businessDate: settlingBusinessDate(input.businessDate, ctx.now, payment),
+      businessDate,
       authCode: payment.auth_code,
       remark: payment.remark,
       originalId: payment.id,
@@ -79,6 +97,7 @@ export async function refund({ ctx, input }: { ctx: LedgerCtx; input: OperationI
       { account: Account.available(card.id), amount },
     ],
     [record],
+    extra,
   );
-  return toTradeRecord(record, maskedCardNo(card));
+  return record;
 }
