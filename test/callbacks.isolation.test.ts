@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import { describe, it } from 'node:test';
-import { capLabels, observe } from '../src/callbacks/breaker.js';
+import { CLOSED, capLabels, observe } from '../src/callbacks/breaker.js';
 import { claimDue } from '../src/callbacks/claim.js';
 import { emitEvent } from '../src/callbacks/outbox.js';
 import { CallbackWorker } from '../src/callbacks/worker.js';
@@ -324,16 +324,7 @@ eachDialect('callbacks: fair claims', (dialect) => {
 
 describe('the circuit breaker’s rule', () => {
   const s = { failures: 3, openMs: 1000, maxOpenMs: 3000 };
-  const closed = {
-    state: 'closed' as const,
-    failures: 0,
-    trips: 0,
-    opened_at: null,
-    open_until: null,
-    probe_owner: null,
-    probe_until: null,
-    last_error: null,
-  };
+  const closed = CLOSED;
   const noAnswer = { answered: false, probe: false, error: 'timed out' };
   it('opens after consecutive attempts without an answer; an answer of any status closes it; a failed probe doubles the back-off up to the cap', () => {
     let st = observe(observe(closed, noAnswer, 0, s), noAnswer, 0, s);

@@ -48,7 +48,8 @@ export interface Observation {
 
 type State = Omit<EndpointRow, 'merchant_id' | 'endpoint' | 'changed_at'>;
 
-const CLOSED: State = {
+/** An endpoint with no failures counted: where every breaker starts, and what an answer brings it back to. */
+export const CLOSED: State = {
   state: 'closed',
   failures: 0,
   trips: 0,
