@@ -11,7 +11,6 @@ import { type Database, openDatabase } from './db/index.js';
 import { isCurrent, migrateToLatest } from './db/migrate.js';
 import { ensureTradePartitions } from './db/partitions.js';
 import { ReplicaRouter } from './db/replica.js';
-import { sealPlaintextHolders } from './holders/identity.js';
 import { holderRoutes, holderSandboxRoutes } from './holders/routes.js';
 import { authPlugin } from './http/auth.js';
 import { registerJsonBody } from './http/body.js';
@@ -25,14 +24,13 @@ import { serverOptions } from './http/options.js';
 import { RateLimiter } from './http/rate-limit.js';
 import { reaperPlugin } from './http/reaper.js';
 import { workerPlugin } from './http/worker.js';
-import { sealPlaintextKyc } from './kyc/email.js';
 import { kycRoutes, kycSandboxRoutes } from './kyc/routes.js';
 import { expireHolds } from './ledger/expire.js';
 import { fundingRoutes } from './ledger/routes.js';
 import { merchantRoutes } from './merchants/routes.js';
 import { networkSandboxRoutes } from './network/routes.js';
 import { pageRoutes } from './page/routes.js';
-import { createServices } from './services.js';
+import { createServices, readyVault } from './services.js';
 import { tradeRoutes } from './trades/routes.js';
 
 declare module 'fastify' {
@@ -128,9 +126,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   const clock = opts.clock ?? Date.now;
   const replica = config.databaseReplicaUrl ? await openReplica(config, database, app) : null;
   const svc = createServices(config, database, app.log, clock, replica);
-  await svc.vault.ensureKeys(database.db);
-  await sealPlaintextHolders(svc);
-  await sealPlaintextKyc(svc);
+  await readyVault(svc);
   // PostgreSQL: the coming months' partitions of `trades` (src/db/partitions.ts). A record whose
   // month has none yet is stored in the default partition, so this failing stops nothing.
   await ensureTradePartitions(database, clock()).catch((err) => app.log.warn({ err }, 'creating partitions of trades failed'));

@@ -5,11 +5,9 @@ import type { Config } from './config.js';
 import { ensureSandboxAdmin, sandboxAdminFile } from './console/sandbox.js';
 import { openDatabase } from './db/index.js';
 import { migrateToLatest } from './db/migrate.js';
-import { sealPlaintextHolders } from './holders/identity.js';
-import { sealPlaintextKyc } from './kyc/email.js';
 import { ensureDemoMerchant } from './merchants/demo.js';
 import { serve } from './server.js';
-import { createServices } from './services.js';
+import { createServices, readyVault } from './services.js';
 
 /**
  * `cardprogram serve --processes N`: N copies of the service sharing the port (node:cluster), for
@@ -28,9 +26,7 @@ export async function serveCluster(config: Config, processes: number): Promise<v
   try {
     await migrateToLatest(database);
     const svc = createServices(config, database, log);
-    await svc.vault.ensureKeys(database.db);
-    await sealPlaintextHolders(svc);
-    await sealPlaintextKyc(svc);
+    await readyVault(svc);
     const demo = await ensureDemoMerchant(svc);
     if (demo)
       process.stdout.write(

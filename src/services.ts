@@ -6,6 +6,8 @@ import { SecretBox } from './crypto/secretbox.js';
 import type { Database } from './db/index.js';
 import type { ReplicaRouter } from './db/replica.js';
 import { DomainDirectory } from './domains/directory.js';
+import { sealPlaintextHolders } from './holders/identity.js';
+import { sealPlaintextKyc } from './kyc/email.js';
 import { MerchantDirectory } from './merchants/directory.js';
 import { Metrics } from './metrics.js';
 
@@ -34,4 +36,16 @@ export function createServices(
     notifier: { poke: () => undefined },
     metrics,
   };
+}
+
+/**
+ * The step every entry point (the server, `serve --processes`, the worker, a CLI command) takes
+ * after migrating and before its first read: the vault's data keys exist, and identity data that
+ * an older version stored in clear is sealed. Each part is idempotent and cheap when there is
+ * nothing to do.
+ */
+export async function readyVault(svc: Services): Promise<void> {
+  await svc.vault.ensureKeys(svc.database.db);
+  await sealPlaintextHolders(svc);
+  await sealPlaintextKyc(svc);
 }

@@ -8,9 +8,7 @@ import { ConfigError, databaseUrlFrom, dataDirFrom, loadConfig } from '../config
 import type { Actor, Services } from '../context.js';
 import { type Database, openDatabase } from '../db/index.js';
 import { migrateToLatest } from '../db/migrate.js';
-import { sealPlaintextHolders } from '../holders/identity.js';
-import { sealPlaintextKyc } from '../kyc/email.js';
-import { createServices } from '../services.js';
+import { createServices, readyVault } from '../services.js';
 
 /**
  * For a command that works on existing data: run from another directory, the CLI would otherwise
@@ -69,9 +67,7 @@ export async function withServices<T>(fn: (svc: Services) => Promise<T>, opts: {
   try {
     await migrateToLatest(database);
     const svc = createServices(config, database, pino({ level: 'warn' }, pino.destination(2)));
-    await svc.vault.ensureKeys(database.db);
-    await sealPlaintextHolders(svc);
-    await sealPlaintextKyc(svc);
+    await readyVault(svc);
     return await fn(svc);
   } finally {
     await database.close();

@@ -4,10 +4,8 @@ import { listCallbacks, retryCallbacks, startWorker } from '../../callbacks/mana
 import { loadConfig } from '../../config.js';
 import { openDatabase } from '../../db/index.js';
 import { migrateToLatest } from '../../db/migrate.js';
-import { sealPlaintextHolders } from '../../holders/identity.js';
-import { sealPlaintextKyc } from '../../kyc/email.js';
 import { runVerb } from '../../runner.js';
-import { createServices } from '../../services.js';
+import { createServices, readyVault } from '../../services.js';
 import { audited, intArg, OPERATOR, print, withServices } from '../util.js';
 
 /** `worker` and `callbacks list|retry`. */
@@ -20,9 +18,7 @@ export function callbackCommands(program: Command): void {
       const database = openDatabase(config.databaseUrl);
       await migrateToLatest(database);
       const svc = createServices(config, database, pino({ level: config.logLevel }));
-      await svc.vault.ensureKeys(database.db);
-      await sealPlaintextHolders(svc);
-      await sealPlaintextKyc(svc);
+      await readyVault(svc);
       const worker = startWorker(svc);
       svc.log.info({ owner: worker.owner }, 'callback worker running');
       // The worker's own timers do not hold the process open (they must not keep a closing service
