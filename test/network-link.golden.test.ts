@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { decode, type IsoMessage } from '../src/iso8583/codec.js';
 import { checkLedger } from '../src/ledger/check.js';
+import { settlement } from '../src/network/settlement.js';
 import { AUTH_CODE, GOLDEN, type Golden, PLACEHOLDER } from './fixtures/iso8583-golden.js';
 import { build } from './helpers/app.js';
 import { balances, fundedCard } from './helpers/cards.js';
@@ -141,6 +142,41 @@ eachDialect('network link: golden frames (decisions §12.4)', (dialect) => {
     assert.deepEqual(await balances(h, cardId), { available: 58, ledger: 65, status: 'active' });
     await send(GOLDEN.singleRefund);
     assert.deepEqual(await balances(h, cardId), { available: 58, ledger: 65, status: 'active' });
+    await clean(h);
+  });
+
+  it('0400/0420 of an 0200 and of an 0220: the payment returned in full or down to field 95, once, with its callback; then 12', async (t) => {
+    const { h, cardId, send } = await setup(t, dialect);
+    // The merchant's notify URL: its `trade` callbacks are written (delivered or not, here).
+    await h.db.database.db.updateTable('merchants').set({ notify_url: 'http://127.0.0.1:9/hooks' }).execute();
+    await send(GOLDEN.authToClear);
+    await send(GOLDEN.clearingFull);
+    await send(GOLDEN.authToClearLess);
+    const cleared = await send(GOLDEN.clearingDifference);
+    const single = await send(GOLDEN.single);
+    assert.deepEqual(await balances(h, cardId), { available: 65, ledger: 65, status: 'active' });
+
+    const reversal = await send(GOLDEN.singleReversal);
+    assert.equal(reversal.fields.get(38), single.fields.get(38), 'the refund carries its payment’s code');
+    assert.deepEqual(await balances(h, cardId), { available: 68, ledger: 68, status: 'active' });
+    await send(GOLDEN.singleReversalAgain);
+    assert.equal((await send(GOLDEN.clearingReversalPartial)).fields.get(38), cleared.fields.get(38));
+    await send(GOLDEN.clearingReversalPartialRepeat);
+    assert.deepEqual(await balances(h, cardId), { available: 70, ledger: 70, status: 'active' }, '3.00 and 2.00 returned, once each');
+
+    const refunds = (await h.db.database.db.selectFrom('callback_events').select('payload').where('type', '=', 'trade').execute())
+      .map((e) => JSON.parse(e.payload) as { tradeStatus: number; amount: number })
+      .filter((p) => p.tradeStatus === 10)
+      .map((p) => p.amount)
+      .sort();
+    assert.deepEqual(refunds, [2, 3], 'a trade callback for each refund');
+    const day = new Date().toISOString().slice(0, 10);
+    const [total] = (await settlement(h.db.database.db, day)).totals;
+    assert.deepEqual(
+      [total?.clearedCount, total?.cleared, total?.refundedCount, total?.refunded, total?.net],
+      [3, 35, 2, 5, 30],
+      'the day’s settlement counts the returned payments as refunded',
+    );
     await clean(h);
   });
 });
