@@ -1,7 +1,6 @@
 import { DomainError } from '../errors.js';
 import type { LedgerCtx } from '../ledger/context.js';
 import { forcedClear, forcedRefund } from '../ledger/forced.js';
-import { heldAuthorization } from '../ledger/held-part.js';
 import { lockedTrade } from '../ledger/locks.js';
 import { clear, refund } from '../ledger/settle.js';
 import { toMajor } from '../money/currency.js';
