@@ -40,17 +40,23 @@ function forCard(template: string, card: Card): string {
   return out;
 }
 
+/** An answer as decoded, and its frame (hex) as it came. */
+type Answered = IsoMessage & { wire: string };
+
+/** A frame received, as hex with its 2-byte length. */
+const wireOf = (body: Buffer) => `${hexOf(Buffer.from([body.length >> 8, body.length & 0xff]))}${hexOf(body)}`;
+
 /**
  * Sends a golden request and checks its answer: the MTI, the bitmap, every field (those echoed equal
  * to the request's), and the exact bytes but field 38's. Returns the answer.
  */
-async function exchange(peer: Peer, golden: Golden, card: Card): Promise<IsoMessage> {
+async function exchange(peer: Peer, golden: Golden, card: Card): Promise<Answered> {
   const request = forCard(golden.request, card);
   const sent = decode(Buffer.from(request, 'hex').subarray(2));
   if (sent.fields.has(2)) assert.equal(sent.fields.get(2), card.pan, 'the template carries the card');
   peer.writeRaw(Buffer.from(request, 'hex'));
   const body = await peer.next();
-  const wire = `${hexOf(Buffer.from([body.length >> 8, body.length & 0xff]))}${hexOf(body)}`;
+  const wire = wireOf(body);
   const answer = decode(body);
   const got = Object.fromEntries(answer.fields) as Record<number, string>;
   const label = `${golden.mti} to STAN ${sent.fields.get(11)}: ${JSON.stringify(got)}`;
@@ -66,7 +72,17 @@ async function exchange(peer: Peer, golden: Golden, card: Card): Promise<IsoMess
   for (const n of [2, 14, 48]) assert.equal(answer.fields.get(n), undefined, `field ${n} never in an answer`);
   const expected = got[38] === undefined ? golden.answer : golden.answer.replace(hexAscii(AUTH_CODE), hexAscii(got[38]));
   assert.equal(wire, expected, `the bytes of ${label}`);
-  return answer;
+  return { ...answer, wire };
+}
+
+/**
+ * A repeat MTI (decisions §12.6): the golden request's frame with only its MTI (bytes 2–5) changed;
+ * its answer must be the first's, byte for byte, field 38 included.
+ */
+async function repeat(peer: Peer, golden: Golden, card: Card, mti: string, first: Answered): Promise<void> {
+  const request = forCard(golden.request, card);
+  peer.writeRaw(Buffer.from(`${request.slice(0, 4)}${hexAscii(mti)}${request.slice(12)}`, 'hex'));
+  assert.equal(wireOf(await peer.next()), first.wire, `${mti}: the first answer again`);
 }
 
 async function setup(t: Parameters<typeof build>[0], dialect: Parameters<typeof build>[1]) {
@@ -76,7 +92,8 @@ async function setup(t: Parameters<typeof build>[0], dialect: Parameters<typeof 
   const link = await linkOf(t, h);
   const peer = await Peer.open(t, link.port);
   const send = (g: Golden, over: Partial<Card> = {}) => exchange(peer, g, { ...card, ...over });
-  return { h, cardId, card, send };
+  const again = (g: Golden, mti: string, first: Answered) => repeat(peer, g, card, mti, first);
+  return { h, cardId, card, send, again };
 }
 
 async function clean(h: Awaited<ReturnType<typeof setup>>['h']) {
@@ -92,12 +109,11 @@ eachDialect('network link: golden frames (decisions §12.4)', (dialect) => {
   });
 
   it('0100: a purchase and its repeat, declines (51, 82, 54), a balance inquiry; 0400/0420: partial and full reversals and their repeats, 12, 25', async (t) => {
-    const { h, cardId, card, send } = await setup(t, dialect);
+    const { h, cardId, card, send, again } = await setup(t, dialect);
     const purchase = await send(GOLDEN.purchase);
     const code = purchase.fields.get(38);
     assert.deepEqual(await balances(h, cardId), { available: 87.66, ledger: 100, status: 'active' });
-    const repeat = await send(GOLDEN.purchaseRepeat);
-    assert.equal(repeat.fields.get(38), code, 'the first answer again');
+    await again(GOLDEN.purchase, '0101', purchase);
     await send(GOLDEN.insufficientFunds);
     await send(GOLDEN.badCvv, { cvv: card.cvv === '000' ? '001' : '000' });
     await send(GOLDEN.expired);
@@ -109,11 +125,13 @@ eachDialect('network link: golden frames (decisions §12.4)', (dialect) => {
     );
 
     // A reversal carries its authorization's code in field 38 (docs/transactions.md, "Authorization codes").
-    assert.equal((await send(GOLDEN.reversalPartial)).fields.get(38), code);
+    const partial = await send(GOLDEN.reversalPartial);
+    assert.equal(partial.fields.get(38), code);
     assert.deepEqual(await balances(h, cardId), { available: 90, ledger: 100, status: 'active' }, '10.00 still held');
-    assert.equal((await send(GOLDEN.reversalPartialRepeat)).fields.get(38), code);
-    assert.equal((await send(GOLDEN.reversalAdviceFull)).fields.get(38), code);
-    assert.equal((await send(GOLDEN.reversalAdviceFullRepeat)).fields.get(38), code);
+    await again(GOLDEN.reversalPartial, '0401', partial);
+    const full = await send(GOLDEN.reversalAdviceFull);
+    assert.equal(full.fields.get(38), code);
+    await again(GOLDEN.reversalAdviceFull, '0421', full);
     assert.deepEqual(await balances(h, cardId), { available: 100, ledger: 100, status: 'active' });
     await send(GOLDEN.reversalNothingHeld);
     await send(GOLDEN.reversalNoOriginal);
@@ -122,10 +140,11 @@ eachDialect('network link: golden frames (decisions §12.4)', (dialect) => {
   });
 
   it('0220: a clearing in full and its repeat, one with an amount difference, a forced one, a refund; 0120 and 0121; 0200, 0201, and 0200 refund (12)', async (t) => {
-    const { h, cardId, send } = await setup(t, dialect);
+    const { h, cardId, send, again } = await setup(t, dialect);
     const auth = await send(GOLDEN.authToClear);
-    assert.equal((await send(GOLDEN.clearingFull)).fields.get(38), auth.fields.get(38), 'the payment carries its authorization’s code');
-    await send(GOLDEN.clearingFullRepeat);
+    const cleared = await send(GOLDEN.clearingFull);
+    assert.equal(cleared.fields.get(38), auth.fields.get(38), 'the payment carries its authorization’s code');
+    await again(GOLDEN.clearingFull, '0221', cleared);
     assert.deepEqual(await balances(h, cardId), { available: 80, ledger: 80, status: 'active' });
     await send(GOLDEN.authToClearLess);
     await send(GOLDEN.clearingDifference);
@@ -135,10 +154,10 @@ eachDialect('network link: golden frames (decisions §12.4)', (dialect) => {
     await send(GOLDEN.refundOfClearing);
     assert.deepEqual(await balances(h, cardId), { available: 68, ledger: 68, status: 'active' });
     const advice = await send(GOLDEN.advice);
-    assert.equal((await send(GOLDEN.adviceRepeat)).fields.get(38), advice.fields.get(38));
+    await again(GOLDEN.advice, '0121', advice);
     assert.deepEqual(await balances(h, cardId), { available: 61, ledger: 68, status: 'active' });
     const single = await send(GOLDEN.single);
-    assert.equal((await send(GOLDEN.singleRepeat)).fields.get(38), single.fields.get(38));
+    await again(GOLDEN.single, '0201', single);
     assert.deepEqual(await balances(h, cardId), { available: 58, ledger: 65, status: 'active' });
     await send(GOLDEN.singleRefund);
     assert.deepEqual(await balances(h, cardId), { available: 58, ledger: 65, status: 'active' });
@@ -146,7 +165,7 @@ eachDialect('network link: golden frames (decisions §12.4)', (dialect) => {
   });
 
   it('0400/0420 of an 0200 and of an 0220: the payment returned in full or down to field 95, once, with its callback; then 12', async (t) => {
-    const { h, cardId, send } = await setup(t, dialect);
+    const { h, cardId, send, again } = await setup(t, dialect);
     // The merchant's notify URL: its `trade` callbacks are written (delivered or not, here).
     await h.db.database.db.updateTable('merchants').set({ notify_url: 'http://127.0.0.1:9/hooks' }).execute();
     await send(GOLDEN.authToClear);
@@ -160,8 +179,9 @@ eachDialect('network link: golden frames (decisions §12.4)', (dialect) => {
     assert.equal(reversal.fields.get(38), single.fields.get(38), 'the refund carries its payment’s code');
     assert.deepEqual(await balances(h, cardId), { available: 68, ledger: 68, status: 'active' });
     await send(GOLDEN.singleReversalAgain);
-    assert.equal((await send(GOLDEN.clearingReversalPartial)).fields.get(38), cleared.fields.get(38));
-    await send(GOLDEN.clearingReversalPartialRepeat);
+    const partial = await send(GOLDEN.clearingReversalPartial);
+    assert.equal(partial.fields.get(38), cleared.fields.get(38));
+    await again(GOLDEN.clearingReversalPartial, '0421', partial);
     assert.deepEqual(await balances(h, cardId), { available: 70, ledger: 70, status: 'active' }, '3.00 and 2.00 returned, once each');
 
     const refunds = (await h.db.database.db.selectFrom('callback_events').select('payload').where('type', '=', 'trade').execute())
