@@ -1,5 +1,15 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 
+/** The card network link's figures of one instance (Metrics.networkFigures). */
+export interface NetworkFigures {
+  /** Answers sent, by answer MTI and field 39. */
+  messages: Array<{ mti: string; code: string; n: number }>;
+  /** Arrival to answer, every MTI: how many, the mean, and the histogram bound (seconds) p50 and p99 fall under (Infinity: above the last). */
+  decisions: { count: number; meanSeconds: number | null; p50: number | null; p99: number | null };
+  connections: number;
+  signedOn: number;
+}
+
 /**
  * What the service tells a monitoring system (docs/operations.md, "Metrics"), in Prometheus' text
  * format at GET /metrics. One registry per service (tests build many in one process); the parts of
@@ -173,6 +183,40 @@ export class Metrics {
   networkMessage(mti: string, code: string, seconds: number): void {
     this.networkMessages.inc({ mti, code });
     this.networkLatency.observe({ mti }, seconds);
+  }
+
+  /**
+   * The card network link's figures of this instance since it started (the console's overview): the
+   * answers per MTI and response code, the decisions' count and time (p50 and p99 as the bucket
+   * bound they fall under), its connections and signed-on peers.
+   */
+  async networkFigures(): Promise<NetworkFigures> {
+    const messages = (await this.networkMessages.get()).values
+      .map((v) => ({ mti: String(v.labels.mti), code: String(v.labels.code), n: v.value }))
+      .filter((m) => m.n > 0)
+      .sort((a, b) => a.mti.localeCompare(b.mti) || a.code.localeCompare(b.code));
+    // Cumulative buckets, summed over the MTIs.
+    const buckets = new Map<number, number>();
+    let count = 0;
+    let sum = 0;
+    for (const v of (await this.networkLatency.get()).values) {
+      // A bucket's value carries its bound in the label `le` beside the histogram's own labels.
+      const { metricName = '', labels } = v as { metricName?: string; labels: Record<string, string | number | undefined> };
+      if (metricName.endsWith('_count')) count += v.value;
+      else if (metricName.endsWith('_sum')) sum += v.value;
+      else if (metricName.endsWith('_bucket') && labels.le !== '+Inf') {
+        const le = Number(labels.le);
+        buckets.set(le, (buckets.get(le) ?? 0) + v.value);
+      }
+    }
+    const bounds = [...buckets].sort((a, b) => a[0] - b[0]);
+    const under = (q: number) => (count === 0 ? null : (bounds.find(([, n]) => n >= q * count)?.[0] ?? Number.POSITIVE_INFINITY));
+    return {
+      messages,
+      decisions: { count, meanSeconds: count === 0 ? null : sum / count, p50: under(0.5), p99: under(0.99) },
+      connections: this.link.connections(),
+      signedOn: this.link.signedOn(),
+    };
   }
 
   rateLimitRefusal(): void {

@@ -182,17 +182,45 @@ eachDialect('network link: forced posts and spending limits', (dialect) => {
   });
 });
 
-eachDialect('network link: a card’s debt in the console', (dialect) => {
-  it('the card page shows the debt a forced post left', async (t) => {
+eachDialect('network link: a card’s debt and the link in the console', (dialect) => {
+  it('the card page shows the debt a forced post left; the overview the forced posts, the debt and the link’s figures', async (t) => {
     const h = await buildConsole(t, dialect);
     const { cardId } = await fundedCard(h);
     const card = await cardSecrets(h, cardId);
     const peer = await Peer.open(t, (await linkOf(t, h)).port);
-    assert.equal((await peer.ask(authorizationRequest(card, { amount: 1234, mti: '0120' }))).fields.get(39), '00');
     const viewer = await login(h, await makeOperator(h, 'vic@example.com', 'viewer'));
+    const tile = async (label: string) => {
+      const body = (await consoleGet(h, viewer, '/console')).body;
+      const escaped = label.replace(/[()]/g, '\\$&');
+      return new RegExp(`<span class="muted">${escaped}</span><b>(.*?)</b>`).exec(body)?.[1];
+    };
+    // Before any message: nothing forced, no debt, one connection, no peer signed on, no answer.
+    assert.deepEqual(
+      await Promise.all(['Forced posts today', 'Card debt', 'Connections (this instance)', 'Signed-on peers (this instance)'].map(tile)),
+      ['0', '0', '1', '0'],
+    );
+    assert.equal(await tile('Decision time (this instance)'), '—');
+
+    assert.equal((await peer.ask(message('0800', { 7: '1125171500', 11: '000001', 70: '001' }))).fields.get(39), '00');
+    assert.equal((await peer.ask(authorizationRequest(card, { amount: 1234, mti: '0120' }))).fields.get(39), '00');
+    assert.equal((await peer.ask(authorizationRequest(card, { amount: 100 }))).fields.get(39), '51');
     const page = await consoleGet(h, viewer, `/console/cards/${cardId}`);
     assert.equal(page.statusCode, 200);
     assert.match(page.body, /Debt<\/[^>]+>\s*<[^>]+>\s*<span class="pill bad">12\.34 EUR<\/span>/);
+
+    assert.equal(await tile('Forced posts today'), '1 · 12.34 EUR', 'from the database');
+    assert.equal(await tile('Card debt'), '1 card · 12.34 EUR');
+    assert.equal(await tile('Signed-on peers (this instance)'), '1');
+    assert.equal(await tile('Answers (this instance)'), '3');
+    assert.match(
+      (await tile('Decision time (this instance)')) ?? '',
+      /^p50 ≤ [\d.]+ ms · p99 ≤ [\d.]+ ms<br><span class="muted">mean [\d.]+ ms<\/span>$/,
+    );
+    const body = (await consoleGet(h, viewer, '/console')).body;
+    const rows = [...body.matchAll(/<tr><td>(\d{4})<\/td><td>(\d\d)<\/td><td class="num">(\d+)<\/td><\/tr>/g)].map((m) =>
+      m.slice(1).join(' '),
+    );
+    assert.deepEqual(rows, ['0110 51 1', '0130 00 1', '0810 00 1'], 'answers by MTI and response code');
   });
 });
 

@@ -59,7 +59,7 @@ function exchange(socket: Socket, request: Record<string, string>): Promise<Reco
 }
 
 eachDialect('network link: a peer built on the iso_8583 package', (dialect) => {
-  it('runs a purchase, a partial reversal, a clearing, a refund and a balance inquiry', async (t) => {
+  it('runs a purchase, a partial reversal, a clearing, a refund, a balance inquiry, and a single message reversed', async (t) => {
     const h = await build(t, dialect);
     const { cardId } = await fundedCard(h, { topUp: 80 });
     const card = await cardSecrets(h, cardId);
@@ -117,5 +117,14 @@ eachDialect('network link: a peer built on the iso_8583 package', (dialect) => {
     const inquiry = await exchange(socket, { 0: '0100', ...common, 3: '310000', 11: '424243' });
     assert.equal(inquiry['39'], '00');
     assert.equal(inquiry['54'], '0002978C000000008000');
+
+    // A single message (0200) and its reversal (0400 naming it): the payment returned to the card.
+    const single = await exchange(socket, { 0: '0200', ...common, 3: '000000', 4: '000000000500', 11: '424270' });
+    assert.deepEqual([single['0'], single['39']], ['0210', '00']);
+    assert.deepEqual(await balances(h, cardId), { available: 75, ledger: 75, status: 'active' });
+    const singleId = `0200424270${common[7]}${'987654'.padStart(11, '0')}${'0'.repeat(11)}`;
+    const undone = await exchange(socket, { ...reversal, 4: '000000000500', 11: '424271', 90: singleId });
+    assert.deepEqual([undone['0'], undone['39'], undone['38']], ['0410', '00', single['38']]);
+    assert.deepEqual(await balances(h, cardId), { available: 80, ledger: 80, status: 'active' });
   });
 });

@@ -1,7 +1,8 @@
 import { AUDIT_TRANSITIONS, AuditStatus, type AuditStatusValue } from '../holders/audit-status.js';
+import type { NetworkFigures } from '../metrics.js';
 import { formatMoney } from '../page/activity.js';
 import { auditPill } from './pages-common.js';
-import type { holderDetail, kycDetail, Overview, reviewQueues } from './queries.js';
+import type { holderDetail, kycDetail, NetworkOverview, Overview, reviewQueues } from './queries.js';
 import { can, PERMISSIONS, type Permission } from './roles.js';
 import { otpauthUrl } from './totp.js';
 import { barePage, barList, esc, type Frame, form, hourChart, kv, link, page, pill, reasonField, table, when } from './view.js';
@@ -63,9 +64,42 @@ export function setupPage(o: {
   );
 }
 
-export function overviewPage(frame: Frame, o: Overview): string {
-  const tile = (label: string, value: string, href?: string) =>
-    `<div class="tile">${href ? `<a href="${href}">` : ''}<span class="muted">${esc(label)}</span><b>${value}</b>${href ? '</a>' : ''}</div>`;
+const tile = (label: string, value: string, href?: string) =>
+  `<div class="tile">${href ? `<a href="${href}">` : ''}<span class="muted">${esc(label)}</span><b>${value}</b>${href ? '</a>' : ''}</div>`;
+
+/** A bound of the decision-time histogram, in words. */
+const under = (seconds: number | null) =>
+  seconds === null ? '—' : seconds === Number.POSITIVE_INFINITY ? 'over 2.5 s' : `≤ ${Math.round(seconds * 1000 * 10) / 10} ms`;
+
+/**
+ * The card network link (docs/console.md): today's forced posts and the cards in debt from the
+ * database (every instance's); this instance's own figures since it started, labelled so.
+ */
+function networkSection(n: NetworkOverview, link: NetworkFigures): string {
+  const money = <T extends { amount: number; currency: string }>(rows: T[], count: (r: T) => string) =>
+    rows.length ? rows.map((r) => `${count(r)} · ${esc(formatMoney(r.amount, r.currency))}`).join('<br>') : '0';
+  const d = link.decisions;
+  const time = d.count
+    ? `p50 ${under(d.p50)} · p99 ${under(d.p99)}<br><span class="muted">mean ${Math.round((d.meanSeconds ?? 0) * 10_000) / 10} ms</span>`
+    : '—';
+  return `<h2>Card network link</h2><div class="grid">${tile(
+    'Forced posts today',
+    money(n.forced, (r) => String(r.n)),
+  )}${tile(
+    'Card debt',
+    money(n.debt, (r) => `${r.cards} card${r.cards === 1 ? '' : 's'}`),
+  )}${tile('Connections (this instance)', String(link.connections))}${tile('Signed-on peers (this instance)', String(link.signedOn))}${tile(
+    'Answers (this instance)',
+    String(link.messages.reduce((s, m) => s + m.n, 0)),
+  )}${tile('Decision time (this instance)', time)}</div>${table(
+    'Answers this instance sent since it started, by MTI and response code (field 39)',
+    ['Answer MTI', 'Response code', 'Answers'],
+    link.messages.map((m) => [esc(m.mti), esc(m.code), String(m.n)]),
+    [2],
+  )}<p class="muted">“This instance”: the figures of the process that served this page, since it started (each instance’s <code>/metrics</code> has its own). Forced posts (today, UTC) and debt are read from the database: every instance’s.</p>`;
+}
+
+export function overviewPage(frame: Frame, o: Overview, network: { db: NetworkOverview; link: NetworkFigures }): string {
   const volume = o.volume.length ? o.volume.map((v) => esc(formatMoney(v.amount, v.currency))).join('<br>') : '0';
   return page(
     `Today, ${o.day}`,
@@ -73,7 +107,7 @@ export function overviewPage(frame: Frame, o: Overview): string {
     `<div class="grid">${tile('Authorizations approved', String(o.approved))}${tile('Authorizations declined', String(o.declined))}${tile('Approved volume', volume)}${tile('Callbacks failed', String(o.callbacksFailed), '/console/callbacks?status=failed')}${tile('Callbacks retrying', String(o.callbacksRetrying), '/console/callbacks?status=pending')}${tile('Cardholders waiting for review', String(o.holdersWaiting), '/console/reviews')}${tile('KYC requests waiting', String(o.kycWaiting), '/console/reviews')}</div><h2>Authorizations</h2>${hourChart(o.hours)}${barList(
       'Declines today by reason',
       o.declineReasons.map((r) => ({ label: r.reason, n: r.n })),
-    )}`,
+    )}${networkSection(network.db, network.link)}`,
   );
 }
 

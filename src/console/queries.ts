@@ -7,6 +7,7 @@ import { documentHash, emailHash, openIdentity } from '../holders/identity.js';
 import { kycEmail } from '../kyc/email.js';
 import type { KycData } from '../kyc/submit.js';
 import { locateTrade } from '../trades/card-history.js';
+import { forcedPostsSince } from '../trades/network-reads.js';
 
 /**
  * What the console's pages read. Reads only (no transaction of their own): every change goes
@@ -90,6 +91,27 @@ export async function overview(db: Kysely<DB>, now: number): Promise<Overview> {
     kycWaiting: Number(kyc?.n ?? 0),
   };
 }
+
+/** The card network link on the overview, from the database (every instance's): today's forced posts and the cards in debt, per currency. */
+export async function networkOverview(db: Kysely<DB>, now: number) {
+  const [forced, debt] = await Promise.all([
+    forcedPostsSince(db, startOfDay(now)),
+    db
+      .selectFrom('cards')
+      .select(['currency', count, (eb) => eb.fn.sum<number>('debt').as('amount')])
+      // The partial index's predicate, word for word (migration 2026_11_25_0022).
+      .where(sql<boolean>`debt > 0`)
+      .groupBy('currency')
+      .execute(),
+  ]);
+  return {
+    forced,
+    debt: debt
+      .map((r) => ({ currency: r.currency, cards: Number(r.n), amount: Number(r.amount ?? 0) }))
+      .sort((a, b) => a.currency.localeCompare(b.currency)),
+  };
+}
+export type NetworkOverview = Awaited<ReturnType<typeof networkOverview>>;
 
 /** The review queues, oldest first: cardholders pending or under review, KYC requests not decided. */
 export async function reviewQueues(db: Kysely<DB>, limit = 100) {

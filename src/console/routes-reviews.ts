@@ -7,7 +7,7 @@ import { reviewHolder } from '../holders/review.js';
 import { decideKyc } from '../kyc/decide.js';
 import { runVerb } from '../runner.js';
 import * as pages from './pages.js';
-import { holderDetail, kycDetail, overview, reviewQueues } from './queries.js';
+import { holderDetail, kycDetail, networkOverview, overview, reviewQueues } from './queries.js';
 import { type ConsoleKit, clean, isIdText, text } from './routes-kit.js';
 import type { ConsoleSession } from './sessions.js';
 
@@ -18,7 +18,13 @@ export function reviewsRoutes(app: FastifyInstance, kit: ConsoleKit): void {
   app.get('/console', { schema: { hide: true } }, async (req, reply) => {
     const frame = await session(req, reply, 'read');
     if (!frame) return reply;
-    return html(reply, 200, pages.overviewPage({ ...frame, current: '/console' }, await overview(svc.database.db, svc.clock())));
+    const now = svc.clock();
+    const [today, db, link] = await Promise.all([
+      overview(svc.database.db, now),
+      networkOverview(svc.database.db, now),
+      svc.metrics.networkFigures(),
+    ]);
+    return html(reply, 200, pages.overviewPage({ ...frame, current: '/console' }, today, { db, link }));
   });
 
   app.get('/console/reviews', { schema: { hide: true } }, async (req, reply) => {

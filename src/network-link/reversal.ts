@@ -1,14 +1,16 @@
 import type { Services } from '../context.js';
 import { type LinkAnswer, type LinkIdentity, LinkReplay, linkReverse, originalMessage, storedAnswer } from '../network/link.js';
+import { linkReversePayment } from '../network/link-financial.js';
 import { runVerb } from '../runner.js';
 import { failureCode } from './authorization.js';
 import { cardByPan, contentHash, storedCopy } from './card-data.js';
 
 /**
  * A reversal request or advice (0400/0420 and their repeats, decisions §12.4): the approved 0100
- * field 90 names (original MTI n4, STAN n6, field 7 n10, acquirer n11, forwarding id n11) is
- * reversed in full, or (field 95's first 12 digits, the actual amount) down to that amount. `25`
- * when no approved authorization matches (or field 2, when sent, is another card's). Exactly once
+ * or 0120 field 90 names (original MTI n4, STAN n6, field 7 n10, acquirer n11, forwarding id n11)
+ * is reversed in full, or (field 95's first 12 digits, the actual amount) down to that amount; the
+ * payment of an approved 0200 or 0220 named so is returned to the card the same way (a refund).
+ * `25` when no approved original matches (or field 2, when sent, is another card's). Exactly once
  * like an 0100, under the reversal's own identity (class reversal, 32, 11, 7).
  */
 export async function reversalAnswer(svc: Services, mti: string, fields: Map<number, string>): Promise<LinkAnswer> {
@@ -26,8 +28,9 @@ export async function reversalAnswer(svc: Services, mti: string, fields: Map<num
   if (stored) return stored;
 
   const originalMti = f90.slice(0, 4);
-  if (!['0100', '0101', '0120', '0121'].includes(originalMti)) return { code: '25' };
-  const original = await originalMessage(db, 'authorization', {
+  const ofAuthorization = ['0100', '0101', '0120', '0121'].includes(originalMti);
+  if (!ofAuthorization && !['0200', '0201', '0220', '0221'].includes(originalMti)) return { code: '25' };
+  const original = await originalMessage(db, ofAuthorization ? 'authorization' : 'financial', {
     stan: f90.slice(4, 10),
     transmitted: f90.slice(10, 20),
     acquirer: f90.slice(20, 31),
@@ -36,18 +39,17 @@ export async function reversalAnswer(svc: Services, mti: string, fields: Map<num
   const pan = fields.get(2);
   if (pan !== undefined && (await cardByPan(svc, pan))?.id !== original.cardId) return { code: '25' };
 
+  const input = {
+    record: { identity, contentHash: hash, mti, request: storedCopy(fields) },
+    tradeId: original.tradeId,
+    cardId: original.cardId,
+    actual: f95 === undefined ? null : Number(f95.slice(0, 12)),
+  };
+  const run = { actor: `network:${acquirer}`, merchantId: original.merchantId };
   try {
-    return await runVerb(svc, linkReverse, {
-      input: {
-        record: { identity, contentHash: hash, mti, request: storedCopy(fields) },
-        tradeId: original.tradeId,
-        cardId: original.cardId,
-        actual: f95 === undefined ? null : Number(f95.slice(0, 12)),
-        advice: mti === '0420' || mti === '0421',
-      },
-      actor: `network:${acquirer}`,
-      merchantId: original.merchantId,
-    });
+    // An 0200 or 0220 posted a payment: reversing it returns the payment (a refund).
+    if (!ofAuthorization) return await runVerb(svc, linkReversePayment, { input, ...run });
+    return await runVerb(svc, linkReverse, { input: { ...input, advice: mti === '0420' || mti === '0421' }, ...run });
   } catch (err) {
     if (err instanceof LinkReplay) return (await storedAnswer(db, identity, hash)) ?? { code: '96' };
     const code = failureCode(err);

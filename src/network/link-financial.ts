@@ -1,7 +1,6 @@
 import { DomainError } from '../errors.js';
 import type { LedgerCtx } from '../ledger/context.js';
 import { forcedClear, forcedRefund } from '../ledger/forced.js';
-import { heldAuthorization } from '../ledger/held-part.js';
 import { lockedTrade } from '../ledger/locks.js';
 import { clear, refund } from '../ledger/settle.js';
 import { toMajor } from '../money/currency.js';
@@ -99,6 +98,39 @@ export async function linkRefund({ ctx, input }: { ctx: LedgerCtx; input: LinkFi
     }
   } catch (err) {
     answer = refusal(err);
+  }
+  await claim(ctx, input.record, input.cardId, answer);
+  return answer;
+}
+
+/**
+ * A reversal (0400/0420, decisions §12.4) of an 0200 or an 0220 clearing: its payment is returned
+ * to the card, all that was not refunded yet (no field 95) or all beyond field 95's actual amount
+ * (what the transaction came to, in the original's transaction currency), by the sandbox's `refund`
+ * (a status 10 record, its `trade` callback), and the message claimed with its answer, in one
+ * transaction. A payment with nothing left to return is `12`; an actual amount above what is left,
+ * `13`; an original that is not a payment (a refund's 0220), `12`.
+ */
+export async function linkReversePayment({
+  ctx,
+  input,
+}: {
+  ctx: LedgerCtx;
+  input: { record: LinkRecord; tradeId: string; cardId: string; actual: number | null };
+}): Promise<LinkAnswer> {
+  let answer: LinkAnswer;
+  const { trade: payment, card } = await lockedTrade(ctx, input.tradeId);
+  const left = payment.amount - payment.refunded;
+  const amount = left - (input.actual === null ? 0 : inCardCurrency(input.actual, payment));
+  if (payment.trade_type !== TradeType.payment || payment.trade_status !== TradeStatus.success || left === 0) answer = { code: '12' };
+  else if (amount < 0) answer = { code: '13' };
+  else if (amount === 0) answer = answered({ authCode: payment.auth_code, tradeId: payment.id });
+  else {
+    try {
+      answer = answered(await refund({ ctx, input: { tradeId: payment.id, amount: toMajor(amount, card.currency) } }));
+    } catch (err) {
+      answer = refusal(err);
+    }
   }
   await claim(ctx, input.record, input.cardId, answer);
   return answer;

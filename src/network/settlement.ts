@@ -58,6 +58,10 @@ export async function settlement(db: Kysely<DB>, date: string): Promise<Settleme
       if (r.trade_type === TradeType.authorization && r.trade_status === TradeStatus.reversal) {
         row.reversedCount++;
         row.reversed += r.amount;
+      } else if (r.trade_type === TradeType.payment && r.trade_status === TradeStatus.refund) {
+        // A reversal of an 0200 or 0220 (or an 0420 after a clearing) returned a payment: money back from the network.
+        row.refundedCount++;
+        row.refunded += r.amount;
       }
       continue;
     }

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { DB } from '../db/schema.js';
 import { withTrades } from '../db/trades-table.js';
 
@@ -39,4 +39,23 @@ export async function settledMessages(db: Kysely<DB>, businessDate: string) {
     .where('m.msg_class', 'in', ['financial', 'reversal'])
     .where('t.business_date', '=', businessDate)
     .execute();
+}
+
+/**
+ * The card network's forced posts (decisions §12.7) stored since `since` (ms), per card currency:
+ * how many messages, and what the trades they produced moved (minor units). The predicate is the
+ * partial index's, word for word (migration 2026_11_25_0022), so only forced posts are read.
+ */
+export async function forcedPostsSince(db: Kysely<DB>, since: number) {
+  const rows = await withTrades(db)
+    .selectFrom('network_messages as m')
+    .innerJoin('trades as t', 't.id', 'm.trade_id')
+    .select(['t.currency', (eb) => eb.fn.countAll<number>().as('n'), (eb) => eb.fn.sum<number>('t.amount').as('amount')])
+    .where(sql<boolean>`m.answer like '%"forced":true%'`)
+    .where('m.created_at', '>=', since)
+    .groupBy('t.currency')
+    .execute();
+  return rows
+    .map((r) => ({ currency: r.currency, n: Number(r.n), amount: Number(r.amount ?? 0) }))
+    .sort((a, b) => a.currency.localeCompare(b.currency));
 }
