@@ -99,7 +99,7 @@ export async function networkOverview(db: Kysely<DB>, now: number) {
     db
       .selectFrom('cards')
       .select(['currency', count, (eb) => eb.fn.sum<number>('debt').as('amount')])
-      // The partial index's predicate, word for word (migration 2026_11_25_0022).
+      // The partial index's predicate, word for word (migration 2026_11_25_0024).
       .where(sql<boolean>`debt > 0`)
       .groupBy('currency')
       .execute(),

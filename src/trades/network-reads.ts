@@ -44,7 +44,7 @@ export async function settledMessages(db: Kysely<DB>, businessDate: string) {
 /**
  * The card network's forced posts (decisions §12.7) stored since `since` (ms), per card currency:
  * how many messages, and what the trades they produced moved (minor units). The predicate is the
- * partial index's, word for word (migration 2026_11_25_0022), so only forced posts are read.
+ * partial index's, word for word (migration 2026_11_25_0024), so only forced posts are read.
  */
 export async function forcedPostsSince(db: Kysely<DB>, since: number) {
   const rows = await withTrades(db)
