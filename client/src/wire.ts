@@ -241,8 +241,8 @@ export interface FundingStatementPage {
   movements: Array<{
     /** the movement’s number in this account: 1, 2, 3… without gaps, in the order they were committed */
     seq: number;
-    /** credit and debit: the operator’s; topUp: a top-up drew from it; cardClose: a closed card’s balance came back; release, withdrawalReturn, fee: money a closed card released later (a reversal, void or refund after the close) came back */
-    kind: 'credit' | 'debit' | 'topUp' | 'cardClose' | 'release' | 'withdrawalReturn' | 'fee';
+    /** credit and debit: the operator’s; topUp: a top-up drew from it; cardClose: a closed card’s balance came back; release, withdrawalReturn, fee: money a closed card released later (a reversal, void or refund after the close) came back; disputeCredit: a dispute’s provisional credit to the card; disputeReturn: that credit came back (the dispute won, or the card gave it back) */
+    kind: 'credit' | 'debit' | 'topUp' | 'cardClose' | 'release' | 'withdrawalReturn' | 'fee' | 'disputeCredit' | 'disputeReturn';
     /** signed, in major units: what the account gained (negative: what it lost) */
     amount: number;
     /** the account’s balance after this movement, in major units */
@@ -264,8 +264,8 @@ export interface FundingStatementPage {
 export interface FundingMovement {
   /** the movement’s number in this account: 1, 2, 3… without gaps, in the order they were committed */
   seq: number;
-  /** credit and debit: the operator’s; topUp: a top-up drew from it; cardClose: a closed card’s balance came back; release, withdrawalReturn, fee: money a closed card released later (a reversal, void or refund after the close) came back */
-  kind: 'credit' | 'debit' | 'topUp' | 'cardClose' | 'release' | 'withdrawalReturn' | 'fee';
+  /** credit and debit: the operator’s; topUp: a top-up drew from it; cardClose: a closed card’s balance came back; release, withdrawalReturn, fee: money a closed card released later (a reversal, void or refund after the close) came back; disputeCredit: a dispute’s provisional credit to the card; disputeReturn: that credit came back (the dispute won, or the card gave it back) */
+  kind: 'credit' | 'debit' | 'topUp' | 'cardClose' | 'release' | 'withdrawalReturn' | 'fee' | 'disputeCredit' | 'disputeReturn';
   /** signed, in major units: what the account gained (negative: what it lost) */
   amount: number;
   /** the account’s balance after this movement, in major units */
