@@ -52,6 +52,7 @@ export interface DisputesTable {
 export interface DisputeEvidenceTable {
   id: string;
   dispute_id: string;
+  merchant_id: string;
   file_name: string;
   /** What its first bytes say it is: application/pdf, image/png or image/jpeg (never the declared type). */
   content_type: string;
@@ -67,6 +68,7 @@ export interface DisputeEvidenceTable {
 export interface DisputeEventsTable {
   id: string;
   dispute_id: string;
+  merchant_id: string;
   status: DisputeStatus;
   /** created, updated, submitted, provisional_credit, won, lost, credit_reversed, expired, withdrawn. */
   kind: string;

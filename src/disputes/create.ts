@@ -77,6 +77,9 @@ export type DisputeCreateInput = OperationInput<Static<typeof DisputeCreateBody>
  * is refused (2730) without saying whose it is.
  */
 export async function createDispute({ ctx, input }: { ctx: MerchantCtx; input: DisputeCreateInput }): Promise<DisputeRecord> {
+  // Every file is checked before anything is read or written: a refused one writes nothing.
+  const files = (input.evidence ?? []).map((f, i) => checkEvidence(f, `evidence[${i}]`));
+  uniqueNames(files.map((f) => f.fileName));
   if (!(await tradeById(ctx.tx, ctx.merchantId, input.tradeId))) {
     const declined = await ctx.tx
       .selectFrom('authorizations')
@@ -108,9 +111,6 @@ export async function createDispute({ ctx, input }: { ctx: MerchantCtx; input: D
     );
   }
   const amount = disputedAmount(input.amount, await disputableLeft(ctx, trade), card.currency);
-  // Every file is checked before anything is written: a refused one writes nothing.
-  const files = (input.evidence ?? []).map((f, i) => checkEvidence(f, `evidence[${i}]`));
-  uniqueNames(files.map((f) => f.fileName));
   const id = newId('dsp');
   const row = {
     id,
@@ -134,7 +134,7 @@ export async function createDispute({ ctx, input }: { ctx: MerchantCtx; input: D
     decided_at: null,
   };
   await ctx.tx.insertInto('disputes').values(row).execute();
-  await insertEvidence(ctx, id, files);
+  await insertEvidence(ctx, row, files);
   await recordChange(ctx, row, { kind: 'created' });
   return queryDispute(ctx.tx, ctx.svc.box, ctx.merchantId, id, ctx.now);
 }

@@ -11,7 +11,12 @@ export interface CheckedEvidence {
   sha256: string;
 }
 
-const STRICT_BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+/**
+ * Base64 with padding, checked without a repeated group: the usual `(?:[…]{4})*` pattern recurses
+ * once per group and overflows the stack on a file of megabytes.
+ */
+const BASE64_CHARS = /^[A-Za-z0-9+/]*={0,2}$/;
+const isBase64 = (s: string) => s.length % 4 === 0 && BASE64_CHARS.test(s);
 /** An image larger than this (a side, or in all) is refused: a decompression bomb declares huge dimensions in a small file. */
 const MAX_SIDE = 20_000;
 const MAX_PIXELS = 50_000_000;
@@ -26,7 +31,7 @@ const refused = (field: string, rule: string) => new DomainError('disputeEvidenc
  * evidence. Refused files name their place (`evidence[2].data`).
  */
 export function checkEvidence(file: Static<typeof EvidenceFile>, field: string): CheckedEvidence {
-  if (!STRICT_BASE64.test(file.data)) throw refused(`${field}.data`, 'must be Base64 (standard alphabet, with padding)');
+  if (!isBase64(file.data)) throw refused(`${field}.data`, 'must be Base64 (standard alphabet, with padding)');
   const bytes = Buffer.from(file.data, 'base64');
   if (bytes.length > MAX_EVIDENCE_BYTES)
     throw refused(`${field}.data`, `is ${bytes.length} bytes decoded; at most ${MAX_EVIDENCE_BYTES} (5 MB)`);

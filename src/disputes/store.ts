@@ -22,7 +22,8 @@ export const openExplanation = (box: SecretBox, d: Pick<DisputeRow, 'id' | 'expl
 /** An evidence file's Base64, sealed and bound to its dispute and its own id. */
 export const evidenceContext = (disputeId: string, evidenceId: string) => `dispute-evidence:${disputeId}:${evidenceId}`;
 
-export async function insertEvidence(ctx: VerbCtx, disputeId: string, files: CheckedEvidence[]): Promise<void> {
+export async function insertEvidence(ctx: VerbCtx, d: { id: string; merchant_id: string }, files: CheckedEvidence[]): Promise<void> {
+  const disputeId = d.id;
   for (const f of files) {
     const id = newId('dev');
     await ctx.tx
@@ -30,6 +31,7 @@ export async function insertEvidence(ctx: VerbCtx, disputeId: string, files: Che
       .values({
         id,
         dispute_id: disputeId,
+        merchant_id: d.merchant_id,
         file_name: f.fileName,
         content_type: f.contentType,
         size: f.bytes.length,
@@ -98,6 +100,7 @@ export async function recordChange(ctx: VerbCtx, d: DisputeRow, change: DisputeC
     .values({
       id: newId('dhe'),
       dispute_id: d.id,
+      merchant_id: d.merchant_id,
       status: d.status,
       kind: change.kind,
       amount: change.amount ?? 0,

@@ -70,7 +70,7 @@ export async function updateDispute({ ctx, input }: { ctx: MerchantCtx; input: D
   if (input.removeEvidence && input.removeEvidence.length > 0) {
     await ctx.tx.deleteFrom('dispute_evidence').where('dispute_id', '=', d.id).where('file_name', 'in', input.removeEvidence).execute();
   }
-  await insertEvidence(ctx, d.id, files);
+  await insertEvidence(ctx, d, files);
   const after = await moveDispute(ctx, d, changes);
   await recordChange(ctx, after, {
     kind: 'updated',
