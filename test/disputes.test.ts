@@ -184,4 +184,44 @@ eachDialect('disputes: lifecycles', (dialect) => {
     await disputeRefused(h, 'withdraw', { disputeId: d2.disputeId }, 409, '2742');
     await clean(h);
   });
+
+  it('dispute.updated on every change of status and every money movement, in the dispute’s own sequence', async (t) => {
+    const h = await build(t, dialect);
+    await h.db.database.db.updateTable('merchants').set({ notify_url: 'http://127.0.0.1:9/hooks' }).execute();
+    await provisionalCredit(h, true);
+    const { tradeId } = await clearedPurchase(h, { topUp: 100, amount: 40 });
+    const d = await disputeOk(h, 'create', { tradeId, reason: 'fraudulent', explanation: 'secret story' });
+    await disputeOk(h, 'update', { disputeId: d.disputeId, reason: 'other' });
+    await disputeOk(h, 'submit', { disputeId: d.disputeId });
+    await disputeOk(h, 'decide', { disputeId: d.disputeId, outcome: 'lost' });
+    const events = await h.db.database.db
+      .selectFrom('callback_events')
+      .select(['payload', 'subject', 'sequence'])
+      .where('type', '=', 'dispute.updated')
+      .orderBy('sequence')
+      .execute();
+    const bodies = events.map((e) => JSON.parse(e.payload));
+    assert.deepEqual(
+      bodies.map((b) => [b.sequence, b.status, b.change, b.movement?.amount ?? null, b.provisionalCredit]),
+      [
+        [1, 'unsubmitted', 'created', null, 0],
+        [2, 'submitted', 'provisional_credit', 40, 40],
+        [3, 'lost', 'credit_reversed', -40, 40],
+      ],
+    );
+    assert.ok(events.every((e) => e.subject === `dispute:${d.disputeId}`));
+    // The explanation is personal data: never in a callback.
+    assert.ok(events.every((e) => !e.payload.includes('secret story')));
+    const history = await h.db.database.db
+      .selectFrom('dispute_events')
+      .select(['kind', 'entry_id'])
+      .where('dispute_id', '=', d.disputeId)
+      .orderBy('created_at')
+      .execute();
+    assert.deepEqual(
+      history.map((r) => r.kind),
+      ['created', 'updated', 'provisional_credit', 'credit_reversed'],
+    );
+    assert.ok(history.filter((r) => r.kind.includes('credit')).every((r) => r.entry_id?.startsWith('ent_')));
+  });
 });
