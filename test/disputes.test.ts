@@ -224,4 +224,41 @@ eachDialect('disputes: lifecycles', (dialect) => {
     );
     assert.ok(history.filter((r) => r.kind.includes('credit')).every((r) => r.entry_id?.startsWith('ent_')));
   });
+
+  it('ledger check names a dispute’s money that is not what its records say, and passes again once mended', async (t) => {
+    const h = await build(t, dialect);
+    await provisionalCredit(h, true);
+    const a = await clearedPurchase(h, { topUp: 100, amount: 40 });
+    const won = await disputeOk(h, 'create', { tradeId: a.tradeId, reason: 'fraudulent', explanation: 'x' });
+    await disputeOk(h, 'submit', { disputeId: won.disputeId });
+    await disputeOk(h, 'decide', { disputeId: won.disputeId, outcome: 'won' });
+    const b = await clearedPurchase(h, { cardId: a.cardId, amount: 10 });
+    const open = await disputeOk(h, 'create', { tradeId: b.tradeId, reason: 'fraudulent', explanation: 'y' });
+    await disputeOk(h, 'submit', { disputeId: open.disputeId });
+    await clean(h);
+    const db = h.db.database.db;
+    const damage: Array<[() => Promise<unknown>, () => Promise<unknown>, string]> = [
+      [
+        () => db.updateTable('disputes').set({ outcome_amount: 3000 }).where('id', '=', won.disputeId).execute(),
+        () => db.updateTable('disputes').set({ outcome_amount: 4000 }).where('id', '=', won.disputeId).execute(),
+        'network:disputes: won disputes were paid back 3000 EUR, the journal says 4000',
+      ],
+      [
+        () => db.updateTable('disputes').set({ provisional_credit: 500 }).where('id', '=', open.disputeId).execute(),
+        () => db.updateTable('disputes').set({ provisional_credit: 1000 }).where('id', '=', open.disputeId).execute(),
+        `dispute ${open.disputeId}: provisional credit 500, the funding account advanced 1000`,
+      ],
+      [
+        () => db.updateTable('disputes').set({ provisional_credit: 0 }).where('id', '=', open.disputeId).execute(),
+        () => db.updateTable('disputes').set({ provisional_credit: 1000 }).where('id', '=', open.disputeId).execute(),
+        `dispute ${open.disputeId}: no provisional credit, the funding account advanced 1000`,
+      ],
+    ];
+    for (const [breakIt, mend, problem] of damage) {
+      await breakIt();
+      assert.deepEqual((await checkLedger(h.db.database)).problems, [problem]);
+      await mend();
+      await clean(h);
+    }
+  });
 });
