@@ -139,6 +139,19 @@ eachDialect('disputes: the network side', (dialect) => {
       [`${d1.disputeId} network`, `${d2.disputeId} network`],
       'each outcome applied once is in the audit trail, with the network as its actor',
     );
+
+    // The operator's `call` reaches the dispute operations like any other (by the OpenAPI document).
+    await h.app.listen({ port: 0, host: '127.0.0.1' });
+    const url = `http://127.0.0.1:${(h.app.server.address() as { port: number }).port}`;
+    const listed = await runCli(['call', 'disputeList', '--merchant', h.merchant.appId, '--data', '{"start":0,"status":"won"}'], {
+      ...env,
+      CARDPROGRAM_PUBLIC_URL: url,
+    });
+    assert.equal(listed.code, 0, listed.stderr);
+    assert.deepEqual(
+      JSON.parse(listed.stdout).model.disputes.map((d: { disputeId: string }) => d.disputeId),
+      [d1.disputeId],
+    );
   });
 
   it('the sandbox network decides by the explanation after CARDPROGRAM_DISPUTE_SANDBOX_MS', async (t) => {

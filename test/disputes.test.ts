@@ -4,27 +4,17 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { expireDisputes } from '../src/disputes/expire.js';
+import { disputeHistory } from '../src/disputes/query.js';
 import { checkLedger } from '../src/ledger/check.js';
 import { updateMerchant } from '../src/merchants/manage.js';
 import { runVerb } from '../src/runner.js';
 import { build, type Harness } from './helpers/app.js';
 import { balances, ok } from './helpers/cards.js';
 import { eachDialect } from './helpers/dialects.js';
-import { clearedPurchase, disputeOk, disputeRefused, file, png } from './helpers/disputes.js';
+import { clearedPurchase, disputeOk, disputeRefused, file, fundingOf, png } from './helpers/disputes.js';
 
 async function clean(h: Harness): Promise<void> {
   assert.deepEqual((await checkLedger(h.db.database)).problems, []);
-}
-
-/** The merchant's EUR funding balance, minor units. */
-async function funding(h: Harness): Promise<number> {
-  const row = await h.db.database.db
-    .selectFrom('merchant_balances')
-    .select('available')
-    .where('merchant_id', '=', h.merchant.appId)
-    .where('currency', '=', 'EUR')
-    .executeTakeFirstOrThrow();
-  return Number(row.available);
 }
 
 /** The journal entries traced by a dispute: each entry's legs as `account amount`, accounts by kind. */
@@ -75,12 +65,12 @@ eachDialect('disputes: lifecycles', (dialect) => {
     assert.deepEqual(await balances(h, cardId), { available: 60, ledger: 60, status: 'active' });
     assert.deepEqual(await entries(h, created.disputeId), []);
     await clean(h);
-    const before = await funding(h);
+    const before = await fundingOf(h);
     const won = await disputeOk(h, 'decide', { disputeId: created.disputeId, outcome: 'won' });
     assert.equal(won.status, 'won');
     assert.equal(won.outcomeAmount, 40);
     assert.deepEqual(await balances(h, cardId), { available: 100, ledger: 100, status: 'active' });
-    assert.equal(await funding(h), before);
+    assert.equal(await fundingOf(h), before);
     assert.deepEqual(await entries(h, created.disputeId), [['card:available 4000', 'network:disputes -4000']]);
     await clean(h);
     // The same outcome again changes nothing; the other one is refused.
@@ -94,13 +84,13 @@ eachDialect('disputes: lifecycles', (dialect) => {
     const h = await build(t, dialect);
     await provisionalCredit(h, true);
     const { cardId, tradeId } = await clearedPurchase(h, { topUp: 100, amount: 40 });
-    const funded = await funding(h);
+    const funded = await fundingOf(h);
     const d = await disputeOk(h, 'create', { tradeId, reason: 'not_received', amount: 30, explanation: 'never arrived' });
     assert.equal(d.amount, 30);
     const submitted = await disputeOk(h, 'submit', { disputeId: d.disputeId });
     assert.equal(submitted.provisionalCredit, 30);
     assert.deepEqual(await balances(h, cardId), { available: 90, ledger: 90, status: 'active' });
-    assert.equal(await funding(h), funded - 3000);
+    assert.equal(await fundingOf(h), funded - 3000);
     assert.deepEqual(await entries(h, d.disputeId), [['card:available 3000', 'merchant:funding -3000']]);
     await clean(h);
     // The cardholder spends the credit: the take-back leaves a debt.
@@ -111,7 +101,7 @@ eachDialect('disputes: lifecycles', (dialect) => {
     assert.equal((await balances(h, cardId)).available, 0);
     const card = await h.db.database.db.selectFrom('cards').select('debt').where('id', '=', cardId).executeTakeFirstOrThrow();
     assert.equal(Number(card.debt), 2000);
-    assert.equal(await funding(h), funded);
+    assert.equal(await fundingOf(h), funded);
     assert.deepEqual((await entries(h, d.disputeId))[1], ['card:available -1000', 'card:debt -2000', 'merchant:funding 3000']);
     await clean(h);
     // A top-up pays the debt first.
@@ -124,12 +114,12 @@ eachDialect('disputes: lifecycles', (dialect) => {
     const h = await build(t, dialect);
     await provisionalCredit(h, true);
     const { cardId, tradeId } = await clearedPurchase(h, { topUp: 100, amount: 40 });
-    const funded = await funding(h);
+    const funded = await fundingOf(h);
     const d = await disputeOk(h, 'create', { tradeId, reason: 'duplicate', explanation: 'charged twice' });
     await disputeOk(h, 'submit', { disputeId: d.disputeId });
-    assert.equal(await funding(h), funded - 4000);
+    assert.equal(await fundingOf(h), funded - 4000);
     await disputeOk(h, 'decide', { disputeId: d.disputeId, outcome: 'won' });
-    assert.equal(await funding(h), funded);
+    assert.equal(await fundingOf(h), funded);
     assert.deepEqual(await balances(h, cardId), { available: 100, ledger: 100, status: 'active' });
     assert.deepEqual((await entries(h, d.disputeId))[1], ['merchant:funding 4000', 'network:disputes -4000']);
     await clean(h);
@@ -167,7 +157,7 @@ eachDialect('disputes: lifecycles', (dialect) => {
     assert.equal((await disputeOk(h, 'withdraw', { disputeId: d1.disputeId })).status, 'withdrawn');
     await clean(h);
     await provisionalCredit(h, true);
-    const funded = await funding(h);
+    const funded = await fundingOf(h);
     // A withdrawn dispute does not count against what can be disputed.
     const d2 = await disputeOk(h, 'create', { tradeId, reason: 'other', explanation: 'changed my mind' });
     assert.equal(d2.amount, 40);
@@ -176,7 +166,7 @@ eachDialect('disputes: lifecycles', (dialect) => {
     const w = await disputeOk(h, 'withdraw', { disputeId: d2.disputeId });
     assert.equal(w.status, 'withdrawn');
     assert.deepEqual(await balances(h, cardId), { available: 60, ledger: 60, status: 'active' });
-    assert.equal(await funding(h), funded);
+    assert.equal(await fundingOf(h), funded);
     assert.deepEqual(await entries(h, d2.disputeId), [
       ['card:available 4000', 'merchant:funding -4000'],
       ['card:available -4000', 'merchant:funding 4000'],
@@ -212,17 +202,17 @@ eachDialect('disputes: lifecycles', (dialect) => {
     assert.ok(events.every((e) => e.subject === `dispute:${d.disputeId}`));
     // The explanation is personal data: never in a callback.
     assert.ok(events.every((e) => !e.payload.includes('secret story')));
-    const history = await h.db.database.db
-      .selectFrom('dispute_events')
-      .select(['kind', 'entry_id'])
-      .where('dispute_id', '=', d.disputeId)
-      .orderBy('created_at')
-      .execute();
+    const history = await disputeHistory(h.db.database.db, d.disputeId);
     assert.deepEqual(
-      history.map((r) => r.kind),
-      ['created', 'updated', 'provisional_credit', 'credit_reversed'],
+      history.map((r) => [r.kind, r.status, r.amount, r.note]),
+      [
+        ['created', 'unsubmitted', 0, ''],
+        ['updated', 'unsubmitted', 0, 'reason'],
+        ['provisional_credit', 'submitted', 4000, ''],
+        ['credit_reversed', 'lost', -4000, ''],
+      ],
     );
-    assert.ok(history.filter((r) => r.kind.includes('credit')).every((r) => r.entry_id?.startsWith('ent_')));
+    assert.ok(history.filter((r) => r.kind.includes('credit')).every((r) => r.entryId?.startsWith('ent_')));
   });
 
   it('ledger check names a dispute’s money that is not what its records say, and passes again once mended', async (t) => {

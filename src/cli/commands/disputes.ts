@@ -1,14 +1,9 @@
 import { readFileSync, writeFileSync } from 'node:fs';
-import { type Command, InvalidArgumentError } from 'commander';
+import type { Command } from 'commander';
 import { ConfigError } from '../../config.js';
 import { expireDisputes } from '../../disputes/expire.js';
 import { exportDisputes, exportLine, importLineText, importOutcomes } from '../../disputes/network-file.js';
-import { print, withServices } from '../util.js';
-
-const dateArg = (v: string) => {
-  if (!/^\d{4}-\d\d-\d\d$/.test(v) || Number.isNaN(Date.parse(`${v}T00:00:00Z`))) throw new InvalidArgumentError('expected YYYY-MM-DD');
-  return v;
-};
+import { dateArg, print, withServices } from '../util.js';
 
 /** `cardprogram disputes …` (docs/disputes.md): the network's dispute files, and expiry by hand. */
 export function disputeCommands(program: Command): void {
