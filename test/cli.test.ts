@@ -66,7 +66,10 @@ eachDialect('cardprogram CLI', (dialect) => {
       env,
     );
     assert.equal(endpoint.code, 0, endpoint.stderr);
-    assert.match(endpoint.stdout, /authorization endpoint https:\/\/acme\.example\/authorize \(1500 ms, default decline\)$/m);
+    assert.match(
+      endpoint.stdout,
+      /authorization endpoint https:\/\/acme\.example\/authorize \(1500 ms, default decline\), dispute provisional credit on$/m,
+    );
     const approve = await runCli(['merchant', 'update', created.appId, '--authorization-default', 'approve', '--json'], env);
     assert.deepEqual(
       [JSON.parse(approve.stdout).authorizationUrl, JSON.parse(approve.stdout).authorizationDefault],
