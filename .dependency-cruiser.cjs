@@ -5,7 +5,7 @@
 // which TypeScript 7 no longer ships.
 
 /** Folders whose files are verbs (and their helpers), except each one's routes.ts and schemas.ts. */
-const DOMAINS = '(audit|console|merchants|holders|kyc|cards|controls|ledger|trades|domains|callbacks|idempotency|page|network)';
+const DOMAINS = '(audit|console|merchants|holders|kyc|cards|controls|ledger|trades|domains|callbacks|idempotency|page|network|disputes)';
 
 /**
  * Besides each domain's schemas.ts, the tables of the interface's codes (trade types and statuses,

@@ -11,6 +11,8 @@ import { type Database, openDatabase } from './db/index.js';
 import { isCurrent, migrateToLatest } from './db/migrate.js';
 import { ensureTradePartitions } from './db/partitions.js';
 import { ReplicaRouter } from './db/replica.js';
+import { expireDisputes } from './disputes/expire.js';
+import { disputeRoutes, disputeSandboxRoutes } from './disputes/routes.js';
 import { holderRoutes, holderSandboxRoutes } from './holders/routes.js';
 import { authPlugin } from './http/auth.js';
 import { registerJsonBody } from './http/body.js';
@@ -163,6 +165,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   await app.register(controlsRoutes, { svc });
   await app.register(merchantRoutes, { svc });
   await app.register(kycRoutes, { svc });
+  await app.register(disputeRoutes, { svc });
   await app.register(pageRoutes, { svc });
   // The operators' console answers nothing unless it is turned on (CARDPROGRAM_CONSOLE).
   if (config.console) await app.register(consoleRoutes, { svc });
@@ -170,6 +173,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     await app.register(holderSandboxRoutes, { svc });
     await app.register(networkSandboxRoutes, { svc });
     await app.register(kycSandboxRoutes, { svc });
+    await app.register(disputeSandboxRoutes, { svc });
   }
 
   await app.register(reaperPlugin, {
@@ -179,6 +183,9 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     expireHolds: async () => {
       const { released } = await expireHolds(svc, clock());
       if (released > 0) app.log.info({ released }, 'hold expiry: authorizations released');
+      // Beside hold expiry: unsubmitted disputes past their deadline (decisions §13.2).
+      const { expired } = await expireDisputes(svc, clock());
+      if (expired > 0) app.log.info({ expired }, 'dispute expiry: disputes expired');
     },
   });
   await app.register(workerPlugin, { svc });

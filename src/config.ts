@@ -89,6 +89,8 @@ export interface Config {
   demoMerchant: boolean;
   program: ProgramConfig;
   kyc: KycConfig;
+  /** Sandbox: how long after submission its network decides a dispute by its explanation (0: never; docs/disputes.md). */
+  disputes: { sandboxMs: number };
   callbacks: CallbackConfig;
   network: NetworkConfig;
 }
@@ -389,6 +391,9 @@ export function loadConfig(env: Env = process.env): Config {
     kyc: {
       platforms: check(() => platformList(env.CARDPROGRAM_KYC_PLATFORMS), []),
       autoDecisionMs: envName === 'sandbox' ? check(() => intVar(env, 'CARDPROGRAM_KYC_AUTO_DECISION_MS', 5000, 0, 86_400_000), 0) : 0,
+    },
+    disputes: {
+      sandboxMs: envName === 'sandbox' ? check(() => intVar(env, 'CARDPROGRAM_DISPUTE_SANDBOX_MS', 60_000, 0, 30 * 86_400_000), 0) : 0,
     },
     callbacks: {
       worker: env.CARDPROGRAM_WORKER !== 'off',

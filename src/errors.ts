@@ -39,6 +39,11 @@ export const ErrorCodes = {
     status: 409,
     msg: 'Transaction not found, or not in a state that allows the operation',
   },
+  disputeNotFound: { code: '2740', status: 404, msg: 'Dispute not found' },
+  disputeOpen: { code: '2741', status: 409, msg: 'The transaction already has an open dispute' },
+  disputeState: { code: '2742', status: 409, msg: 'Dispute not in a status that allows the operation' },
+  disputeDeadline: { code: '2743', status: 409, msg: 'The dispute’s deadline has passed' },
+  disputeEvidence: { code: '2744', status: 400, msg: 'Evidence file refused' },
   unavailable: { code: '1', status: 503, msg: 'Service temporarily unavailable' },
 } as const;
 

@@ -49,7 +49,9 @@ eachDialect('cardprogram CLI', (dialect) => {
 
     const limited = await runCli(['merchant', 'update', created.appId, '--rate-limit', '25'], env);
     assert.equal(limited.code, 0, limited.stderr);
-    assert.match(limited.stdout, /rate limit 25\/s, authorization endpoint none$/m);
+    assert.match(limited.stdout, /rate limit 25\/s, authorization endpoint none, dispute provisional credit off$/m);
+    const credit = await runCli(['merchant', 'update', created.appId, '--dispute-provisional-credit', 'on', '--json'], env);
+    assert.equal(JSON.parse(credit.stdout).disputeProvisionalCredit, true);
     const back = await runCli(['merchant', 'update', created.appId, '--rate-limit', 'default', '--json'], env);
     assert.equal(JSON.parse(back.stdout).rateLimit, null);
     const zero = await runCli(['merchant', 'update', created.appId, '--rate-limit', '0'], env);
@@ -64,7 +66,10 @@ eachDialect('cardprogram CLI', (dialect) => {
       env,
     );
     assert.equal(endpoint.code, 0, endpoint.stderr);
-    assert.match(endpoint.stdout, /authorization endpoint https:\/\/acme\.example\/authorize \(1500 ms, default decline\)$/m);
+    assert.match(
+      endpoint.stdout,
+      /authorization endpoint https:\/\/acme\.example\/authorize \(1500 ms, default decline\), dispute provisional credit on$/m,
+    );
     const approve = await runCli(['merchant', 'update', created.appId, '--authorization-default', 'approve', '--json'], env);
     assert.deepEqual(
       [JSON.parse(approve.stdout).authorizationUrl, JSON.parse(approve.stdout).authorizationDefault],

@@ -241,8 +241,8 @@ export interface FundingStatementPage {
   movements: Array<{
     /** the movement’s number in this account: 1, 2, 3… without gaps, in the order they were committed */
     seq: number;
-    /** credit and debit: the operator’s; topUp: a top-up drew from it; cardClose: a closed card’s balance came back; release, withdrawalReturn, fee: money a closed card released later (a reversal, void or refund after the close) came back */
-    kind: 'credit' | 'debit' | 'topUp' | 'cardClose' | 'release' | 'withdrawalReturn' | 'fee';
+    /** credit and debit: the operator’s; topUp: a top-up drew from it; cardClose: a closed card’s balance came back; release, withdrawalReturn, fee: money a closed card released later (a reversal, void or refund after the close) came back; disputeCredit: a dispute’s provisional credit to the card; disputeReturn: that credit came back (the dispute won, or the card gave it back) */
+    kind: 'credit' | 'debit' | 'topUp' | 'cardClose' | 'release' | 'withdrawalReturn' | 'fee' | 'disputeCredit' | 'disputeReturn';
     /** signed, in major units: what the account gained (negative: what it lost) */
     amount: number;
     /** the account’s balance after this movement, in major units */
@@ -264,8 +264,8 @@ export interface FundingStatementPage {
 export interface FundingMovement {
   /** the movement’s number in this account: 1, 2, 3… without gaps, in the order they were committed */
   seq: number;
-  /** credit and debit: the operator’s; topUp: a top-up drew from it; cardClose: a closed card’s balance came back; release, withdrawalReturn, fee: money a closed card released later (a reversal, void or refund after the close) came back */
-  kind: 'credit' | 'debit' | 'topUp' | 'cardClose' | 'release' | 'withdrawalReturn' | 'fee';
+  /** credit and debit: the operator’s; topUp: a top-up drew from it; cardClose: a closed card’s balance came back; release, withdrawalReturn, fee: money a closed card released later (a reversal, void or refund after the close) came back; disputeCredit: a dispute’s provisional credit to the card; disputeReturn: that credit came back (the dispute won, or the card gave it back) */
+  kind: 'credit' | 'debit' | 'topUp' | 'cardClose' | 'release' | 'withdrawalReturn' | 'fee' | 'disputeCredit' | 'disputeReturn';
   /** signed, in major units: what the account gained (negative: what it lost) */
   amount: number;
   /** the account’s balance after this movement, in major units */
@@ -298,4 +298,54 @@ export interface CardDetails {
   /** MM/YY */
   expiry: string;
   cvv: string;
+}
+
+/** An evidence file of a dispute: its name, what its bytes are, its size and SHA-256. */
+export interface DisputeEvidence {
+  fileName: string;
+  /** what the file’s first bytes say it is */
+  contentType: 'application/pdf' | 'image/png' | 'image/jpeg';
+  /** bytes, decoded */
+  size: number;
+  /** lowercase hex SHA-256 of the decoded file */
+  sha256: string;
+}
+
+/** A dispute (docs/disputes.md). */
+export interface Dispute {
+  disputeId: string;
+  /** the disputed transaction (a cleared purchase, tradeType 151) */
+  tradeId: string;
+  cardId: string;
+  /** first 6 and last 4 digits, the rest * */
+  cardNo: string;
+  /** fraudulent, not_received, duplicate, canceled, not_as_described, credit_not_processed or other */
+  reason: 'fraudulent' | 'not_received' | 'duplicate' | 'canceled' | 'not_as_described' | 'credit_not_processed' | 'other';
+  /** amount in major units of the currency, e.g. 12.5 */
+  amount: number;
+  currency: string;
+  /** unsubmitted, submitted, won, lost, expired or withdrawn (docs/disputes.md) */
+  status: 'unsubmitted' | 'submitted' | 'won' | 'lost' | 'expired' | 'withdrawn';
+  /** what the cardholder says happened ("" none) */
+  explanation: string;
+  evidence: DisputeEvidence[];
+  /** the clearing’s business date, yyyy-MM-dd */
+  clearingDate: string;
+  /** the last day a submission is accepted, yyyy-MM-dd (UTC): 120 days after the clearing */
+  deadline: string;
+  /** what the submission credited the card provisionally, major units (0: none) */
+  provisionalCredit: number;
+  /** what the network paid back on a won dispute; null until won */
+  outcomeAmount: number | null;
+  /** ISO 8601 */
+  createdAt: string;
+  submittedAt: string | null;
+  decidedAt: string | null;
+}
+
+/** A page of the merchant’s disputes (disputeList). */
+export interface DisputePage {
+  /** disputes matching the filters */
+  total: number;
+  disputes: Dispute[];
 }

@@ -1,15 +1,21 @@
 import type { Kysely } from 'kysely';
 import type { Services, VerbCtx } from '../context.js';
 import type { DB } from '../db/schema.js';
+import { disputeSandbox } from '../disputes/sandbox.js';
 import { DomainError } from '../errors.js';
 import { kycAutomation } from '../kyc/automation.js';
 import { closeBreakers } from './breaker.js';
 import type { Resolver } from './deliver.js';
 import { CallbackWorker } from './worker.js';
 
-/** Starts a delivery worker for this process, with the sandbox's automatic KYC reviewer when enabled. */
+/** Starts a delivery worker for this process, with the sandbox's automatic KYC reviewer and dispute decisions when enabled. */
 export function startWorker(svc: Services, opts: { resolver?: Resolver } = {}): CallbackWorker {
-  const jobs = svc.config.env === 'sandbox' && svc.config.kyc.autoDecisionMs > 0 ? [kycAutomation(svc)] : [];
+  const sandbox = svc.config.env === 'sandbox';
+  const jobs = [
+    ...(sandbox && svc.config.kyc.autoDecisionMs > 0 ? [kycAutomation(svc)] : []),
+    // The sandbox network's dispute decisions (src/disputes/sandbox.ts).
+    ...(sandbox && svc.config.disputes.sandboxMs > 0 ? [disputeSandbox(svc)] : []),
+  ];
   const worker = new CallbackWorker(svc, { jobs, ...opts });
   svc.notifier.poke = () => worker.poke();
   worker.start();

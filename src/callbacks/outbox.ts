@@ -5,10 +5,10 @@ import { newId } from '../db/ids.js';
 import type { DB } from '../db/schema.js';
 import { endpointOf } from './endpoint.js';
 
-export type EventType = 'kyc.result' | 'holder.audit' | 'trade' | 'card.status' | 'authorization.declined';
+export type EventType = 'kyc.result' | 'holder.audit' | 'trade' | 'card.status' | 'authorization.declined' | 'dispute.updated';
 
 /** The events sent to the merchant's notify URL (a `kyc.result` goes to its request's own `callbackUrl`). */
-export const NOTIFY_EVENTS: readonly EventType[] = ['holder.audit', 'trade', 'card.status', 'authorization.declined'];
+export const NOTIFY_EVENTS: readonly EventType[] = ['holder.audit', 'trade', 'card.status', 'authorization.declined', 'dispute.updated'];
 
 /**
  * Events whose stored payload carries personal data (a `kyc.result` holds the request's e-mail):

@@ -9,7 +9,25 @@ const base32 = (bytes: Buffer) => toBase32(bytes, CROCKFORD_LOWER);
  * about volume and cannot be guessed from a neighbour's.
  */
 export function newId(
-  prefix: 'mch' | 'hld' | 'card' | 'trd' | 'kyc' | 'evt' | 'rev' | 'ent' | 'dcl' | 'dk' | 'att' | 'rvl' | 'fnd' | 'aud' | 'op',
+  prefix:
+    | 'mch'
+    | 'hld'
+    | 'card'
+    | 'trd'
+    | 'kyc'
+    | 'evt'
+    | 'rev'
+    | 'ent'
+    | 'dcl'
+    | 'dk'
+    | 'att'
+    | 'rvl'
+    | 'fnd'
+    | 'aud'
+    | 'op'
+    | 'dsp'
+    | 'dev'
+    | 'dhe',
   bytes = 15,
 ): string {
   return `${prefix}_${base32(randomBytes(bytes))}`;

@@ -1,10 +1,12 @@
 import type { ColumnType, Generated } from 'kysely';
 import type { CallbackEndpointsTable } from './schema-callbacks.js';
 import type { AuditEventsTable, ConsoleLoginThrottleTable, OperatorSessionsTable, OperatorsTable } from './schema-console.js';
+import type { DisputeEventsTable, DisputeEvidenceTable, DisputesTable } from './schema-disputes.js';
 import type { NetworkMessagesTable } from './schema-network.js';
 
 export type { CallbackEndpointsTable } from './schema-callbacks.js';
 export * from './schema-console.js';
+export * from './schema-disputes.js';
 export type { NetworkMessagesTable } from './schema-network.js';
 
 /** Timestamps are integer Unix milliseconds; booleans are 0/1: one representation on both dialects. */
@@ -28,6 +30,8 @@ export interface MerchantsTable {
   authorization_default: ColumnType<AuthorizationDefault, AuthorizationDefault | undefined, AuthorizationDefault>;
   /** Moves on at every roll and disable (migration 0015): page links and sessions of an earlier one open nothing. */
   credential_gen: ColumnType<number, number | undefined, number>;
+  /** 1: a dispute's submission credits the card provisionally (migration 0022, decisions §13.3). */
+  dispute_provisional_credit: ColumnType<number, number | undefined, number>;
   created_at: number;
   updated_at: number;
 }
@@ -388,6 +392,9 @@ export interface CardStatusEventsTable {
 }
 
 export interface DB {
+  disputes: DisputesTable;
+  dispute_evidence: DisputeEvidenceTable;
+  dispute_events: DisputeEventsTable;
   network_messages: NetworkMessagesTable;
   operators: OperatorsTable;
   console_login_throttle: ConsoleLoginThrottleTable;

@@ -16,6 +16,7 @@ const SAMPLES: Record<string, unknown> = {
   cardId: 'card_7Hq2Lm8Np4Rt6Vb1Cd3Fg5Hj',
   toCardId: 'card_3Fg5Hj7Kl0MnZx9Kq2Lm8Np4',
   tradeId: 'trd_Kq2Lm8Np4Rt6Vb1Cd3Fg5Hj7',
+  disputeId: 'dsp_Lm8Np4Rt6Vb1Cd3Fg5Hj7Kq2',
   requestNo: 'REQ-2026-0001',
   cardNo: '4242420000000000',
   amount: 25,

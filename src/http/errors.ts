@@ -151,7 +151,10 @@ export function registerErrorHandling(app: FastifyInstance, opts: { production: 
       return send(req, reply, 400, ErrorCodes.validation.code, describeValidation(err.validation as unknown as AjvError[]));
     }
     if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
-      return send(req, reply, 413, ErrorCodes.bodyTooLarge.code, ErrorCodes.bodyTooLarge.msg);
+      // A route with a larger limit (a dispute's evidence files) says its own.
+      const limit = req.routeOptions?.bodyLimit;
+      const msg = limit && limit > 1024 * 1024 ? `Request body is larger than ${limit / (1024 * 1024)} MiB` : ErrorCodes.bodyTooLarge.msg;
+      return send(req, reply, 413, ErrorCodes.bodyTooLarge.code, msg);
     }
     if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' || err.code === 'FST_ERR_CTP_INVALID_CONTENT_LENGTH') {
       return send(req, reply, 400, ErrorCodes.validation.code, 'Content-Type must be application/json');

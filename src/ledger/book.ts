@@ -89,7 +89,12 @@ export async function book(
   trades: NewTrade[],
   /** Fields added to the first trade's `trade` callback (an authorization's acceptor and decision). */
   eventExtra?: Record<string, unknown>,
-): Promise<void> {
+  /**
+   * A movement with no trade record (a dispute's, src/ledger/dispute-money.ts): the id its journal
+   * entry is traced by, and what its funding statement line says.
+   */
+  origin?: { id: string; kind: FundingMovement['kind']; cardId: string; tradeId: string },
+): Promise<string | null> {
   const { tx, now } = ctx;
   let legs = given;
   const deltas = new Map<string, { available: number; held: number; debt: number }>();
@@ -138,7 +143,7 @@ export async function book(
     }
     if (delta.available !== 0 || delta.held !== 0 || delta.debt !== 0) await moveCardBalances(tx, cardId, delta, now);
   }
-  await postEntry(tx, { tradeId: trades[0]?.id ?? null, currency, now, legs });
+  const entryId = await postEntry(tx, { tradeId: trades[0]?.id ?? origin?.id ?? null, currency, now, legs });
   // A new code, unique on every card of the trades that need one (a transfer's two share it).
   const fresh = trades.filter((t) => t.auth_code === TO_DRAW);
   if (fresh.length > 0) {
@@ -156,13 +161,23 @@ export async function book(
   const first = trades[0];
   for (const [merchantId, delta] of funding) {
     if (delta === 0) continue;
-    await moveMerchantFunding(tx, merchantId, currency, delta, now, {
-      kind: movementKind(first?.trade_type, released.has(merchantId)),
-      reference: first?.remark ?? '',
-      cardId: first?.card_id ?? null,
-      tradeId: first?.id ?? null,
-    });
+    await moveMerchantFunding(
+      tx,
+      merchantId,
+      currency,
+      delta,
+      now,
+      origin
+        ? { kind: origin.kind, reference: origin.id, cardId: origin.cardId, tradeId: origin.tradeId }
+        : {
+            kind: movementKind(first?.trade_type, released.has(merchantId)),
+            reference: first?.remark ?? '',
+            cardId: first?.card_id ?? null,
+            tradeId: first?.id ?? null,
+          },
+    );
   }
+  return entryId;
 }
 
 /** What a movement of a merchant's funding account is, in its statement (docs/funding.md). */

@@ -3,6 +3,7 @@ import { counterProblems } from '../controls/spending.js';
 import type { Database } from '../db/index.js';
 import type { DB } from '../db/schema.js';
 import { countTrades, heldByCard, tradesPerDay, unmatchedTradeIds } from '../trades/books.js';
+import { checkDisputes } from './dispute-check.js';
 import { checkCaps, checkFrozenSpending, checkFunding, checkStatements } from './funding-check.js';
 
 export interface LedgerReport {
@@ -35,7 +36,8 @@ export interface LedgerReport {
  *    out) on a card after it was frozen or closed (`funding-check.ts`);
  * 7. each merchant's funding balance is the replay of its journal account and not negative; the
  *    capital account is what the operators' funding records say; and per currency, merchant
- *    funding + cards + settlement + fees = what operators funded (money is conserved);
+ *    funding + cards + settlement + fees + the network's side of disputes = what operators funded
+ *    (money is conserved);
  * 8. each spending limit's counter holds what the records say was spent in its interval;
  * 9. on PostgreSQL, where `trades` is partitioned by month, every trade's id is claimed once in
  *    `trade_ids` with its business date, and every claim has its trade (ids unique across months).
@@ -130,6 +132,7 @@ async function checkBooks(db: Kysely<DB>): Promise<LedgerReport> {
     ...(await checkFunding(db)),
     ...(await checkStatements(db)),
     ...(await counterProblems(db)),
+    ...(await checkDisputes(db)),
   );
   problems.push(...(await checkTradeIds(db)));
 

@@ -66,7 +66,8 @@ export async function checkFrozenSpending(db: Kysely<DB>): Promise<string[]> {
  * Invariant 7: funding accounts and conservation. What operators funded is the capital account,
  * negated (plus the old shared `program:funding` account that top-ups drew from before merchants had
  * funding accounts); every unit of it is in a merchant's funding account, on a card (available or
- * held, less its debt), in settlement or in fees.
+ * held, less its debt), in settlement, in fees or on the network's side of disputes (what won
+ * disputes drew from it, negative).
  */
 export async function checkFunding(db: Kysely<DB>): Promise<string[]> {
   const problems: string[] = [];
@@ -84,7 +85,12 @@ export async function checkFunding(db: Kysely<DB>): Promise<string[]> {
   for (const r of sums) {
     const s = Number(r.s);
     if (r.account === Account.capital || r.account === Account.funding) add(funded, r.currency, -s);
-    else if (/^card:.+:(available|held|debt)$/.test(r.account) || r.account === Account.settlement || r.account === Account.fees)
+    else if (
+      /^card:.+:(available|held|debt)$/.test(r.account) ||
+      r.account === Account.settlement ||
+      r.account === Account.fees ||
+      r.account === Account.disputes
+    )
       add(held, r.currency, s);
     else if (/^merchant:.+:funding$/.test(r.account)) {
       add(held, r.currency, s);

@@ -4,6 +4,7 @@ import { precompiled, preparedText, type Slots } from '../db/prepared.js';
 import type { DB } from '../db/schema.js';
 import { DomainError } from '../errors.js';
 import { toMajor } from '../money/currency.js';
+import type { FUNDING_MOVEMENT_KINDS } from './schemas.js';
 
 /**
  * Accounts of the double-entry journal. A card has two: what the holder can spend (`available`)
@@ -26,6 +27,11 @@ export const Account = {
   /** Where top-ups came from before merchants had funding accounts (0009); counted as capital. */
   funding: 'program:funding',
   settlement: 'program:settlement',
+  /**
+   * The card network's side of disputes, per currency (decisions §13.3): a won dispute's credit is
+   * drawn from it, so it sums to minus what the network paid back on won disputes (`ledger check`).
+   */
+  disputes: 'network:disputes',
   fees: 'program:fees',
 } as const;
 
@@ -141,7 +147,7 @@ returning seq`);
 
 /** A line of the funding statement (docs/funding.md): what moved the balance, and what it concerns. */
 export interface FundingMovement {
-  kind: 'credit' | 'debit' | 'topUp' | 'cardClose' | 'release' | 'withdrawalReturn' | 'fee';
+  kind: (typeof FUNDING_MOVEMENT_KINDS)[number];
   reference: string;
   cardId?: string | null;
   tradeId?: string | null;

@@ -20,7 +20,17 @@ export const FundingBalanceSchema = Type.Object({
 export const MerchantBalanceModel = Type.Object({ balances: Type.Array(FundingBalanceSchema) });
 
 /** What moved a merchant's funding account (docs/funding.md, "The statement"). */
-export const FUNDING_MOVEMENT_KINDS = ['credit', 'debit', 'topUp', 'cardClose', 'release', 'withdrawalReturn', 'fee'] as const;
+export const FUNDING_MOVEMENT_KINDS = [
+  'credit',
+  'debit',
+  'topUp',
+  'cardClose',
+  'release',
+  'withdrawalReturn',
+  'fee',
+  'disputeCredit',
+  'disputeReturn',
+] as const;
 
 export const MerchantFundingListBody = Type.Object(
   {
@@ -44,7 +54,7 @@ export const FundingMovementSchema = Type.Object({
   seq: Type.Integer({ description: 'the movement’s number in this account: 1, 2, 3… without gaps, in the order they were committed' }),
   kind: StringEnum(
     FUNDING_MOVEMENT_KINDS,
-    'credit and debit: the operator’s; topUp: a top-up drew from it; cardClose: a closed card’s balance came back; release, withdrawalReturn, fee: money a closed card released later (a reversal, void or refund after the close) came back',
+    'credit and debit: the operator’s; topUp: a top-up drew from it; cardClose: a closed card’s balance came back; release, withdrawalReturn, fee: money a closed card released later (a reversal, void or refund after the close) came back; disputeCredit: a dispute’s provisional credit to the card; disputeReturn: that credit came back (the dispute won, or the card gave it back)',
   ),
   amount: Type.Number({ description: 'signed, in major units: what the account gained (negative: what it lost)' }),
   balance: Type.Number({ description: 'the account’s balance after this movement, in major units' }),

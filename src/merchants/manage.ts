@@ -21,6 +21,8 @@ export interface MerchantSummary {
   authorizationUrl: string | null;
   authorizationTimeoutMs: number;
   authorizationDefault: string;
+  /** A dispute's submission credits the card at once (decisions §13.3). */
+  disputeProvisionalCredit: boolean;
   createdAt: string;
 }
 
@@ -47,6 +49,7 @@ function summary(m: {
   authorization_url: string | null;
   authorization_timeout_ms: number;
   authorization_default: string;
+  dispute_provisional_credit: number;
   created_at: number;
 }): MerchantSummary {
   return {
@@ -60,6 +63,7 @@ function summary(m: {
     authorizationUrl: m.authorization_url,
     authorizationTimeoutMs: m.authorization_timeout_ms,
     authorizationDefault: m.authorization_default,
+    disputeProvisionalCredit: m.dispute_provisional_credit === 1,
     createdAt: new Date(m.created_at).toISOString(),
   };
 }
@@ -76,6 +80,8 @@ export interface UpdateMerchantInput {
   authorizationUrl?: string | null | undefined;
   authorizationTimeoutMs?: number | undefined;
   authorizationDefault?: AuthorizationDefault | undefined;
+  /** Provisional credit at a dispute's submission (decisions §13.3). */
+  disputeProvisionalCredit?: boolean | undefined;
 }
 
 /** The operator's change of a merchant's settings (`cardprogram merchant update`). */
@@ -85,6 +91,7 @@ export async function updateMerchant({ ctx, input }: { ctx: VerbCtx; input: Upda
     login_free?: number;
     notify_url?: string | null;
     rate_limit?: number | null;
+    dispute_provisional_credit?: number;
     updated_at: number;
   } & ReturnType<typeof endpointChanges> = {
     updated_at: ctx.now,
@@ -95,6 +102,7 @@ export async function updateMerchant({ ctx, input }: { ctx: VerbCtx; input: Upda
   };
   if (input.status !== undefined) changes.status = input.status;
   if (input.loginFree !== undefined) changes.login_free = input.loginFree ? 1 : 0;
+  if (input.disputeProvisionalCredit !== undefined) changes.dispute_provisional_credit = input.disputeProvisionalCredit ? 1 : 0;
   if (input.rateLimit !== undefined) {
     if (input.rateLimit !== null && (!Number.isSafeInteger(input.rateLimit) || input.rateLimit < 1 || input.rateLimit > 1_000_000)) {
       throw invalid('rateLimit', 'must be a whole number of requests a second, 1 to 1000000');

@@ -82,6 +82,7 @@ export function testConfig(dataDir: string, overrides: Partial<Config> = {}): Co
     requireTimestamp: overrides.env === 'production',
     program: { bins: SANDBOX_BINS, fees: DEFAULT_FEES, fxRates: DEFAULT_RATES },
     kyc: { platforms: DEFAULT_KYC_PLATFORMS, autoDecisionMs: 0 },
+    disputes: { sandboxMs: 0 },
     // Tests run the worker themselves when they need it, on a fast schedule.
     callbacks: { worker: false, retryScheduleMs: [50, 100, 200], maxAgeMs: 60_000, timeoutMs: 2000, pollMs: 20 },
     network: {

@@ -9,6 +9,8 @@ import {
   CLEAR,
   CREATE,
   DETAILS,
+  DISPUTE_CREATE,
+  dispute,
   HOLDER_REVIEW,
   KYC_SHARE,
   kycRequest,
@@ -16,6 +18,7 @@ import {
   payment,
   pendingHolder,
   spareCard,
+  submittedDispute,
   type Tenant,
   TOPUP,
 } from './tenant.js';
@@ -30,6 +33,7 @@ const CARD: IdField = { of: (s) => s.cardId, unknown: [404, '2648'] };
 const CARD_NO: IdField = { of: (s) => s.pan, unknown: [404, '2648'] };
 const AUTHORIZATION: IdField = { of: (s) => s.authId, unknown: [409, '2730'] };
 const PAYMENT: IdField = { of: (s) => s.paymentId, unknown: [409, '2730'] };
+const DISPUTE: IdField = { of: (s) => s.disputeId, unknown: [404, '2740'] };
 const KYC_REQUEST: IdField = { of: (s) => s.requestNo, unknown: [404, '2613'] };
 // Unique within one merchant only: another merchant's value is as free as a new one (no 2611, 1008 or 2610).
 const IDNO: IdField = { of: (s) => s.idno, unknown: [200, undefined] };
@@ -305,6 +309,62 @@ export const OPERATIONS: Operation[] = [
     body: (s) => ({ cardId: s.cardId, amount: 0.5, randomStr: randomStr() }),
     ids: { cardId: CARD },
     change: (b) => ({ ...b, amount: 0.75 }),
+  },
+  {
+    operation: 'disputeCreate',
+    path: DISPUTE_CREATE,
+    kind: 'write',
+    body: async (s) => ({ tradeId: await payment(s), reason: 'fraudulent', randomStr: randomStr() }),
+    ids: { tradeId: PAYMENT },
+    volatile: ['model.disputeId', 'model.createdAt', 'model.deadline', 'model.clearingDate'],
+    change: (b) => ({ ...b, reason: 'other' }),
+  },
+  {
+    operation: 'disputeUpdate',
+    path: '/api/network/disputeUpdate.html',
+    kind: 'write',
+    body: async (s) => ({ disputeId: await dispute(s), reason: 'duplicate', randomStr: randomStr() }),
+    ids: { disputeId: DISPUTE },
+    change: (b) => ({ ...b, reason: 'other' }),
+  },
+  {
+    operation: 'disputeSubmit',
+    path: '/api/network/disputeSubmit.html',
+    kind: 'write',
+    body: async (s) => ({ disputeId: await dispute(s), randomStr: randomStr() }),
+    ids: { disputeId: DISPUTE },
+    change: (b) => ({ ...b, disputeId: `${b.disputeId}x` }),
+  },
+  {
+    operation: 'disputeWithdraw',
+    path: '/api/network/disputeWithdraw.html',
+    kind: 'write',
+    body: async (s) => ({ disputeId: await dispute(s), randomStr: randomStr() }),
+    ids: { disputeId: DISPUTE },
+    change: (b) => ({ ...b, disputeId: `${b.disputeId}x` }),
+  },
+  {
+    operation: 'disputeQuery',
+    path: '/api/network/disputeQuery.html',
+    kind: 'read',
+    body: (s) => ({ disputeId: s.disputeId, randomStr: randomStr() }),
+    ids: { disputeId: DISPUTE },
+  },
+  {
+    operation: 'disputeList',
+    path: '/api/network/disputeList.html',
+    kind: 'read',
+    body: (s) => ({ cardId: s.cardId, start: 0, randomStr: randomStr() }),
+    // Another merchant's card lists nothing, as an unknown one.
+    ids: { cardId: { of: (s) => s.cardId, unknown: [200, '0'] } },
+  },
+  {
+    operation: 'sandboxDisputeDecide',
+    path: '/sandbox/dispute/decide',
+    kind: 'write',
+    body: async (s) => ({ disputeId: await submittedDispute(s), outcome: 'won', randomStr: randomStr() }),
+    ids: { disputeId: DISPUTE },
+    change: (b) => ({ ...b, outcome: 'lost' }),
   },
   {
     operation: 'sandboxCardDetails',

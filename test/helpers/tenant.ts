@@ -16,6 +16,7 @@ export const HOLDER_REVIEW = '/sandbox/holder/review';
 export const AUTHORIZE = '/sandbox/network/authorize';
 export const CLEAR = '/sandbox/network/clear';
 export const DETAILS = '/sandbox/network/cardDetails';
+export const DISPUTE_CREATE = '/api/network/disputeCreate.html';
 
 /** One merchant's things, each in a state in which the operations would act on it. */
 export interface Tenant {
@@ -35,6 +36,8 @@ export interface Tenant {
   authId: string;
   /** A payment (151) not refunded. */
   paymentId: string;
+  /** An unsubmitted dispute (with an explanation: it could be submitted) on a payment of its own. */
+  disputeId: string;
   /** A KYC request not yet decided. */
   requestNo: string;
   kycEmail: string;
@@ -42,6 +45,15 @@ export interface Tenant {
 
 export const authorization = async (s: Tenant) => (await ok(s.h, AUTHORIZE, { cardId: s.cardId, amount: 1 }, s.m)).tradeId as string;
 export const payment = async (s: Tenant) => (await ok(s.h, CLEAR, { tradeId: await authorization(s) }, s.m)).tradeId as string;
+/** A new unsubmitted dispute (with an explanation) on a new payment. */
+export const dispute = async (s: Tenant) =>
+  (await ok(s.h, DISPUTE_CREATE, { tradeId: await payment(s), reason: 'fraudulent', explanation: 'not me' }, s.m)).disputeId as string;
+/** A new submitted dispute. */
+export const submittedDispute = async (s: Tenant) => {
+  const disputeId = await dispute(s);
+  await ok(s.h, '/api/network/disputeSubmit.html', { disputeId }, s.m);
+  return disputeId;
+};
 
 /** A new funded card of the tenant's cardholder, frozen by the merchant when asked. */
 export async function spareCard(s: Tenant, frozen = false): Promise<string> {
@@ -86,11 +98,13 @@ export async function tenant(h: Harness, m: TestMerchant): Promise<Tenant> {
     pan: (await ok(h, DETAILS, { cardId: card.cardId }, m)).cardNo,
     authId: '',
     paymentId: '',
+    disputeId: '',
     requestNo: '',
     kycEmail: '',
   };
   s.authId = await authorization(s);
   s.paymentId = await payment(s);
+  s.disputeId = await dispute(s);
   const kyc = await kycRequest(s);
   s.requestNo = kyc.requestNo as string;
   s.kycEmail = kyc.email as string;

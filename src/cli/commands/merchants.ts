@@ -107,12 +107,18 @@ export function merchantCommands(program: Command): void {
         'decline',
       ]),
     )
+    .option(
+      '--dispute-provisional-credit <on|off>',
+      'credit the card at once when a dispute is submitted, from the merchant’s funding account (docs/disputes.md)',
+      onOff,
+    )
     .option('--json', 'print JSON')
     .action(
       async (
         appId: string,
         o: {
           loginFree?: boolean;
+          disputeProvisionalCredit?: boolean;
           notifyUrl?: string;
           status?: 'active' | 'disabled';
           rateLimit?: number | 'default';
@@ -131,6 +137,7 @@ export function merchantCommands(program: Command): void {
           authorizationUrl: o.authorizationUrl === undefined ? undefined : o.authorizationUrl === 'none' ? null : o.authorizationUrl,
           authorizationTimeoutMs: o.authorizationTimeout,
           authorizationDefault: o.authorizationDefault,
+          disputeProvisionalCredit: o.disputeProvisionalCredit,
         };
         const updated = await withServices((svc) =>
           runVerb(svc, updateMerchant, { input, actor: OPERATOR, audit: audited('merchant.update', appId, merchantState(appId)) }),
@@ -139,7 +146,7 @@ export function merchantCommands(program: Command): void {
           !!o.json,
           updated,
           () =>
-            `${updated.appId} updated: status ${updated.status}, login-free ${updated.loginFree ? 'on' : 'off'}, notify URL ${updated.notifyUrl ?? 'none'}, rate limit ${updated.rateLimit === null ? 'default' : `${updated.rateLimit}/s`}, authorization endpoint ${updated.authorizationUrl ? `${updated.authorizationUrl} (${updated.authorizationTimeoutMs} ms, default ${updated.authorizationDefault})` : 'none'}`,
+            `${updated.appId} updated: status ${updated.status}, login-free ${updated.loginFree ? 'on' : 'off'}, notify URL ${updated.notifyUrl ?? 'none'}, rate limit ${updated.rateLimit === null ? 'default' : `${updated.rateLimit}/s`}, authorization endpoint ${updated.authorizationUrl ? `${updated.authorizationUrl} (${updated.authorizationTimeoutMs} ms, default ${updated.authorizationDefault})` : 'none'}, dispute provisional credit ${updated.disputeProvisionalCredit ? 'on' : 'off'}`,
         );
       },
     );
