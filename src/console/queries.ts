@@ -7,6 +7,7 @@ import { documentHash, emailHash, openIdentity } from '../holders/identity.js';
 import { kycEmail } from '../kyc/email.js';
 import type { KycData } from '../kyc/submit.js';
 import { locateTrade } from '../trades/card-history.js';
+import { openDisputes } from './queries-disputes.js';
 
 /**
  * What the console's pages read. Reads only (no transaction of their own): every change goes
@@ -30,6 +31,8 @@ export interface Overview {
   callbacksRetrying: number;
   holdersWaiting: number;
   kycWaiting: number;
+  /** Disputes open (unsubmitted before their deadline, or submitted). */
+  disputesOpen: number;
 }
 
 /** Today's counts (UTC), each one grouped query on an indexed time column. */
@@ -38,7 +41,7 @@ export async function overview(db: Kysely<DB>, now: number): Promise<Overview> {
   const day = new Date(since).toISOString().slice(0, 10);
   // Counted by business day (the network's day of the authorization), charted by the hour it was recorded.
   const today = db.selectFrom('authorizations').where('business_date', '=', day);
-  const [byDecision, hourly, reasons, callbacks, holders, kyc] = await Promise.all([
+  const [byDecision, hourly, reasons, callbacks, holders, kyc, disputesOpen] = await Promise.all([
     today
       .select(['approved', 'currency', count, (eb) => eb.fn.sum<number>('amount').as('amount')])
       .groupBy(['approved', 'currency'])
@@ -62,6 +65,7 @@ export async function overview(db: Kysely<DB>, now: number): Promise<Overview> {
       .executeTakeFirst(),
     db.selectFrom('cardholders').select(count).where('audit_status', 'in', [0, 1]).executeTakeFirst(),
     db.selectFrom('kyc_requests').select(count).where('status', 'in', ['init', 'reviewing']).executeTakeFirst(),
+    openDisputes(db, now),
   ]);
   const volume = new Map<string, number>();
   let approved = 0;
@@ -88,6 +92,7 @@ export async function overview(db: Kysely<DB>, now: number): Promise<Overview> {
     callbacksRetrying: Number(callbacks?.retrying ?? 0),
     holdersWaiting: Number(holders?.n ?? 0),
     kycWaiting: Number(kyc?.n ?? 0),
+    disputesOpen,
   };
 }
 
