@@ -9,6 +9,7 @@ import { Envelope, errorResponses, ok } from '../http/schemas.js';
 import { runVerb } from '../runner.js';
 import { parseCursor } from './activity.js';
 import { merchantName, revealOnPage, setFrozenOnPage } from './card-actions.js';
+import { reportOnPage } from './card-disputes.js';
 import { holderView } from './holder-view.js';
 import { formToken, formTokenMatches, issueLink, loadSession, openLink, type PageSession, SESSION_IDLE_MS } from './links.js';
 import { LinkBody } from './schemas.js';
@@ -35,6 +36,8 @@ export async function pageBaseUrl(svc: Services, merchantId: string): Promise<st
 const NOTICES: Record<string, string> = {
   frozen: 'Your card is frozen: payments with it are declined until you unfreeze it.',
   unfrozen: 'Your card is active again.',
+  reported: 'Thank you: the purchase is reported, and your card provider opens a dispute for it.',
+  'reported-frozen': 'Thank you: the purchase is reported, and your card is frozen: payments with it are declined until you unfreeze it.',
 };
 
 export const pageRoutes: FastifyPluginAsyncTypebox<{ svc: Services }> = async (app, { svc }) => {
@@ -175,6 +178,45 @@ const browserRoutes: FastifyPluginAsync<{ svc: Services }> = async (app, { svc }
     const brand = await merchantName(svc, session.merchantId);
     return html(reply, 200, holderPage(view, { brand, email: view?.email ?? '', formToken: formToken(sessionId), revealed }));
   });
+
+  app.post<{ Params: { cardId: string; purchaseId: string } }>(
+    '/page/cards/:cardId/purchases/:purchaseId/dispute',
+    { schema: { hide: true } },
+    async (req, reply) => {
+      const gated = await formGate(req, reply);
+      if (!gated) return reply;
+      const { cardId, purchaseId } = req.params;
+      const form = req.body as URLSearchParams;
+      let reported: Awaited<ReturnType<typeof reportOnPage>>;
+      try {
+        reported =
+          isIdText(cardId) && isIdText(purchaseId)
+            ? await reportOnPage({
+                svc,
+                session: gated.session,
+                cardId,
+                input: { purchaseId, freeze: form.get('freeze') === 'on' },
+                host: req.hostname,
+              })
+            : null;
+      } catch (err) {
+        if (!(err instanceof DomainError) || err.status >= 500) throw err;
+        const text =
+          err.kind === 'disputeOpen'
+            ? 'This purchase is already reported.'
+            : err.kind === 'disputeDeadline'
+              ? 'This purchase is too old to be disputed. Contact your card provider.'
+              : 'This purchase cannot be disputed. Contact your card provider.';
+        return html(reply, 409, messagePage('The purchase was not reported', text));
+      }
+      if (!reported) return html(reply, 404, messagePage('Purchase not found', 'Go back to your card page.'));
+      return reply
+        .status(303)
+        .headers(SECURITY_HEADERS)
+        .header('location', `/page?done=${reported.frozen ? 'reported-frozen' : 'reported'}`)
+        .send();
+    },
+  );
 
   for (const [action, frozen] of [
     ['freeze', true],
