@@ -38,7 +38,11 @@ eachDialect('the console’s disputes in a real browser (Chromium)', (dialect) =
     for (const [ago, amount, remark] of purchases) {
       const p = await clearedPurchase(h, { topUp: 500, amount, businessDate: dayOf(now - ago * DAY), ...(cardId ? { cardId } : {}) });
       cardId = p.cardId;
-      await db.updateTable('authorizations').set({ merchant_name: remark, merchant_city: 'Berlin', merchant_country: 'DE' }).where('id', '=', p.authId).execute();
+      await db
+        .updateTable('authorizations')
+        .set({ merchant_name: remark, merchant_city: 'Berlin', merchant_country: 'DE' })
+        .where('id', '=', p.authId)
+        .execute();
       const reason = ago === 30 ? 'not_received' : ago === 3 ? 'duplicate' : 'fraudulent';
       const d = await disputeOk(h, 'create', {
         tradeId: p.tradeId,
@@ -107,7 +111,11 @@ eachDialect('the console’s disputes in a real browser (Chromium)', (dialect) =
     await page.getByRole('button', { name: 'Record as won' }).click();
     assert.match((await page.getByRole('status').textContent()) ?? '', /recorded as won/);
     assert.match((await page.locator('table').last().textContent()) ?? '', /Won: credit from the network/);
-    const row = await db.selectFrom('disputes').select(['status', 'decided_by']).where('id', '=', made[2] as string).executeTakeFirstOrThrow();
+    const row = await db
+      .selectFrom('disputes')
+      .select(['status', 'decided_by'])
+      .where('id', '=', made[2] as string)
+      .executeTakeFirstOrThrow();
     assert.deepEqual(row, { status: 'won', decided_by: 'ada@example.com' });
     await page.getByRole('link', { name: 'Audit trail' }).click();
     const trail = (await page.locator('tbody').textContent()) ?? '';

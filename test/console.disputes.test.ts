@@ -9,7 +9,15 @@ import { updateMerchant } from '../src/merchants/manage.js';
 import { runVerb } from '../src/runner.js';
 import type { Harness } from './helpers/app.js';
 import { balances } from './helpers/cards.js';
-import { buildConsole, type ConsoleHarness, type ConsoleSessionCookies, consoleGet, consolePost, login, makeOperator } from './helpers/console.js';
+import {
+  buildConsole,
+  type ConsoleHarness,
+  type ConsoleSessionCookies,
+  consoleGet,
+  consolePost,
+  login,
+  makeOperator,
+} from './helpers/console.js';
 import { eachDialect } from './helpers/dialects.js';
 import { clearedPurchase, disputeOk, file, pdf, png } from './helpers/disputes.js';
 
@@ -112,7 +120,11 @@ eachDialect('the console’s disputes', (dialect) => {
     assert.ok(page.body.includes('receipt.pdf') && !page.body.includes('/evidence/'), 'a viewer sees the files, not their downloads');
     assert.match(page.body, /Opened<\/td>/);
     assert.ok(!page.body.includes('Record as won'), 'no outcome for an unsubmitted dispute');
-    const view = await h.db.database.db.selectFrom('audit_events').selectAll().where('action', '=', 'dispute.view').executeTakeFirstOrThrow();
+    const view = await h.db.database.db
+      .selectFrom('audit_events')
+      .selectAll()
+      .where('action', '=', 'dispute.view')
+      .executeTakeFirstOrThrow();
     assert.deepEqual([view.actor, view.target, view.source], ['viewer@example.com', d.disputeId, 'console']);
 
     const reviewer = await consoleGet(h, as('reviewer'), `/console/disputes/${d.disputeId}`);
@@ -204,10 +216,20 @@ eachDialect('the console’s disputes', (dialect) => {
       ].sort(),
     );
     await clean(h);
-    const audit = await h.db.database.db.selectFrom('audit_events').selectAll().where('action', '=', 'dispute.outcome').executeTakeFirstOrThrow();
+    const audit = await h.db.database.db
+      .selectFrom('audit_events')
+      .selectAll()
+      .where('action', '=', 'dispute.outcome')
+      .executeTakeFirstOrThrow();
     assert.deepEqual([audit.actor, audit.source, audit.origin, audit.target], ['admin@example.com', 'console', '127.0.0.1', won.disputeId]);
     assert.equal(JSON.parse(audit.before_json ?? '').status, 'submitted');
-    assert.deepEqual(JSON.parse(audit.after_json ?? ''), { disputeId: won.disputeId, result: 'applied', status: 'won', currency: 'EUR', amount: 30 });
+    assert.deepEqual(JSON.parse(audit.after_json ?? ''), {
+      disputeId: won.disputeId,
+      result: 'applied',
+      status: 'won',
+      currency: 'EUR',
+      amount: 30,
+    });
     const after = await consoleGet(h, as('viewer'), `/console/disputes/${won.disputeId}?done=won`);
     assert.match(after.body, /recorded as won/);
     assert.match(after.body, /Won: credit from the network/);
@@ -230,6 +252,9 @@ eachDialect('the console’s disputes', (dialect) => {
       'lost',
     );
     await clean(h);
-    assert.equal((await h.db.database.db.selectFrom('audit_events').select('id').where('action', '=', 'dispute.outcome').execute()).length, 2);
+    assert.equal(
+      (await h.db.database.db.selectFrom('audit_events').select('id').where('action', '=', 'dispute.outcome').execute()).length,
+      2,
+    );
   });
 });

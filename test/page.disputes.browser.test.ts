@@ -54,7 +54,10 @@ eachDialect('the card page’s “I don’t recognise this” in a real browser 
     await button.focus();
     await Promise.all([page.waitForURL(`${base}/page?done=reported-frozen`), page.keyboard.press('Enter')]);
     assert.match((await page.getByRole('status').textContent()) ?? '', /reported, and your card is frozen/);
-    assert.match((await page.locator('tbody tr', { hasText: 'GADGETS-ONLINE-8812' }).textContent()) ?? '', /Reported: your card provider is looking into it/);
+    assert.match(
+      (await page.locator('tbody tr', { hasText: 'GADGETS-ONLINE-8812' }).textContent()) ?? '',
+      /Reported: your card provider is looking into it/,
+    );
     assert.equal(await page.locator('tbody tr', { hasText: 'GADGETS-ONLINE-8812' }).locator('summary').count(), 0);
     assert.ok(await page.getByRole('button', { name: 'Unfreeze card' }).isVisible(), 'frozen by the cardholder: it may unfreeze it');
     assert.equal((await balances(h, cardId)).status, 'frozen');

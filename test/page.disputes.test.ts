@@ -61,12 +61,19 @@ eachDialect('the card page: “I don’t recognise this”', (dialect) => {
     assert.equal(res.statusCode, 303, res.body);
     assert.equal(res.headers.location, '/page?done=reported-frozen');
     const d = await h.db.database.db.selectFrom('disputes').selectAll().executeTakeFirstOrThrow();
-    assert.deepEqual([d.trade_id, d.reason, d.status, Number(d.amount), d.merchant_id], [tradeId, 'fraudulent', 'unsubmitted', 4000, h.merchant.appId]);
+    assert.deepEqual(
+      [d.trade_id, d.reason, d.status, Number(d.amount), d.merchant_id],
+      [tradeId, 'fraudulent', 'unsubmitted', 4000, h.merchant.appId],
+    );
     // The merchant sees it as any dispute of its own, with the page's explanation.
     const model = await disputeOk(h, 'query', { disputeId: d.id });
     assert.equal(model.explanation, PAGE_EXPLANATION);
     // Frozen by the cardholder: it may unfreeze it itself.
-    const card = await h.db.database.db.selectFrom('cards').select(['status', 'status_source']).where('id', '=', cardId).executeTakeFirstOrThrow();
+    const card = await h.db.database.db
+      .selectFrom('cards')
+      .select(['status', 'status_source'])
+      .where('id', '=', cardId)
+      .executeTakeFirstOrThrow();
     assert.deepEqual(card, { status: 'frozen', status_source: 'cardholder' });
     assert.equal((await balances(h, cardId)).available, 55, 'no money moves at creation');
     const history = await h.db.database.db.selectFrom('dispute_events').selectAll().executeTakeFirstOrThrow();
@@ -120,7 +127,11 @@ eachDialect('the card page: “I don’t recognise this”', (dialect) => {
     // Bob, another cardholder of the same merchant, with his own card and purchase.
     const bobHolder = await h.call('/api/network/holderCreate.html', holderBody({ email: 'bob@example.com' }));
     await h.call('/sandbox/holder/review', { holderId: bobHolder.body.holderId, auditStatus: 2, randomStr: 'b'.repeat(32) });
-    const bobCard = await h.call('/api/network/cardApply.html', { holderId: bobHolder.body.holderId, currency: 'EUR', randomStr: 'c'.repeat(32) });
+    const bobCard = await h.call('/api/network/cardApply.html', {
+      holderId: bobHolder.body.holderId,
+      currency: 'EUR',
+      randomStr: 'c'.repeat(32),
+    });
     const bobCardId = bobCard.body.model.cardId as string;
     await h.call('/api/network/cardTopUp.html', { cardId: bobCardId, amount: 50, randomStr: 'd'.repeat(32) });
     const bob = await clearedPurchase(h, { amount: 10, cardId: bobCardId });

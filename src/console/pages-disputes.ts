@@ -74,7 +74,13 @@ function outcomeForms(frame: Frame, d: DisputeDetail): string {
     `<input type="hidden" name="outcome" value="won"><label for="won-amount">Amount paid back (${esc(row.currency)})</label><input id="won-amount" name="amount" inputmode="decimal" required size="12" maxlength="20" value="${esc((Number(row.amount) / 10 ** e).toFixed(e))}">${confirm('won-confirm')}`,
     'Record as won',
   );
-  const lost = form(frame, target, `<input type="hidden" name="outcome" value="lost">${confirm('lost-confirm')}`, 'Record as lost', 'danger');
+  const lost = form(
+    frame,
+    target,
+    `<input type="hidden" name="outcome" value="lost">${confirm('lost-confirm')}`,
+    'Record as lost',
+    'danger',
+  );
   const credit = Number(row.provisional_credit);
   return `<h2>Record the network’s outcome</h2><div class="panel"><p class="muted">An outcome received outside the import (docs/disputes.md). Won: the network pays the amount back${credit > 0 ? ' to the merchant’s funding account, which advanced the provisional credit' : ' to the card'}; lost: ${credit > 0 ? `the provisional credit of ${money(credit, row.currency)} is taken back from the card` : 'no money moves'}. Recorded in the audit trail.</p><div>${won}</div><div>${lost}</div></div>`;
 }

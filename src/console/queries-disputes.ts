@@ -1,8 +1,7 @@
 import type { Kysely } from 'kysely';
 import { maskedCardNo } from '../cards/model.js';
 import type { Services } from '../context.js';
-import { OPEN_DISPUTE_STATUSES } from '../db/schema.js';
-import type { DB } from '../db/schema.js';
+import type { DB, OPEN_DISPUTE_STATUSES } from '../db/schema.js';
 import { evidenceContext, openExplanation } from '../disputes/store.js';
 import { tradeById } from '../trades/by-id.js';
 
@@ -62,9 +61,7 @@ export async function openDisputes(db: Kysely<DB>, now: number): Promise<number>
   const row = await db
     .selectFrom('disputes')
     .select((eb) => eb.fn.countAll<number>().as('n'))
-    .where((eb) =>
-      eb.or([eb('status', '=', 'submitted'), eb.and([eb('status', '=', 'unsubmitted'), eb('deadline_at', '>', now)])]),
-    )
+    .where((eb) => eb.or([eb('status', '=', 'submitted'), eb.and([eb('status', '=', 'unsubmitted'), eb('deadline_at', '>', now)])]))
     .executeTakeFirst();
   return Number(row?.n ?? 0);
 }

@@ -52,24 +52,28 @@ export function disputesRoutes(app: FastifyInstance, kit: ConsoleKit): void {
     return html(reply, 200, pages.disputePage({ ...f, notice }, detail));
   });
 
-  app.get<{ Params: { id: string; file: string } }>('/console/disputes/:id/evidence/:file', { schema: { hide: true } }, async (req, reply) => {
-    const frame = await session(req, reply, 'evidence');
-    if (!frame) return reply;
-    const { id, file } = req.params;
-    const found = isIdText(id) && isIdText(file) ? await evidenceFile(svc, id, file) : null;
-    if (!found) return html(reply, 404, pages.notFoundPage(frame, 'No such file.', `/console/disputes/${encodeURIComponent(id)}`));
-    await recordViewOf(req, frame.session, 'dispute.evidence', `${id}/${file}`, `evidence ${found.fileName}`);
-    // Served as a download, never rendered here: the type its first bytes were checked to be (PDF, PNG
-    // or JPEG, never HTML or SVG), no sniffing, and a file name of the schema's characters only.
-    const name = found.fileName.replace(/[^A-Za-z0-9 ._()-]/g, '_');
-    return reply
-      .status(200)
-      .headers(SECURITY_HEADERS)
-      .header('content-type', found.contentType)
-      .header('content-disposition', `attachment; filename="${name}"`)
-      .header('x-content-type-options', 'nosniff')
-      .send(found.bytes);
-  });
+  app.get<{ Params: { id: string; file: string } }>(
+    '/console/disputes/:id/evidence/:file',
+    { schema: { hide: true } },
+    async (req, reply) => {
+      const frame = await session(req, reply, 'evidence');
+      if (!frame) return reply;
+      const { id, file } = req.params;
+      const found = isIdText(id) && isIdText(file) ? await evidenceFile(svc, id, file) : null;
+      if (!found) return html(reply, 404, pages.notFoundPage(frame, 'No such file.', `/console/disputes/${encodeURIComponent(id)}`));
+      await recordViewOf(req, frame.session, 'dispute.evidence', `${id}/${file}`, `evidence ${found.fileName}`);
+      // Served as a download, never rendered here: the type its first bytes were checked to be (PDF, PNG
+      // or JPEG, never HTML or SVG), no sniffing, and a file name of the schema's characters only.
+      const name = found.fileName.replace(/[^A-Za-z0-9 ._()-]/g, '_');
+      return reply
+        .status(200)
+        .headers(SECURITY_HEADERS)
+        .header('content-type', found.contentType)
+        .header('content-disposition', `attachment; filename="${name}"`)
+        .header('x-content-type-options', 'nosniff')
+        .send(found.bytes);
+    },
+  );
 
   app.post<{ Params: { id: string } }>('/console/disputes/:id/outcome', { schema: { hide: true } }, async (req, reply) => {
     const posted = await post(req, reply, 'outcomes');

@@ -187,12 +187,7 @@ function declineLine(d: AuthorizationRow): ActivityLine {
 }
 
 /** A page of a card's activity, newest first, from `cursor` (null: the newest). */
-export async function cardActivity(
-  db: Kysely<DB>,
-  cardId: string,
-  cursor: ActivityCursor | null,
-  now = Date.now(),
-): Promise<ActivityPage> {
+export async function cardActivity(db: Kysely<DB>, cardId: string, cursor: ActivityCursor | null, now = Date.now()): Promise<ActivityPage> {
   const n = ACTIVITY_PAGE + 1;
   let declines = db.selectFrom('authorizations').selectAll().where('card_id', '=', cardId).where('approved', '=', 0);
   const dc = cursor?.decline;

@@ -23,7 +23,9 @@ export const PAGE_EXPLANATION = 'Reported on the card page: the cardholder does 
 
 /** A purchase's clearings (payments, tradeType 151, done) that may still be disputed. */
 const clearings = (parts: Awaited<ReturnType<typeof tradesFollowing>>) =>
-  parts.filter((p) => p.trade_type === TradeType.payment && p.trade_status === TradeStatus.success && Number(p.refunded) < Number(p.amount));
+  parts.filter(
+    (p) => p.trade_type === TradeType.payment && p.trade_status === TradeStatus.success && Number(p.refunded) < Number(p.amount),
+  );
 
 export interface PageDisputeInput {
   purchaseId: string;

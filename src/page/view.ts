@@ -166,8 +166,7 @@ const DISPUTE_WORDS: Record<DisputeStatus, string> = {
 function report(l: ActivityLine, card: CardModel, ctx: PageContext): string {
   if (l.dispute) return `<br><small class="dispute">${esc(DISPUTE_WORDS[l.dispute])}</small>`;
   if (!l.disputable || !l.purchaseId) return '';
-  const freeze =
-    card.status === 'active' ? '<label><input type="checkbox" name="freeze" value="on"> Also freeze the card now</label>' : '';
+  const freeze = card.status === 'active' ? '<label><input type="checkbox" name="freeze" value="on"> Also freeze the card now</label>' : '';
   return `<details class="report"><summary>I don’t recognise this</summary><form method="post" action="/page/cards/${esc(card.cardId)}/purchases/${esc(l.purchaseId)}/dispute"><input type="hidden" name="form" value="${esc(ctx.formToken)}"><small class="muted">Your card provider opens a fraud dispute for this purchase.</small>${freeze}<button type="submit" class="danger">Report this purchase</button></form></details>`;
 }
 
