@@ -3,14 +3,14 @@ import { mkdirSync } from 'node:fs';
 import type http from 'node:http';
 import { join } from 'node:path';
 import { it } from 'node:test';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { CallbackWorker } from '../src/callbacks/worker.js';
 import { createOperator } from '../src/console/accounts.js';
 import { codeAt, stepOf } from '../src/console/totp.js';
 import { updateMerchant } from '../src/merchants/manage.js';
 import { runVerb } from '../src/runner.js';
 import { b64, holderBody, randomStr } from './helpers/app.js';
-import { ARTIFACTS, CHROMIUM, FLAGS, listenOnLoopback, skip } from './helpers/browser.js';
+import { ARTIFACTS, browserPage, listenOnLoopback, skip } from './helpers/browser.js';
 import { fundedCard, ok } from './helpers/cards.js';
 import { buildConsole, makeOperator } from './helpers/console.js';
 import { eachDialect } from './helpers/dialects.js';
@@ -64,14 +64,7 @@ eachDialect('the operators’ console in a real browser (Chromium)', (dialect) =
     // The admin's account, as `cardprogram operator create ada@example.com --role admin` makes it.
     const made = await runVerb(h.app.svc, createOperator, { input: { email: 'ada@example.com', role: 'admin' }, actor: 'test' });
 
-    const browser: Browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS });
-    t.after(() => browser.close());
-    const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
-    const page = await context.newPage();
-    const cspErrors: string[] = [];
-    page.on('console', (m) => {
-      if (/Content Security Policy/i.test(m.text())) cspErrors.push(m.text());
-    });
+    const { browser, context, page, cspErrors } = await browserPage(t, { viewport: { width: 1280, height: 860 } });
     mkdirSync(ARTIFACTS, { recursive: true });
     const shot = (p: Page, name: string) => p.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
     const code = () => codeAt(secret, stepOf(h.now.ms));

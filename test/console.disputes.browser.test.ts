@@ -5,11 +5,11 @@ import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { it } from 'node:test';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { codeAt, stepOf } from '../src/console/totp.js';
 import { updateMerchant } from '../src/merchants/manage.js';
 import { runVerb } from '../src/runner.js';
-import { ARTIFACTS, CHROMIUM, FLAGS, listenOnLoopback, skip } from './helpers/browser.js';
+import { ARTIFACTS, browserPage, listenOnLoopback, skip } from './helpers/browser.js';
 import { ok } from './helpers/cards.js';
 import { buildConsole, makeOperator } from './helpers/console.js';
 import { eachDialect } from './helpers/dialects.js';
@@ -59,14 +59,7 @@ eachDialect('the console’s disputes in a real browser (Chromium)', (dialect) =
     await ok(h, '/api/network/cardTopUp.html', { cardId, amount: 10 });
     const admin = await makeOperator(h, 'ada@example.com', 'admin');
 
-    const browser: Browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS });
-    t.after(() => browser.close());
-    const context = await browser.newContext({ viewport: { width: 1280, height: 860 }, acceptDownloads: true });
-    const page = await context.newPage();
-    const cspErrors: string[] = [];
-    page.on('console', (m) => {
-      if (/Content Security Policy/i.test(m.text())) cspErrors.push(m.text());
-    });
+    const { page, cspErrors } = await browserPage(t, { viewport: { width: 1280, height: 860 }, acceptDownloads: true });
     mkdirSync(ARTIFACTS, { recursive: true });
     const shot = (p: Page, name: string) => p.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
 

@@ -2,9 +2,8 @@ import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { it } from 'node:test';
-import { type Browser, chromium } from 'playwright-core';
 import { build, randomStr } from './helpers/app.js';
-import { ARTIFACTS, CHROMIUM, FLAGS, listenOnLoopback, skip } from './helpers/browser.js';
+import { ARTIFACTS, browserPage, listenOnLoopback, skip } from './helpers/browser.js';
 import { balances, fundedCard, ok } from './helpers/cards.js';
 import { eachDialect } from './helpers/dialects.js';
 
@@ -30,14 +29,7 @@ eachDialect('the card page in a real browser (Chromium)', (dialect) => {
     const webUrl: string = link.body.model.webUrl;
     assert.ok(webUrl.startsWith(`${base}/page/open?token=`));
 
-    const browser: Browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS });
-    t.after(() => browser.close());
-    const context = await browser.newContext({ viewport: { width: 1100, height: 900 } });
-    const page = await context.newPage();
-    const cspErrors: string[] = [];
-    page.on('console', (m) => {
-      if (/Content Security Policy/i.test(m.text())) cspErrors.push(m.text());
-    });
+    const { browser, page, cspErrors } = await browserPage(t, { viewport: { width: 1100, height: 900 } });
 
     const landed = await page.goto(webUrl);
     assert.equal(landed?.status(), 200);

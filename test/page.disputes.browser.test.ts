@@ -5,9 +5,8 @@ import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { it } from 'node:test';
-import { type Browser, chromium } from 'playwright-core';
 import { build, randomStr } from './helpers/app.js';
-import { ARTIFACTS, CHROMIUM, FLAGS, listenOnLoopback, skip } from './helpers/browser.js';
+import { ARTIFACTS, browserPage, listenOnLoopback, skip } from './helpers/browser.js';
 import { balances, fundedCard, ok } from './helpers/cards.js';
 import { eachDialect } from './helpers/dialects.js';
 
@@ -28,13 +27,7 @@ eachDialect('the card page’s “I don’t recognise this” in a real browser 
     await ok(h, '/sandbox/network/authorize', { cardId, amount: 62.99, remark: 'Rail ticket' });
     const link = await h.call('/open/merchant/api/v2', { email: 'alice@example.com' });
 
-    const browser: Browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS });
-    t.after(() => browser.close());
-    const page = await (await browser.newContext({ viewport: { width: 1100, height: 900 } })).newPage();
-    const cspErrors: string[] = [];
-    page.on('console', (m) => {
-      if (/Content Security Policy/i.test(m.text())) cspErrors.push(m.text());
-    });
+    const { page, cspErrors } = await browserPage(t, { viewport: { width: 1100, height: 900 } });
     await page.goto(link.body.model.webUrl);
     const row = page.locator('tbody tr', { hasText: 'GADGETS-ONLINE-8812' });
     // Only the cleared purchases offer it, not the pending one.

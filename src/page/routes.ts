@@ -179,6 +179,32 @@ const browserRoutes: FastifyPluginAsync<{ svc: Services }> = async (app, { svc }
     return html(reply, 200, holderPage(view, { brand, email: view?.email ?? '', formToken: formToken(sessionId), revealed }));
   });
 
+  /**
+   * A change posted from the page: a refusal by its verb said in the cardholder's words (409), an
+   * unknown card or purchase 404; done, post, redirect, get (a reload does not post again).
+   */
+  async function pageChange<T>(
+    reply: FastifyReply,
+    run: () => Promise<T | null>,
+    refused: { title: string; words: (kind: string) => string },
+    notFound: string,
+    done: (result: T) => string,
+  ) {
+    let result: T | null;
+    try {
+      result = await run();
+    } catch (err) {
+      if (!(err instanceof DomainError) || err.status >= 500) throw err;
+      return html(reply, 409, messagePage(refused.title, refused.words(err.kind)));
+    }
+    if (result === null) return html(reply, 404, messagePage(notFound, 'Go back to your card page.'));
+    return reply
+      .status(303)
+      .headers(SECURITY_HEADERS)
+      .header('location', `/page?done=${done(result)}`)
+      .send();
+  }
+
   app.post<{ Params: { cardId: string; purchaseId: string } }>(
     '/page/cards/:cardId/purchases/:purchaseId/dispute',
     { schema: { hide: true } },
@@ -186,35 +212,25 @@ const browserRoutes: FastifyPluginAsync<{ svc: Services }> = async (app, { svc }
       const gated = await formGate(req, reply);
       if (!gated) return reply;
       const { cardId, purchaseId } = req.params;
-      const form = req.body as URLSearchParams;
-      let reported: Awaited<ReturnType<typeof reportOnPage>>;
-      try {
-        reported =
+      const freeze = (req.body as URLSearchParams).get('freeze') === 'on';
+      return pageChange(
+        reply,
+        async () =>
           isIdText(cardId) && isIdText(purchaseId)
-            ? await reportOnPage({
-                svc,
-                session: gated.session,
-                cardId,
-                input: { purchaseId, freeze: form.get('freeze') === 'on' },
-                host: req.hostname,
-              })
-            : null;
-      } catch (err) {
-        if (!(err instanceof DomainError) || err.status >= 500) throw err;
-        const text =
-          err.kind === 'disputeOpen'
-            ? 'This purchase is already reported.'
-            : err.kind === 'disputeDeadline'
-              ? 'This purchase is too old to be disputed. Contact your card provider.'
-              : 'This purchase cannot be disputed. Contact your card provider.';
-        return html(reply, 409, messagePage('The purchase was not reported', text));
-      }
-      if (!reported) return html(reply, 404, messagePage('Purchase not found', 'Go back to your card page.'));
-      return reply
-        .status(303)
-        .headers(SECURITY_HEADERS)
-        .header('location', `/page?done=${reported.frozen ? 'reported-frozen' : 'reported'}`)
-        .send();
+            ? reportOnPage({ svc, session: gated.session, cardId, input: { purchaseId, freeze }, host: req.hostname })
+            : null,
+        {
+          title: 'The purchase was not reported',
+          words: (kind) =>
+            kind === 'disputeOpen'
+              ? 'This purchase is already reported.'
+              : kind === 'disputeDeadline'
+                ? 'This purchase is too old to be disputed. Contact your card provider.'
+                : 'This purchase cannot be disputed. Contact your card provider.',
+        },
+        'Purchase not found',
+        (r) => (r.frozen ? 'reported-frozen' : 'reported'),
+      );
     },
   );
 
@@ -225,28 +241,22 @@ const browserRoutes: FastifyPluginAsync<{ svc: Services }> = async (app, { svc }
     app.post<{ Params: { cardId: string } }>(`/page/cards/:cardId/${action}`, { schema: { hide: true } }, async (req, reply) => {
       const gated = await formGate(req, reply);
       if (!gated) return reply;
-      let changed: Awaited<ReturnType<typeof setFrozenOnPage>>;
-      try {
-        changed = isIdText(req.params.cardId)
-          ? await setFrozenOnPage({ svc, session: gated.session, cardId: req.params.cardId, frozen })
-          : null;
-      } catch (err) {
-        if (!(err instanceof DomainError) || err.status >= 500) throw err;
-        const text =
-          err.kind === 'holderNotApproved'
-            ? 'Your card can be unfrozen once your identity check is approved.'
-            : err.kind === 'statusSource'
-              ? 'Your card was frozen by your card provider; only they can unfreeze it.'
-              : 'This card cannot be changed now.';
-        return html(reply, 409, messagePage('The card was not changed', text));
-      }
-      if (!changed) return html(reply, 404, messagePage('Card not found', 'Go back to your card page.'));
-      // Post, redirect, get: a reload does not post again.
-      return reply
-        .status(303)
-        .headers(SECURITY_HEADERS)
-        .header('location', `/page?done=${frozen ? 'frozen' : 'unfrozen'}`)
-        .send();
+      const { cardId } = req.params;
+      return pageChange(
+        reply,
+        async () => (isIdText(cardId) ? setFrozenOnPage({ svc, session: gated.session, cardId, frozen }) : null),
+        {
+          title: 'The card was not changed',
+          words: (kind) =>
+            kind === 'holderNotApproved'
+              ? 'Your card can be unfrozen once your identity check is approved.'
+              : kind === 'statusSource'
+                ? 'Your card was frozen by your card provider; only they can unfreeze it.'
+                : 'This card cannot be changed now.',
+        },
+        'Card not found',
+        () => (frozen ? 'frozen' : 'unfrozen'),
+      );
     });
   }
 };
