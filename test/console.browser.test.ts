@@ -12,7 +12,7 @@ import { runVerb } from '../src/runner.js';
 import { b64, holderBody, randomStr } from './helpers/app.js';
 import { ARTIFACTS, browserPage, listenOnLoopback, skip } from './helpers/browser.js';
 import { fundedCard, ok } from './helpers/cards.js';
-import { buildConsole, makeOperator } from './helpers/console.js';
+import { buildConsole, loginInBrowser, makeOperator } from './helpers/console.js';
 import { eachDialect } from './helpers/dialects.js';
 import { receiver } from './helpers/receiver.js';
 
@@ -176,12 +176,7 @@ eachDialect('the operators’ console in a real browser (Chromium)', (dialect) =
     // A viewer, in another browser: the card page offers no change, and the operators page is refused.
     const viewer = await makeOperator(h, 'vic@example.com', 'viewer');
     const other = await (await browser.newContext()).newPage();
-    await other.goto(`${base}/console/login`);
-    h.advance();
-    await other.getByLabel('E-mail').fill(viewer.email);
-    await other.getByLabel('Password').fill(viewer.password);
-    await other.getByLabel(/One-time code/).fill(codeAt(viewer.secret as string, stepOf(h.now.ms)));
-    await Promise.all([other.waitForURL(`${base}/console`), other.getByRole('button', { name: 'Log in' }).click()]);
+    await loginInBrowser(h, other, base, viewer);
     assert.equal(await other.getByRole('link', { name: 'Operators' }).count(), 0, 'not in the viewer’s navigation');
     await other.goto(`${base}/console/cards/${cardId}`);
     assert.equal(await other.getByRole('button', { name: /Unfreeze card|Close card/ }).count(), 0);

@@ -6,12 +6,11 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { it } from 'node:test';
 import type { Page } from 'playwright-core';
-import { codeAt, stepOf } from '../src/console/totp.js';
 import { updateMerchant } from '../src/merchants/manage.js';
 import { runVerb } from '../src/runner.js';
 import { ARTIFACTS, browserPage, listenOnLoopback, skip } from './helpers/browser.js';
 import { ok } from './helpers/cards.js';
-import { buildConsole, makeOperator } from './helpers/console.js';
+import { buildConsole, loginInBrowser, makeOperator } from './helpers/console.js';
 import { eachDialect } from './helpers/dialects.js';
 import { clearedPurchase, disputeOk, file, pdf, png } from './helpers/disputes.js';
 
@@ -63,12 +62,7 @@ eachDialect('the console’s disputes in a real browser (Chromium)', (dialect) =
     mkdirSync(ARTIFACTS, { recursive: true });
     const shot = (p: Page, name: string) => p.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
 
-    await page.goto(`${base}/console/login`);
-    h.advance();
-    await page.getByLabel('E-mail').fill(admin.email);
-    await page.getByLabel('Password').fill(admin.password);
-    await page.getByLabel(/One-time code/).fill(codeAt(admin.secret as string, stepOf(h.now.ms)));
-    await Promise.all([page.waitForURL(`${base}/console`), page.getByRole('button', { name: 'Log in' }).click()]);
+    await loginInBrowser(h, page, base, admin);
     assert.match((await page.locator('.tile').allTextContents()).join(' | '), /Disputes open4/);
 
     // The queue, from the navigation: the nearest deadline first.
