@@ -57,6 +57,13 @@ eachDialect('the card page: “I don’t recognise this”', (dialect) => {
     assert.ok(!s.page.body.includes(`/purchases/${pending.body.model.tradeId}/dispute`));
     assert.match(s.page.body, /<summary>I don’t recognise this<\/summary>/);
 
+    // Posted to the pending one anyway: refused, nothing written.
+    const untouched = await written(h);
+    const early = await report(h, s, cardId, pending.body.model.tradeId, { freeze: 'on' });
+    assert.equal(early.statusCode, 409);
+    assert.match(early.body, /cannot be disputed/);
+    assert.deepEqual(await written(h), untouched);
+
     const res = await report(h, s, cardId, authId, { freeze: 'on' });
     assert.equal(res.statusCode, 303, res.body);
     assert.equal(res.headers.location, '/page?done=reported-frozen');
@@ -113,11 +120,22 @@ eachDialect('the card page: “I don’t recognise this”', (dialect) => {
     assert.equal(res.headers.location, '/page?done=reported');
     assert.equal((await balances(h, cardId)).status, 'active');
     const second = await clearedPurchase(h, { amount: 5, cardId });
+    const old = await clearedPurchase(h, {
+      amount: 5,
+      cardId,
+      businessDate: new Date(Date.now() - 130 * 86_400_000).toISOString().slice(0, 10),
+    });
     await h.call('/api/network/cardFreeze.html', { cardId, randomStr: 'f'.repeat(32) });
     const page = await h.app.inject({ method: 'GET', url: '/page', headers: { cookie: s.cookie } });
     assert.ok(page.body.includes(`/purchases/${second.authId}/dispute`));
     assert.ok(!page.body.includes('name="freeze"'), 'nothing to freeze');
     assert.equal((await report(h, s, cardId, second.authId, { freeze: 'on' })).headers.location, '/page?done=reported');
+    // Cleared more than 120 days ago: too old, nothing written.
+    const before = await written(h);
+    const late = await report(h, s, cardId, old.authId);
+    assert.equal(late.statusCode, 409);
+    assert.match(late.body, /too old to be disputed/);
+    assert.deepEqual(await written(h), before);
   });
 
   it('refuses another holder’s purchase, an unknown or malformed one, a forged form, an ended session and a rolled generation: nothing written', async (t) => {

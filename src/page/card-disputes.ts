@@ -45,8 +45,11 @@ export async function reportUnrecognised({
     ctx.tx,
     payments.map((p) => p.id),
   );
+  if (payments.length === 0) {
+    throw new DomainError('tradeState', 'tradeId: the purchase has no clearing left to dispute (pending, reversed or refunded)');
+  }
   const todo = payments.filter((p) => !open.has(p.id));
-  if (todo.length === 0) throw new DomainError('disputeOpen', 'tradeId: this purchase is already reported, or has nothing left to dispute');
+  if (todo.length === 0) throw new DomainError('disputeOpen', 'tradeId: this purchase is already reported');
   const disputeIds: string[] = [];
   for (const p of todo) {
     const d = await createDispute({ ctx, input: { tradeId: p.id, reason: 'fraudulent', explanation: PAGE_EXPLANATION } });
