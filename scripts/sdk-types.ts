@@ -105,6 +105,13 @@ const RECORDS = [
   },
   { name: 'KycStatus', doc: 'A KYC request and its result (interface 3.2).', at: ['kycQuery', 'model'] },
   { name: 'CardDetails', doc: 'Full card details (sandbox only).', at: ['sandboxCardDetails', 'model'] },
+  {
+    name: 'DisputeEvidence',
+    doc: 'An evidence file of a dispute: its name, what its bytes are, its size and SHA-256.',
+    at: ['disputeQuery', 'model', 'evidence', 'items'],
+  },
+  { name: 'Dispute', doc: 'A dispute (docs/disputes.md).', at: ['disputeQuery', 'model'] },
+  { name: 'DisputePage', doc: 'A page of the merchant’s disputes (disputeList).', at: ['disputeList', 'model'] },
 ];
 
 function find(doc: Record<string, any>, [operationId, ...path]: string[]): JsonSchema {

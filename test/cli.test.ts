@@ -49,7 +49,9 @@ eachDialect('cardprogram CLI', (dialect) => {
 
     const limited = await runCli(['merchant', 'update', created.appId, '--rate-limit', '25'], env);
     assert.equal(limited.code, 0, limited.stderr);
-    assert.match(limited.stdout, /rate limit 25\/s, authorization endpoint none$/m);
+    assert.match(limited.stdout, /rate limit 25\/s, authorization endpoint none, dispute provisional credit off$/m);
+    const credit = await runCli(['merchant', 'update', created.appId, '--dispute-provisional-credit', 'on', '--json'], env);
+    assert.equal(JSON.parse(credit.stdout).disputeProvisionalCredit, true);
     const back = await runCli(['merchant', 'update', created.appId, '--rate-limit', 'default', '--json'], env);
     assert.equal(JSON.parse(back.stdout).rateLimit, null);
     const zero = await runCli(['merchant', 'update', created.appId, '--rate-limit', '0'], env);

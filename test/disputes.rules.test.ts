@@ -3,13 +3,14 @@
 // oversize, too many) refused without writing anything, on both databases through the real app.
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
+import { evidenceFile } from '../src/disputes/query.js';
 import { fundMerchant } from '../src/ledger/funding.js';
 import { updateMerchant } from '../src/merchants/manage.js';
 import { runVerb } from '../src/runner.js';
 import { build, type Harness, randomStr, rowCounts } from './helpers/app.js';
 import { balances, ok } from './helpers/cards.js';
 import { eachDialect } from './helpers/dialects.js';
-import { clearedPurchase, DISPUTE, disputeOk, disputeRefused, file, jpeg, pdf, png, zip } from './helpers/disputes.js';
+import { clearedPurchase, DISPUTE, disputeOk, disputeRefused, file, fundingOf, jpeg, pdf, png, zip } from './helpers/disputes.js';
 
 const TABLES = ['disputes', 'dispute_evidence', 'dispute_events', 'ledger_postings', 'callback_events'] as const;
 const counts = (h: Harness) => rowCounts(h, TABLES);
@@ -86,14 +87,8 @@ eachDialect('disputes: refusals', (dialect) => {
     await runVerb(h.app.svc, updateMerchant, { input: { appId: h.merchant.appId, disputeProvisionalCredit: true }, actor: 'test' });
     const { cardId, tradeId } = await clearedPurchase(h, { topUp: 100, amount: 40 });
     const d = await disputeOk(h, 'create', { tradeId, reason: 'fraudulent', explanation: 'not me' });
-    const row = await h.db.database.db
-      .selectFrom('merchant_balances')
-      .select('available')
-      .where('merchant_id', '=', h.merchant.appId)
-      .where('currency', '=', 'EUR')
-      .executeTakeFirstOrThrow();
     // 10 EUR are left: the 40 cannot be advanced.
-    const left = (Number(row.available) - 1000) / 100;
+    const left = ((await fundingOf(h)) - 1000) / 100;
     await runVerb(h.app.svc, fundMerchant, {
       input: { appId: h.merchant.appId, currency: 'EUR', amount: `-${left}`, reference: 'drain' },
       actor: 'test',
@@ -128,6 +123,10 @@ eachDialect('disputes: evidence', (dialect) => {
       'photo.jpg image/png',
       'receipt.pdf application/pdf',
     ]);
+    // Opened for a reviewer: the same bytes, the type its bytes are.
+    const opened = await evidenceFile(h.db.database.db, h.app.svc.box, d.disputeId, 'receipt.pdf');
+    assert.deepEqual([opened?.contentType, opened?.bytes.equals(pdf(10))], ['application/pdf', true]);
+    assert.equal(await evidenceFile(h.db.database.db, h.app.svc.box, d.disputeId, 'nothing.pdf'), undefined);
     // Sealed at rest: the stored value is not the file's Base64.
     const rows = await h.db.database.db.selectFrom('dispute_evidence').select(['data_enc', 'size']).execute();
     for (const r of rows) assert.ok(r.data_enc.startsWith('v1.') && !r.data_enc.includes(pdf(10).toString('base64').slice(0, 12)));

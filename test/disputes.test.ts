@@ -4,27 +4,17 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { expireDisputes } from '../src/disputes/expire.js';
+import { disputeHistory } from '../src/disputes/query.js';
 import { checkLedger } from '../src/ledger/check.js';
 import { updateMerchant } from '../src/merchants/manage.js';
 import { runVerb } from '../src/runner.js';
 import { build, type Harness } from './helpers/app.js';
 import { balances, ok } from './helpers/cards.js';
 import { eachDialect } from './helpers/dialects.js';
-import { clearedPurchase, disputeOk, disputeRefused, file, png } from './helpers/disputes.js';
+import { clearedPurchase, disputeOk, disputeRefused, file, fundingOf, png } from './helpers/disputes.js';
 
 async function clean(h: Harness): Promise<void> {
   assert.deepEqual((await checkLedger(h.db.database)).problems, []);
-}
-
-/** The merchant's EUR funding balance, minor units. */
-async function funding(h: Harness): Promise<number> {
-  const row = await h.db.database.db
-    .selectFrom('merchant_balances')
-    .select('available')
-    .where('merchant_id', '=', h.merchant.appId)
-    .where('currency', '=', 'EUR')
-    .executeTakeFirstOrThrow();
-  return Number(row.available);
 }
 
 /** The journal entries traced by a dispute: each entry's legs as `account amount`, accounts by kind. */
@@ -75,12 +65,12 @@ eachDialect('disputes: lifecycles', (dialect) => {
     assert.deepEqual(await balances(h, cardId), { available: 60, ledger: 60, status: 'active' });
     assert.deepEqual(await entries(h, created.disputeId), []);
     await clean(h);
-    const before = await funding(h);
+    const before = await fundingOf(h);
     const won = await disputeOk(h, 'decide', { disputeId: created.disputeId, outcome: 'won' });
     assert.equal(won.status, 'won');
     assert.equal(won.outcomeAmount, 40);
     assert.deepEqual(await balances(h, cardId), { available: 100, ledger: 100, status: 'active' });
-    assert.equal(await funding(h), before);
+    assert.equal(await fundingOf(h), before);
     assert.deepEqual(await entries(h, created.disputeId), [['card:available 4000', 'network:disputes -4000']]);
     await clean(h);
     // The same outcome again changes nothing; the other one is refused.
@@ -94,13 +84,13 @@ eachDialect('disputes: lifecycles', (dialect) => {
     const h = await build(t, dialect);
     await provisionalCredit(h, true);
     const { cardId, tradeId } = await clearedPurchase(h, { topUp: 100, amount: 40 });
-    const funded = await funding(h);
+    const funded = await fundingOf(h);
     const d = await disputeOk(h, 'create', { tradeId, reason: 'not_received', amount: 30, explanation: 'never arrived' });
     assert.equal(d.amount, 30);
     const submitted = await disputeOk(h, 'submit', { disputeId: d.disputeId });
     assert.equal(submitted.provisionalCredit, 30);
     assert.deepEqual(await balances(h, cardId), { available: 90, ledger: 90, status: 'active' });
-    assert.equal(await funding(h), funded - 3000);
+    assert.equal(await fundingOf(h), funded - 3000);
     assert.deepEqual(await entries(h, d.disputeId), [['card:available 3000', 'merchant:funding -3000']]);
     await clean(h);
     // The cardholder spends the credit: the take-back leaves a debt.
@@ -111,7 +101,7 @@ eachDialect('disputes: lifecycles', (dialect) => {
     assert.equal((await balances(h, cardId)).available, 0);
     const card = await h.db.database.db.selectFrom('cards').select('debt').where('id', '=', cardId).executeTakeFirstOrThrow();
     assert.equal(Number(card.debt), 2000);
-    assert.equal(await funding(h), funded);
+    assert.equal(await fundingOf(h), funded);
     assert.deepEqual((await entries(h, d.disputeId))[1], ['card:available -1000', 'card:debt -2000', 'merchant:funding 3000']);
     await clean(h);
     // A top-up pays the debt first.
@@ -124,12 +114,12 @@ eachDialect('disputes: lifecycles', (dialect) => {
     const h = await build(t, dialect);
     await provisionalCredit(h, true);
     const { cardId, tradeId } = await clearedPurchase(h, { topUp: 100, amount: 40 });
-    const funded = await funding(h);
+    const funded = await fundingOf(h);
     const d = await disputeOk(h, 'create', { tradeId, reason: 'duplicate', explanation: 'charged twice' });
     await disputeOk(h, 'submit', { disputeId: d.disputeId });
-    assert.equal(await funding(h), funded - 4000);
+    assert.equal(await fundingOf(h), funded - 4000);
     await disputeOk(h, 'decide', { disputeId: d.disputeId, outcome: 'won' });
-    assert.equal(await funding(h), funded);
+    assert.equal(await fundingOf(h), funded);
     assert.deepEqual(await balances(h, cardId), { available: 100, ledger: 100, status: 'active' });
     assert.deepEqual((await entries(h, d.disputeId))[1], ['merchant:funding 4000', 'network:disputes -4000']);
     await clean(h);
@@ -167,7 +157,7 @@ eachDialect('disputes: lifecycles', (dialect) => {
     assert.equal((await disputeOk(h, 'withdraw', { disputeId: d1.disputeId })).status, 'withdrawn');
     await clean(h);
     await provisionalCredit(h, true);
-    const funded = await funding(h);
+    const funded = await fundingOf(h);
     // A withdrawn dispute does not count against what can be disputed.
     const d2 = await disputeOk(h, 'create', { tradeId, reason: 'other', explanation: 'changed my mind' });
     assert.equal(d2.amount, 40);
@@ -176,12 +166,89 @@ eachDialect('disputes: lifecycles', (dialect) => {
     const w = await disputeOk(h, 'withdraw', { disputeId: d2.disputeId });
     assert.equal(w.status, 'withdrawn');
     assert.deepEqual(await balances(h, cardId), { available: 60, ledger: 60, status: 'active' });
-    assert.equal(await funding(h), funded);
+    assert.equal(await fundingOf(h), funded);
     assert.deepEqual(await entries(h, d2.disputeId), [
       ['card:available 4000', 'merchant:funding -4000'],
       ['card:available -4000', 'merchant:funding 4000'],
     ]);
     await disputeRefused(h, 'withdraw', { disputeId: d2.disputeId }, 409, '2742');
     await clean(h);
+  });
+
+  it('dispute.updated on every change of status and every money movement, in the dispute’s own sequence', async (t) => {
+    const h = await build(t, dialect);
+    await h.db.database.db.updateTable('merchants').set({ notify_url: 'http://127.0.0.1:9/hooks' }).execute();
+    await provisionalCredit(h, true);
+    const { tradeId } = await clearedPurchase(h, { topUp: 100, amount: 40 });
+    const d = await disputeOk(h, 'create', { tradeId, reason: 'fraudulent', explanation: 'secret story' });
+    await disputeOk(h, 'update', { disputeId: d.disputeId, reason: 'other' });
+    await disputeOk(h, 'submit', { disputeId: d.disputeId });
+    await disputeOk(h, 'decide', { disputeId: d.disputeId, outcome: 'lost' });
+    const events = await h.db.database.db
+      .selectFrom('callback_events')
+      .select(['payload', 'subject', 'sequence'])
+      .where('type', '=', 'dispute.updated')
+      .orderBy('sequence')
+      .execute();
+    const bodies = events.map((e) => JSON.parse(e.payload));
+    assert.deepEqual(
+      bodies.map((b) => [b.sequence, b.status, b.change, b.movement?.amount ?? null, b.provisionalCredit]),
+      [
+        [1, 'unsubmitted', 'created', null, 0],
+        [2, 'submitted', 'provisional_credit', 40, 40],
+        [3, 'lost', 'credit_reversed', -40, 40],
+      ],
+    );
+    assert.ok(events.every((e) => e.subject === `dispute:${d.disputeId}`));
+    // The explanation is personal data: never in a callback.
+    assert.ok(events.every((e) => !e.payload.includes('secret story')));
+    const history = await disputeHistory(h.db.database.db, d.disputeId);
+    assert.deepEqual(
+      history.map((r) => [r.kind, r.status, r.amount, r.note]),
+      [
+        ['created', 'unsubmitted', 0, ''],
+        ['updated', 'unsubmitted', 0, 'reason'],
+        ['provisional_credit', 'submitted', 4000, ''],
+        ['credit_reversed', 'lost', -4000, ''],
+      ],
+    );
+    assert.ok(history.filter((r) => r.kind.includes('credit')).every((r) => r.entryId?.startsWith('ent_')));
+  });
+
+  it('ledger check names a dispute’s money that is not what its records say, and passes again once mended', async (t) => {
+    const h = await build(t, dialect);
+    await provisionalCredit(h, true);
+    const a = await clearedPurchase(h, { topUp: 100, amount: 40 });
+    const won = await disputeOk(h, 'create', { tradeId: a.tradeId, reason: 'fraudulent', explanation: 'x' });
+    await disputeOk(h, 'submit', { disputeId: won.disputeId });
+    await disputeOk(h, 'decide', { disputeId: won.disputeId, outcome: 'won' });
+    const b = await clearedPurchase(h, { cardId: a.cardId, amount: 10 });
+    const open = await disputeOk(h, 'create', { tradeId: b.tradeId, reason: 'fraudulent', explanation: 'y' });
+    await disputeOk(h, 'submit', { disputeId: open.disputeId });
+    await clean(h);
+    const db = h.db.database.db;
+    const damage: Array<[() => Promise<unknown>, () => Promise<unknown>, string]> = [
+      [
+        () => db.updateTable('disputes').set({ outcome_amount: 3000 }).where('id', '=', won.disputeId).execute(),
+        () => db.updateTable('disputes').set({ outcome_amount: 4000 }).where('id', '=', won.disputeId).execute(),
+        'network:disputes: won disputes were paid back 3000 EUR, the journal says 4000',
+      ],
+      [
+        () => db.updateTable('disputes').set({ provisional_credit: 500 }).where('id', '=', open.disputeId).execute(),
+        () => db.updateTable('disputes').set({ provisional_credit: 1000 }).where('id', '=', open.disputeId).execute(),
+        `dispute ${open.disputeId}: provisional credit 500, the funding account advanced 1000`,
+      ],
+      [
+        () => db.updateTable('disputes').set({ provisional_credit: 0 }).where('id', '=', open.disputeId).execute(),
+        () => db.updateTable('disputes').set({ provisional_credit: 1000 }).where('id', '=', open.disputeId).execute(),
+        `dispute ${open.disputeId}: no provisional credit, the funding account advanced 1000`,
+      ],
+    ];
+    for (const [breakIt, mend, problem] of damage) {
+      await breakIt();
+      assert.deepEqual((await checkLedger(h.db.database)).problems, [problem]);
+      await mend();
+      await clean(h);
+    }
   });
 });

@@ -3,10 +3,11 @@ import { it } from 'node:test';
 import fc from 'fast-check';
 import { type Kysely, sql } from 'kysely';
 import { hmacSign, signingString } from '../src/http/signing.js';
-import { build, type Harness } from './helpers/app.js';
+import { build, type Harness, randomStr } from './helpers/app.js';
 import { fundedCard } from './helpers/cards.js';
 import { ownTables } from './helpers/db.js';
 import { eachDialect } from './helpers/dialects.js';
+import { clearedPurchase, DISPUTE, disputeOk, jpeg, pdf, png, zip } from './helpers/disputes.js';
 
 /** Requests per database in `npm test`; `npm run fuzz` sets FUZZ_RUNS (100,000 in its full run). */
 const RUNS = Number(process.env.FUZZ_RUNS ?? 300);
@@ -195,4 +196,72 @@ eachDialect('fuzz: every operation, bad input at scale', (dialect) => {
     assert.equal(requests, RUNS);
     t.diagnostic(`${requests} requests; error codes: ${[...codes.entries()].map(([c, n]) => `${c}×${n}`).join(' ')}`);
   });
+
+  it(`${Math.ceil(RUNS / 3)} generated evidence files: a PDF, PNG or JPEG by its bytes is accepted as such, anything else 2744 writing nothing, never a 5xx`, async (t) => {
+    const h = await build(t, dialect);
+    const { cardId } = await fundedCard(h, { topUp: 500 });
+    // Disputes on one purchase, each created then withdrawn: the purchase stays disputable.
+    const { tradeId } = await clearedPurchase(h, { cardId, amount: 1 });
+    let accepted = 0;
+    await fc.assert(
+      fc.asyncProperty(evidenceFile, async ({ declared, bytes, base64 }) => {
+        const before = await counts(h);
+        const res = await h.call(DISPUTE.create, {
+          tradeId,
+          reason: 'other',
+          evidence: [{ fileName: 'f.bin', contentType: declared, data: base64 ?? bytes.toString('base64') }],
+          randomStr: randomStr(),
+        });
+        assert.ok(res.status < 500, JSON.stringify(res.body));
+        if (res.status === 200) {
+          accepted++;
+          // Accepted only when its first bytes say what was declared.
+          const magic = { 'application/pdf': '25504446', 'image/png': '89504e47', 'image/jpeg': 'ffd8ff' }[declared as string];
+          assert.ok(magic && bytes.toString('hex').startsWith(magic), `${declared} accepted: ${bytes.subarray(0, 8).toString('hex')}`);
+          assert.equal(res.body.model.evidence[0].contentType, declared);
+          await disputeOk(h, 'withdraw', { disputeId: res.body.model.disputeId });
+          return;
+        }
+        assert.ok(['2744', '1002'].includes(res.body.code), JSON.stringify(res.body));
+        const after = await counts(h);
+        for (const [table, n] of Object.entries(after)) assert.equal(n, before[table], `refused evidence wrote to ${table}`);
+      }),
+      { numRuns: Math.ceil(RUNS / 3), seed: SEED },
+    );
+    t.diagnostic(`${accepted} accepted`);
+  });
 });
+
+/** Evidence files: real ones slightly broken, other formats declared as these, random bytes, bad Base64. */
+const evidenceFile = fc.oneof(
+  fc.record({
+    declared: fc.constantFrom('application/pdf', 'image/png', 'image/jpeg'),
+    bytes: fc.oneof(
+      fc.constant(png()),
+      fc.constant(jpeg(10, 10)),
+      fc.constant(pdf(3)),
+      fc
+        .tuple(fc.integer({ min: 0, max: 2 ** 32 - 1 }), fc.integer({ min: 0, max: 2 ** 32 - 1 }))
+        .map(([w, hgt]) => png(w, hgt, Buffer.alloc(8))),
+      fc.tuple(fc.integer({ min: 0, max: 65535 }), fc.integer({ min: 0, max: 65535 })).map(([w, hgt]) => jpeg(w, hgt)),
+      fc
+        .tuple(fc.constantFrom(png(), jpeg(), pdf(1)), fc.nat(60), fc.uint8Array({ maxLength: 8 }))
+        .map(([f, at, junk]) => Buffer.concat([f.subarray(0, at), Buffer.from(junk), f.subarray(at + junk.length)])),
+      fc.constantFrom(zip(), Buffer.from('<svg xmlns="http://www.w3.org/2000/svg"/>'), Buffer.from('<html></html>'), Buffer.alloc(0)),
+      fc.uint8Array({ maxLength: 200 }).map((a) => Buffer.from(a)),
+    ),
+    base64: fc.oneof(
+      { arbitrary: fc.constant(undefined), weight: 4 },
+      { arbitrary: fc.constantFrom('====', 'not base64!', 'QUJD', 'iVBORw0KGgo', 'JVBERi0x\\nJVBERi0x'), weight: 1 },
+    ),
+  }),
+  // What each declared type really is: accepted.
+  fc
+    .constantFrom(['image/png', png(4, 4)] as const, ['image/jpeg', jpeg(10, 10)] as const, ['application/pdf', pdf(3)] as const)
+    .map(([declared, bytes]) => ({ declared, bytes, base64: undefined })),
+  fc.record({
+    declared: fc.constantFrom('image/svg+xml', 'text/html', 'application/zip', ''),
+    bytes: fc.constant(png()),
+    base64: fc.constant(undefined),
+  }),
+);

@@ -18,6 +18,7 @@ import { selfSigned } from './helpers/certs.js';
 import { childDatabaseUrl, runCli } from './helpers/cli.js';
 import { ownTables } from './helpers/db.js';
 import { eachDialect } from './helpers/dialects.js';
+import { clearedPurchase, disputeOk, file, png } from './helpers/disputes.js';
 import { testLogging } from './helpers/log-audit.js';
 
 eachDialect('keys at rest: master key rotation and PAN data keys', (dialect) => {
@@ -47,6 +48,9 @@ eachDialect('keys at rest: master key rotation and PAN data keys', (dialect) => 
       randomStr: randomStr(),
     });
     assert.equal(rejected.status, 200, JSON.stringify(rejected.body));
+    // A dispute's explanation and evidence file.
+    const { tradeId } = await clearedPurchase(h, { cardId, amount: 1 });
+    await disputeOk(h, 'create', { tradeId, reason: 'other', explanation: 'sealed', evidence: [file('a.png', 'image/png', png())] });
     // A console operator's TOTP key.
     const totp = newTotpSecret();
     const op = await runVerb(h.app.svc, createOperator, { input: { email: 'ops@example.com', role: 'admin' }, actor: 'test' });

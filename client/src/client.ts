@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { APIConnectionError, APIConnectionTimeoutError, APIError, CardProgramError } from './errors.js';
 import type { Requester, RequestKind } from './request.js';
 import { Cards } from './resources/cards.js';
+import { Disputes } from './resources/disputes.js';
 import { AuthorizationEndpointSettings, Funding } from './resources/funding.js';
 import { Holders } from './resources/holders.js';
 import { Kyc } from './resources/kyc.js';
@@ -76,6 +77,7 @@ export class CardProgram implements Requester {
   readonly funding: Funding;
   readonly authorizationEndpoint: AuthorizationEndpointSettings;
   readonly trades: Trades;
+  readonly disputes: Disputes;
   readonly kyc: Kyc;
   readonly page: Page;
   readonly sandbox: Sandbox;
@@ -103,6 +105,7 @@ export class CardProgram implements Requester {
     this.funding = new Funding(this);
     this.authorizationEndpoint = new AuthorizationEndpointSettings(this);
     this.trades = new Trades(this);
+    this.disputes = new Disputes(this);
     this.kyc = new Kyc(this);
     this.page = new Page(this);
     this.sandbox = new Sandbox(this);

@@ -1,5 +1,14 @@
 export { CardProgram, type ClientOptions, newRandomStr, type RequestKind, type RetryInfo, retryDelay, VERSION } from './client.js';
 export * from './errors.js';
+export type {
+  CreateDisputeParams,
+  DisputeEvidenceFile,
+  DisputeListParams,
+  DisputePageParams,
+  DisputeReason,
+  DisputeStatus,
+  UpdateDisputeParams,
+} from './resources/disputes.js';
 export type { CreateHolderParams } from './resources/holders.js';
 export type { KycShareParams } from './resources/kyc.js';
 export type { SandboxTrade } from './resources/sandbox.js';

@@ -1,4 +1,4 @@
-import type { AuditStatusValue, Authorization, TradeRecord } from './wire.js';
+import type { AuditStatusValue, Authorization, Dispute, TradeRecord } from './wire.js';
 import { AuditStatus as WireAuditStatus } from './wire.js';
 
 // The records and code tables are generated from the service's OpenAPI document (wire.ts).
@@ -16,6 +16,9 @@ export {
   type ControlsModel,
   DeclineReason,
   type DeclineReasonValue,
+  type Dispute,
+  type DisputeEvidence,
+  type DisputePage,
   type FundingBalance,
   type FundingMovement,
   type FundingStatementPage,
@@ -97,4 +100,13 @@ export type CallbackEvent =
       reason: string | null;
       /** @deprecated use `source`; `review` is an operator freeze when a cardholder was rejected. */
       actor: 'cardholder' | 'merchant' | 'operator' | 'review';
-    });
+    })
+  /** A dispute changed status, or moved money (docs/disputes.md); its sequence is the dispute's own. */
+  | (EventBase &
+      Pick<Dispute, 'disputeId' | 'tradeId' | 'cardId' | 'status' | 'amount' | 'currency' | 'provisionalCredit' | 'outcomeAmount'> & {
+        type: 'dispute.updated';
+        /** What happened: created, submitted, provisional_credit, won, lost, credit_reversed, expired, withdrawn. */
+        change: 'created' | 'submitted' | 'provisional_credit' | 'won' | 'lost' | 'credit_reversed' | 'expired' | 'withdrawn';
+        /** The money it moved, major units (negative: provisional credit taken back), and its journal entry; null when none. */
+        movement: { amount: number; entryId: string | null } | null;
+      });

@@ -299,3 +299,53 @@ export interface CardDetails {
   expiry: string;
   cvv: string;
 }
+
+/** An evidence file of a dispute: its name, what its bytes are, its size and SHA-256. */
+export interface DisputeEvidence {
+  fileName: string;
+  /** what the file’s first bytes say it is */
+  contentType: 'application/pdf' | 'image/png' | 'image/jpeg';
+  /** bytes, decoded */
+  size: number;
+  /** lowercase hex SHA-256 of the decoded file */
+  sha256: string;
+}
+
+/** A dispute (docs/disputes.md). */
+export interface Dispute {
+  disputeId: string;
+  /** the disputed transaction (a cleared purchase, tradeType 151) */
+  tradeId: string;
+  cardId: string;
+  /** first 6 and last 4 digits, the rest * */
+  cardNo: string;
+  /** fraudulent, not_received, duplicate, canceled, not_as_described, credit_not_processed or other */
+  reason: 'fraudulent' | 'not_received' | 'duplicate' | 'canceled' | 'not_as_described' | 'credit_not_processed' | 'other';
+  /** amount in major units of the currency, e.g. 12.5 */
+  amount: number;
+  currency: string;
+  /** unsubmitted, submitted, won, lost, expired or withdrawn (docs/disputes.md) */
+  status: 'unsubmitted' | 'submitted' | 'won' | 'lost' | 'expired' | 'withdrawn';
+  /** what the cardholder says happened ("" none) */
+  explanation: string;
+  evidence: DisputeEvidence[];
+  /** the clearing’s business date, yyyy-MM-dd */
+  clearingDate: string;
+  /** the last day a submission is accepted, yyyy-MM-dd (UTC): 120 days after the clearing */
+  deadline: string;
+  /** what the submission credited the card provisionally, major units (0: none) */
+  provisionalCredit: number;
+  /** what the network paid back on a won dispute; null until won */
+  outcomeAmount: number | null;
+  /** ISO 8601 */
+  createdAt: string;
+  submittedAt: string | null;
+  decidedAt: string | null;
+}
+
+/** A page of the merchant’s disputes (disputeList). */
+export interface DisputePage {
+  /** disputes matching the filters */
+  total: number;
+  disputes: Dispute[];
+}

@@ -9,6 +9,7 @@ import { DomainError } from '../errors.js';
 import { serve } from '../server.js';
 import { auditCommands } from './commands/audit.js';
 import { callbackCommands } from './commands/callbacks.js';
+import { disputeCommands } from './commands/disputes.js';
 import { keyCommands } from './commands/keys.js';
 import { ledgerCommands } from './commands/ledger.js';
 import { merchantCommands } from './commands/merchants.js';
@@ -56,6 +57,7 @@ export function buildCli(): Command {
   toolCommands(program);
   keyCommands(program);
   ledgerCommands(program);
+  disputeCommands(program);
   auditCommands(program);
   operatorCommands(program);
   networkCommands(program);

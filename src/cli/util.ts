@@ -109,3 +109,9 @@ export function intArg(v: string): number {
   if (!/^\d+$/.test(v)) throw new InvalidArgumentError('expected a whole number');
   return Number(v);
 }
+
+/** A calendar day argument, YYYY-MM-DD. */
+export const dateArg = (v: string): string => {
+  if (!/^\d{4}-\d\d-\d\d$/.test(v) || Number.isNaN(Date.parse(`${v}T00:00:00Z`))) throw new InvalidArgumentError('expected YYYY-MM-DD');
+  return v;
+};

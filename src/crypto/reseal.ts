@@ -15,6 +15,14 @@ const SEALED: Array<{ table: keyof DB; key: string | string[]; column: string; c
   { table: 'cardholders', key: 'id', column: 'identity_enc', context: (r) => `holder-identity:${r.id}` },
   { table: 'operators', key: 'id', column: 'totp_enc', context: (r) => `operator-totp:${r.id}` },
   { table: 'kyc_requests', key: 'id', column: 'email_enc', context: (r) => `kyc-email:${r.id}` },
+  // A dispute's explanation and its evidence files (src/disputes/store.ts).
+  { table: 'disputes', key: 'id', column: 'explanation_enc', context: (r) => `dispute-explanation:${r.id}` },
+  {
+    table: 'dispute_evidence',
+    key: ['id', 'dispute_id'],
+    column: 'data_enc',
+    context: (r) => `dispute-evidence:${r.dispute_id}:${r.id}`,
+  },
   // Only kyc.result payloads are sealed (callbacks/outbox.ts); the others are JSON, left alone below.
   { table: 'callback_events', key: 'id', column: 'payload', context: (r) => `callback-payload:${r.id}` },
   {

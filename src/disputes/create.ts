@@ -133,7 +133,16 @@ export async function createDispute({ ctx, input }: { ctx: MerchantCtx; input: D
     submitted_at: null,
     decided_at: null,
   };
-  await ctx.tx.insertInto('disputes').values(row).execute();
+  try {
+    await ctx.tx.insertInto('disputes').values(row).execute();
+  } catch (err) {
+    // The last guard (the partial unique index): an open dispute committed by a transaction that did
+    // not take the card's lock first would be found here instead.
+    if (/disputes_one_open|disputes\.trade_id/.test(String((err as Error).message))) {
+      throw new DomainError('disputeOpen', 'tradeId: another dispute is open on this transaction');
+    }
+    throw err;
+  }
   await insertEvidence(ctx, row, files);
   await recordChange(ctx, row, { kind: 'created' });
   return queryDispute(ctx.tx, ctx.svc.box, ctx.merchantId, id, ctx.now);

@@ -8,7 +8,7 @@ import { DomainError, invalid } from '../errors.js';
 import { toMajor } from '../money/currency.js';
 import type { OperationInput } from '../operation-input.js';
 import type { DisputeListBody, DisputeRecordSchema, EvidenceType } from './schemas.js';
-import { type DisputeRow, isPastDeadline, openExplanation } from './store.js';
+import { type DisputeRow, evidenceContext, isPastDeadline, openExplanation } from './store.js';
 
 export type DisputeRecord = Static<typeof DisputeRecordSchema>;
 
@@ -134,4 +134,48 @@ export async function listDisputes(
     .offset(input.start)
     .execute();
   return { total, disputes: await withParts(db, box, rows, now) };
+}
+
+/** A dispute's history, oldest first (the console's dispute page): each change, who made it, the money and its journal entry. */
+export async function disputeHistory(db: Kysely<DB>, disputeId: string) {
+  const rows = await db
+    .selectFrom('dispute_events')
+    .select(['kind', 'status', 'amount', 'entry_id', 'actor', 'note', 'created_at'])
+    .where('dispute_id', '=', disputeId)
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
+  return rows.map((r) => ({
+    kind: r.kind,
+    status: r.status,
+    amount: Number(r.amount),
+    entryId: r.entry_id,
+    actor: r.actor,
+    note: r.note,
+    at: new Date(Number(r.created_at)).toISOString(),
+  }));
+}
+
+/**
+ * One evidence file, opened (the console shows it to a reviewer; nothing sends it to a merchant's
+ * browser as HTML: its type is the one its bytes were recognised as). Undefined: no such file.
+ */
+export async function evidenceFile(
+  db: Kysely<DB>,
+  box: SecretBox,
+  disputeId: string,
+  fileName: string,
+): Promise<{ contentType: string; bytes: Buffer; sha256: string } | undefined> {
+  const row = await db
+    .selectFrom('dispute_evidence')
+    .select(['id', 'content_type', 'data_enc', 'sha256'])
+    .where('dispute_id', '=', disputeId)
+    .where('file_name', '=', fileName)
+    .executeTakeFirst();
+  if (!row) return undefined;
+  return {
+    contentType: row.content_type,
+    bytes: Buffer.from(box.open(row.data_enc, evidenceContext(disputeId, row.id)), 'base64'),
+    sha256: row.sha256,
+  };
 }

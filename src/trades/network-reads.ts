@@ -40,3 +40,19 @@ export async function settledMessages(db: Kysely<DB>, businessDate: string) {
     .where('t.business_date', '=', businessDate)
     .execute();
 }
+
+/**
+ * The network messages behind a disputed transaction (the disputes' export, src/disputes/network-file.ts):
+ * those that produced it or the authorization it cleared, oldest first. A sandbox transaction has none.
+ */
+export async function messagesOfTrade(db: Kysely<DB>, tradeId: string) {
+  const t = await withTrades(db).selectFrom('trades').select(['id', 'original_id']).where('id', '=', tradeId).executeTakeFirst();
+  if (!t) return [];
+  const ids = t.original_id ? [t.id, t.original_id] : [t.id];
+  return db
+    .selectFrom('network_messages')
+    .select(['trade_id', 'acquirer', 'mti', 'request'])
+    .where('trade_id', 'in', ids)
+    .orderBy('created_at')
+    .execute();
+}

@@ -103,3 +103,14 @@ export async function disputeRefused(
   assert.equal(res.body.code, code, JSON.stringify(res.body));
   return res.body.msg as string;
 }
+
+/** The merchant's EUR funding balance, minor units. */
+export async function fundingOf(h: Harness): Promise<number> {
+  const row = await h.db.database.db
+    .selectFrom('merchant_balances')
+    .select('available')
+    .where('merchant_id', '=', h.merchant.appId)
+    .where('currency', '=', 'EUR')
+    .executeTakeFirstOrThrow();
+  return Number(row.available);
+}

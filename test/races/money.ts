@@ -203,7 +203,11 @@ export interface Race {
   run(s: Served, opts: { rounds: number; until?: number }): Promise<number>;
 }
 
-function race<S>(name: string, prepare: (s: Served, n: number) => Promise<S[]>, round: (s: Served, state: S) => Promise<void>): Race {
+export function race<S>(
+  name: string,
+  prepare: (s: Served, n: number) => Promise<S[]>,
+  round: (s: Served, state: S) => Promise<void>,
+): Race {
   return {
     name,
     run: async (s, { rounds, until }) => {

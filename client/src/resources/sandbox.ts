@@ -1,5 +1,5 @@
 import type { Requester } from '../request.js';
-import type { AuditStatusValue, CardDetails, Cardholder, ChannelValue, KycStatus, TradeRecord } from '../types.js';
+import type { AuditStatusValue, CardDetails, Cardholder, ChannelValue, Dispute, KycStatus, TradeRecord } from '../types.js';
 
 type Dated = { businessDate?: string; randomStr?: string };
 export type SandboxTrade = TradeRecord & { cardId?: string };
@@ -58,6 +58,16 @@ export class Sandbox {
     } & Dated,
   ): Promise<SandboxTrade> {
     return this.write('/sandbox/network/authorize', p);
+  }
+
+  /**
+   * Decides a submitted dispute at once, as the network would: `won` pays back `amount` (default all).
+   *
+   * @example
+   * await client.sandbox.decideDispute({ disputeId, outcome: 'won' });
+   */
+  decideDispute(p: { disputeId: string; outcome: 'won' | 'lost'; amount?: number; randomStr?: string }): Promise<Dispute> {
+    return this.write('/sandbox/dispute/decide', p);
   }
 
   /** @example await client.sandbox.clear({ tradeId }); // the payment (151) takes the held amount */

@@ -1,9 +1,9 @@
 import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
-import { type Command, InvalidArgumentError, Option } from 'commander';
+import { type Command, Option } from 'commander';
 import { ConfigError } from '../../config.js';
 import { settlement } from '../../network/settlement.js';
 import { ClearingFileError, type ClearingReport, clearingFile, importClearing } from '../../network-link/clearing.js';
-import { print, withDatabase, withServices } from '../util.js';
+import { dateArg, print, withDatabase, withServices } from '../util.js';
 import { type SendOptions, SIMULATOR_ACQUIRER, send, TYPES } from './network-send.js';
 
 /**
@@ -33,11 +33,6 @@ function showImport(r: ClearingReport): string {
   );
   return [`   #  MTI   STAN    kind              amount  outcome             reason`, ...lines, '', ...totals].join('\n');
 }
-
-const dateArg = (v: string) => {
-  if (!/^\d{4}-\d\d-\d\d$/.test(v) || Number.isNaN(Date.parse(`${v}T00:00:00Z`))) throw new InvalidArgumentError('expected YYYY-MM-DD');
-  return v;
-};
 
 export function networkCommands(program: Command): void {
   const network = program
