@@ -144,13 +144,14 @@ eachDialect('the console’s disputes', (dialect) => {
       .where('action', '=', 'dispute.evidence')
       .executeTakeFirstOrThrow();
     assert.equal(record.actor, 'reviewer@example.com');
-    assert.ok(record.target.startsWith(`${d.disputeId}/dev_`));
+    assert.equal(record.target, `${d.disputeId}/receipt.pdf`);
     // Unknown or malformed: the console's 404, never a 500.
     for (const url of [
       `/console/disputes/dsp_nope`,
       `/console/disputes/${'x'.repeat(80)}`,
-      `${href.replace(/dev_\w+$/, 'dev_nope')}`,
-      `/console/disputes/dsp_nope/evidence/${href.split('/').pop()}`,
+      `/console/disputes/${d.disputeId}/evidence/nope.pdf`,
+      `/console/disputes/${d.disputeId}/evidence/%3Cscript%3E.pdf`,
+      `/console/disputes/dsp_nope/evidence/receipt.pdf`,
     ]) {
       assert.equal((await consoleGet(h, as('reviewer'), url)).statusCode, 404, url);
     }

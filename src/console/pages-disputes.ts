@@ -89,7 +89,7 @@ export function disputePage(frame: Frame, d: DisputeDetail): string {
   const { row, trade, acceptor } = d;
   const role = frame.session.role;
   const evidenceRows = d.evidence.map((f) => [
-    can(role, 'evidence') ? link(`/console/disputes/${row.id}/evidence/${f.id}`, f.file_name) : esc(f.file_name),
+    can(role, 'evidence') ? link(`/console/disputes/${row.id}/evidence/${encodeURIComponent(f.file_name)}`, f.file_name) : esc(f.file_name),
     esc(f.content_type),
     esc(`${Number(f.size).toLocaleString('en')} bytes`),
     `<code>${esc(f.sha256)}</code>`,
@@ -132,11 +132,11 @@ export function disputePage(frame: Frame, d: DisputeDetail): string {
       'Oldest first: each change, and each money movement with its journal entry',
       ['When', 'What', 'Status', 'Amount', 'Journal entry', 'By', 'Note'],
       d.history.map((h) => [
-        when(h.created_at),
+        esc(h.at.replace('T', ' ').slice(0, 19)),
         esc(HISTORY_WORDS[h.kind] ?? h.kind),
         disputePill(h.status),
-        Number(h.amount) === 0 ? '—' : `${Number(h.amount) > 0 ? '+' : '−'}${money(h.amount, row.currency)}`,
-        h.entry_id ? `<code>${esc(h.entry_id)}</code>` : '—',
+        h.amount === 0 ? '—' : `${h.amount > 0 ? '+' : '−'}${money(h.amount, row.currency)}`,
+        h.entryId ? `<code>${esc(h.entryId)}</code>` : '—',
         esc(h.actor),
         esc(h.note),
       ]),

@@ -2,7 +2,8 @@ import type { Kysely } from 'kysely';
 import { maskedCardNo } from '../cards/model.js';
 import type { Services } from '../context.js';
 import type { DB, OPEN_DISPUTE_STATUSES } from '../db/schema.js';
-import { evidenceContext, openExplanation } from '../disputes/store.js';
+import { disputeHistory } from '../disputes/query.js';
+import { openExplanation } from '../disputes/store.js';
 import { tradeById } from '../trades/by-id.js';
 
 /** What the console's dispute pages read (reads only; the outcome is a verb run with its audit record). */
@@ -81,7 +82,7 @@ export async function disputeDetail(svc: Services, disputeId: string, now: numbe
       .orderBy('created_at')
       .orderBy('file_name')
       .execute(),
-    db.selectFrom('dispute_events').selectAll().where('dispute_id', '=', row.id).orderBy('created_at').orderBy('id').execute(),
+    disputeHistory(db, row.id),
     db.selectFrom('merchants').select(['id', 'name']).where('id', '=', row.merchant_id).executeTakeFirst(),
   ]);
   const acceptor = trade?.original_id
@@ -105,16 +106,3 @@ export async function disputeDetail(svc: Services, disputeId: string, now: numbe
   };
 }
 export type DisputeDetail = NonNullable<Awaited<ReturnType<typeof disputeDetail>>>;
-
-/** One evidence file of a dispute, opened, or null. */
-export async function evidenceFile(svc: Services, disputeId: string, evidenceId: string) {
-  const row = await svc.database.db
-    .selectFrom('dispute_evidence')
-    .select(['id', 'dispute_id', 'file_name', 'content_type', 'data_enc'])
-    .where('id', '=', evidenceId)
-    .where('dispute_id', '=', disputeId)
-    .executeTakeFirst();
-  if (!row) return null;
-  const bytes = Buffer.from(svc.box.open(row.data_enc, evidenceContext(disputeId, row.id)), 'base64');
-  return { fileName: row.file_name, contentType: row.content_type, bytes };
-}

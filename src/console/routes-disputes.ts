@@ -3,10 +3,11 @@ import type { Kysely } from 'kysely';
 import { recordView } from '../audit/trail.js';
 import type { DB } from '../db/schema.js';
 import { recordDisputeOutcome } from '../disputes/outcome.js';
+import { evidenceFile } from '../disputes/query.js';
 import { toMinor } from '../money/currency.js';
 import { runVerb } from '../runner.js';
 import * as pages from './pages.js';
-import { disputeDetail, disputeQueue, evidenceFile, type QueueFilter } from './queries-disputes.js';
+import { disputeDetail, disputeQueue, type QueueFilter } from './queries-disputes.js';
 import { type ConsoleKit, isIdText, queryText, SECURITY_HEADERS } from './routes-kit.js';
 import type { ConsoleSession } from './sessions.js';
 
@@ -52,6 +53,9 @@ export function disputesRoutes(app: FastifyInstance, kit: ConsoleKit): void {
     return html(reply, 200, pages.disputePage({ ...f, notice }, detail));
   });
 
+  /** An evidence file's name as the dispute schemas allow it (src/disputes/schemas.ts EvidenceFile): anything else is no file. */
+  const isFileName = (s: string) => /^[A-Za-z0-9][A-Za-z0-9 ._()-]{0,99}$/.test(s);
+
   app.get<{ Params: { id: string; file: string } }>(
     '/console/disputes/:id/evidence/:file',
     { schema: { hide: true } },
@@ -59,12 +63,12 @@ export function disputesRoutes(app: FastifyInstance, kit: ConsoleKit): void {
       const frame = await session(req, reply, 'evidence');
       if (!frame) return reply;
       const { id, file } = req.params;
-      const found = isIdText(id) && isIdText(file) ? await evidenceFile(svc, id, file) : null;
+      const found = isIdText(id) && isFileName(file) ? await evidenceFile(svc.database.db, svc.box, id, file) : undefined;
       if (!found) return html(reply, 404, pages.notFoundPage(frame, 'No such file.', `/console/disputes/${encodeURIComponent(id)}`));
-      await recordViewOf(req, frame.session, 'dispute.evidence', `${id}/${file}`, `evidence ${found.fileName}`);
+      await recordViewOf(req, frame.session, 'dispute.evidence', `${id}/${file}`, `evidence ${file}`);
       // Served as a download, never rendered here: the type its first bytes were checked to be (PDF, PNG
       // or JPEG, never HTML or SVG), no sniffing, and a file name of the schema's characters only.
-      const name = found.fileName.replace(/[^A-Za-z0-9 ._()-]/g, '_');
+      const name = file.replace(/[^A-Za-z0-9 ._()-]/g, '_');
       return reply
         .status(200)
         .headers(SECURITY_HEADERS)
