@@ -74,13 +74,15 @@ export interface VerbCtx extends TxCtx {
  * Who acts, typed (docs/adr/0003-actor.md): an operator, from the command line or the console (their
  * name: the operating-system user or the console account; where from: the machine or the address);
  * a merchant, by a signed request (its appId, the request's address; `sandbox` for a sandbox-only
- * simulation); the card network, over its link (the peer). The runner records it in the audit trail
- * (`source` is `cli`, `console`, `merchant` or `network`).
+ * simulation); the card network, over its link (the peer); a cardholder on the login-free page
+ * (its holder id; where from: the page's host, not the cardholder's address, which is personal data).
+ * The runner records it in the audit trail (`source` is `cli`, `console`, `merchant`, `network` or `page`).
  */
 export type Actor =
   | { kind: 'operator'; via: 'cli' | 'console'; who: string; origin: string }
   | { kind: 'merchant'; appId: string; origin: string; sandbox?: boolean }
-  | { kind: 'network'; peer: string };
+  | { kind: 'network'; peer: string }
+  | { kind: 'cardholder'; via: 'page'; holderId: string; host: string };
 
 /** How an actor is named where a verb keeps it (`ctx.actor`: holder_reviews, `card.status` events). */
 export function actorLabel(actor: Actor | string): string {
@@ -92,6 +94,8 @@ export function actorLabel(actor: Actor | string): string {
       return `${actor.sandbox ? 'sandbox' : 'merchant'}:${actor.appId}`;
     case 'network':
       return `network:${actor.peer}`;
+    case 'cardholder':
+      return 'cardholder';
   }
 }
 

@@ -3,16 +3,16 @@ import { mkdirSync } from 'node:fs';
 import type http from 'node:http';
 import { join } from 'node:path';
 import { it } from 'node:test';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { CallbackWorker } from '../src/callbacks/worker.js';
 import { createOperator } from '../src/console/accounts.js';
 import { codeAt, stepOf } from '../src/console/totp.js';
 import { updateMerchant } from '../src/merchants/manage.js';
 import { runVerb } from '../src/runner.js';
 import { b64, holderBody, randomStr } from './helpers/app.js';
-import { ARTIFACTS, CHROMIUM, FLAGS, listenOnLoopback, skip } from './helpers/browser.js';
+import { ARTIFACTS, browserPage, listenOnLoopback, skip } from './helpers/browser.js';
 import { fundedCard, ok } from './helpers/cards.js';
-import { buildConsole, makeOperator } from './helpers/console.js';
+import { buildConsole, loginInBrowser, makeOperator } from './helpers/console.js';
 import { eachDialect } from './helpers/dialects.js';
 import { receiver } from './helpers/receiver.js';
 
@@ -64,14 +64,7 @@ eachDialect('the operators’ console in a real browser (Chromium)', (dialect) =
     // The admin's account, as `cardprogram operator create ada@example.com --role admin` makes it.
     const made = await runVerb(h.app.svc, createOperator, { input: { email: 'ada@example.com', role: 'admin' }, actor: 'test' });
 
-    const browser: Browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS });
-    t.after(() => browser.close());
-    const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
-    const page = await context.newPage();
-    const cspErrors: string[] = [];
-    page.on('console', (m) => {
-      if (/Content Security Policy/i.test(m.text())) cspErrors.push(m.text());
-    });
+    const { browser, context, page, cspErrors } = await browserPage(t, { viewport: { width: 1280, height: 860 } });
     mkdirSync(ARTIFACTS, { recursive: true });
     const shot = (p: Page, name: string) => p.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
     const code = () => codeAt(secret, stepOf(h.now.ms));
@@ -185,12 +178,7 @@ eachDialect('the operators’ console in a real browser (Chromium)', (dialect) =
     // A viewer, in another browser: the card page offers no change, and the operators page is refused.
     const viewer = await makeOperator(h, 'vic@example.com', 'viewer');
     const other = await (await browser.newContext()).newPage();
-    await other.goto(`${base}/console/login`);
-    h.advance();
-    await other.getByLabel('E-mail').fill(viewer.email);
-    await other.getByLabel('Password').fill(viewer.password);
-    await other.getByLabel(/One-time code/).fill(codeAt(viewer.secret as string, stepOf(h.now.ms)));
-    await Promise.all([other.waitForURL(`${base}/console`), other.getByRole('button', { name: 'Log in' }).click()]);
+    await loginInBrowser(h, other, base, viewer);
     assert.equal(await other.getByRole('link', { name: 'Operators' }).count(), 0, 'not in the viewer’s navigation');
     await other.goto(`${base}/console/cards/${cardId}`);
     assert.equal(await other.getByRole('button', { name: /Unfreeze card|Close card/ }).count(), 0);

@@ -23,6 +23,8 @@ async function lines(h: Harness, cookie: string, query = '') {
   const rows = [...body.matchAll(/<tr><td>([^<]*)<\/td><td>(.*?)<\/td><td class="amt">(.*?)<\/td><\/tr>/g)].map((m) => {
     const text = (html: string) =>
       html
+        // A line's words without its "I don't recognise this" form (test/page.disputes.test.ts tests it).
+        .replace(/<details class="report">.*?<\/details>/g, '')
         .replace(/<br>/g, ' | ')
         .replace(/<[^>]+>/g, '')
         .replace(/&#(\d+);/g, (_x, c) => String.fromCharCode(Number(c)));

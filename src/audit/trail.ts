@@ -29,6 +29,8 @@ function actorColumns(actor: Actor): { actor: string; source: string; origin: st
       return { actor: actor.appId, source: 'merchant', origin: actor.origin };
     case 'network':
       return { actor: actor.peer, source: 'network', origin: actor.peer };
+    case 'cardholder':
+      return { actor: actor.holderId, source: 'page', origin: actor.host };
   }
 }
 

@@ -10,6 +10,7 @@ import { barePage, barList, esc, type Frame, form, hourChart, kv, link, page, pi
 export * from './pages-admin.js';
 export * from './pages-cards.js';
 export * from './pages-common.js';
+export * from './pages-disputes.js';
 
 /** The page of each console screen. Data in, HTML out: no database, no request. */
 
@@ -18,6 +19,8 @@ const ROLE_WORDS: Record<Permission, string> = {
   cards: 'freeze, unfreeze or close cards',
   callbacks: 'resend callbacks',
   review: 'decide cardholders and KYC requests',
+  evidence: 'open disputes’ evidence files',
+  outcomes: 'record a dispute’s outcome',
   merchants: 'manage merchants',
   funding: 'fund merchants',
   domains: 'manage merchants’ domains',
@@ -104,7 +107,7 @@ export function overviewPage(frame: Frame, o: Overview, network: { db: NetworkOv
   return page(
     `Today, ${o.day}`,
     frame,
-    `<div class="grid">${tile('Authorizations approved', String(o.approved))}${tile('Authorizations declined', String(o.declined))}${tile('Approved volume', volume)}${tile('Callbacks failed', String(o.callbacksFailed), '/console/callbacks?status=failed')}${tile('Callbacks retrying', String(o.callbacksRetrying), '/console/callbacks?status=pending')}${tile('Cardholders waiting for review', String(o.holdersWaiting), '/console/reviews')}${tile('KYC requests waiting', String(o.kycWaiting), '/console/reviews')}</div><h2>Authorizations</h2>${hourChart(o.hours)}${barList(
+    `<div class="grid">${tile('Authorizations approved', String(o.approved))}${tile('Authorizations declined', String(o.declined))}${tile('Approved volume', volume)}${tile('Callbacks failed', String(o.callbacksFailed), '/console/callbacks?status=failed')}${tile('Callbacks retrying', String(o.callbacksRetrying), '/console/callbacks?status=pending')}${tile('Cardholders waiting for review', String(o.holdersWaiting), '/console/reviews')}${tile('KYC requests waiting', String(o.kycWaiting), '/console/reviews')}${tile('Disputes open', String(o.disputesOpen), '/console/disputes')}</div><h2>Authorizations</h2>${hourChart(o.hours)}${barList(
       'Declines today by reason',
       o.declineReasons.map((r) => ({ label: r.reason, n: r.n })),
     )}${networkSection(network.db, network.link)}`,

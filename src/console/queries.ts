@@ -8,6 +8,7 @@ import { kycEmail } from '../kyc/email.js';
 import type { KycData } from '../kyc/submit.js';
 import { locateTrade } from '../trades/card-history.js';
 import { forcedPostsSince } from '../trades/network-reads.js';
+import { openDisputes } from './queries-disputes.js';
 
 /**
  * What the console's pages read. Reads only (no transaction of their own): every change goes
@@ -31,6 +32,8 @@ export interface Overview {
   callbacksRetrying: number;
   holdersWaiting: number;
   kycWaiting: number;
+  /** Disputes open (unsubmitted before their deadline, or submitted). */
+  disputesOpen: number;
 }
 
 /** Today's counts (UTC), each one grouped query on an indexed time column. */
@@ -39,7 +42,7 @@ export async function overview(db: Kysely<DB>, now: number): Promise<Overview> {
   const day = new Date(since).toISOString().slice(0, 10);
   // Counted by business day (the network's day of the authorization), charted by the hour it was recorded.
   const today = db.selectFrom('authorizations').where('business_date', '=', day);
-  const [byDecision, hourly, reasons, callbacks, holders, kyc] = await Promise.all([
+  const [byDecision, hourly, reasons, callbacks, holders, kyc, disputesOpen] = await Promise.all([
     today
       .select(['approved', 'currency', count, (eb) => eb.fn.sum<number>('amount').as('amount')])
       .groupBy(['approved', 'currency'])
@@ -63,6 +66,7 @@ export async function overview(db: Kysely<DB>, now: number): Promise<Overview> {
       .executeTakeFirst(),
     db.selectFrom('cardholders').select(count).where('audit_status', 'in', [0, 1]).executeTakeFirst(),
     db.selectFrom('kyc_requests').select(count).where('status', 'in', ['init', 'reviewing']).executeTakeFirst(),
+    openDisputes(db, now),
   ]);
   const volume = new Map<string, number>();
   let approved = 0;
@@ -89,6 +93,7 @@ export async function overview(db: Kysely<DB>, now: number): Promise<Overview> {
     callbacksRetrying: Number(callbacks?.retrying ?? 0),
     holdersWaiting: Number(holders?.n ?? 0),
     kycWaiting: Number(kyc?.n ?? 0),
+    disputesOpen,
   };
 }
 

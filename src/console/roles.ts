@@ -4,14 +4,17 @@ import { OPERATOR_ROLES, type OperatorRole } from '../db/schema.js';
  * What each console role may do. Roles are ordered: each may do what the ones before it may, and more.
  *   viewer:   read every page
  *   support:  also freeze, unfreeze and close cards, and resend callbacks
- *   reviewer: also decide cardholders and KYC requests
- *   admin:    also manage merchants, their funding and domains, and operators
+ *   reviewer: also decide cardholders and KYC requests, and open disputes' evidence files
+ *   admin:    also manage merchants, their funding and domains, and operators, and record a
+ *             dispute's outcome (it moves money: the network's credit, a provisional credit taken back)
  */
 export const PERMISSIONS = {
   read: 'viewer',
   cards: 'support',
   callbacks: 'support',
   review: 'reviewer',
+  evidence: 'reviewer',
+  outcomes: 'admin',
   merchants: 'admin',
   funding: 'admin',
   domains: 'admin',

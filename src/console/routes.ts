@@ -5,6 +5,7 @@ import * as pages from './pages.js';
 import { accessRoutes } from './routes-access.js';
 import { callbacksRoutes } from './routes-callbacks.js';
 import { cardsRoutes } from './routes-cards.js';
+import { disputesRoutes } from './routes-disputes.js';
 import { consoleKit } from './routes-kit.js';
 import { merchantsRoutes } from './routes-merchants.js';
 import { operatorsRoutes } from './routes-operators.js';
@@ -41,6 +42,7 @@ export const consoleRoutes: FastifyPluginAsync<{ svc: Services }> = async (app, 
   accessRoutes(app, kit);
   reviewsRoutes(app, kit);
   cardsRoutes(app, kit);
+  disputesRoutes(app, kit);
   callbacksRoutes(app, kit);
   merchantsRoutes(app, kit);
   operatorsRoutes(app, kit);

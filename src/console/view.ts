@@ -53,6 +53,7 @@ export const CONSOLE_STYLE_HASH = `'sha256-${createHash('sha256').update(STYLE).
 const NAV: Array<{ href: string; label: string; permission: Permission }> = [
   { href: '/console', label: 'Overview', permission: 'read' },
   { href: '/console/reviews', label: 'Reviews', permission: 'read' },
+  { href: '/console/disputes', label: 'Disputes', permission: 'read' },
   { href: '/console/search', label: 'Search', permission: 'read' },
   { href: '/console/callbacks', label: 'Callbacks', permission: 'read' },
   { href: '/console/merchants', label: 'Merchants', permission: 'read' },

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { DB } from '../db/schema.js';
+import type { DB, DisputeStatus } from '../db/schema.js';
 import { exponent } from '../money/currency.js';
 import { cardRootTrades, type HistoryCursor, tradesFollowing } from '../trades/card-history.js';
 import type { AuthorizationRow, TradeRow } from '../trades/record.js';
@@ -35,6 +35,12 @@ export interface ActivityLine {
   currency: string;
   /** Further facts in words ("Refunded 2.50 EUR", "Includes a 0.20 EUR fee", a decline's reason). */
   notes: string[];
+  /** A purchase's id (its authorization's): what "I don't recognise this" names. */
+  purchaseId?: string;
+  /** A cleared purchase not refunded in full: it may be disputed (docs/disputes.md). */
+  disputable?: boolean;
+  /** Its newest dispute's status, if any (an unsubmitted one past its deadline reads expired). */
+  dispute?: DisputeStatus;
 }
 
 /** Where the next page starts: after this record (business date, seq) and this decline (business date, created_at, id). */
@@ -151,6 +157,8 @@ function purchaseLine(auth: TradeRow, parts: TradeRow[], acceptor: Authorization
     asked: Number(auth.amount),
     currency: c,
     notes,
+    purchaseId: auth.id,
+    disputable: state === 'Posted',
   };
 }
 
@@ -179,7 +187,7 @@ function declineLine(d: AuthorizationRow): ActivityLine {
 }
 
 /** A page of a card's activity, newest first, from `cursor` (null: the newest). */
-export async function cardActivity(db: Kysely<DB>, cardId: string, cursor: ActivityCursor | null): Promise<ActivityPage> {
+export async function cardActivity(db: Kysely<DB>, cardId: string, cursor: ActivityCursor | null, now = Date.now()): Promise<ActivityPage> {
   const n = ACTIVITY_PAGE + 1;
   let declines = db.selectFrom('authorizations').selectAll().where('card_id', '=', cardId).where('approved', '=', 0);
   const dc = cursor?.decline;
@@ -227,13 +235,14 @@ export async function cardActivity(db: Kysely<DB>, cardId: string, cursor: Activ
     partsOf.set(root, [...(partsOf.get(root) ?? []), p]);
   }
 
-  const lines = page.map((e) =>
-    e.decline
-      ? declineLine(e.decline)
-      : e.trade?.trade_type === TradeType.authorization
-        ? purchaseLine(e.trade, partsOf.get(e.trade.id) ?? [], acceptorOf.get(e.trade.id))
-        : recordLine(e.trade as TradeRow),
-  );
+  const disputes = await purchaseDisputes(db, paymentAuth, now);
+  const lines = page.map((e) => {
+    if (e.decline) return declineLine(e.decline);
+    if (e.trade?.trade_type !== TradeType.authorization) return recordLine(e.trade as TradeRow);
+    const l = purchaseLine(e.trade, partsOf.get(e.trade.id) ?? [], acceptorOf.get(e.trade.id));
+    const dispute = disputes.get(e.trade.id);
+    return dispute ? { ...l, dispute } : l;
+  });
   if (!more) return { lines, older: null };
   // Continue after the last line shown of each source (or where that source's cursor was).
   const lastTrade = [...page].reverse().find((e) => e.trade)?.trade;
@@ -247,4 +256,22 @@ export async function cardActivity(db: Kysely<DB>, cardId: string, cursor: Activ
         : (cursor?.decline ?? null),
     },
   };
+}
+
+/** Each purchase's newest dispute's status, found by its clearings (payment id → purchase id). */
+async function purchaseDisputes(db: Kysely<DB>, purchaseOf: Map<string, string>, now: number): Promise<Map<string, DisputeStatus>> {
+  if (purchaseOf.size === 0) return new Map();
+  const rows = await db
+    .selectFrom('disputes')
+    .select(['trade_id', 'status', 'deadline_at'])
+    .where('trade_id', 'in', [...purchaseOf.keys()])
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
+  const out = new Map<string, DisputeStatus>();
+  for (const r of rows) {
+    const purchase = purchaseOf.get(r.trade_id);
+    if (purchase) out.set(purchase, r.status === 'unsubmitted' && Number(r.deadline_at) <= now ? 'expired' : r.status);
+  }
+  return out;
 }

@@ -73,7 +73,7 @@ export async function holderView(
     cards: await Promise.all(
       cards.map(async (c) => {
         const older = paging?.cardId === c.id ? paging.older : null;
-        return { card: toCardModel(c), activity: await cardActivity(db, c.id, older), paged: older !== null };
+        return { card: toCardModel(c), activity: await cardActivity(db, c.id, older, svc.clock()), paged: older !== null };
       }),
     ),
   };

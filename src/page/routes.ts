@@ -9,6 +9,7 @@ import { Envelope, errorResponses, ok } from '../http/schemas.js';
 import { runVerb } from '../runner.js';
 import { parseCursor } from './activity.js';
 import { merchantName, revealOnPage, setFrozenOnPage } from './card-actions.js';
+import { reportOnPage } from './card-disputes.js';
 import { holderView } from './holder-view.js';
 import { formToken, formTokenMatches, issueLink, loadSession, openLink, type PageSession, SESSION_IDLE_MS } from './links.js';
 import { LinkBody } from './schemas.js';
@@ -35,6 +36,8 @@ export async function pageBaseUrl(svc: Services, merchantId: string): Promise<st
 const NOTICES: Record<string, string> = {
   frozen: 'Your card is frozen: payments with it are declined until you unfreeze it.',
   unfrozen: 'Your card is active again.',
+  reported: 'Thank you: the purchase is reported, and your card provider opens a dispute for it.',
+  'reported-frozen': 'Thank you: the purchase is reported, and your card is frozen: payments with it are declined until you unfreeze it.',
 };
 
 export const pageRoutes: FastifyPluginAsyncTypebox<{ svc: Services }> = async (app, { svc }) => {
@@ -176,6 +179,61 @@ const browserRoutes: FastifyPluginAsync<{ svc: Services }> = async (app, { svc }
     return html(reply, 200, holderPage(view, { brand, email: view?.email ?? '', formToken: formToken(sessionId), revealed }));
   });
 
+  /**
+   * A change posted from the page: a refusal by its verb said in the cardholder's words (409), an
+   * unknown card or purchase 404; done, post, redirect, get (a reload does not post again).
+   */
+  async function pageChange<T>(
+    reply: FastifyReply,
+    run: () => Promise<T | null>,
+    refused: { title: string; words: (kind: string) => string },
+    notFound: string,
+    done: (result: T) => string,
+  ) {
+    let result: T | null;
+    try {
+      result = await run();
+    } catch (err) {
+      if (!(err instanceof DomainError) || err.status >= 500) throw err;
+      return html(reply, 409, messagePage(refused.title, refused.words(err.kind)));
+    }
+    if (result === null) return html(reply, 404, messagePage(notFound, 'Go back to your card page.'));
+    return reply
+      .status(303)
+      .headers(SECURITY_HEADERS)
+      .header('location', `/page?done=${done(result)}`)
+      .send();
+  }
+
+  app.post<{ Params: { cardId: string; purchaseId: string } }>(
+    '/page/cards/:cardId/purchases/:purchaseId/dispute',
+    { schema: { hide: true } },
+    async (req, reply) => {
+      const gated = await formGate(req, reply);
+      if (!gated) return reply;
+      const { cardId, purchaseId } = req.params;
+      const freeze = (req.body as URLSearchParams).get('freeze') === 'on';
+      return pageChange(
+        reply,
+        async () =>
+          isIdText(cardId) && isIdText(purchaseId)
+            ? reportOnPage({ svc, session: gated.session, cardId, input: { purchaseId, freeze }, host: req.hostname })
+            : null,
+        {
+          title: 'The purchase was not reported',
+          words: (kind) =>
+            kind === 'disputeOpen'
+              ? 'This purchase is already reported.'
+              : kind === 'disputeDeadline'
+                ? 'This purchase is too old to be disputed. Contact your card provider.'
+                : 'This purchase cannot be disputed. Contact your card provider.',
+        },
+        'Purchase not found',
+        (r) => (r.frozen ? 'reported-frozen' : 'reported'),
+      );
+    },
+  );
+
   for (const [action, frozen] of [
     ['freeze', true],
     ['unfreeze', false],
@@ -183,28 +241,22 @@ const browserRoutes: FastifyPluginAsync<{ svc: Services }> = async (app, { svc }
     app.post<{ Params: { cardId: string } }>(`/page/cards/:cardId/${action}`, { schema: { hide: true } }, async (req, reply) => {
       const gated = await formGate(req, reply);
       if (!gated) return reply;
-      let changed: Awaited<ReturnType<typeof setFrozenOnPage>>;
-      try {
-        changed = isIdText(req.params.cardId)
-          ? await setFrozenOnPage({ svc, session: gated.session, cardId: req.params.cardId, frozen })
-          : null;
-      } catch (err) {
-        if (!(err instanceof DomainError) || err.status >= 500) throw err;
-        const text =
-          err.kind === 'holderNotApproved'
-            ? 'Your card can be unfrozen once your identity check is approved.'
-            : err.kind === 'statusSource'
-              ? 'Your card was frozen by your card provider; only they can unfreeze it.'
-              : 'This card cannot be changed now.';
-        return html(reply, 409, messagePage('The card was not changed', text));
-      }
-      if (!changed) return html(reply, 404, messagePage('Card not found', 'Go back to your card page.'));
-      // Post, redirect, get: a reload does not post again.
-      return reply
-        .status(303)
-        .headers(SECURITY_HEADERS)
-        .header('location', `/page?done=${frozen ? 'frozen' : 'unfrozen'}`)
-        .send();
+      const { cardId } = req.params;
+      return pageChange(
+        reply,
+        async () => (isIdText(cardId) ? setFrozenOnPage({ svc, session: gated.session, cardId, frozen }) : null),
+        {
+          title: 'The card was not changed',
+          words: (kind) =>
+            kind === 'holderNotApproved'
+              ? 'Your card can be unfrozen once your identity check is approved.'
+              : kind === 'statusSource'
+                ? 'Your card was frozen by your card provider; only they can unfreeze it.'
+                : 'This card cannot be changed now.',
+        },
+        'Card not found',
+        () => (frozen ? 'frozen' : 'unfrozen'),
+      );
     });
   }
 };

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { CardDetails } from '../cards/details.js';
 import type { CardModel } from '../cards/model.js';
+import type { DisputeStatus } from '../db/schema.js';
 import { AUDIT_STATUS_NAMES, type AuditStatusValue } from '../holders/audit-status.js';
 import { exponent } from '../money/currency.js';
 import { type ActivityLine, type ActivityPage, formatCursor, formatMoney, type LineState } from './activity.js';
@@ -39,6 +40,9 @@ td.amt,th.amt{text-align:right;font-variant-numeric:tabular-nums;white-space:now
 .state{font-weight:600}.state.pending{color:#7a4f00}.state.declined{color:var(--danger)}.state.posted{color:var(--ok)}.state.void{color:var(--muted)}
 .pager{display:flex;justify-content:space-between;margin-top:10px}
 .empty{background:#fff;border:1px dashed var(--line);border-radius:12px;padding:24px;text-align:center}
+details.report{margin-top:4px}details.report summary{color:var(--accent);cursor:pointer;font-size:.9rem;font-weight:600}details.report summary:focus-visible{outline:3px solid #f5a623;outline-offset:2px}
+details.report form{margin:8px 0 0;display:flex;flex-direction:column;gap:8px;align-items:flex-start;max-width:340px}details.report label{font-size:.9rem}
+.dispute{font-weight:600;color:#7a4f00}
 @media (max-width:480px){h1{font-size:1.35rem}th,td{padding:8px 6px;font-size:.9rem}.card{padding:16px}.card .num{font-size:1.1rem}}
 `;
 
@@ -144,19 +148,41 @@ const STATE_CLASS: Record<LineState, string> = {
   Declined: 'declined',
 };
 
-function line(l: ActivityLine): string {
+/** A purchase's dispute in the cardholder's words. */
+const DISPUTE_WORDS: Record<DisputeStatus, string> = {
+  unsubmitted: 'Reported: your card provider is looking into it',
+  submitted: 'Disputed: sent to the card network',
+  won: 'Dispute won: the money came back',
+  lost: 'Dispute closed: the card network did not refund it',
+  expired: 'Report closed: it was not sent in time',
+  withdrawn: 'Report withdrawn',
+};
+
+/**
+ * "I don't recognise this" under a cleared purchase without an open dispute: a form (no script,
+ * behind a disclosure so one click reports nothing) with the session's form token and, on an active
+ * card, the offer to freeze it at the same time.
+ */
+function report(l: ActivityLine, card: CardModel, ctx: PageContext): string {
+  if (l.dispute) return `<br><small class="dispute">${esc(DISPUTE_WORDS[l.dispute])}</small>`;
+  if (!l.disputable || !l.purchaseId) return '';
+  const freeze = card.status === 'active' ? '<label><input type="checkbox" name="freeze" value="on"> Also freeze the card now</label>' : '';
+  return `<details class="report"><summary>I don’t recognise this</summary><form method="post" action="/page/cards/${esc(card.cardId)}/purchases/${esc(l.purchaseId)}/dispute"><input type="hidden" name="form" value="${esc(ctx.formToken)}"><small class="muted">Your card provider opens a fraud dispute for this purchase.</small>${freeze}<button type="submit" class="danger">Report this purchase</button></form></details>`;
+}
+
+function line(l: ActivityLine, card: CardModel, ctx: PageContext): string {
   const amount =
     l.amount === null
       ? `<s aria-label="${esc(l.state)}, nothing taken">${esc(formatMoney(l.asked, l.currency))}</s>`
       : `${l.amount > 0 ? '+' : l.amount < 0 ? '−' : ''}${esc(formatMoney(l.amount, l.currency))}`;
   const notes = l.notes.map((n) => `<br><small class="muted">${esc(n)}</small>`).join('');
-  return `<tr><td>${esc(l.date)}</td><td>${esc(l.title)}<br><small class="muted">${esc(l.kind)} · <span class="state ${STATE_CLASS[l.state]}">${esc(l.state)}</span></small>${notes}</td><td class="amt">${amount}</td></tr>`;
+  return `<tr><td>${esc(l.date)}</td><td>${esc(l.title)}<br><small class="muted">${esc(l.kind)} · <span class="state ${STATE_CLASS[l.state]}">${esc(l.state)}</span></small>${notes}${report(l, card, ctx)}</td><td class="amt">${amount}</td></tr>`;
 }
 
-function history(view: CardView): string {
+function history(view: CardView, ctx: PageContext): string {
   const { card, activity, paged } = view;
   const rows = activity.lines.length
-    ? activity.lines.map(line).join('')
+    ? activity.lines.map((l) => line(l, card, ctx)).join('')
     : `<tr><td colspan="3" class="muted">${paged ? 'Nothing older.' : 'No transactions yet.'}</td></tr>`;
   const newest = `<a rel="first" href="/page#tx-${esc(card.cardId)}">← Newest</a>`;
   const older = activity.older
@@ -193,7 +219,7 @@ export function holderPage(view: HolderView | null, ctx: PageContext): string {
     : '<div class="empty"><h2>No card yet</h2><p>Your virtual card will appear here once it is issued.</p></div>';
   return layout(
     'Your virtual card',
-    `<h1>${esc(view.name)}</h1><p>Identity check: <span class="pill${view.auditStatus === 2 ? ' approved' : ''}">${esc(status)}</span></p>${notice}${revealNote}<h2>Your cards</h2>${cards}${view.cards.map(history).join('')}`,
+    `<h1>${esc(view.name)}</h1><p>Identity check: <span class="pill${view.auditStatus === 2 ? ' approved' : ''}">${esc(status)}</span></p>${notice}${revealNote}<h2>Your cards</h2>${cards}${view.cards.map((v) => history(v, ctx)).join('')}`,
     opts,
   );
 }
