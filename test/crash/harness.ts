@@ -11,18 +11,16 @@
  */
 import { execFile } from 'node:child_process';
 import { randomInt } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { readdirSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { openDatabase } from '../../src/db/index.js';
 import type { LedgerReport } from '../../src/ledger/check.js';
 import { holderBody, kycBody, randomStr } from '../helpers/app.js';
-import { childDatabaseUrl, runCli } from '../helpers/cli.js';
-import { isolatedDatabase, type TestDialect } from '../helpers/db.js';
+import { runCli } from '../helpers/cli.js';
+import type { TestDialect } from '../helpers/db.js';
 import { eventually, receiver } from '../helpers/receiver.js';
-import { freePort } from '../helpers/service.js';
-import { killableService } from './service.js';
-import { type Demo, signedClient } from './signed-client.js';
+import { crashService } from './service.js';
+import { signedClient } from './signed-client.js';
 import { type Acknowledged, compareWithDatabase } from './verify.js';
 
 export interface CrashOptions {
@@ -79,30 +77,13 @@ export async function runCrashTest(opts: CrashOptions): Promise<CrashReport> {
   const log = opts.log ?? (() => undefined);
   const started = Date.now();
   const cleanups: Array<() => unknown> = [];
-  const db = await isolatedDatabase(opts.dialect);
-  cleanups.push(() => db.cleanup());
   try {
-    const port = await freePort();
+    const { db, port, env, demo, start, kill, selfExits, errorLog } = await crashService(
+      opts.dialect,
+      { CARDPROGRAM_WORKER_POLL_MS: '50', CARDPROGRAM_KYC_AUTO_DECISION_MS: '200' },
+      cleanups,
+    );
     const base = `http://127.0.0.1:${port}`;
-    const env: Record<string, string> = {
-      DATABASE_URL: childDatabaseUrl(db),
-      CARDPROGRAM_DATA_DIR: db.dataDir,
-      PORT: String(port),
-      LOG_LEVEL: 'warn',
-      CARDPROGRAM_RATE_LIMIT: '0',
-      CARDPROGRAM_WORKER_POLL_MS: '50',
-      CARDPROGRAM_KYC_AUTO_DECISION_MS: '200',
-      CARDPROGRAM_MERCHANT_CACHE_MS: '0',
-      // The expected balances assume the default fees (none on top-ups and same-currency payments).
-      CARDPROGRAM_FEES: '{}',
-    };
-
-    // ---- The service, killed and started again ----
-    const { start, kill, selfExits, errorLog } = killableService(env);
-    cleanups.push(kill);
-
-    await start();
-    const demo = JSON.parse(readFileSync(join(db.dataDir, 'demo-merchant.json'), 'utf8')) as Demo;
     const rx = await receiver({ after: (fn) => cleanups.push(fn) }, demo.webhookSecret);
     const notify = await runCli(['merchant', 'update', demo.appId, '--notify-url', rx.url], env);
     if (notify.code !== 0) throw new Error(`merchant update failed: ${notify.stderr}`);

@@ -12,19 +12,18 @@
  * test/crash.link.test.ts runs a short version in `npm test`; `npm run crashtest` the full one.
  */
 import { randomInt } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { openDatabase } from '../../src/db/index.js';
 import { withTrades } from '../../src/db/trades-table.js';
 import { type IsoMessage, message } from '../../src/iso8583/codec.js';
 import { LinkClient, transmissionTime } from '../../src/network-link/client.js';
 import { holderBody, randomStr } from '../helpers/app.js';
-import { childDatabaseUrl, runCli } from '../helpers/cli.js';
-import { isolatedDatabase, type TestDialect } from '../helpers/db.js';
+import { runCli } from '../helpers/cli.js';
+import type { TestDialect } from '../helpers/db.js';
+import { authorizationRequest } from '../helpers/link.js';
 import { noteSecret } from '../helpers/log-audit.js';
 import { freePort } from '../helpers/service.js';
-import { killableService } from './service.js';
-import { type Demo, signedClient } from './signed-client.js';
+import { crashService } from './service.js';
+import { signedClient } from './signed-client.js';
 
 export interface LinkCrashOptions {
   dialect: TestDialect;
@@ -58,6 +57,7 @@ export interface LinkCrashReport {
   seconds: number;
 }
 
+/** Field 32 of test/helpers/link.ts's authorizationRequest. */
 const ACQUIRER = '12345678';
 const pad = (n: number, width: number) => String(n).padStart(width, '0');
 const repeatOf = (mti: string) => (mti === '0100' ? '0101' : '0201');
@@ -76,27 +76,17 @@ export async function runLinkCrashTest(opts: LinkCrashOptions): Promise<LinkCras
   const log = opts.log ?? (() => undefined);
   const started = Date.now();
   const cleanups: Array<() => unknown> = [];
-  const db = await isolatedDatabase(opts.dialect);
-  cleanups.push(() => db.cleanup());
   try {
-    const [port, linkPort] = [await freePort(), await freePort()];
-    const env: Record<string, string> = {
-      DATABASE_URL: childDatabaseUrl(db),
-      CARDPROGRAM_DATA_DIR: db.dataDir,
-      PORT: String(port),
-      LOG_LEVEL: 'warn',
-      CARDPROGRAM_RATE_LIMIT: '0',
-      CARDPROGRAM_MERCHANT_CACHE_MS: '0',
-      // The expected balances assume no fees.
-      CARDPROGRAM_FEES: '{}',
-      CARDPROGRAM_NETWORK_PORT: String(linkPort),
-      CARDPROGRAM_NETWORK_HOST: '127.0.0.1',
-      CARDPROGRAM_NETWORK_DEADLINE_MS: String(opts.deadlineMs),
-    };
-    const { start, kill, selfExits, errorLog } = killableService(env);
-    cleanups.push(kill);
-    await start();
-    const demo = JSON.parse(readFileSync(join(db.dataDir, 'demo-merchant.json'), 'utf8')) as Demo;
+    const linkPort = await freePort();
+    const { db, port, env, demo, start, kill, selfExits, errorLog } = await crashService(
+      opts.dialect,
+      {
+        CARDPROGRAM_NETWORK_PORT: String(linkPort),
+        CARDPROGRAM_NETWORK_HOST: '127.0.0.1',
+        CARDPROGRAM_NETWORK_DEADLINE_MS: String(opts.deadlineMs),
+      },
+      cleanups,
+    );
     const { send, ok, stats } = signedClient(`http://127.0.0.1:${port}`, demo, errorLog);
 
     // ---- Cards, funded over HTTP; their numbers from the sandbox's card details ----
@@ -126,24 +116,10 @@ export async function runLinkCrashTest(opts: LinkCrashOptions): Promise<LinkCras
       const card = cards[i % cards.length] as (typeof cards)[number];
       const amount = 100 + randomInt(5900);
       const rrn = `CR${pad(i, 10)}`;
-      const msg = message(i % 4 === 3 ? '0200' : '0100', {
-        2: card.pan,
-        3: '000000',
-        4: pad(amount, 12),
-        7: transmissionTime(),
-        11: pad(i + 1, 6),
-        12: '120000',
-        13: '1125',
-        14: card.expiry,
-        18: '5411',
-        22: '810',
-        32: ACQUIRER,
-        37: rrn,
-        41: 'TERM0001',
-        42: 'ACCEPTOR0000001',
-        43: `${'Crash Test Shop'.padEnd(25)}${'Berlin'.padEnd(13)}DE`,
-        48: `92${pad(card.cvv.length, 2)}${card.cvv}`,
-        49: '978',
+      const msg = authorizationRequest(card, {
+        amount,
+        mti: i % 4 === 3 ? '0200' : '0100',
+        extra: { 7: transmissionTime(), 11: pad(i + 1, 6), 37: rrn },
       });
       return { msg, cardId: card.cardId, amount, rrn, answers: [], sends: 0 };
     });
