@@ -130,8 +130,14 @@ export async function runLinkCrashTest(opts: LinkCrashOptions): Promise<LinkCras
       if (s.answers.length === 0) firstAnswers++;
       s.answers.push({ mti: answer.mti, fields: Object.fromEntries([...answer.fields].map(([f, v]) => [String(f), v])), sweep });
     };
+    // A failed run stops its peers' reconnecting (the cleanups run first thing after it).
+    let over = false;
+    cleanups.push(() => {
+      over = true;
+    });
     const connect = async (): Promise<LinkClient> => {
       for (;;) {
+        if (over) throw new Error('the run is over');
         try {
           const client = await LinkClient.connect({ host: '127.0.0.1', port: linkPort, connectTimeoutMs: 2000 });
           const on = await client.ask(message('0800', { 7: transmissionTime(), 11: pad(randomInt(1_000_000), 6), 70: '001' }), 30_000);
@@ -143,6 +149,9 @@ export async function runLinkCrashTest(opts: LinkCrashOptions): Promise<LinkCras
         await new Promise((r) => setTimeout(r, 50 + randomInt(100)));
       }
     };
+    // The stream's last fifth waits for the last kill, so that every kill falls during the stream.
+    const holdFrom = Math.floor(opts.messages * 0.8);
+    let killsOver = false;
     /** One connection's share of the stream: `window` messages in flight, those unanswered sent again after a reconnect. */
     const connection = async (queue: number[], window: number) => {
       while (queue.length > 0) {
@@ -150,6 +159,12 @@ export async function runLinkCrashTest(opts: LinkCrashOptions): Promise<LinkCras
         let alive = true;
         const lane = async () => {
           while (alive && queue.length > 0) {
+            // Held without taking the message, so that what a kill left unanswered is sent again meanwhile.
+            if (!killsOver && (queue[0] as number) >= holdFrom) {
+              if (client.isClosed()) alive = false;
+              else await new Promise((r) => setTimeout(r, 5));
+              continue;
+            }
             const i = queue.shift() as number;
             const s = sent[i] as Sent;
             // A retransmission goes alternately as sent and with the repeat MTI (decisions §12.6).
@@ -170,26 +185,28 @@ export async function runLinkCrashTest(opts: LinkCrashOptions): Promise<LinkCras
     };
 
     // ---- The killer: each kill once the stream has gone some random way further ----
-    const marks = Array.from({ length: opts.kills }, () => Math.floor(opts.messages * (0.05 + Math.random() * 0.85))).sort((a, b) => a - b);
-    let done = false;
+    const marks = Array.from({ length: opts.kills }, () => Math.floor(opts.messages * (0.05 + Math.random() * 0.7))).sort((a, b) => a - b);
     const killer = async () => {
       let last = -1;
-      for (let k = 0; k < marks.length; k++) {
-        while (!done && (firstAnswers < (marks[k] as number) || firstAnswers <= last)) await new Promise((r) => setTimeout(r, 2));
-        if (done) throw new Error(`the stream ended before kill ${k + 1} of ${opts.kills}`);
-        await new Promise((r) => setTimeout(r, randomInt(15)));
-        await kill();
-        last = firstAnswers;
-        log(`kill ${k + 1}/${opts.kills}: ${firstAnswers} of ${opts.messages} messages answered, ${retransmissions} retransmissions`);
-        await start();
+      try {
+        for (let k = 0; k < marks.length; k++) {
+          // Past its mark, and further than the last kill (unless all before the held fifth is answered).
+          while (firstAnswers < (marks[k] as number) || (firstAnswers <= last && firstAnswers < holdFrom))
+            await new Promise((r) => setTimeout(r, 2));
+          await new Promise((r) => setTimeout(r, randomInt(15)));
+          await kill();
+          last = firstAnswers;
+          log(`kill ${k + 1}/${opts.kills}: ${firstAnswers} of ${opts.messages} messages answered, ${retransmissions} retransmissions`);
+          await start();
+        }
+      } finally {
+        killsOver = true;
       }
     };
     const queues = Array.from({ length: opts.connections }, (_, c) => sent.map((_, i) => i).filter((i) => i % opts.connections === c));
     const window = Math.max(1, Math.floor(opts.inFlight / opts.connections));
     const killing = killer();
-    await Promise.all(queues.map((q) => connection(q, window)));
-    done = true;
-    await killing;
+    await Promise.all([killing, ...queues.map((q) => connection(q, window))]);
 
     // What was stored before the sweep: a message answered only 91 must have written nothing (§12.8).
     const check = openDatabase(db.url, db.pgSchema ? { pgSchema: db.pgSchema } : {});
