@@ -6,6 +6,7 @@ import { DomainError } from '../errors.js';
 import { type AuthorizeInput, EndpointNotAsked, type EndpointVerdict, endpointRequest } from '../ledger/authorize.js';
 import {
   DeadlinePassed,
+  type DecisionGate,
   type LinkAnswer,
   type LinkIdentity,
   LinkReplay,
@@ -119,7 +120,13 @@ async function endpointVerdict(
  * endpoint asked with what is left of the deadline. The answer's code and, on approval, field 38
  * and (balance inquiry) field 54. Retransmissions get the stored answer.
  */
-export async function authorizationAnswer(svc: Services, mti: string, fields: Map<number, string>, arrived: number): Promise<LinkAnswer> {
+export async function authorizationAnswer(
+  svc: Services,
+  mti: string,
+  fields: Map<number, string>,
+  arrived: number,
+  gate: DecisionGate,
+): Promise<LinkAnswer> {
   const deadline = arrived + svc.config.network.deadlineMs;
   const pan = fields.get(2);
   const processing = fields.get(3);
@@ -142,16 +149,20 @@ export async function authorizationAnswer(svc: Services, mti: string, fields: Ma
   const key = `${identity.msgClass}\n${acquirer}\n${stan}\n${transmitted}\n${hash}`;
   const pending = deciding(svc);
   const running = pending.get(key);
-  if (running) return running;
-  const decision = decide(svc, { mti, fields, arrived, deadline, pan, kind, financial, identity, hash });
-  pending.set(key, decision);
-  return decision.finally(() => pending.delete(key));
+  if (running) {
+    gate.join(running.gate);
+    return running.answer;
+  }
+  const answer = decide(svc, { mti, fields, arrived, deadline, pan, kind, financial, identity, hash, gate });
+  pending.set(key, { answer, gate });
+  return answer.finally(() => pending.delete(key));
 }
 
-/** Decisions in progress in this process, by identity and content. */
-const inProgress = new WeakMap<Services, Map<string, Promise<LinkAnswer>>>();
-function deciding(svc: Services): Map<string, Promise<LinkAnswer>> {
-  const map = inProgress.get(svc) ?? new Map<string, Promise<LinkAnswer>>();
+/** Decisions in progress in this process, by identity and content, with their gates. */
+type Deciding = Map<string, { answer: Promise<LinkAnswer>; gate: DecisionGate }>;
+const inProgress = new WeakMap<Services, Deciding>();
+function deciding(svc: Services): Deciding {
+  const map = inProgress.get(svc) ?? (new Map() as Deciding);
   inProgress.set(svc, map);
   return map;
 }
@@ -166,11 +177,12 @@ interface Pending {
   financial: boolean;
   identity: LinkIdentity;
   hash: string;
+  gate: DecisionGate;
 }
 
 /** The decision of a message not decided before (authorizationAnswer). */
 async function decide(svc: Services, m: Pending): Promise<LinkAnswer> {
-  const { mti, fields, arrived, deadline, pan, kind, financial, identity, hash } = m;
+  const { mti, fields, arrived, deadline, pan, kind, financial, identity, hash, gate } = m;
   const { acquirer, stan } = identity;
   const card = await cardByPan(svc, pan);
   if (!card) return { code: '14' };
@@ -187,6 +199,7 @@ async function decide(svc: Services, m: Pending): Promise<LinkAnswer> {
         kind: kind === '31' ? 'balance' : financial ? 'financial' : 'authorize',
         authorize: { ...input, ...(verdict ? { endpoint: verdict } : {}) },
         deadline: deadline - DECISION_MARGIN_MS / 3,
+        gate,
         currencyCode: currencyCode(card, svc.config.network),
       },
       actor: `network:${acquirer}`,

@@ -147,6 +147,11 @@ export class LinkClient {
     });
   }
 
+  /** Whether the connection has ended (closed by either side, or failed): nothing more will be answered on it. */
+  isClosed(): boolean {
+    return this.closedWith !== null;
+  }
+
   /** Closes the connection (answers still awaited are rejected). */
   close(): void {
     this.fail(new LinkClientError('closed'));

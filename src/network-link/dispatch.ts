@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Services } from '../context.js';
 import { answerMti, decode, Iso8583Error, type IsoMessage } from '../iso8583/codec.js';
-import type { LinkAnswer } from '../network/link.js';
+import { DecisionGate, type LinkAnswer } from '../network/link.js';
 import { adviceAnswer, authorizationAnswer } from './authorization.js';
 import { financialAdvice } from './financial.js';
 import { reversalAnswer } from './reversal.js';
@@ -48,20 +48,29 @@ const AUTH_ADVICES = new Set(['0120', '0121']);
 const REVERSALS = new Set(['0400', '0401', '0420', '0421']);
 
 /**
- * The decision, or `91` at the deadline (decisions §12.8) when it has not come: the verb itself
- * rolls back what it has not committed shortly before then (src/network/link.ts, DeadlinePassed).
- * A failure before the verb (the database unreachable) is `91` too.
+ * The decision, or `91` at the deadline (decisions §12.8) when it has not come and can no longer
+ * commit: the deadline closes the decision's gate (src/network/link.ts, DecisionGate), and a verb
+ * that finds it closed rolls back (DeadlinePassed); a decision already committing is waited for,
+ * so that a 91 never stands beside a stored decision. A failure before the verb (the database
+ * unreachable) is `91` too.
  */
-async function withinDeadline(svc: Services, peer: Peer, decision: Promise<LinkAnswer>, arrived: number): Promise<LinkAnswer> {
+async function withinDeadline(
+  svc: Services,
+  peer: Peer,
+  decision: Promise<LinkAnswer>,
+  arrived: number,
+  gate: DecisionGate,
+): Promise<LinkAnswer> {
   const cancel = new AbortController();
-  const late = sleep(Math.max(0, arrived + svc.config.network.deadlineMs - svc.clock() - 5), undefined, { signal: cancel.signal }).then(
-    (): LinkAnswer => ({ code: '91' }),
-    (): LinkAnswer => ({ code: '91' }),
-  );
   const decided = decision.catch((err: unknown): LinkAnswer => {
     svc.log.warn({ err: { name: (err as Error).name, message: (err as Error).message } }, 'network link: no decision');
     return { code: '91' };
   });
+  // At the deadline, 91 only if the decision can no longer commit; one committing is waited for.
+  const late = sleep(Math.max(0, arrived + svc.config.network.deadlineMs - svc.clock() - 5), undefined, { signal: cancel.signal }).then(
+    (): LinkAnswer | Promise<LinkAnswer> => (gate.close() ? { code: '91' } : decided),
+    (): LinkAnswer => ({ code: '91' }),
+  );
   peer.track(decided);
   try {
     return await Promise.race([decided, late]);
@@ -108,8 +117,10 @@ export async function handleFrame(svc: Services, peer: Peer, bytes: Uint8Array, 
   if (!fields.has(11)) return { answer: answerTo(mti, fields, { code: '30' }), code: '30' };
   let answer: LinkAnswer;
   if (mti === '0800' || mti === '0801') answer = management(peer, fields);
-  else if (DECIDED.has(mti)) answer = await withinDeadline(svc, peer, authorizationAnswer(svc, mti, fields, arrived), arrived);
-  else if (REVERSALS.has(mti) || ADVICES.has(mti) || AUTH_ADVICES.has(mti)) {
+  else if (DECIDED.has(mti)) {
+    const gate = new DecisionGate();
+    answer = await withinDeadline(svc, peer, authorizationAnswer(svc, mti, fields, arrived, gate), arrived, gate);
+  } else if (REVERSALS.has(mti) || ADVICES.has(mti) || AUTH_ADVICES.has(mti)) {
     const posted = REVERSALS.has(mti)
       ? reversalAnswer(svc, mti, fields)
       : ADVICES.has(mti)

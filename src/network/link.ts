@@ -61,6 +61,45 @@ export class DeadlinePassed extends Error {
   override name = 'DeadlinePassed';
 }
 
+/**
+ * Where an 0100/0200's decision and its deadline meet, once (decisions §12.8). The verb enters it
+ * right before its claim and commit; the deadline's timer closes it before answering 91. Whichever
+ * comes first wins: a decision that entered is waited for (its answer is the truth, even a little
+ * late), and one that finds the gate closed rolls back, so that a 91 always means nothing was written.
+ * Without it a commit still running at the deadline was answered 91 and stored as decided, and a
+ * retransmission got another answer than the first. Both sides run on the process's one thread,
+ * so checking and setting the state cannot interleave.
+ */
+export class DecisionGate {
+  private state: 'open' | 'committing' | 'closed' = 'open';
+  private joined: DecisionGate | null = null;
+
+  /** A copy of a message still being decided: its deadline meets that decision's gate. */
+  join(running: DecisionGate): void {
+    this.joined = running;
+  }
+
+  /** The verb, before its claim: true when it may commit (after which the answer waits for it), false past `deadline` or once 91 was answered. */
+  enter(now: number, deadline: number): boolean {
+    if (this.joined) return this.joined.enter(now, deadline);
+    if (this.state === 'committing') return true; // a transaction run again (a deadlock's victim)
+    if (this.state === 'closed' || now > deadline) {
+      this.state = 'closed';
+      return false;
+    }
+    this.state = 'committing';
+    return true;
+  }
+
+  /** The deadline: true when the decision can no longer commit (91 may be answered), false when it is committing. */
+  close(): boolean {
+    if (this.joined) return this.joined.close();
+    if (this.state === 'committing') return false;
+    this.state = 'closed';
+    return true;
+  }
+}
+
 /** Response code `94`: a new message reusing another's identity with other content. */
 export const DUPLICATE = '94';
 
@@ -136,6 +175,8 @@ export interface LinkAuthorizeInput {
   authorize: AuthorizeInput;
   /** When the answer is due (epoch ms): a decision not made by then is rolled back. */
   deadline: number;
+  /** Where the decision and the deadline's 91 meet: one of them, never both. */
+  gate: DecisionGate;
 }
 
 /** Field 54's balance: account type 00, amount type 02 (available), currency n3, sign, amount n12. */
@@ -184,7 +225,7 @@ export async function linkAuthorize({
       answer = { code: declineCode(detail?.declineReason, (await lockCard(ctx, cardId)).status), tradeId: detail?.tradeId };
     }
   }
-  if (ctx.svc.clock() > input.deadline) throw new DeadlinePassed();
+  if (!input.gate.enter(ctx.svc.clock(), input.deadline)) throw new DeadlinePassed();
   await claim(ctx, input.record, cardId, answer);
   return answer;
 }

@@ -11,17 +11,16 @@
  */
 import { execFile } from 'node:child_process';
 import { randomInt } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { readdirSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { openDatabase } from '../../src/db/index.js';
 import type { LedgerReport } from '../../src/ledger/check.js';
-import { holderBody, kycBody, randomStr, sign } from '../helpers/app.js';
-import { childDatabaseUrl, runCli } from '../helpers/cli.js';
-import { isolatedDatabase, type TestDialect } from '../helpers/db.js';
+import { holderBody, kycBody, randomStr } from '../helpers/app.js';
+import { runCli } from '../helpers/cli.js';
+import type { TestDialect } from '../helpers/db.js';
 import { eventually, receiver } from '../helpers/receiver.js';
-import { freePort } from '../helpers/service.js';
-import { killableService } from './service.js';
+import { crashService } from './service.js';
+import { signedClient } from './signed-client.js';
 import { type Acknowledged, compareWithDatabase } from './verify.js';
 
 export interface CrashOptions {
@@ -61,18 +60,6 @@ export interface CrashReport {
   seconds: number;
 }
 
-interface Demo {
-  appId: string;
-  secret: string;
-  webhookSecret: string;
-}
-
-interface Reply {
-  status: number;
-  body: Record<string, any>;
-  replayed: boolean;
-}
-
 const cents = (minor: number) => minor / 100;
 
 /**
@@ -90,83 +77,20 @@ export async function runCrashTest(opts: CrashOptions): Promise<CrashReport> {
   const log = opts.log ?? (() => undefined);
   const started = Date.now();
   const cleanups: Array<() => unknown> = [];
-  const db = await isolatedDatabase(opts.dialect);
-  cleanups.push(() => db.cleanup());
   try {
-    const port = await freePort();
+    const { db, port, env, demo, start, kill, selfExits, errorLog } = await crashService(
+      opts.dialect,
+      { CARDPROGRAM_WORKER_POLL_MS: '50', CARDPROGRAM_KYC_AUTO_DECISION_MS: '200' },
+      cleanups,
+    );
     const base = `http://127.0.0.1:${port}`;
-    const env: Record<string, string> = {
-      DATABASE_URL: childDatabaseUrl(db),
-      CARDPROGRAM_DATA_DIR: db.dataDir,
-      PORT: String(port),
-      LOG_LEVEL: 'warn',
-      CARDPROGRAM_RATE_LIMIT: '0',
-      CARDPROGRAM_WORKER_POLL_MS: '50',
-      CARDPROGRAM_KYC_AUTO_DECISION_MS: '200',
-      CARDPROGRAM_MERCHANT_CACHE_MS: '0',
-      // The expected balances assume the default fees (none on top-ups and same-currency payments).
-      CARDPROGRAM_FEES: '{}',
-    };
-
-    // ---- The service, killed and started again ----
-    const { start, kill, selfExits, errorLog } = killableService(env);
-    cleanups.push(kill);
-
-    await start();
-    const demo = JSON.parse(readFileSync(join(db.dataDir, 'demo-merchant.json'), 'utf8')) as Demo;
     const rx = await receiver({ after: (fn) => cleanups.push(fn) }, demo.webhookSecret);
     const notify = await runCli(['merchant', 'update', demo.appId, '--notify-url', rx.url], env);
     if (notify.code !== 0) throw new Error(`merchant update failed: ${notify.stderr}`);
 
     // ---- Clients that never give up on a request ----
-    let retries = 0;
-    let replays = 0;
-    const serverErrors: string[] = [];
     let stopping = false;
-    /** Sends the same body until the service answers it (anything but a dead connection or a 503). */
-    const send = async (path: string, body: Record<string, unknown>): Promise<Reply> => {
-      const payload = JSON.stringify(sign(body, demo));
-      for (let attempt = 0; ; attempt++) {
-        if (attempt > 0) {
-          retries++;
-          await new Promise((r) => setTimeout(r, 20 + randomInt(100)));
-        }
-        if (attempt > 2000) throw new Error(`no answer for ${path} after 2000 attempts`);
-        let res: Response;
-        try {
-          res = await fetch(`${base}${path}`, {
-            method: 'POST',
-            headers: { 'content-type': 'application/json' },
-            body: payload,
-            signal: AbortSignal.timeout(15_000),
-          });
-        } catch {
-          continue; // refused, reset, or the answer lost with the process
-        }
-        let parsed: Record<string, any>;
-        try {
-          parsed = (await res.json()) as Record<string, any>;
-        } catch {
-          continue; // the connection died in the middle of the answer
-        }
-        // 503 is the documented "database unavailable, retry"; any other 5xx is a defect to report.
-        if (res.status === 503) continue;
-        if (res.status >= 500) {
-          serverErrors.push(`${path}: ${res.status} ${JSON.stringify(parsed)}`);
-          await new Promise((r) => setTimeout(r, 300)); // let the service's log line of it arrive
-        }
-        const replayed = res.headers.get('x-idempotent-replay') === 'true';
-        if (replayed) replays++;
-        return { status: res.status, body: parsed, replayed };
-      }
-    };
-    const ok = (what: string, r: Reply) => {
-      if (r.status !== 200)
-        throw new Error(
-          `${what}: ${r.status} ${JSON.stringify(r.body)}${errorLog.length ? `\nthe service logged:\n${errorLog.join('\n')}` : ''}`,
-        );
-      return r.body;
-    };
+    const { send, ok, stats } = signedClient(base, demo, errorLog);
 
     // What the clients were told, to hold the database to.
     const acked: Acknowledged = {
@@ -285,8 +209,8 @@ export async function runCrashTest(opts: CrashOptions): Promise<CrashReport> {
     // ---- The database against what the clients were told ----
     const problems: string[] = [
       ...selfExits,
-      ...serverErrors.slice(0, 20).map((e) => `answered with a server error: ${e}`),
-      ...(serverErrors.length ? errorLog.map((line) => `the service logged: ${line}`) : []),
+      ...stats.serverErrors.slice(0, 20).map((e) => `answered with a server error: ${e}`),
+      ...(stats.serverErrors.length ? errorLog.map((line) => `the service logged: ${line}`) : []),
     ];
     const { lost, extra, ledger, events, receivedIds, seen } = await compareWithDatabase(
       check,
@@ -301,8 +225,8 @@ export async function runCrashTest(opts: CrashOptions): Promise<CrashReport> {
       kills: opts.kills,
       pgRestarts: opts.dialect.name === 'postgres' ? (opts.pgRestarts ?? 0) : 0,
       acknowledged: counts,
-      retries,
-      replays,
+      retries: stats.retries,
+      replays: stats.replays,
       callbacks: { events: events.length, received: receivedIds.length, redelivered: receivedIds.length - seen.size },
       ledger,
       lost,

@@ -1,6 +1,37 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { ROOT } from '../helpers/cli.js';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { childDatabaseUrl, ROOT } from '../helpers/cli.js';
+import { isolatedDatabase, type TestDialect } from '../helpers/db.js';
 import { auditing, keepOutput } from '../helpers/log-audit.js';
+import { freePort } from '../helpers/service.js';
+import type { Demo } from './signed-client.js';
+
+/**
+ * A crash suite's service, started: a fresh database, the settings every suite shares (no rate
+ * limit, no merchant cache, no fees: the expected balances assume none) and the suite's own, and
+ * the sandbox's demo merchant. Its database's removal and the service's end go to `cleanups`.
+ */
+export async function crashService(dialect: TestDialect, own: Record<string, string>, cleanups: Array<() => unknown>) {
+  const db = await isolatedDatabase(dialect);
+  cleanups.push(() => db.cleanup());
+  const port = await freePort();
+  const env: Record<string, string> = {
+    DATABASE_URL: childDatabaseUrl(db),
+    CARDPROGRAM_DATA_DIR: db.dataDir,
+    PORT: String(port),
+    LOG_LEVEL: 'warn',
+    CARDPROGRAM_RATE_LIMIT: '0',
+    CARDPROGRAM_MERCHANT_CACHE_MS: '0',
+    CARDPROGRAM_FEES: '{}',
+    ...own,
+  };
+  const service = killableService(env);
+  cleanups.push(service.kill);
+  await service.start();
+  const demo = JSON.parse(readFileSync(join(db.dataDir, 'demo-merchant.json'), 'utf8')) as Demo;
+  return { db, port, env, demo, ...service };
+}
 
 /**
  * The service as a child process that only the harness ends, with SIGKILL: `start` resolves once it
