@@ -21,7 +21,7 @@ import { hmacSign, signingString } from '../src/http/signing.js';
 import { childDatabaseUrl } from '../test/helpers/cli.js';
 import { arg, filledDatabase } from './filled.js';
 import { operations } from './http-operations.js';
-import { recordTemplate, replayPostgres, replaySqlite } from './statements-writes.js';
+import { fromFiftyClients, recordTemplate, replayPostgres, replaySqlite } from './statements-writes.js';
 
 const dbName = arg('db', 'sqlite');
 const ROUNDS = Number(arg('rounds', '3000'));
@@ -191,28 +191,7 @@ async function timeOne(s: Sent, fresh: (s: Sent) => unknown[]): Promise<{ us1: n
     }
     await one.query('rollback');
     const us1 = (spent / ROUNDS) * 1000;
-    const clients = await Promise.all(
-      Array.from({ length: 50 }, async () => {
-        const c = new pg.Client(config);
-        await c.connect();
-        return c;
-      }),
-    );
-    try {
-      let done = 0;
-      const until = performance.now() + 5000;
-      await Promise.all(
-        clients.map(async (c) => {
-          while (performance.now() < until) {
-            await send(c);
-            done++;
-          }
-        }),
-      );
-      return { us1, perSecond50: Math.round(done / 5) };
-    } finally {
-      await Promise.all(clients.map((c) => c.end()));
-    }
+    return { us1, perSecond50: await fromFiftyClients(config.connectionString, (c) => send(c)) };
   } finally {
     await one.end();
   }
