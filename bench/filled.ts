@@ -1,7 +1,7 @@
 /**
  * The database the single-operation benchmarks run against (bench:profile, bench:statements): an
  * isolated SQLite file or PostgreSQL schema, migrated and filled by the built CLI with the demo's
- * 10,000 trades over 30 days, and the demo merchant's credentials.
+ * 10,000 trades over 30 days (BENCH_TRADES: another count), and the demo merchant's credentials.
  */
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -53,11 +53,15 @@ export async function filledDatabase(dbName: string, label: string, logLevel = '
     const bin = join(ROOT, 'bin', 'cardprogram.js');
     execFileSync(process.execPath, [bin, 'migrate'], { cwd: ROOT, env, stdio: 'ignore' });
     const filled = JSON.parse(
-      execFileSync(process.execPath, [bin, 'demo', '--trades', '10000', '--days', '30', '--seed', '1', '--json'], {
-        cwd: ROOT,
-        env,
-        maxBuffer: 1 << 28,
-      }).toString(),
+      execFileSync(
+        process.execPath,
+        [bin, 'demo', '--trades', process.env.BENCH_TRADES ?? '10000', '--days', '30', '--seed', '1', '--json'],
+        {
+          cwd: ROOT,
+          env,
+          maxBuffer: 1 << 28,
+        },
+      ).toString(),
     );
     const cards: string[] = filled.holders.flatMap((h: { cards: Array<{ cardId: string }> }) => h.cards.map((c) => c.cardId));
     const demo = JSON.parse(readFileSync(join(dataDir, 'demo-merchant.json'), 'utf8'));

@@ -14,7 +14,10 @@
  *   npm run bench:http                 both databases, both builds, 10 s per operation, 10,000 trades
  *   npm run bench:http -- --baseline REF   another baseline (a commit, a tag, a branch)
  *   npm run bench:http -- --quick      this checkout alone, tiny sizes, a few seconds (CI: checks that it works)
+ *   npm run bench:http -- --baseline none   this checkout alone, full sizes
+ *   npm run bench:http -- --baseline-root DIR   the baseline from a checkout already built (npm run build there)
  *   BENCH_DB=sqlite npm run bench:http
+ *   BENCH_OPS=topup,holder npm run bench:http   only these operations (keys of bench/http-operations.ts)
  */
 import { type ChildProcess, execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -51,6 +54,9 @@ function baselineBuild(ref: string): Build {
   }
   return { label: `today (${sha})`, root };
 }
+
+/** BENCH_OPS: the operations to drive (their keys), all when unset. */
+const only = process.env.BENCH_OPS?.split(',');
 
 /** The mean of a build's measured halves (errors summed). */
 function mean(runs: Measured[]): Measured {
@@ -129,6 +135,7 @@ async function run(dialect: TestDialect, builds: Build[]) {
     const rows = [];
     const cardsOf = (p: (typeof prepared)[number]) => operations(p.cards);
     for (const [i, op] of operations((prepared[0] as (typeof prepared)[number]).cards).entries()) {
+      if (only && !only.includes(op.key)) continue;
       let size = 0;
       const measured = [];
       for (const p of prepared) {
@@ -248,7 +255,20 @@ const baselineRef =
     : quick
       ? undefined
       : readFileSync(new URL('./baseline-ref', import.meta.url), 'utf8').trim();
-const builds: Build[] = [...(baselineRef ? [baselineBuild(baselineRef)] : []), { label: 'after', root: ROOT }];
+// --baseline-root DIR: a checkout of the baseline already built (its dist/), instead of a worktree made here.
+const rootAt = process.argv.indexOf('--baseline-root');
+const baselineRoot = rootAt > 0 ? process.argv[rootAt + 1] : undefined;
+const baseline = baselineRoot
+  ? [
+      {
+        label: `today (${execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: baselineRoot }).toString().trim()})`,
+        root: baselineRoot,
+      },
+    ]
+  : baselineRef && baselineRef !== 'none'
+    ? [baselineBuild(baselineRef)]
+    : [];
+const builds: Build[] = [...baseline, { label: 'after', root: ROOT }];
 const which = (process.env.BENCH_DB ?? 'sqlite,postgres').split(',');
 const results = [];
 if (which.includes('sqlite')) results.push(await run({ name: 'sqlite', url: 'file:' }, builds));

@@ -10,6 +10,7 @@
  *
  *   npm run bench:statements                 SQLite (--rounds N: how many times each, 3000)
  *   npm run bench:statements -- --db postgres
+ *   npm run bench:statements -- --op topup [--db postgres]   a write's whole transactions (bench/statements-writes.ts): topup, holder
  */
 import { randomBytes } from 'node:crypto';
 import SQLite from 'better-sqlite3';
@@ -20,9 +21,11 @@ import { hmacSign, signingString } from '../src/http/signing.js';
 import { childDatabaseUrl } from '../test/helpers/cli.js';
 import { arg, filledDatabase } from './filled.js';
 import { operations } from './http-operations.js';
+import { fromFiftyClients, recordTemplate, replayPostgres, replaySqlite } from './statements-writes.js';
 
 const dbName = arg('db', 'sqlite');
 const ROUNDS = Number(arg('rounds', '3000'));
+const OP = arg('op', 'list');
 
 const { db, env, cards, demo, cleanup } = await filledDatabase(dbName, 'statements', 'silent');
 
@@ -35,6 +38,10 @@ try {
   const app = await buildApp(loadConfig(env), { logger: false });
   const database = app.svc.database;
   const rows: Array<{ op: string; statement: string; us1: number; perSecond50?: number }> = [];
+  if (OP !== 'list') {
+    await writes(app, database);
+    process.exit(0);
+  }
   for (const op of operations(cards).filter((o) => o.key === 'list')) {
     const send = async () => {
       const body: Record<string, unknown> = { ...op.body(Math.floor(Math.random() * 1e9)), appId: demo.appId };
@@ -97,6 +104,50 @@ try {
 }
 
 /**
+ * A write (`--op topup|holder`): its whole transactions, as the service sends them, replayed by the
+ * database alone (bench/statements-writes.ts). Printed: per transaction, one at a time, and per
+ * second (PostgreSQL: 50 clients; SQLite: one thread, groups of 30 under one commit).
+ */
+async function writes(app: Awaited<ReturnType<typeof buildApp>>, database: typeof app.svc.database) {
+  const op = operations(cards).find((o) => o.key === OP);
+  if (!op)
+    throw new Error(
+      `--op: one of list, ${operations(cards)
+        .map((o) => o.key)
+        .join(', ')}`,
+    );
+  const templates = [];
+  for (let i = 0; i < Math.min(cards.length, 20); i++) {
+    const send = async () => {
+      const body: Record<string, unknown> = { ...op.body(i + cards.length * (1 + Math.floor(Math.random() * 1e6))), appId: demo.appId };
+      if (op.randomStr) body.randomStr = randomBytes(16).toString('hex');
+      body.sign = hmacSign(demo.secret, signingString(body));
+      const res = await app.inject({ method: 'POST', url: op.path, payload: body });
+      if (res.statusCode !== 200) throw new Error(`${op.name}: ${res.statusCode} ${res.body}`);
+    };
+    await send();
+    templates.push(await recordTemplate(database, send));
+  }
+  await app.close();
+  const first = templates[0] ?? [];
+  process.stdout.write(
+    `${dbName}, ${op.name}: ${first.length} statements a transaction\n${first.map((s) => `  ${s.sql.replace(/\s+/g, ' ').slice(0, 110)}`).join('\n')}\n`,
+  );
+  if (dbName === 'postgres') {
+    const r = await replayPostgres(childDatabaseUrl(db), templates, Math.min(ROUNDS, 1000));
+    process.stdout.write(
+      `database alone: ${r.us1.toFixed(0)} µs a transaction one at a time; ${r.perSecond50} transactions/s from 50 clients\n`,
+    );
+  } else {
+    const r = replaySqlite(db.url.slice('file:'.length), templates, ROUNDS);
+    process.stdout.write(
+      `database alone: ${r.us1.toFixed(0)} µs a transaction (its share of a group's commit included); ${r.perSecond} transactions/s on one thread\n`,
+    );
+  }
+  await cleanup();
+}
+
+/**
  * One statement's time: run by itself, each run in a savepoint rolled back (a write leaves the tables
  * as the request found them, so that its fixed ids can be inserted again), only the statement timed.
  * On PostgreSQL also from 50 clients at once, for real: a read, and a nonce that is fresh each time.
@@ -140,28 +191,7 @@ async function timeOne(s: Sent, fresh: (s: Sent) => unknown[]): Promise<{ us1: n
     }
     await one.query('rollback');
     const us1 = (spent / ROUNDS) * 1000;
-    const clients = await Promise.all(
-      Array.from({ length: 50 }, async () => {
-        const c = new pg.Client(config);
-        await c.connect();
-        return c;
-      }),
-    );
-    try {
-      let done = 0;
-      const until = performance.now() + 5000;
-      await Promise.all(
-        clients.map(async (c) => {
-          while (performance.now() < until) {
-            await send(c);
-            done++;
-          }
-        }),
-      );
-      return { us1, perSecond50: Math.round(done / 5) };
-    } finally {
-      await Promise.all(clients.map((c) => c.end()));
-    }
+    return { us1, perSecond50: await fromFiftyClients(config.connectionString, (c) => send(c)) };
   } finally {
     await one.end();
   }

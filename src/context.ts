@@ -7,6 +7,7 @@ import type { Database } from './db/index.js';
 import type { ReplicaRouter } from './db/replica.js';
 import type { DB } from './db/schema.js';
 import type { DomainDirectory } from './domains/directory.js';
+import type { KeyInStatements } from './idempotency/keys.js';
 import type { MerchantDirectory } from './merchants/directory.js';
 import type { Metrics } from './metrics.js';
 
@@ -66,6 +67,11 @@ export interface VerbCtx extends TxCtx {
    * database, such as the merchant directory, that must not be refreshed with what is not yet committed.
    */
   afterCommit(fn: () => void): void;
+  /**
+   * The run's idempotency key, for a verb marked with claimsItsKey (src/idempotency/keys.ts) run once
+   * per key: it claims the key in its first statement and stores its answer in its last.
+   */
+  once?: KeyInStatements;
   /** Who acts, kept where a verb records it: `merchant:<appId>`, `sandbox:<appId>`, `cli` or the operator's name, `sandbox-auto`, `cardholder`. */
   actor: string;
 }

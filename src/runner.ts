@@ -1,6 +1,6 @@
 import { type AuditSpec, recordAudit } from './audit/trail.js';
 import { type Actor, actorLabel, type Services, type Verb, type VerbCtx } from './context.js';
-import { type RequestKey, runWrite } from './idempotency/keys.js';
+import { claimsKey, type KeyInStatements, type RequestKey, runWrite } from './idempotency/keys.js';
 
 /** How a verb is to be run: its input, who asks, and for which merchant. */
 export interface Run<I> {
@@ -57,13 +57,14 @@ export async function runVerb<I, O, C extends VerbCtx>(
     actor: actorLabel(run.actor),
     ...(run.merchantId === undefined ? {} : { merchantId: run.merchantId }),
   };
-  const effect = async (tx: VerbCtx['tx']) => {
+  const effect = async (tx: VerbCtx['tx'], once?: KeyInStatements) => {
     // A transaction tried again starts from nothing.
     wake.worker = false;
     after = [];
-    if (!run.audit || !auditedBy) return verb({ ctx: { ...ctx, tx } as C, input: run.input });
+    const verbCtx = { ...ctx, tx, ...(once ? { once } : {}) } as C;
+    if (!run.audit || !auditedBy) return verb({ ctx: verbCtx, input: run.input });
     const before = await run.audit.before?.(tx);
-    const result = await verb({ ctx: { ...ctx, tx } as C, input: run.input });
+    const result = await verb({ ctx: verbCtx, input: run.input });
     await recordAudit(tx, { ...run.audit, by: auditedBy }, now, before, result);
     return result;
   };
@@ -72,7 +73,7 @@ export async function runVerb<I, O, C extends VerbCtx>(
   if (run.once) {
     if (run.merchantId === undefined) throw new Error('runVerb: an idempotent run needs its merchant');
     const { onReplay, ...key } = run.once;
-    const outcome = await runWrite(svc.database, { ...key, merchantId: run.merchantId }, now, effect, svc.box);
+    const outcome = await runWrite(svc.database, { ...key, merchantId: run.merchantId }, now, effect, svc.box, claimsKey(verb));
     if (outcome.replayed) {
       // Nothing of this run was committed: its afterCommit work, if any, is not done.
       onReplay?.();

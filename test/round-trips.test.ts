@@ -29,18 +29,21 @@ async function statementsOf(h: Harness, path: string, body: Record<string, unkno
 const BUDGET: Record<string, { sqlite: number; postgres: number }> = {
   // The list (4.1): the nonce, then the card, the day counts, the page's keys and its rows (PostgreSQL: all in one statement).
   tradeList: { sqlite: 9, postgres: 1 },
-  // A top-up: BEGIN, the key (its insert is the replay check), the card (locked), its status for the
-  // book, the card balance, the journal, the trade, its day count, the callback's card and URL, the
-  // funding balance (last), the stored answer, COMMIT. Issue 32: the claim of its authCode (unique
-  // per card) and the funding statement's line (on PostgreSQL in the funding balance's statement).
-  cardTopUp: { sqlite: 16, postgres: 13 },
+  // A top-up (issue 31, decision 2): on PostgreSQL BEGIN, one statement that claims the key, locks
+  // the card (with its merchant's notify URL) and reads which of the drawn authCodes it used, one
+  // statement that writes every effect (the card balance, the journal, the code's claim, the trade,
+  // its day count, the callback, the funding balance and its statement line, the stored answer),
+  // COMMIT. On SQLite the same queries one by one: the key, the card, the codes, the balance, the
+  // journal, the code, the trade, the day count, the funding balance, its line, the answer.
+  cardTopUp: { sqlite: 15, postgres: 4 },
   // An authorization without controls or endpoint: as a top-up without the funding and status
   // reads, plus its authorization record and its cardholder's controls (read after the card's lock),
   // and the claim of its authCode (issue 32).
   authorize: { sqlite: 15, postgres: 13 },
-  // A cardholder (4.2): BEGIN, the key, the duplicate check by document (keyed hash), the holder,
-  // the stored answer, COMMIT.
-  holderCreate: { sqlite: 8, postgres: 6 },
+  // A cardholder (4.2), issue 31: on PostgreSQL BEGIN, one statement with the key's claim and the
+  // duplicate check by document (keyed hash), one with the holder and the stored answer, COMMIT; on
+  // SQLite the same four queries one by one in the group commit's frame.
+  holderCreate: { sqlite: 8, postgres: 4 },
   // A KYC submission (4.3; its requestNo is the key): BEGIN, the requestNo or e-mail already used,
   // the request, COMMIT.
   kycSubmit: { sqlite: 6, postgres: 4 },

@@ -1,7 +1,8 @@
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { TxCtx } from '../context.js';
 import type { SecretBox } from '../crypto/secretbox.js';
 import { newId } from '../db/ids.js';
+import type { Part } from '../db/one-statement.js';
 import type { DB } from '../db/schema.js';
 import { endpointOf } from './endpoint.js';
 
@@ -87,4 +88,52 @@ export async function emitEvent(
 export async function notifyUrlOf(tx: Kysely<DB>, merchantId: string): Promise<string | null> {
   const row = await tx.selectFrom('merchants').select('notify_url').where('id', '=', merchantId).executeTakeFirst();
   return row?.notify_url ?? null;
+}
+
+/** What stands for the sequence in a payload written by eventParts: the number goes in its place. */
+const SEQUENCE_MARK = '\u0000sequence';
+
+/**
+ * emitEvent as two parts of one statement (src/db/one-statement.ts): the subject's next sequence,
+ * then the event, its payload's `sequence` filled in by the database from the first. Not for a
+ * sealed type (its payload is sealed whole).
+ */
+export function eventParts(
+  tx: Kysely<DB>,
+  event: { merchantId: string; type: EventType; subject: string; url: string; body: Record<string, unknown>; now: number },
+  wake: TxCtx['wake'],
+): Part[] {
+  if (SEALED_EVENTS.includes(event.type)) throw new Error(`a ${event.type} event is stored sealed: emitEvent writes it`);
+  const id = newId('evt');
+  const text = JSON.stringify({
+    type: event.type,
+    ...event.body,
+    eventId: id,
+    sequence: SEQUENCE_MARK,
+    occurredAt: new Date(event.now).toISOString(),
+  });
+  const [head, tail] = text.split(JSON.stringify(SEQUENCE_MARK));
+  wake.worker = true;
+  return [
+    {
+      name: 'sequence',
+      query: tx
+        .insertInto('callback_sequences')
+        .values({ subject: event.subject, last: 1 })
+        .onConflict((oc) => oc.column('subject').doUpdateSet((eb) => ({ last: eb('callback_sequences.last', '+', 1) })))
+        .returning('last'),
+    },
+    {
+      name: 'event',
+      after: { part: 'sequence', fallback: sql`(select last from callback_sequences where subject = ${event.subject})` },
+      query: (source) => ({
+        compile: () =>
+          sql`insert into callback_events (id, merchant_id, type, subject, sequence, url, endpoint, payload, status, attempts, next_attempt_at, created_at)
+            select ${id}, ${event.merchantId}, ${event.type}, ${event.subject}, s.last, ${event.url}, ${endpointOf(event.url)},
+              ${head} || cast(s.last as text) || ${tail}, 'pending', 0, cast(${event.now} as bigint), cast(${event.now} as bigint) from ${source} s`.compile(
+            tx,
+          ),
+      }),
+    },
+  ];
 }

@@ -2,7 +2,9 @@ import type { MerchantCtx } from '../context.js';
 import { parseDate } from '../dates.js';
 import { newId } from '../db/ids.js';
 import { isUniqueViolation } from '../db/index.js';
+import { runParts } from '../db/one-statement.js';
 import { DomainError, invalid } from '../errors.js';
+import { claimsItsKey } from '../idempotency/keys.js';
 import { AuditStatus } from './audit-status.js';
 import { EUROPEAN_COUNTRIES, ISO_COUNTRIES } from './countries.js';
 import { documentHash, type HolderIdentity, holderRecord, type IdentityKeys, identityColumns, normaliseIdno } from './identity.js';
@@ -48,8 +50,18 @@ function text(field: string, value: string, max: number, pattern: RegExp, rule: 
 /** The document number as the one-holder-per-document rule compares it (before its keyed hash). */
 export const idnoKey = normaliseIdno;
 
-/** Creates one of the merchant's cardholders (interface 4.2), pending review. */
-export async function createHolder({ ctx, input }: { ctx: MerchantCtx; input: CreateHolderInput }): Promise<HolderRecord> {
+/**
+ * Creates one of the merchant's cardholders (interface 4.2), pending review. Issue 31: on PostgreSQL
+ * BEGIN, one statement with the key's claim and the duplicate check, one with the holder and the
+ * stored answer, COMMIT (src/db/one-statement.ts; on SQLite the same queries one by one).
+ */
+export const createHolder = claimsItsKey(async function createHolder({
+  ctx,
+  input,
+}: {
+  ctx: MerchantCtx;
+  input: CreateHolderInput;
+}): Promise<HolderRecord> {
   const { merchantId } = ctx;
   // Seals the identity data and hashes its lookups (src/holders/identity.ts).
   const keys: IdentityKeys = ctx.svc;
@@ -77,15 +89,18 @@ export async function createHolder({ ctx, input }: { ctx: MerchantCtx; input: Cr
   }
 
   const key = await documentHash(keys.vault, ctx.tx, input.idno);
-  const clash = await ctx.tx
+  const clashing = ctx.tx
     .selectFrom('cardholders')
     .select('id')
     .where('merchant_id', '=', merchantId)
     .where('idno_type', '=', input.idnoType)
     .where('idno_key', '=', key)
     .where('audit_status', '<>', AuditStatus.rejected)
-    .executeTakeFirst();
-  if (clash) throw new DomainError('holderDuplicateId', `A cardholder with this idnoType and idno already exists: ${clash.id}`);
+    .limit(1);
+  const first = await runParts(ctx.tx, [...(ctx.once ? [ctx.once.claimPart(ctx.tx)] : []), { name: 'clash', rows: true, query: clashing }]);
+  ctx.once?.check(first);
+  const [clash] = first.clash ?? [];
+  if (clash) throw new DomainError('holderDuplicateId', `A cardholder with this idnoType and idno already exists: ${String(clash.id)}`);
 
   const id = newId('hld');
   const identity: HolderIdentity = {
@@ -113,12 +128,16 @@ export async function createHolder({ ctx, input }: { ctx: MerchantCtx; input: Cr
     updated_at: ctx.now,
     controls: null,
   };
+  const record = holderRecord(keys.box, row);
   try {
-    await ctx.tx.insertInto('cardholders').values(row).execute();
+    await runParts(ctx.tx, [
+      { name: 'holder', query: ctx.tx.insertInto('cardholders').values(row) },
+      ...(ctx.once ? [ctx.once.answerPart(ctx.tx, record)] : []),
+    ]);
   } catch (err) {
     // Two different requests racing with one document: the constraint decides, the loser gets 2611.
     if (isUniqueViolation(err)) throw new DomainError('holderDuplicateId');
     throw err;
   }
-  return holderRecord(keys.box, row);
-}
+  return record;
+});

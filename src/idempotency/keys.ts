@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { SecretBox } from '../crypto/secretbox.js';
 import type { Database } from '../db/index.js';
+import type { Part, PartRows } from '../db/one-statement.js';
 import { precompiled, type Slots } from '../db/prepared.js';
 import type { DB } from '../db/schema.js';
 import { CommittedFailure, DomainError, type ErrorKind } from '../errors.js';
@@ -32,35 +33,80 @@ export function fingerprint(key: RequestKey): string {
 
 class KeyTaken extends Error {}
 
+type KeyValues = { merchantId: string; randomStr: string; kind: 'read' | 'write'; operation: string; fingerprint: string; now: number };
+
 /** A key, unless taken (then nothing: a write replays, a read is 1008). Built once (src/db/prepared.ts). */
-const insertKey = precompiled(
-  (
-    db,
-    slot: Slots<{ merchantId: string; randomStr: string; kind: 'read' | 'write'; operation: string; fingerprint: string; now: number }>,
-  ) =>
-    db
-      .insertInto('idempotency_keys')
-      .values({
-        merchant_id: slot('merchantId'),
-        random_str: slot('randomStr'),
-        kind: slot('kind'),
-        operation: slot('operation'),
-        fingerprint: slot('fingerprint'),
-        response_status: null,
-        response_body: null,
-        created_at: slot('now'),
-      })
-      .onConflict((oc) => oc.columns(['merchant_id', 'random_str']).doNothing()),
-);
+const insertKey = precompiled((db, slot: Slots<KeyValues>) => keyInsert(db, slot));
+
+function keyInsert(db: Kysely<DB>, slot: <K extends keyof KeyValues>(name: K) => KeyValues[K]) {
+  return db
+    .insertInto('idempotency_keys')
+    .values({
+      merchant_id: slot('merchantId'),
+      random_str: slot('randomStr'),
+      kind: slot('kind'),
+      operation: slot('operation'),
+      fingerprint: slot('fingerprint'),
+      response_status: null,
+      response_body: null,
+      created_at: slot('now'),
+    })
+    .onConflict((oc) => oc.columns(['merchant_id', 'random_str']).doNothing());
+}
 
 /** A write's first answer, stored with its key. */
-const storeAnswer = precompiled((db, slot: Slots<{ merchantId: string; randomStr: string; status: number; body: string }>) =>
-  db
+const storeAnswer = precompiled((db, slot: Slots<AnswerValues>) => answerUpdate(db, slot));
+
+type AnswerValues = { merchantId: string; randomStr: string; status: number; body: string };
+
+function answerUpdate(db: Kysely<DB>, slot: <K extends keyof AnswerValues>(name: K) => AnswerValues[K]) {
+  return db
     .updateTable('idempotency_keys')
     .set({ response_status: slot('status'), response_body: slot('body') })
     .where('merchant_id', '=', slot('merchantId'))
-    .where('random_str', '=', slot('randomStr')),
-);
+    .where('random_str', '=', slot('randomStr'));
+}
+
+/** The verbs that claim their key in their own statements (marked by claimsItsKey): the runner hands them a KeyInStatements. */
+const claimingVerbs = new WeakSet<object>();
+
+/** Marks a verb that takes `ctx.once` (KeyInStatements) when run once per key. */
+export function claimsItsKey<V extends object>(verb: V): V {
+  claimingVerbs.add(verb);
+  return verb;
+}
+
+export const claimsKey = (verb: object): boolean => claimingVerbs.has(verb);
+
+/**
+ * A write's key, for a verb that claims it in its own first statement and stores its answer in its
+ * last (issue 31: a write in three round trips on PostgreSQL). Whatever the verb leaves undone (a
+ * failure recorded before the claim), runWrite does itself.
+ */
+export class KeyInStatements {
+  claimed = false;
+  stored = false;
+  constructor(
+    private readonly values: KeyValues,
+    private readonly seal: (body: string) => string,
+  ) {}
+  /** The key's insert, as a part of the verb's first statement (src/db/one-statement.ts). */
+  claimPart(tx: Kysely<DB>): Part {
+    const v = this.values;
+    return { name: 'key', rows: true, query: keyInsert(tx, (k) => v[k]).returning(sql<number>`1`.as('claimed')) };
+  }
+  /** After the first statement: a key already taken ends the transaction, and the stored answer is replayed. */
+  check(rows: PartRows): void {
+    if ((rows.key ?? []).length === 0) throw new KeyTaken();
+    this.claimed = true;
+  }
+  /** The answer stored with the key, as a part of the verb's last statement. */
+  answerPart(tx: Kysely<DB>, body: unknown): Part {
+    this.stored = true;
+    const v = { merchantId: this.values.merchantId, randomStr: this.values.randomStr, status: 200, body: this.seal(JSON.stringify(body)) };
+    return { name: 'answer', query: answerUpdate(tx, (k) => v[k]) };
+  }
+}
 
 /**
  * The stored answer, sealed under the master key and bound to its key. Why: a write's first answer
@@ -109,31 +155,39 @@ export async function runWrite<T>(
   database: Database,
   key: RequestKey,
   now: number,
-  effect: (tx: Kysely<DB>) => Promise<T>,
+  effect: (tx: Kysely<DB>, once?: KeyInStatements) => Promise<T>,
   /** Seals the stored answer (null: stored as JSON, for callers without a master key). */
   box: SecretBox | null = null,
+  /** The verb claims the key and stores its answer in its own statements (KeyInStatements). */
+  inStatements = false,
 ): Promise<WriteResult<T>> {
   const fp = fingerprint(key);
+  const values = {
+    merchantId: key.merchantId,
+    randomStr: key.randomStr,
+    kind: 'write' as const,
+    operation: key.operation,
+    fingerprint: fp,
+    now,
+  };
+  const seal = (json: string) => (box === null ? json : box.seal(json, answerContext(key)));
   // No lookup first: the key's insert is the lookup. A key already taken inserts nothing, the
   // transaction ends there and the stored answer is replayed; a new key, the common case, costs no
   // statement (on PostgreSQL no round trip) more than its insert.
+  const claim = async (tx: Kysely<DB>) => {
+    const inserted = await insertKey.execute(tx, values);
+    if (Number(inserted.numAffectedRows ?? 0n) === 0) throw new KeyTaken();
+  };
   let outcome: WriteResult<T> | CommittedFailure;
   try {
     outcome = await database.withTx(async (tx): Promise<WriteResult<T> | CommittedFailure> => {
-      const inserted = await insertKey.execute(tx, {
-        merchantId: key.merchantId,
-        randomStr: key.randomStr,
-        kind: 'write',
-        operation: key.operation,
-        fingerprint: fp,
-        now,
-      });
-      if (Number(inserted.numAffectedRows ?? 0n) === 0) throw new KeyTaken();
+      const once = inStatements ? new KeyInStatements(values, seal) : undefined;
+      if (!once) await claim(tx);
       let status = 200;
       let stored: unknown;
       let result: WriteResult<T> | CommittedFailure;
       try {
-        const body = await effect(tx);
+        const body = await effect(tx, once);
         stored = body;
         result = { body, replayed: false };
       } catch (err) {
@@ -142,12 +196,10 @@ export async function runWrite<T>(
         stored = { kind: err.error.kind, msg: err.error.message, detail: err.error.detail };
         result = err;
       }
-      await storeAnswer.execute(tx, {
-        merchantId: key.merchantId,
-        randomStr: key.randomStr,
-        status,
-        body: box === null ? JSON.stringify(stored) : box.seal(JSON.stringify(stored), answerContext(key)),
-      });
+      if (once && !once.claimed) await claim(tx);
+      if (!once?.stored || status !== 200) {
+        await storeAnswer.execute(tx, { merchantId: key.merchantId, randomStr: key.randomStr, status, body: seal(JSON.stringify(stored)) });
+      }
       return result;
     });
   } catch (err) {

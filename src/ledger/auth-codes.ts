@@ -1,5 +1,6 @@
 import { randomInt } from 'node:crypto';
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
+import type { Part, PartRows } from '../db/one-statement.js';
 import { precompiled, type Slots } from '../db/prepared.js';
 import type { DB } from '../db/schema.js';
 import { DomainError } from '../errors.js';
@@ -73,4 +74,58 @@ export async function claimAuthCode(tx: Kysely<DB>, cardIds: readonly string[], 
   const code = free[randomInt(Math.max(free.length, 1))];
   if (code !== undefined && (await tryClaim(tx, cardIds, code, tradeId))) return code;
   throw new DomainError('internal', 'authCode: every code of this card is used');
+}
+
+/**
+ * A write in one statement (src/ledger/book-at-once.ts) draws its candidates before it knows which
+ * are free: its first statement reads which of them the card has used (`usedCodesPart`), its last
+ * claims the first free one (`claimPart`).
+ */
+export function codeCandidates(): string[] {
+  return [...new Set(Array.from({ length: DRAWS }, drawAuthCode))];
+}
+
+export function usedCodesPart(tx: Kysely<DB>, cardId: string, candidates: readonly string[]): Part {
+  return {
+    name: 'usedCodes',
+    rows: true,
+    query: tx
+      .selectFrom('trade_auth_codes')
+      .select('auth_code')
+      .where('card_id', '=', cardId)
+      .where('auth_code', 'in', [...candidates]),
+  };
+}
+
+/** The first candidate the card has not used, if any. */
+export function freeCandidate(candidates: readonly string[], rows: PartRows): string | undefined {
+  const used = new Set((rows.usedCodes ?? []).map((r) => String(r.auth_code)));
+  return candidates.find((c) => !used.has(c));
+}
+
+export function claimPart(tx: Kysely<DB>, cardId: string, code: string, tradeId: string): Part {
+  return {
+    name: 'code',
+    rows: true,
+    query: tx
+      .insertInto('trade_auth_codes')
+      .values({ card_id: cardId, auth_code: code, trade_id: tradeId })
+      .onConflict((oc) => oc.columns(['card_id', 'auth_code']).doNothing())
+      .returning(sql<number>`1`.as('claimed')),
+  };
+}
+
+/**
+ * The code was claimed by a transaction that committed while this one waited for the card's lock
+ * (PostgreSQL: the first statement read the codes as they were when it began). Never on SQLite,
+ * where the read and the claim are in one write transaction. Rare (a chance in 10^6 per code the card
+ * used meanwhile); the transaction is run again, whole, as after a serialization conflict.
+ */
+export class CodeTakenMeanwhile extends Error {
+  /** Read by withTx (src/db/index.ts, lostConflict) as a serialization conflict: tried again. */
+  readonly code = '40001';
+}
+
+export function checkClaim(rows: PartRows): void {
+  if ((rows.code ?? []).length !== 1) throw new CodeTakenMeanwhile('authCode: claimed meanwhile by another transaction');
 }

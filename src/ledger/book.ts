@@ -26,7 +26,7 @@ export interface TradeSpec {
 }
 
 /** What a trade's auth_code is until book() draws and claims its card's new code (src/ledger/auth-codes.ts). */
-const TO_DRAW = '';
+export const TO_DRAW = '';
 
 /** A trade row from its essentials; transaction currency and amount default to the card's. */
 export function tradeRow(spec: TradeSpec, now: number): NewTrade {
@@ -97,48 +97,21 @@ export async function book(
 ): Promise<string | null> {
   const { tx, now } = ctx;
   let legs = given;
-  const deltas = new Map<string, { available: number; held: number; debt: number }>();
-  const funding = new Map<string, number>();
+  const { deltas, funding } = movesOf(legs);
   /** Merchants whose funding receives what a closed card released (a reversal, void or refund after the close). */
   const released = new Set<string>();
-  for (const leg of legs) {
-    const f = MERCHANT_FUNDING.exec(leg.account);
-    if (f?.[1]) funding.set(f[1], (funding.get(f[1]) ?? 0) + leg.amount);
-    const m = CARD_ACCOUNT.exec(leg.account);
-    if (!m?.[1]) continue;
-    const d = deltas.get(m[1]) ?? { available: 0, held: 0, debt: 0 };
-    if (m[2] === 'available') d.available += leg.amount;
-    else if (m[2] === 'held') d.held += leg.amount;
-    // The debt account sums to minus the debt: a leg of -x is x more owed.
-    else d.debt -= leg.amount;
-    deltas.set(m[1], d);
-  }
   for (const [cardId, delta] of [...deltas].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
     if (delta.available > 0) {
       // The verb holds the card's row lock (lockCard), and a close takes it too, so what is read
       // here (the status, the debt) is final.
       const card = await tx.selectFrom('cards').select(['status', 'merchant_id', 'debt']).where('id', '=', cardId).executeTakeFirst();
-      const own = Account.available(cardId);
-      // Money coming to a card pays its debt first (decisions §12.7, left by forced posts): a top-up
-      // from the merchant's funding, a release, a refund. The rest is available.
-      const cover = Math.min(delta.available, Number(card?.debt ?? 0));
-      if (cover > 0) {
-        legs = [
-          ...legs.filter((l) => l.account !== own),
-          { account: Account.debt(cardId), amount: cover },
-          { account: own, amount: delta.available - cover },
-        ];
-        delta.available -= cover;
-        delta.debt -= cover;
-      }
-      // A closed card keeps no money: what would come back to it (a reversal, void or refund, a
-      // clearing's remainder, of what it authorized before it closed) goes on, in the same journal
-      // entry, to its merchant's funding account.
-      if (card?.status === 'closed' && delta.available > 0) {
-        legs = [...legs.filter((l) => l.account !== own), { account: Account.merchantFunding(card.merchant_id), amount: delta.available }];
-        funding.set(card.merchant_id, (funding.get(card.merchant_id) ?? 0) + delta.available);
-        released.add(card.merchant_id);
-        delta.available = 0;
+      if (card) {
+        const back = incoming(card, cardId, delta, legs);
+        legs = back.legs;
+        if (back.released > 0) {
+          funding.set(card.merchant_id, (funding.get(card.merchant_id) ?? 0) + back.released);
+          released.add(card.merchant_id);
+        }
       }
     }
     if (delta.available !== 0 || delta.held !== 0 || delta.debt !== 0) await moveCardBalances(tx, cardId, delta, now);
@@ -180,8 +153,61 @@ export async function book(
   return entryId;
 }
 
+/** What the legs move: each card's balances (by card id) and each merchant's funding (by merchant id). */
+export function movesOf(legs: readonly Leg[]) {
+  const deltas = new Map<string, { available: number; held: number; debt: number }>();
+  const funding = new Map<string, number>();
+  for (const leg of legs) {
+    const f = MERCHANT_FUNDING.exec(leg.account);
+    if (f?.[1]) funding.set(f[1], (funding.get(f[1]) ?? 0) + leg.amount);
+    const m = CARD_ACCOUNT.exec(leg.account);
+    if (!m?.[1]) continue;
+    const d = deltas.get(m[1]) ?? { available: 0, held: 0, debt: 0 };
+    if (m[2] === 'available') d.available += leg.amount;
+    else if (m[2] === 'held') d.held += leg.amount;
+    // The debt account sums to minus the debt: a leg of -x is x more owed.
+    else d.debt -= leg.amount;
+    deltas.set(m[1], d);
+  }
+  return { deltas, funding };
+}
+
+/**
+ * Money coming to a card (`delta.available` > 0) under its lock: it pays the card's debt first
+ * (decisions §12.7, left by forced posts: a top-up from the merchant's funding, a release, a refund),
+ * the rest is available. A closed card keeps no money: what would come back to it (a reversal, void
+ * or refund, a clearing's remainder, of what it authorized before it closed) goes on, in the same
+ * journal entry, to its merchant's funding account (`released`). Moves `delta` to match the legs.
+ */
+export function incoming(
+  card: { status: string; merchant_id: string; debt: number | string },
+  cardId: string,
+  delta: { available: number; held: number; debt: number },
+  given: Leg[],
+): { legs: Leg[]; released: number } {
+  let legs = given;
+  const own = Account.available(cardId);
+  const cover = Math.min(delta.available, Number(card.debt ?? 0));
+  if (cover > 0) {
+    legs = [
+      ...legs.filter((l) => l.account !== own),
+      { account: Account.debt(cardId), amount: cover },
+      { account: own, amount: delta.available - cover },
+    ];
+    delta.available -= cover;
+    delta.debt -= cover;
+  }
+  let released = 0;
+  if (card.status === 'closed' && delta.available > 0) {
+    legs = [...legs.filter((l) => l.account !== own), { account: Account.merchantFunding(card.merchant_id), amount: delta.available }];
+    released = delta.available;
+    delta.available = 0;
+  }
+  return { legs, released };
+}
+
 /** What a movement of a merchant's funding account is, in its statement (docs/funding.md). */
-function movementKind(tradeType: number | undefined, release: boolean): FundingMovement['kind'] {
+export function movementKind(tradeType: number | undefined, release: boolean): FundingMovement['kind'] {
   if (release) return tradeType === TradeType.withdrawal ? 'withdrawalReturn' : tradeType === TradeType.fee ? 'fee' : 'release';
   if (tradeType === TradeType.topUp) return 'topUp';
   if (tradeType === TradeType.withdrawal) return 'cardClose';

@@ -49,27 +49,29 @@ export async function postEntry(
   tx: Kysely<DB>,
   entry: { tradeId: string | null; currency: string; now: number; legs: Leg[] },
 ): Promise<string | null> {
+  const rows = entryRows(entry);
+  if (rows.length === 0) return null;
+  await tx.insertInto('ledger_postings').values(rows).execute();
+  return rows[0]?.entry_id ?? null;
+}
+
+/** A journal entry's rows, one per leg that moves money, under one new entry id; checked balanced first. */
+export function entryRows(entry: { tradeId: string | null; currency: string; now: number; legs: Leg[] }) {
   const legs = entry.legs.filter((l) => l.amount !== 0);
-  if (legs.length === 0) return null;
+  if (legs.length === 0) return [];
   const sum = legs.reduce((s, l) => s + l.amount, 0);
   if (sum !== 0 || legs.some((l) => !Number.isSafeInteger(l.amount))) {
     throw new Error(`unbalanced journal entry (${sum}) for trade ${entry.tradeId}`);
   }
   const entryId = newId('ent');
-  await tx
-    .insertInto('ledger_postings')
-    .values(
-      legs.map((l) => ({
-        entry_id: entryId,
-        trade_id: entry.tradeId,
-        account: l.account,
-        currency: entry.currency,
-        amount: l.amount,
-        created_at: entry.now,
-      })),
-    )
-    .execute();
-  return entryId;
+  return legs.map((l) => ({
+    entry_id: entryId,
+    trade_id: entry.tradeId,
+    account: l.account,
+    currency: entry.currency,
+    amount: l.amount,
+    created_at: entry.now,
+  }));
 }
 
 /**
@@ -118,7 +120,11 @@ export async function moveCardBalances(
     floor: -delta.available,
     ceiling: MAX_CARD_BALANCE - total,
   });
-  if (Number(res.numAffectedRows) === 1) return;
+  if (Number(res.numAffectedRows) !== 1) await refuseCardBalance(tx, cardId, delta);
+}
+
+/** Why a card's balances could not move (the caller holds its lock, so the re-read is exact): 2725 or 2723. */
+export async function refuseCardBalance(tx: Kysely<DB>, cardId: string, delta: { available: number }): Promise<never> {
   const card = await tx.selectFrom('cards').select('available_balance').where('id', '=', cardId).executeTakeFirstOrThrow();
   if (card.available_balance + delta.available < 0) throw new DomainError('insufficientBalance');
   throw new DomainError('incorrectAmount', 'amount: the card would hold more than the program allows');
@@ -144,6 +150,21 @@ const DEBIT_WITH_LINE = preparedText(`with b as (
 insert into funding_movements (merchant_id, currency, seq, kind, amount, balance, reference, card_id, trade_id, credit_id, created_at)
 select $1, $2, b.seq, $6, $3, b.available, $7, $8, $9, $10, $5 from b
 returning seq`);
+
+/** Why a merchant's funding could not be debited by `delta` (< 0): 2726, naming what is available. */
+export async function refuseFunding(tx: Kysely<DB>, merchantId: string, currency: string, delta: number): Promise<never> {
+  const row = await tx
+    .selectFrom('merchant_balances')
+    .select('available')
+    .where('merchant_id', '=', merchantId)
+    .where('currency', '=', currency)
+    .executeTakeFirst();
+  const available = toMajor(row?.available ?? 0, currency);
+  throw new DomainError(
+    'insufficientFunding',
+    `amount: the merchant's ${currency} funding balance is ${available} ${currency}, ${toMajor(-delta, currency)} ${currency} needed`,
+  );
+}
 
 /** A line of the funding statement (docs/funding.md): what moved the balance, and what it concerns. */
 export interface FundingMovement {
@@ -234,19 +255,7 @@ export async function moveMerchantFunding(
       const res = await fundingDebit.execute(tx, { merchantId, currency, delta, floor: -delta, now });
       after = res.rows[0];
     }
-    if (!after) {
-      const row = await tx
-        .selectFrom('merchant_balances')
-        .select('available')
-        .where('merchant_id', '=', merchantId)
-        .where('currency', '=', currency)
-        .executeTakeFirst();
-      const available = toMajor(row?.available ?? 0, currency);
-      throw new DomainError(
-        'insufficientFunding',
-        `amount: the merchant's ${currency} funding balance is ${available} ${currency}, ${toMajor(-delta, currency)} ${currency} needed`,
-      );
-    }
+    if (!after) return refuseFunding(tx, merchantId, currency, delta);
   } else {
     after = await tx
       .insertInto('merchant_balances')

@@ -1,6 +1,7 @@
 import type { Insertable, Kysely } from 'kysely';
 import { emitEvent } from '../callbacks/outbox.js';
 import { maskedCardNo } from '../cards/model.js';
+import type { Part } from '../db/one-statement.js';
 import { precompiled, type Slots } from '../db/prepared.js';
 import type { DB } from '../db/schema.js';
 import { type TradesTable, withTrades } from '../db/trades-table.js';
@@ -50,6 +51,22 @@ const tradeInsert = precompiled((db, slot: Slots<NewTrade>) =>
 export async function insertTrade(tx: Kysely<DB>, row: NewTrade): Promise<void> {
   await tradeInsert.execute(tx, row);
   await bumpDayCount(tx, row.card_id, row.business_date, row.trade_status, 1);
+}
+
+/** A new trade's insert and its day's count, as parts of one statement (src/db/one-statement.ts). */
+export function tradeParts(tx: Kysely<DB>, row: NewTrade): Part[] {
+  return [
+    { name: 'trade', query: withTrades(tx).insertInto('trades').values(row) },
+    {
+      name: 'day',
+      query: tx
+        .insertInto('trade_day_counts')
+        .values({ card_id: row.card_id, business_date: row.business_date, trade_status: row.trade_status, n: 1 })
+        .onConflict((oc) =>
+          oc.columns(['card_id', 'business_date', 'trade_status']).doUpdateSet((eb) => ({ n: eb('trade_day_counts.n', '+', 1) })),
+        ),
+    },
+  ];
 }
 
 /**

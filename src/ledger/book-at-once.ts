@@ -1,0 +1,198 @@
+import { type Kysely, sql } from 'kysely';
+import { eventParts } from '../callbacks/outbox.js';
+import { type CardRow, maskedCardNo } from '../cards/model.js';
+import { hasRowLocks } from '../db/locks.js';
+import { type Part, type PartRows, runParts } from '../db/one-statement.js';
+import type { DB } from '../db/schema.js';
+import { DomainError } from '../errors.js';
+import { toTradeRecord } from '../trades/record.js';
+import { checkClaim, claimAuthCode, claimPart, codeCandidates, freeCandidate, usedCodesPart } from './auth-codes.js';
+import { incoming, movementKind, movesOf, TO_DRAW } from './book.js';
+import type { LedgerCtx } from './context.js';
+import { entryRows, type FundingMovement, type Leg, MAX_CARD_BALANCE, refuseCardBalance, refuseFunding } from './journal.js';
+import type { NewTrade } from './trade-rows.js';
+import { tradeParts } from './trade-rows.js';
+
+/**
+ * Issue 31, decision 2: a money write of one card in three round trips on PostgreSQL (then the
+ * commit). `lockCardAtOnce` is the first statement: the request's key claimed, the card locked (in the
+ * lock order of docs/architecture.md, Concurrency: the key, then the card) with its merchant's notify
+ * URL, and which of the drawn authCodes the card has used. The verb decides in TypeScript, as
+ * before. `bookAtOnce` is the last: the card's balances, the journal entry, the code's claim, the
+ * trade and its day count, its callback, the merchant's funding balance and its statement line, and
+ * the stored answer, all one statement. On SQLite the same parts run one after the other.
+ */
+export interface LockedCard {
+  card: CardRow;
+  notifyUrl: string | null;
+  candidates: string[];
+  rows: PartRows;
+}
+
+export async function lockCardAtOnce(ctx: LedgerCtx, cardId: string): Promise<LockedCard> {
+  const { tx } = ctx;
+  const candidates = codeCandidates();
+  const card = tx
+    .selectFrom('cards')
+    .innerJoin('merchants', 'merchants.id', 'cards.merchant_id')
+    .selectAll('cards')
+    .select('merchants.notify_url')
+    .where('cards.id', '=', cardId)
+    .where('cards.merchant_id', '=', ctx.merchantId);
+  const parts: Part[] = [
+    ...(ctx.once ? [ctx.once.claimPart(tx)] : []),
+    { name: 'card', rows: true, query: hasRowLocks(tx as Kysely<unknown>) ? card.forUpdate('cards') : card },
+    usedCodesPart(tx, cardId, candidates),
+  ];
+  const rows = await runParts(tx, parts);
+  ctx.once?.check(rows);
+  const [found] = (rows.card ?? []) as Array<CardRow & { notify_url: string | null }>;
+  if (!found) throw new DomainError('cardNotFound');
+  const { notify_url, ...row } = found;
+  return { card: row as CardRow, notifyUrl: notify_url, candidates, rows };
+}
+
+/**
+ * Books one card's movement with its one trade, as book() does (money coming to the card pays its
+ * debt first; a closed card's goes to its merchant's funding), in one statement. `answer` is what the
+ * verb answers, stored with its key in the same statement.
+ */
+export async function bookAtOnce(
+  ctx: LedgerCtx,
+  locked: LockedCard,
+  given: Leg[],
+  trade: NewTrade,
+  answer: (trade: NewTrade) => unknown,
+): Promise<void> {
+  const { tx, now } = ctx;
+  const { card } = locked;
+  let legs = given;
+  const { deltas, funding } = movesOf(legs);
+  const delta = deltas.get(card.id) ?? { available: 0, held: 0, debt: 0 };
+  if (deltas.size > 1) throw new Error('bookAtOnce: one card only');
+  let released = false;
+  if (delta.available > 0) {
+    const back = incoming(card, card.id, delta, legs);
+    legs = back.legs;
+    if (back.released > 0) {
+      funding.set(card.merchant_id, (funding.get(card.merchant_id) ?? 0) + back.released);
+      released = true;
+    }
+  }
+  const parts: Part[] = [];
+  const moves = delta.available !== 0 || delta.held !== 0 || delta.debt !== 0;
+  if (moves) parts.push(balancesPart(tx, card.id, delta, now));
+  const entry = entryRows({ tradeId: trade.id, currency: card.currency, now, legs });
+  if (entry.length > 0) parts.push({ name: 'entry', query: tx.insertInto('ledger_postings').values(entry) });
+  let claiming = false;
+  if (trade.auth_code === TO_DRAW) {
+    const code = freeCandidate(locked.candidates, locked.rows);
+    if (code === undefined) {
+      // Every draw used (a card near the end of its codes, or a test's small space): listed and taken apart.
+      trade.auth_code = await claimAuthCode(tx, [card.id], trade.id);
+    } else {
+      trade.auth_code = code;
+      parts.push(claimPart(tx, card.id, code, trade.id));
+      claiming = true;
+    }
+  }
+  parts.push(...tradeParts(tx, trade));
+  if (locked.notifyUrl) {
+    const body = { cardId: card.id, ...toTradeRecord(trade, maskedCardNo(card)) };
+    parts.push(
+      ...eventParts(
+        tx,
+        { merchantId: trade.merchant_id, type: 'trade', subject: `card:${card.id}`, url: locked.notifyUrl, body, now },
+        ctx.wake,
+      ),
+    );
+  }
+  const funded = [...funding].filter(([, d]) => d !== 0);
+  if (funded.length > 1) throw new Error('bookAtOnce: one merchant funding only');
+  const [merchantFunding] = funded;
+  if (merchantFunding) {
+    const [merchantId, amount] = merchantFunding;
+    const movement = { kind: movementKind(trade.trade_type, released), reference: trade.remark, cardId: card.id, tradeId: trade.id };
+    parts.push(...fundingParts(tx, merchantId, card.currency, amount, now, movement));
+  }
+  if (ctx.once) parts.push(ctx.once.answerPart(tx, answer(trade)));
+  const rows = await runParts(tx, parts);
+  if (moves && (rows.balances ?? []).length !== 1) await refuseCardBalance(tx, card.id, delta);
+  if (merchantFunding && (rows.funding ?? []).length !== 1) await refuseFunding(tx, merchantFunding[0], card.currency, merchantFunding[1]);
+  if (claiming) checkClaim(rows);
+}
+
+/** moveCardBalances's conditional update (src/ledger/journal.ts), as a part: no row when a bound would break. */
+function balancesPart(tx: Kysely<DB>, cardId: string, delta: { available: number; held: number; debt: number }, now: number): Part {
+  const total = delta.available + delta.held;
+  return {
+    name: 'balances',
+    rows: true,
+    query: tx
+      .updateTable('cards')
+      .set((eb) => ({
+        available_balance: eb('available_balance', '+', delta.available),
+        ledger_balance: eb('ledger_balance', '+', total),
+        debt: eb('debt', '+', delta.debt),
+        updated_at: now,
+      }))
+      .where('id', '=', cardId)
+      .where('available_balance', '>=', -delta.available)
+      .where('ledger_balance', '<=', MAX_CARD_BALANCE - total)
+      .returning('id'),
+  };
+}
+
+/**
+ * moveMerchantFunding (src/ledger/journal.ts) as parts: the balance moved (a debit only if it stays
+ * at or above zero: no row otherwise; a credit creates the row) and its statement's line, numbered
+ * with the balance after it from what the first part returned.
+ */
+function fundingParts(tx: Kysely<DB>, merchantId: string, currency: string, delta: number, now: number, movement: FundingMovement): Part[] {
+  const balance: Part =
+    delta < 0
+      ? {
+          name: 'funding',
+          rows: true,
+          query: tx
+            .updateTable('merchant_balances')
+            .set((eb) => ({ available: eb('available', '+', delta), seq: eb('seq', '+', 1), updated_at: now }))
+            .where('merchant_id', '=', merchantId)
+            .where('currency', '=', currency)
+            .where('available', '>=', -delta)
+            .returning(['available', 'seq']),
+        }
+      : {
+          name: 'funding',
+          rows: true,
+          query: tx
+            .insertInto('merchant_balances')
+            .values({ merchant_id: merchantId, currency, available: delta, seq: 1, updated_at: now })
+            .onConflict((oc) =>
+              oc.columns(['merchant_id', 'currency']).doUpdateSet((eb) => ({
+                available: eb('merchant_balances.available', '+', delta),
+                seq: eb('merchant_balances.seq', '+', 1),
+                updated_at: now,
+              })),
+            )
+            .returning(['available', 'seq']),
+        };
+  const line: Part = {
+    name: 'line',
+    // SQLite: the row as the balance's statement just left it, and only if that statement moved it
+    // (changes(): the rows the last statement changed), so a refused debit writes no line.
+    after: {
+      part: 'funding',
+      fallback: sql`(select available, seq from merchant_balances where merchant_id = ${merchantId} and currency = ${currency} and changes() = 1)`,
+    },
+    query: (source) => ({
+      compile: () =>
+        sql`insert into funding_movements (merchant_id, currency, seq, kind, amount, balance, reference, card_id, trade_id, credit_id, created_at)
+          select ${merchantId}, ${currency}, b.seq, ${movement.kind}, cast(${delta} as bigint), b.available, ${movement.reference},
+            ${movement.cardId ?? null}, ${movement.tradeId ?? null}, ${movement.creditId ?? null}, cast(${now} as bigint) from ${source} b`.compile(
+          tx,
+        ),
+    }),
+  };
+  return [balance, line];
+}
