@@ -14,7 +14,14 @@
  *   npm run bench:http                 both databases, both builds, 10 s per operation, 10,000 trades
  *   npm run bench:http -- --baseline REF   another baseline (a commit, a tag, a branch)
  *   npm run bench:http -- --quick      this checkout alone, tiny sizes, a few seconds (CI: checks that it works)
+ *   npm run bench:http -- --baseline none   this checkout alone, full sizes
  *   BENCH_DB=sqlite npm run bench:http
+ *   BENCH_OPS=list npm run bench:http   only these operations (keys of bench/http-operations.ts)
+ *
+ * Every request is signed with a timestamp and the service requires one, as in production
+ * (CARDPROGRAM_REQUIRE_TIMESTAMP=on; the SDK signs one too): a read's randomStr is then kept in the
+ * read-nonce store (docs/idempotency.md), not in the idempotency keys. BENCH_TIMESTAMP=off measures
+ * the sandbox's default instead (no timestamp: every read's nonce is a durable row).
  */
 import { type ChildProcess, execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -52,6 +59,12 @@ function baselineBuild(ref: string): Build {
   return { label: `today (${sha})`, root };
 }
 
+/** Requests signed with a timestamp, which the service requires (production's mode); BENCH_TIMESTAMP=off: neither. */
+const TIMESTAMPED = process.env.BENCH_TIMESTAMP !== 'off';
+/** The operations to drive (BENCH_OPS=list,topup), by their keys in bench/http-operations.ts; all by default. */
+const ONLY = process.env.BENCH_OPS ? new Set(process.env.BENCH_OPS.split(',')) : null;
+const selected = (cards: string[]) => operations(cards).filter((o) => ONLY === null || ONLY.has(o.key));
+
 /** The mean of a build's measured halves (errors summed). */
 function mean(runs: Measured[]): Measured {
   const avg = (f: (m: Measured) => number) => Math.round(runs.reduce((s, m) => s + f(m), 0) / Math.max(1, runs.length));
@@ -78,6 +91,7 @@ async function prepare(dialect: TestDialect, build: Build) {
     // so its database cost is not in these figures (a merchant near its limit leases a batch at a time).
     CARDPROGRAM_RATE_LIMIT: '1000000',
     CARDPROGRAM_KYC_AUTO_DECISION_MS: '0',
+    CARDPROGRAM_REQUIRE_TIMESTAMP: TIMESTAMPED ? 'on' : 'off',
   };
   const cleanup = async () => {
     await db.cleanup();
@@ -101,6 +115,7 @@ async function prepare(dialect: TestDialect, build: Build) {
     const sign: Signer = (body, withRandomStr) => {
       const signed: Record<string, unknown> = { ...body, appId: demo.appId };
       if (withRandomStr) signed.randomStr = randomBytes(16).toString('hex');
+      if (TIMESTAMPED) signed.timestamp = Date.now();
       signed.sign = hmacSign(demo.secret, signingString(signed));
       return JSON.stringify(signed);
     };
@@ -127,8 +142,8 @@ async function run(dialect: TestDialect, builds: Build[]) {
     const ceiling = await startCeiling();
     children.push(ceiling.child);
     const rows = [];
-    const cardsOf = (p: (typeof prepared)[number]) => operations(p.cards);
-    for (const [i, op] of operations((prepared[0] as (typeof prepared)[number]).cards).entries()) {
+    const cardsOf = (p: (typeof prepared)[number]) => selected(p.cards);
+    for (const [i, op] of selected((prepared[0] as (typeof prepared)[number]).cards).entries()) {
       let size = 0;
       const measured = [];
       for (const p of prepared) {
@@ -240,11 +255,14 @@ function markdown(report: { date: string; machine: string; results: Awaited<Retu
 // The built program is what runs in production: build it first (npm run build).
 execFileSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'inherit' });
 // Today's figures beside this checkout's: --baseline REF, else (a full run) the ref in
-// bench/baseline-ref (the landed main the work is measured against); --quick measures this checkout alone.
+// bench/baseline-ref (the landed main the work is measured against); --quick (or --baseline none)
+// measures this checkout alone.
 const baselineAt = process.argv.indexOf('--baseline');
 const baselineRef =
   baselineAt > 0
-    ? process.argv[baselineAt + 1]
+    ? process.argv[baselineAt + 1] === 'none'
+      ? undefined
+      : process.argv[baselineAt + 1]
     : quick
       ? undefined
       : readFileSync(new URL('./baseline-ref', import.meta.url), 'utf8').trim();
