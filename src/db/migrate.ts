@@ -21,6 +21,7 @@ import * as m0018 from './migrations/2026_11_25_0018_callback_endpoints.js';
 import * as m0019 from './migrations/2026_11_25_0019_network_messages.js';
 import * as m0020 from './migrations/2026_11_25_0020_login_refusals_counted.js';
 import * as m0021 from './migrations/2026_11_25_0021_card_debt.js';
+import * as m0023 from './migrations/2026_11_25_0023_read_nonces_unlogged.js';
 
 interface Migration {
   up(db: Kysely<any>): Promise<void>;
@@ -52,6 +53,7 @@ export const MIGRATIONS: ReadonlyArray<[string, Migration]> = [
   ['2026_11_25_0019_network_messages', m0019],
   ['2026_11_25_0020_login_refusals_counted', m0020],
   ['2026_11_25_0021_card_debt', m0021],
+  ['2026_11_25_0023_read_nonces_unlogged', m0023],
 ];
 
 /**
