@@ -15,6 +15,8 @@
  *   npm run bench:http -- --baseline REF   another baseline (a commit, a tag, a branch)
  *   npm run bench:http -- --quick      this checkout alone, tiny sizes, a few seconds (CI: checks that it works)
  *   npm run bench:http -- --baseline none   this checkout alone, full sizes
+ *   npm run bench:http -- --baseline-dir DIR   the baseline built in DIR (a copy of another commit,
+ *                                             its node_modules linked and `node scripts/build.mjs` run there)
  *   BENCH_DB=sqlite npm run bench:http
  *   BENCH_OPS=list npm run bench:http   only these operations (keys of bench/http-operations.ts)
  *
@@ -257,16 +259,22 @@ execFileSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'inherit' 
 // Today's figures beside this checkout's: --baseline REF, else (a full run) the ref in
 // bench/baseline-ref (the landed main the work is measured against); --quick (or --baseline none)
 // measures this checkout alone.
-const baselineAt = process.argv.indexOf('--baseline');
+const argAfter = (flag: string) => {
+  const at = process.argv.indexOf(flag);
+  return at > 0 ? process.argv[at + 1] : undefined;
+};
+const baselineDir = argAfter('--baseline-dir');
+const baselineArg = argAfter('--baseline');
 const baselineRef =
-  baselineAt > 0
-    ? process.argv[baselineAt + 1] === 'none'
-      ? undefined
-      : process.argv[baselineAt + 1]
-    : quick
-      ? undefined
-      : readFileSync(new URL('./baseline-ref', import.meta.url), 'utf8').trim();
-const builds: Build[] = [...(baselineRef ? [baselineBuild(baselineRef)] : []), { label: 'after', root: ROOT }];
+  baselineDir !== undefined || baselineArg === 'none' || (quick && baselineArg === undefined)
+    ? undefined
+    : (baselineArg ?? readFileSync(new URL('./baseline-ref', import.meta.url), 'utf8').trim());
+const baseline: Build[] = baselineDir
+  ? [{ label: `today (${baselineDir})`, root: baselineDir }]
+  : baselineRef
+    ? [baselineBuild(baselineRef)]
+    : [];
+const builds: Build[] = [...baseline, { label: 'after', root: ROOT }];
 const which = (process.env.BENCH_DB ?? 'sqlite,postgres').split(',');
 const results = [];
 if (which.includes('sqlite')) results.push(await run({ name: 'sqlite', url: 'file:' }, builds));

@@ -10,6 +10,8 @@
  *
  *   npm run bench:statements                 SQLite (--rounds N: how many times each, 3000)
  *   npm run bench:statements -- --db postgres
+ *   npm run bench:statements -- --timestamp   requests signed with a timestamp the service requires
+ *                                             (production's mode: a read's nonce in the read-nonce store)
  */
 import { randomBytes } from 'node:crypto';
 import SQLite from 'better-sqlite3';
@@ -23,6 +25,7 @@ import { operations } from './http-operations.js';
 
 const dbName = arg('db', 'sqlite');
 const ROUNDS = Number(arg('rounds', '3000'));
+const TIMESTAMPED = process.argv.includes('--timestamp');
 
 const { db, env, cards, demo, cleanup } = await filledDatabase(dbName, 'statements', 'silent');
 
@@ -32,7 +35,7 @@ interface Sent {
 }
 
 try {
-  const app = await buildApp(loadConfig(env), { logger: false });
+  const app = await buildApp(loadConfig({ ...env, CARDPROGRAM_REQUIRE_TIMESTAMP: TIMESTAMPED ? 'on' : 'off' }), { logger: false });
   const database = app.svc.database;
   const rows: Array<{ op: string; statement: string; us1: number; perSecond50?: number }> = [];
   for (const op of operations(cards).filter((o) => o.key === 'list')) {
@@ -40,6 +43,7 @@ try {
       const body: Record<string, unknown> = { ...op.body(Math.floor(Math.random() * 1e9)), appId: demo.appId };
       const nonce = randomBytes(16).toString('hex');
       body.randomStr = nonce;
+      if (TIMESTAMPED) body.timestamp = Date.now();
       body.sign = hmacSign(demo.secret, signingString(body));
       const res = await app.inject({ method: 'POST', url: op.path, payload: body });
       if (res.statusCode !== 200) throw new Error(`${op.name}: ${res.statusCode} ${res.body}`);
