@@ -14,7 +14,7 @@ import { childDatabaseUrl, ROOT } from './helpers/cli.js';
 import { type IsolatedDatabase, isolatedDatabase } from './helpers/db.js';
 import { eachDialect } from './helpers/dialects.js';
 import { eventually } from './helpers/receiver.js';
-import { freePort, startService, stopped } from './helpers/service.js';
+import { freePort, killAll, startService, stopped } from './helpers/service.js';
 
 // Issue 31, decision 1, across processes: the read-nonce store after a SIGKILL of the service, and
 // shared by the service's processes or instances. A read's randomStr here is kept in the store
@@ -53,12 +53,7 @@ async function setUp(t: TestContext, dialect: Parameters<typeof isolatedDatabase
   const dataDir = mkdtempSync(join(tmpdir(), 'cardprogram-nonces-'));
   const children: Array<ReturnType<typeof spawn>> = [];
   t.after(async () => {
-    for (const c of children) {
-      if (c.exitCode !== null || c.signalCode !== null) continue;
-      const exited = stopped(c);
-      c.kill('SIGKILL');
-      await exited;
-    }
+    await killAll(children);
     await db.cleanup();
     rmSync(dataDir, { recursive: true, force: true });
   });
@@ -79,6 +74,15 @@ async function emptyLikeCrashRecovery(db: IsolatedDatabase): Promise<void> {
 
 function refused(res: { status: number; body: Record<string, any> }, code: string, what: string) {
   assert.equal(res.body.code, code, `${what}: ${JSON.stringify(res.body)}`);
+}
+
+/** Each body, sent now, is refused by the store's watermark. */
+async function beforeTheWatermark(base: string, bodies: Array<[string, string]>) {
+  for (const [body, what] of bodies) {
+    const res = await post(base, body);
+    refused(res, '1007', what);
+    assert.ok(String(res.body.msg).startsWith(WATERMARK_REFUSAL), res.body.msg);
+  }
 }
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -103,14 +107,10 @@ eachDialect('read nonces across processes (issue 31)', (dialect) => {
 
     if (dialect.name === 'sqlite') {
       // Memory: the store started empty with the new process; its watermark refuses what came before.
-      for (const [body, what] of [
+      await beforeTheWatermark(service.url, [
         [used, 'the spent read'],
         [before[0] as string, 'a read signed before the restart'],
-      ] as const) {
-        const res = await post(service.url, body);
-        refused(res, '1007', what);
-        assert.ok(String(res.body.msg).startsWith(WATERMARK_REFUSAL), res.body.msg);
-      }
+      ]);
     } else {
       // The unlogged table outlives the service's crash: the spent read is still spent, and a read
       // signed before the restart that was never sent is no replay.
@@ -120,14 +120,10 @@ eachDialect('read nonces across processes (issue 31)', (dialect) => {
       // watermark moves to that moment.
       await pause(5);
       await emptyLikeCrashRecovery(db);
-      for (const [body, what] of [
+      await beforeTheWatermark(service.url, [
         [used, 'the spent read'],
         [before[1] as string, 'a read signed before the store was emptied'],
-      ] as const) {
-        const res = await post(service.url, body);
-        refused(res, '1007', what);
-        assert.ok(String(res.body.msg).startsWith(WATERMARK_REFUSAL), res.body.msg);
-      }
+      ]);
     }
     assert.equal((await post(service.url, signed(merchant))).status, 200, 'a read signed after is served');
   });
