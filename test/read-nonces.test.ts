@@ -4,7 +4,7 @@ import { it } from 'node:test';
 import { sql } from 'kysely';
 import { CardProgram, type RetryInfo, WATERMARK_REFUSAL as SDK_WATERMARK_REFUSAL } from '../client/src/client.js';
 import { APIError } from '../client/src/errors.js';
-import { MemoryNonces, NONCE_KEEP_MS, WATERMARK_REFUSAL } from '../src/idempotency/read-nonces.js';
+import { bucketOf, MemoryNonces, NONCE_KEEP_MS, WATERMARK_REFUSAL } from '../src/idempotency/read-nonces.js';
 import { build, type Harness, randomStr, sign } from './helpers/app.js';
 import { fundedCard } from './helpers/cards.js';
 import { eachDialect } from './helpers/dialects.js';
@@ -57,11 +57,13 @@ eachDialect('read nonces where a timestamp is required (issue 31)', (dialect) =>
       [LIST, { cardId, beginDate: day, endDate: day, start: 0 }],
     ] as const) {
       const r = randomStr();
-      const captured = sign({ ...fields, randomStr: r, timestamp: Date.now() }, h.merchant);
+      const ts = Date.now();
+      const captured = sign({ ...fields, randomStr: r, timestamp: ts }, h.merchant);
       assert.equal((await h.call(path, captured, { raw: true })).status, 200, path);
       refused(await h.call(path, captured, { raw: true }), 409, '1008', /randomStr: already used/);
-      // The merchant's own body again with a later timestamp: still the same randomStr within the window.
-      refused(await h.call(path, sign({ ...fields, randomStr: r, timestamp: Date.now() + 1 }, h.merchant), { raw: true }), 409, '1008');
+      // The merchant's own randomStr signed again with another timestamp of the same 5-minute bucket.
+      const again = bucketOf(ts + 1) === bucketOf(ts) ? ts + 1 : ts - 1;
+      refused(await h.call(path, sign({ ...fields, randomStr: r, timestamp: again }, h.merchant), { raw: true }), 409, '1008');
       // Refused before it spends anything: a list that breaks a rule still spends its randomStr.
       const bad = sign(
         { ...fields, cardId, beginDate: day, endDate: '2000-01-01', start: 0, randomStr: randomStr(), timestamp: Date.now() },

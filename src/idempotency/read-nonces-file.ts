@@ -3,7 +3,7 @@ import SQLite from 'better-sqlite3';
 import { createPrivateFile } from '../db/files.js';
 import type { RequestKey } from './keys.js';
 import { usedNonce } from './keys.js';
-import { beforeWatermark, bucketOf, liveBuckets, NONCE_KEEP_MS, type ReadNonceStore } from './read-nonces.js';
+import { beforeWatermark, bucketOf, NONCE_KEEP_MS, type ReadNonceStore } from './read-nonces.js';
 
 /**
  * The read-nonce store that the processes of `serve --processes N` share on SQLite (issue 31): a
@@ -45,9 +45,6 @@ export function createNonceFile(path: string, now: number): void {
   raw.close();
 }
 
-/** How many live buckets the spending statement names (liveBuckets gives 3 or 4; the last is repeated). */
-const LIVE = 4;
-
 export class FileNonces implements ReadNonceStore {
   readonly kind = 'file';
   readonly watermark: number;
@@ -60,23 +57,14 @@ export class FileNonces implements ReadNonceStore {
     // Made by the cluster's first process; if it is not there, this process starts it, empty, now.
     this.raw.prepare('insert into store (id, watermark) values (1, ?) on conflict (id) do nothing').run(now);
     this.watermark = (this.raw.prepare('select watermark from store where id = 1').get() as { watermark: number }).watermark;
-    // Any live bucket: a randomStr is single-use within the window, whatever timestamp it came with.
-    this.insert = this.raw.prepare(
-      `insert into read_nonces (bucket, merchant_id, random_str)
-       select @bucket, @merchantId, @randomStr
-       where not exists (select 1 from read_nonces
-         where bucket in (${Array.from({ length: LIVE }, (_, i) => `@b${i}`).join(', ')}) and merchant_id = @merchantId and random_str = @randomStr)
-       on conflict do nothing`,
-    );
+    // Per bucket, as every store (read-nonces.ts): the primary key is the check.
+    this.insert = this.raw.prepare('insert into read_nonces (bucket, merchant_id, random_str) values (?, ?, ?) on conflict do nothing');
     this.drop = this.raw.prepare('delete from read_nonces where bucket < ?');
   }
 
-  async spend(key: RequestKey, timestamp: number, now: number): Promise<void> {
+  async spend(key: RequestKey, timestamp: number, _now: number): Promise<void> {
     if (timestamp < this.watermark) throw beforeWatermark(this.watermark);
-    const live = liveBuckets(now);
-    const named: Record<string, number | string> = { bucket: bucketOf(timestamp), merchantId: key.merchantId, randomStr: key.randomStr };
-    for (let i = 0; i < LIVE; i++) named[`b${i}`] = live[Math.min(i, live.length - 1)] as number;
-    if (this.insert.run(named).changes === 0) throw usedNonce();
+    if (this.insert.run(bucketOf(timestamp), key.merchantId, key.randomStr).changes === 0) throw usedNonce();
   }
 
   /** Whole buckets, by the primary key's first column. */

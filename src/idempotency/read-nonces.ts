@@ -11,6 +11,10 @@ import { consumeNonce, type RequestKey, usedNonce } from './keys.js';
  * every request stamped before the moment the store last started empty is refused (1007), so a crash
  * that empties it cannot reopen a replay window (docs/idempotency.md, "Reads").
  *
+ * A nonce is spent once per bucket of its timestamp: a replay carries the timestamp it was signed
+ * with, so it meets its first use in the same bucket; only the merchant could sign the same
+ * randomStr again with a timestamp in another bucket, and that is no replay.
+ *
  * Three stores: the process's memory (SQLite, one process), a non-synchronous SQLite file shared by
  * the processes of `serve --processes N` (read-nonces-file.ts), an UNLOGGED table on PostgreSQL
  * (read-nonces-pg.ts).
@@ -81,10 +85,10 @@ export class MemoryNonces implements ReadNonceStore {
   async spend(key: RequestKey, timestamp: number, now: number): Promise<void> {
     if (timestamp < this.watermark) throw beforeWatermark(this.watermark);
     const id = `${key.merchantId}\n${key.randomStr}`;
-    // Any live bucket: a randomStr is single-use within the window, whatever timestamp it came with.
-    for (const b of liveBuckets(now)) if (this.buckets.get(b)?.has(id)) throw usedNonce();
+    // Per bucket, as every store: a replay's signed timestamp is in its first use's bucket.
     const bucket = bucketOf(timestamp);
     let set = this.buckets.get(bucket);
+    if (set?.has(id)) throw usedNonce();
     if (!set) {
       set = new Set();
       this.buckets.set(bucket, set);
