@@ -15,9 +15,15 @@
  *   npm run bench:http -- --baseline REF   another baseline (a commit, a tag, a branch)
  *   npm run bench:http -- --quick      this checkout alone, tiny sizes, a few seconds (CI: checks that it works)
  *   npm run bench:http -- --baseline none   this checkout alone, full sizes
- *   npm run bench:http -- --baseline-root DIR   the baseline from a checkout already built (npm run build there)
+ *   npm run bench:http -- --baseline-dir DIR   the baseline built in DIR (a copy of another commit,
+ *                                             its node_modules linked and `node scripts/build.mjs` run there)
  *   BENCH_DB=sqlite npm run bench:http
- *   BENCH_OPS=topup,holder npm run bench:http   only these operations (keys of bench/http-operations.ts)
+ *   BENCH_OPS=list npm run bench:http   only these operations (keys of bench/http-operations.ts)
+ *
+ * Every request is signed with a timestamp and the service requires one, as in production
+ * (CARDPROGRAM_REQUIRE_TIMESTAMP=on; the SDK signs one too): a read's randomStr is then kept in the
+ * read-nonce store (docs/idempotency.md), not in the idempotency keys. BENCH_TIMESTAMP=off measures
+ * the sandbox's default instead (no timestamp: every read's nonce is a durable row).
  */
 import { type ChildProcess, execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -55,8 +61,11 @@ function baselineBuild(ref: string): Build {
   return { label: `today (${sha})`, root };
 }
 
-/** BENCH_OPS: the operations to drive (their keys), all when unset. */
-const only = process.env.BENCH_OPS?.split(',');
+/** Requests signed with a timestamp, which the service requires (production's mode); BENCH_TIMESTAMP=off: neither. */
+const TIMESTAMPED = process.env.BENCH_TIMESTAMP !== 'off';
+/** The operations to drive (BENCH_OPS=list,topup), by their keys in bench/http-operations.ts; all by default. */
+const ONLY = process.env.BENCH_OPS ? new Set(process.env.BENCH_OPS.split(',')) : null;
+const selected = (cards: string[]) => operations(cards).filter((o) => ONLY === null || ONLY.has(o.key));
 
 /** The mean of a build's measured halves (errors summed). */
 function mean(runs: Measured[]): Measured {
@@ -84,6 +93,7 @@ async function prepare(dialect: TestDialect, build: Build) {
     // so its database cost is not in these figures (a merchant near its limit leases a batch at a time).
     CARDPROGRAM_RATE_LIMIT: '1000000',
     CARDPROGRAM_KYC_AUTO_DECISION_MS: '0',
+    CARDPROGRAM_REQUIRE_TIMESTAMP: TIMESTAMPED ? 'on' : 'off',
   };
   const cleanup = async () => {
     await db.cleanup();
@@ -107,6 +117,7 @@ async function prepare(dialect: TestDialect, build: Build) {
     const sign: Signer = (body, withRandomStr) => {
       const signed: Record<string, unknown> = { ...body, appId: demo.appId };
       if (withRandomStr) signed.randomStr = randomBytes(16).toString('hex');
+      if (TIMESTAMPED) signed.timestamp = Date.now();
       signed.sign = hmacSign(demo.secret, signingString(signed));
       return JSON.stringify(signed);
     };
@@ -133,9 +144,8 @@ async function run(dialect: TestDialect, builds: Build[]) {
     const ceiling = await startCeiling();
     children.push(ceiling.child);
     const rows = [];
-    const cardsOf = (p: (typeof prepared)[number]) => operations(p.cards);
-    for (const [i, op] of operations((prepared[0] as (typeof prepared)[number]).cards).entries()) {
-      if (only && !only.includes(op.key)) continue;
+    const cardsOf = (p: (typeof prepared)[number]) => selected(p.cards);
+    for (const [i, op] of selected((prepared[0] as (typeof prepared)[number]).cards).entries()) {
       let size = 0;
       const measured = [];
       for (const p of prepared) {
@@ -247,25 +257,21 @@ function markdown(report: { date: string; machine: string; results: Awaited<Retu
 // The built program is what runs in production: build it first (npm run build).
 execFileSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'inherit' });
 // Today's figures beside this checkout's: --baseline REF, else (a full run) the ref in
-// bench/baseline-ref (the landed main the work is measured against); --quick measures this checkout alone.
-const baselineAt = process.argv.indexOf('--baseline');
+// bench/baseline-ref (the landed main the work is measured against); --quick (or --baseline none)
+// measures this checkout alone.
+const argAfter = (flag: string) => {
+  const at = process.argv.indexOf(flag);
+  return at > 0 ? process.argv[at + 1] : undefined;
+};
+const baselineDir = argAfter('--baseline-dir');
+const baselineArg = argAfter('--baseline');
 const baselineRef =
-  baselineAt > 0
-    ? process.argv[baselineAt + 1]
-    : quick
-      ? undefined
-      : readFileSync(new URL('./baseline-ref', import.meta.url), 'utf8').trim();
-// --baseline-root DIR: a checkout of the baseline already built (its dist/), instead of a worktree made here.
-const rootAt = process.argv.indexOf('--baseline-root');
-const baselineRoot = rootAt > 0 ? process.argv[rootAt + 1] : undefined;
-const baseline = baselineRoot
-  ? [
-      {
-        label: `today (${execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: baselineRoot }).toString().trim()})`,
-        root: baselineRoot,
-      },
-    ]
-  : baselineRef && baselineRef !== 'none'
+  baselineDir !== undefined || baselineArg === 'none' || (quick && baselineArg === undefined)
+    ? undefined
+    : (baselineArg ?? readFileSync(new URL('./baseline-ref', import.meta.url), 'utf8').trim());
+const baseline: Build[] = baselineDir
+  ? [{ label: `today (${baselineDir})`, root: baselineDir }]
+  : baselineRef
     ? [baselineBuild(baselineRef)]
     : [];
 const builds: Build[] = [...baseline, { label: 'after', root: ROOT }];

@@ -11,6 +11,8 @@
  *   npm run bench:statements                 SQLite (--rounds N: how many times each, 3000)
  *   npm run bench:statements -- --db postgres
  *   npm run bench:statements -- --op topup [--db postgres]   a write's whole transactions (bench/statements-writes.ts): topup, holder
+ *   npm run bench:statements -- --timestamp   requests signed with a timestamp the service requires
+ *                                             (production's mode: a read's nonce in the read-nonce store)
  */
 import { randomBytes } from 'node:crypto';
 import SQLite from 'better-sqlite3';
@@ -26,6 +28,7 @@ import { fromFiftyClients, recordTemplate, replayPostgres, replaySqlite } from '
 const dbName = arg('db', 'sqlite');
 const ROUNDS = Number(arg('rounds', '3000'));
 const OP = arg('op', 'list');
+const TIMESTAMPED = process.argv.includes('--timestamp');
 
 const { db, env, cards, demo, cleanup } = await filledDatabase(dbName, 'statements', 'silent');
 
@@ -35,7 +38,7 @@ interface Sent {
 }
 
 try {
-  const app = await buildApp(loadConfig(env), { logger: false });
+  const app = await buildApp(loadConfig({ ...env, CARDPROGRAM_REQUIRE_TIMESTAMP: TIMESTAMPED ? 'on' : 'off' }), { logger: false });
   const database = app.svc.database;
   const rows: Array<{ op: string; statement: string; us1: number; perSecond50?: number }> = [];
   if (OP !== 'list') {
@@ -47,6 +50,7 @@ try {
       const body: Record<string, unknown> = { ...op.body(Math.floor(Math.random() * 1e9)), appId: demo.appId };
       const nonce = randomBytes(16).toString('hex');
       body.randomStr = nonce;
+      if (TIMESTAMPED) body.timestamp = Date.now();
       body.sign = hmacSign(demo.secret, signingString(body));
       const res = await app.inject({ method: 'POST', url: op.path, payload: body });
       if (res.statusCode !== 200) throw new Error(`${op.name}: ${res.statusCode} ${res.body}`);

@@ -26,6 +26,7 @@ import { serverOptions } from './http/options.js';
 import { RateLimiter } from './http/rate-limit.js';
 import { reaperPlugin } from './http/reaper.js';
 import { workerPlugin } from './http/worker.js';
+import { openReadNonces } from './idempotency/read-nonce-store.js';
 import { kycRoutes, kycSandboxRoutes } from './kyc/routes.js';
 import { expireHolds } from './ledger/expire.js';
 import { fundingRoutes } from './ledger/routes.js';
@@ -51,6 +52,8 @@ export interface BuildOptions {
   /** Where the default logger writes (stdout unless given): the same lines, redactions included. */
   logStream?: { write(line: string): void };
   clock?: () => number;
+  /** SQLite, a process of `serve --processes N`: the read-nonce file the processes share (src/cluster.ts). */
+  readNonceFile?: string;
 }
 
 /**
@@ -135,6 +138,14 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   // One line per private file or directory that others may read (src/db/files.ts).
   const sqliteFile = config.databaseUrl.startsWith('file:') ? config.databaseUrl.slice('file:'.length) : null;
   for (const line of widePermissions(config.dataDir, sqliteFile === ':memory:' ? null : sqliteFile)) app.log.warn(line);
+  // Where reads spend their randomStr when a timestamp is required (docs/idempotency.md, "Reads").
+  svc.readNonces = await openReadNonces({
+    requireTimestamp: config.requireTimestamp,
+    database,
+    sharedFile: opts.readNonceFile,
+    now: clock(),
+  });
+  app.addHook('onClose', async () => svc.readNonces?.close());
   app.decorate('svc', svc);
 
   // Only JSON bodies: anything else (text/plain included) is a 1002, not a guess.
@@ -180,6 +191,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     database,
     clock,
     retentionMs: config.idempotencyRetentionMs,
+    readNonces: svc.readNonces,
     expireHolds: async () => {
       const { released } = await expireHolds(svc, clock());
       if (released > 0) app.log.info({ released }, 'hold expiry: authorizations released');

@@ -5,6 +5,7 @@ import type { Config } from './config.js';
 import { ensureSandboxAdmin, sandboxAdminFile } from './console/sandbox.js';
 import { openDatabase } from './db/index.js';
 import { migrateToLatest } from './db/migrate.js';
+import { createNonceFile, readNonceFile } from './idempotency/read-nonces-file.js';
 import { ensureDemoMerchant } from './merchants/demo.js';
 import { serve } from './server.js';
 import { createServices, readyVault } from './services.js';
@@ -14,11 +15,15 @@ import { createServices, readyVault } from './services.js';
  * the cores of one machine. The primary prepares the database once (migrations, keys, the sandbox
  * demo merchant) so the copies do not race to do it, then forks them and restarts one that dies.
  * The copies share nothing in memory: as several instances on one database, they agree through it
- * (idempotency keys, rate-limit windows, callback leases).
+ * (idempotency keys, rate-limit windows, callback leases). On SQLite, where a timestamp is
+ * required, reads' nonces are not in the database but in a file of their own that the copies share
+ * (src/idempotency/read-nonces-file.ts): the primary makes it anew, empty, before it starts them.
  */
 export async function serveCluster(config: Config, processes: number): Promise<void> {
+  const sqliteFile = config.databaseUrl.startsWith('file:') ? config.databaseUrl.slice('file:'.length) : null;
+  const nonceFile = config.requireTimestamp && sqliteFile && sqliteFile !== ':memory:' ? readNonceFile(sqliteFile) : undefined;
   if (!cluster.isPrimary) {
-    await serve({ ...config, demoMerchant: false });
+    await serve({ ...config, demoMerchant: false }, nonceFile ? { readNonceFile: nonceFile } : {});
     return;
   }
   const log = pino({ level: config.logLevel });
@@ -38,6 +43,8 @@ export async function serveCluster(config: Config, processes: number): Promise<v
   } finally {
     await database.close();
   }
+  // Its watermark is now: a request signed before this start is refused (1007), whatever the file held.
+  if (nonceFile) createNonceFile(nonceFile, Date.now());
   let stopping = false;
   const fork = () => cluster.fork();
   for (let i = 0; i < processes; i++) fork();

@@ -8,6 +8,7 @@ import type { ReplicaRouter } from './db/replica.js';
 import type { DB } from './db/schema.js';
 import type { DomainDirectory } from './domains/directory.js';
 import type { KeyInStatements } from './idempotency/keys.js';
+import type { ReadNonceStore } from './idempotency/read-nonces.js';
 import type { MerchantDirectory } from './merchants/directory.js';
 import type { Metrics } from './metrics.js';
 
@@ -34,6 +35,11 @@ export interface Services {
   notifier: { poke(): void };
   /** What a monitoring system scrapes at /metrics (src/metrics.ts). */
   metrics: Metrics;
+  /**
+   * Where reads spend their randomStr when a signed timestamp is required (src/idempotency/read-nonces.ts);
+   * null: in `idempotency_keys`, durably (the sandbox's default, and the CLI, which serves no reads).
+   */
+  readNonces: ReadNonceStore | null;
 }
 
 /**

@@ -50,10 +50,16 @@ async function listenHttps(app: FastifyInstance, host: string, port: number): Pr
   return server;
 }
 
-/** Builds the app, creates the sandbox demo merchant if needed, listens, and stops on SIGTERM/SIGINT. */
-export async function serve(config: Config, { handleSignals = true } = {}): Promise<Running> {
+/**
+ * Builds the app, creates the sandbox demo merchant if needed, listens, and stops on SIGTERM/SIGINT.
+ * `readNonceFile`: a process of `serve --processes N` on SQLite, the read-nonce file it shares.
+ */
+export async function serve(
+  config: Config,
+  { handleSignals = true, readNonceFile }: { handleSignals?: boolean; readNonceFile?: string } = {},
+): Promise<Running> {
   const started = performance.now();
-  const app = await buildApp(config);
+  const app = await buildApp(config, readNonceFile ? { readNonceFile } : {});
   app.starting = true;
   await app.listen({ port: config.port, host: config.host });
   const addr = app.server.address();

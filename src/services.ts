@@ -35,6 +35,8 @@ export function createServices(
     clock,
     notifier: { poke: () => undefined },
     metrics,
+    // Set by the HTTP app (src/app.ts), which serves the reads.
+    readNonces: null,
   };
 }
 

@@ -9,7 +9,7 @@ import { holderBody, randomStr } from './helpers/app.js';
 import { childDatabaseUrl, ROOT } from './helpers/cli.js';
 import { dialectSkip, isolatedDatabase, testDialects } from './helpers/db.js';
 import { eventually, receiver } from './helpers/receiver.js';
-import { freePort, startService, stopped } from './helpers/service.js';
+import { freePort, killAll, startService, stopped } from './helpers/service.js';
 
 // Several instances on one PostgreSQL (SQLite serves one host; its several processes are tested by
 // `serve --processes` below on the same database).
@@ -34,12 +34,7 @@ it('two instances on one PostgreSQL behave as one service', { skip: dialectSkip(
   const services: Array<Awaited<ReturnType<typeof startService>>> = [];
   t.after(async () => {
     // The services first: their workers' statements must not meet the schema's drop.
-    for (const s of services) {
-      if (s.child.exitCode !== null || s.child.signalCode !== null) continue;
-      const exited = stopped(s.child);
-      s.child.kill('SIGKILL');
-      await exited;
-    }
+    await killAll(services.map((s) => s.child));
     await db.cleanup();
     rmSync(dataDir, { recursive: true, force: true });
   });

@@ -84,3 +84,22 @@ eachDialect('round trips per operation (the budget of docs/architecture.md)', (d
     }
   });
 });
+
+// Issue 31: where a signed timestamp is required (production), a read's nonce goes to the read-nonce
+// store, not to idempotency_keys: on SQLite the process's memory (no statement, no commit), on
+// PostgreSQL an unlogged table spent in the list's one statement.
+const TIMESTAMPED_LIST_BUDGET = { sqlite: 4, postgres: 1 };
+
+eachDialect('round trips of the list where a timestamp is required (issue 31)', (dialect) => {
+  it('its nonce costs no statement of its own, and no durable commit', async (t) => {
+    const h = await build(t, dialect, { merchantCacheMs: 60_000, requireTimestamp: true });
+    const { cardId } = await fundedCard(h, { topUp: 100 });
+    const day = new Date().toISOString().slice(0, 10);
+    const body = { cardId, beginDate: day, endDate: day, start: 0, randomStr: randomStr() };
+    const statements = await statementsOf(h, '/api/network/networkAuthTradeList.html', body);
+    const budget = TIMESTAMPED_LIST_BUDGET[dialect.name as 'sqlite' | 'postgres'];
+    assert.ok(statements.length <= budget, `${statements.length} statements, budget ${budget}:\n${statements.join('\n')}`);
+    assert.ok(!statements.some((s) => /idempotency_keys|^(begin|commit)/i.test(s)), statements.join('\n'));
+    t.diagnostic(`tradeList: ${statements.length} statements (budget ${budget}):\n${statements.join('\n')}`);
+  });
+});

@@ -178,8 +178,16 @@ function isEnvelope(v: unknown): v is { code: string; msg: string; model: unknow
   return typeof v === 'object' && v !== null && 'success' in v && 'code' in v;
 }
 
+/**
+ * How the service's `1007` begins when the request was signed before its store of spent read
+ * `randomStr` values last started empty (a restart, or its database's crash recovery): signed again
+ * with the current time, as every attempt is, the request is served (docs/idempotency.md).
+ */
+export const WATERMARK_REFUSAL = "timestamp is before the replay store's watermark";
+
 function retryable(error: CardProgramError): boolean {
   if (error instanceof APIConnectionError) return true;
+  if (error instanceof APIError && error.code === '1007' && error.msg.startsWith(WATERMARK_REFUSAL)) return true;
   return error instanceof APIError && RETRYABLE_STATUS.has(error.status);
 }
 

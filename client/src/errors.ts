@@ -103,7 +103,10 @@ export class APIError extends CardProgramError {
 export class BadRequestError extends APIError {
   override name = 'BadRequestError';
 }
-/** 1006 signature, 1007 timestamp, 2601 unknown or disabled merchant. Not retried. */
+/**
+ * 1006 signature, 1007 timestamp, 2601 unknown or disabled merchant. Not retried, but for the 1007 of a
+ * request signed before the service's read-nonce store last started empty (retried with a fresh timestamp).
+ */
 export class AuthenticationError extends APIError {
   override name = 'AuthenticationError';
 }

@@ -22,6 +22,7 @@ import * as m0019 from './migrations/2026_11_25_0019_network_messages.js';
 import * as m0020 from './migrations/2026_11_25_0020_login_refusals_counted.js';
 import * as m0021 from './migrations/2026_11_25_0021_card_debt.js';
 import * as m0022 from './migrations/2026_11_25_0022_disputes.js';
+import * as m0023 from './migrations/2026_11_25_0023_read_nonces_unlogged.js';
 import * as m0024 from './migrations/2026_11_25_0024_network_overview.js';
 
 interface Migration {
@@ -55,6 +56,7 @@ export const MIGRATIONS: ReadonlyArray<[string, Migration]> = [
   ['2026_11_25_0020_login_refusals_counted', m0020],
   ['2026_11_25_0021_card_debt', m0021],
   ['2026_11_25_0022_disputes', m0022],
+  ['2026_11_25_0023_read_nonces_unlogged', m0023],
   ['2026_11_25_0024_network_overview', m0024],
 ];
 

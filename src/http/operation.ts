@@ -2,7 +2,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AuditSpec } from '../audit/trail.js';
 import type { Actor, MerchantCtx, Services, Verb } from '../context.js';
 import { invalid } from '../errors.js';
-import { consumeNonce, type RequestKey } from '../idempotency/keys.js';
+import type { RequestKey } from '../idempotency/keys.js';
+import { spendReadNonce } from '../idempotency/read-nonces.js';
 import { runVerb } from '../runner.js';
 
 /** How a signed write is run besides its verb and input. */
@@ -52,14 +53,25 @@ export function writeKey(req: FastifyRequest, reply: FastifyReply, randomStr: st
   };
 }
 
-/** Spends a read's randomStr; a reused one is 1008. */
+/**
+ * Spends a read's randomStr; a reused one is 1008. Where a timestamp is required, in the read-nonce
+ * store (1007 when stamped before its watermark); otherwise as a durable key (docs/idempotency.md).
+ */
 export async function signedRead(svc: Services, req: FastifyRequest, randomStr: string): Promise<void> {
-  await consumeNonce(svc.database, readKey(req, randomStr), svc.clock());
+  await spendReadNonce(svc.database, svc.readNonces, readKey(req, randomStr), svc.clock());
 }
 
 /** A signed read's key: its randomStr, spent once (decisions §4), by signedRead or with the read itself. */
 export function readKey(req: FastifyRequest, randomStr: string): RequestKey {
-  return { merchantId: req.merchant.appId, randomStr, operation: req.routeOptions.config.operation ?? req.url, canonical: req.canonical };
+  // The timestamp was checked by the signature plugin (src/http/auth.ts): signed, an integer, fresh.
+  const ts = (req.body as { timestamp?: unknown } | undefined)?.timestamp;
+  return {
+    merchantId: req.merchant.appId,
+    randomStr,
+    operation: req.routeOptions.config.operation ?? req.url,
+    canonical: req.canonical,
+    timestamp: typeof ts === 'number' ? ts : undefined,
+  };
 }
 
 // Where a signed body splits into envelope and input: wire format, so that verbs can name their input.

@@ -4,6 +4,7 @@ import { reapConsoleSessions } from '../console/sessions.js';
 import type { Database } from '../db/index.js';
 import { ensureTradePartitions } from '../db/partitions.js';
 import { reapKeys } from '../idempotency/keys.js';
+import { NONCE_MAINTAIN_MS, type ReadNonceStore } from '../idempotency/read-nonces.js';
 import { reapPage } from '../page/links.js';
 
 const EVERY_MS = 60 * 60 * 1000;
@@ -15,16 +16,19 @@ export interface ReaperOptions {
   retentionMs: number;
   /** Releases the holds whose window is over (decisions §12.9, src/ledger/expire.ts); safe on every instance at once. */
   expireHolds?: () => Promise<unknown>;
+  /** The read-nonce store, whose aged buckets go every minute (src/idempotency/read-nonces.ts). */
+  readNonces?: ReadNonceStore | null;
 }
 
 /**
  * Once an hour, forgets what has outlived its use: randomStr keys past the retention period, and
  * spent or expired page links and sessions, and console sessions past their bounds; releases the
  * authorizations' holds whose window is over (hold expiry); and, on PostgreSQL, makes the coming
- * months' partitions of `trades` (src/db/partitions.ts). Stopped when the service closes.
+ * months' partitions of `trades` (src/db/partitions.ts). Every minute, drops the read-nonce store's
+ * aged buckets. Stopped when the service closes.
  */
 export const reaperPlugin = fp(
-  async (app: FastifyInstance, { database, clock, retentionMs, expireHolds }: ReaperOptions) => {
+  async (app: FastifyInstance, { database, clock, retentionMs, expireHolds, readNonces }: ReaperOptions) => {
     const timer = setInterval(() => {
       reapKeys(database, clock() - retentionMs).catch((err) => app.log.warn({ err }, 'reaping idempotency keys failed'));
       reapPage(database, clock()).catch((err) => app.log.warn({ err }, 'reaping page links and sessions failed'));
@@ -33,7 +37,16 @@ export const reaperPlugin = fp(
       expireHolds?.().catch((err) => app.log.warn({ err }, 'releasing expired holds failed'));
     }, EVERY_MS);
     timer.unref();
-    app.addHook('onClose', async () => clearInterval(timer));
+    const nonces = readNonces
+      ? setInterval(() => {
+          readNonces.maintain(clock()).catch((err) => app.log.warn({ err }, 'dropping aged read nonces failed'));
+        }, NONCE_MAINTAIN_MS)
+      : null;
+    nonces?.unref();
+    app.addHook('onClose', async () => {
+      clearInterval(timer);
+      if (nonces) clearInterval(nonces);
+    });
   },
   { name: 'cardprogram-reaper' },
 );

@@ -13,6 +13,8 @@ export interface RequestKey {
   operation: string;
   /** Canonical JSON of the request body without sign and timestamp. */
   canonical: string;
+  /** The request's signed timestamp, when it has one: where a read's nonce is kept (read-nonces.ts). */
+  timestamp?: number | undefined;
 }
 
 export interface WriteResult<T> {

@@ -9,7 +9,9 @@ import { precompiled, preparedText, type Slots } from '../db/prepared.js';
 import type { DB } from '../db/schema.js';
 import { type TradesDB, withTrades } from '../db/trades-table.js';
 import { DomainError, invalid } from '../errors.js';
-import { consumeNonce, READ_NONCE_SQL, type RequestKey, readNonceParameters, usedNonce } from '../idempotency/keys.js';
+import { READ_NONCE_SQL, type RequestKey, readNonceParameters, usedNonce } from '../idempotency/keys.js';
+import { type ReadNonceStore, spendReadNonce } from '../idempotency/read-nonces.js';
+import { PgNonces, STORE_NONCE_CTES, STORE_NONCE_RESULT, storeNonceParameters } from '../idempotency/read-nonces-pg.js';
 import { isCardCurrency } from '../money/currency.js';
 import { RECORD_COLUMNS, type TradeRow, toTradeRecord } from './record.js';
 import type { TradePageSchema } from './schemas.js';
@@ -186,9 +188,12 @@ export async function listTrades({
  * many-statement form walks from the nearer end: it is kept for the console and the replica).
  * For a card named by id, with no replica in use (the card must come from the primary).
  * Checked input only; a request that fails the check spends its nonce first, as every read does.
+ * The nonce is a durable key, or, where a timestamp is required, goes to the read-nonce store
+ * (src/idempotency/read-nonces-pg.ts): one statement either way.
  */
 export async function listTradesSpendingNonce({
   database,
+  nonces,
   merchantId,
   nonce,
   now,
@@ -196,6 +201,8 @@ export async function listTradesSpendingNonce({
 }: {
   /** The primary (PostgreSQL). */
   database: Database;
+  /** The service's read-nonce store (null: a durable key). */
+  nonces: ReadNonceStore | null;
   merchantId: string;
   nonce: RequestKey;
   now: number;
@@ -207,25 +214,31 @@ export async function listTradesSpendingNonce({
     checked = checkListInput(input);
   } catch (err) {
     // As every read: its randomStr is spent first (1008 if it was), then the check's answer.
-    await consumeNonce(database, nonce, now);
+    await spendReadNonce(database, nonces, nonce, now);
     throw err;
   }
   const { statuses, maxSize } = checked;
-  const { rows } = await db.executeQuery<{ fresh: number; card: CardListed | null; total: number; page: ListedRow[] }>(
-    CompiledQuery.raw(LIST_IN_ONE_STATEMENT, [
-      ...readNonceParameters(nonce, now),
-      input.cardId,
-      input.beginDate,
-      input.endDate,
-      statuses,
-      // Past every total a card can reach, and inside PostgreSQL's bigint: a start beyond it (1e20 is
-      // an integer too) is the same empty page, not an overflow that would fail the statement, its
-      // nonce with it.
-      Math.min(input.start, Number.MAX_SAFE_INTEGER),
-      maxSize,
-    ]),
-  );
-  const row = rows[0];
+  const timestamp = nonce.timestamp;
+  const store = nonces instanceof PgNonces && timestamp !== undefined ? nonces : null;
+  type Listed = { fresh: number; watermark: number | null; card: CardListed | null; total: number; page: ListedRow[] };
+  const list = async () =>
+    (
+      await db.executeQuery<Listed>(
+        CompiledQuery.raw(store ? LIST_STORED : LIST_DURABLE, [
+          ...(store ? storeNonceParameters(nonce, timestamp as number, now) : readNonceParameters(nonce, now)),
+          input.cardId,
+          input.beginDate,
+          input.endDate,
+          statuses,
+          // Past every total a card can reach, and inside PostgreSQL's bigint: a start beyond it (1e20 is
+          // an integer too) is the same empty page, not an overflow that would fail the statement, its
+          // nonce with it.
+          Math.min(input.start, Number.MAX_SAFE_INTEGER),
+          maxSize,
+        ]),
+      )
+    ).rows[0];
+  const row = store ? await store.spending(list, timestamp as number, now) : await list();
   if (!row || row.fresh === 0) throw usedNonce();
   if (!row.card) throw new DomainError('cardNotFound');
   // A card holds one currency: a filter on another one selects nothing.
@@ -241,12 +254,13 @@ type ListedRow = Pick<TradeRow, 'seq' | (typeof RECORD_COLUMNS)[number]>;
 type CardListed = Pick<CardRow, 'id' | 'currency' | 'pan_first6' | 'pan_last4' | 'pan_length'>;
 
 /**
- * listTradesSpendingNonce's statement: $1–$4 the nonce (READ_NONCE_SQL), $5 the card, $6 and $7 the
- * window, $8 the statuses, $9 start, $10 the page size. `seek` is the day holding record number
- * `start` and how many records the newer days hold (none when start is past the total: no page).
- * The rows are read within the window's partitions only.
+ * listTradesSpendingNonce's statement: $1–$4 the nonce (READ_NONCE_SQL, or the read-nonce store's
+ * STORE_NONCE_CTES), $5 the card, $6 and $7 the window, $8 the statuses, $9 start, $10 the page
+ * size. `seek` is the day holding record number `start` and how many records the newer days hold
+ * (none when start is past the total: no page). The rows are read within the window's partitions only.
  */
-const LIST_IN_ONE_STATEMENT = preparedText(`with nonce as (${READ_NONCE_SQL}),
+const listInOneStatement = (nonce: string, spent: string) =>
+  preparedText(`with ${nonce},
 card as (
   select id, currency, pan_first6, pan_last4, pan_length from cards where id = $5 and merchant_id = $1
 ),
@@ -274,10 +288,14 @@ page as (
   )
 )
 select
-  (select count(*) from nonce)::int as fresh,
+  ${spent},
   (select row_to_json(card) from card) as card,
   (select coalesce(sum(n), 0) from days)::int8 as total,
   (select coalesce(json_agg(page order by business_date desc, seq desc), '[]'::json) from page) as page`);
+/** The nonce a durable key (no timestamp required). */
+const LIST_DURABLE = listInOneStatement(`nonce as (${READ_NONCE_SQL})`, '(select count(*) from nonce)::int as fresh');
+/** The nonce in the read-nonce store. */
+const LIST_STORED = listInOneStatement(STORE_NONCE_CTES, STORE_NONCE_RESULT);
 
 type DayCount = { business_date: string; n: number };
 

@@ -32,6 +32,7 @@ export const tradeRoutes: FastifyPluginAsyncTypebox<{ svc: Services }> = async (
         const key = readKey(req, randomStr);
         return listTradesSpendingNonce({
           database: svc.database,
+          nonces: svc.readNonces,
           merchantId: req.merchant.appId,
           nonce: key,
           now: svc.clock(),

@@ -42,6 +42,16 @@ export function stopped(child: ChildProcess): Promise<number | null> {
   return new Promise((resolve) => child.once('exit', (code) => resolve(code)));
 }
 
+/** Kills every child still running and waits for each to exit (before its database is dropped). */
+export async function killAll(children: ChildProcess[]): Promise<void> {
+  for (const c of children) {
+    if (c.exitCode !== null || c.signalCode !== null) continue;
+    const exited = stopped(c);
+    c.kill('SIGKILL');
+    await exited;
+  }
+}
+
 /** A TCP port free on loopback right now. */
 export async function freePort(): Promise<number> {
   const server = createServer();
