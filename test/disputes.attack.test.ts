@@ -1,9 +1,12 @@
 // Attacks on disputes found by the attack review (issue 29): each a regression test on both databases.
 import assert from 'node:assert/strict';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { it } from 'node:test';
 import { checkLedger } from '../src/ledger/check.js';
 import { build, randomStr } from './helpers/app.js';
 import { balances, ok } from './helpers/cards.js';
+import { childDatabaseUrl, runCli } from './helpers/cli.js';
 import { eachDialect } from './helpers/dialects.js';
 import { clearedPurchase, disputeOk, disputeRefused } from './helpers/disputes.js';
 
@@ -40,5 +43,23 @@ eachDialect('disputes: attacks', (dialect) => {
     await disputeOk(h, 'withdraw', { disputeId: d.disputeId });
     assert.deepEqual(await balances(h, cardId), { available: 100, ledger: 100, status: 'active' });
     assert.deepEqual((await checkLedger(h.db.database)).problems, []);
+  });
+
+  it('disputes export --out over an existing world-readable file leaves it readable by its owner only (explanations are personal data)', async (t) => {
+    const h = await build(t, dialect);
+    const { tradeId } = await clearedPurchase(h, { topUp: 100, amount: 40 });
+    const d = await disputeOk(h, 'create', { tradeId, reason: 'fraudulent', explanation: 'my card was stolen in Lyon' });
+    await disputeOk(h, 'submit', { disputeId: d.disputeId });
+    const out = join(h.db.dataDir, 'export.jsonl');
+    writeFileSync(out, 'old\n', { mode: 0o644 });
+    const env = {
+      DATABASE_URL: childDatabaseUrl(h.db),
+      CARDPROGRAM_MASTER_KEY: h.config.masterKey.toString('hex'),
+      CARDPROGRAM_DATA_DIR: h.db.dataDir,
+    };
+    const res = await runCli(['disputes', 'export', '--date', new Date().toISOString().slice(0, 10), '--out', out], env);
+    assert.equal(res.code, 0, res.stderr);
+    assert.match(readFileSync(out, 'utf8'), /my card was stolen in Lyon/);
+    assert.equal(statSync(out).mode & 0o777, 0o600);
   });
 });
