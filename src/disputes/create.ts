@@ -55,13 +55,14 @@ export async function disputableLeft(ctx: TxCtx, t: TradeRow, except?: string): 
 }
 
 /** The amount asked for (default: all that is left), checked against what is left. */
-export function disputedAmount(asked: number | undefined, left: number, currency: string): number {
-  if (left <= 0) throw new DomainError('incorrectAmount', 'amount: nothing is left to dispute on this transaction');
+export function disputedAmount(asked: number | undefined, left: number, currency: string, then?: string): number {
+  const more = then ? `; ${then}` : '';
+  if (left <= 0) throw new DomainError('incorrectAmount', `amount: nothing is left to dispute on this transaction${more}`);
   const amount = asked === undefined ? left : toMinor(asked, currency);
   if (amount > left) {
     throw new DomainError(
       'incorrectAmount',
-      `amount: at most ${toMajor(left, currency)} ${currency} can be disputed (cleared, less refunds and earlier disputes)`,
+      `amount: at most ${toMajor(left, currency)} ${currency} can be disputed (cleared, less refunds and earlier disputes)${more}`,
     );
   }
   return amount;

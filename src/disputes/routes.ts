@@ -71,7 +71,7 @@ export const disputeRoutes: FastifyPluginAsyncTypebox<{ svc: Services }> = async
         tags: ['Disputes'],
         summary: 'Submit a dispute to the network before its deadline',
         description:
-          'An unsubmitted dispute with an explanation (1002 without), before its deadline (2743: it is expired from then on). When the merchant’s disputeProvisionalCredit is on, the card is credited the amount at once from the merchant’s funding account (2726 when that is short). A `dispute.updated` callback follows. A write.',
+          'An unsubmitted dispute with an explanation (1002 without), before its deadline (2743: it is expired from then on), its amount still at most what is left to dispute (2723: a refund since its creation; lower it with disputeUpdate). When the merchant’s disputeProvisionalCredit is on, the card is credited the amount at once from the merchant’s funding account (2726 when that is short). A `dispute.updated` callback follows. A write.',
         body: DisputeRefBody,
         response: { 200: DisputeEnvelope, ...errorResponses },
       },

@@ -1,6 +1,7 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { closeSync, fchmodSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { ConfigError } from '../../config.js';
+import { PRIVATE_FILE_MODE } from '../../db/files.js';
 import { expireDisputes } from '../../disputes/expire.js';
 import { exportDisputes, exportLine, importLineText, importOutcomes } from '../../disputes/network-file.js';
 import { dateArg, print, withServices } from '../util.js';
@@ -18,7 +19,15 @@ export function disputeCommands(program: Command): void {
       const lines = (await withServices((svc) => exportDisputes(svc, o.date))).map(exportLine);
       const text = lines.length ? `${lines.join('\n')}\n` : '';
       if (o.out) {
-        writeFileSync(o.out, text, { mode: 0o600 });
+        // Explanations are personal data: the file is the owner's only, an existing one too (a
+        // mode given to writeFileSync applies to a new file only). Emptied before it is narrowed.
+        const fd = openSync(o.out, 'w', PRIVATE_FILE_MODE);
+        try {
+          fchmodSync(fd, PRIVATE_FILE_MODE);
+          writeFileSync(fd, text);
+        } finally {
+          closeSync(fd);
+        }
         console.error(`${lines.length} disputes written to ${o.out}`);
       } else process.stdout.write(text);
     });
