@@ -9,8 +9,8 @@ import { it } from 'node:test';
 import { startWorker } from '../src/callbacks/manage.js';
 import { exportDisputes } from '../src/disputes/network-file.js';
 import { checkLedger } from '../src/ledger/check.js';
-import { build, type Harness, randomStr } from './helpers/app.js';
-import { balances, fundedCard } from './helpers/cards.js';
+import { build, type Harness } from './helpers/app.js';
+import { balances, fundedCard, todaysTrades } from './helpers/cards.js';
 import { childDatabaseUrl, runCli } from './helpers/cli.js';
 import { eachDialect } from './helpers/dialects.js';
 import { clearedPurchase, disputeOk, file, pdf } from './helpers/disputes.js';
@@ -37,15 +37,9 @@ eachDialect('disputes: the network side', (dialect) => {
     const answer = await peer.ask(authorizationRequest(card, { amount: 3000, mti: '0200' }));
     assert.equal(answer.fields.get(39), '00');
     const day = new Date().toISOString().slice(0, 10);
-    const list = await h.call('/api/network/networkAuthTradeList.html', {
-      cardId,
-      beginDate: day,
-      endDate: day,
-      start: 0,
-      randomStr: randomStr(),
-    });
-    const payment = (list.body.tradeList as Array<{ tradeId: string; tradeType: number }>).find((r) => r.tradeType === 151);
-    assert.ok(payment, JSON.stringify(list.body));
+    const trades = await todaysTrades(h, cardId);
+    const payment = trades.find((r) => r.tradeType === 151);
+    assert.ok(payment, JSON.stringify(trades));
     const evidence = pdf(100);
     const d1 = await disputeOk(h, 'create', {
       tradeId: payment.tradeId,

@@ -4,8 +4,8 @@ import { buildApp } from '../src/app.js';
 import { message } from '../src/iso8583/codec.js';
 import { checkLedger } from '../src/ledger/check.js';
 import { expireHolds, holdWindowDays } from '../src/ledger/expire.js';
-import { build, randomStr } from './helpers/app.js';
-import { balances, fundedCard, ok } from './helpers/cards.js';
+import { build } from './helpers/app.js';
+import { balances, fundedCard, ok, todaysTrades } from './helpers/cards.js';
 import { eachDialect } from './helpers/dialects.js';
 import { authorizationRequest, cardSecrets, linkOf, Peer, trace } from './helpers/link.js';
 import { testLogging } from './helpers/log-audit.js';
@@ -48,16 +48,11 @@ eachDialect('hold expiry (decisions §12.9)', (dialect) => {
     const authId = [...passes[0].tradeIds, ...passes[1].tradeIds][0] as string;
     const tq = await ok(h, '/api/network/tradeQuery.html', { tradeId: authId });
     assert.equal(tq.trade.tradeStatus, 3);
-    const day = new Date().toISOString().slice(0, 10);
-    const list = await h.call('/api/network/networkAuthTradeList.html', {
-      cardId,
-      beginDate: day,
-      endDate: day,
-      start: 0,
-      tradeStatusList: [2],
-      randomStr: randomStr(),
-    });
-    const released = list.body.tradeList as Array<{ tradeStatus: number; amount: number; remark: string }>;
+    const released = (await todaysTrades(h, cardId, { tradeStatusList: [2] })) as Array<{
+      tradeStatus: number;
+      amount: number;
+      remark: string;
+    }>;
     assert.deepEqual(
       released.map((r) => [r.tradeStatus, r.amount, r.remark]),
       [[2, 30, 'Hold expired']],

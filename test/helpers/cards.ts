@@ -47,3 +47,18 @@ export async function ok(h: Harness, path: string, body: Record<string, unknown>
   assert.equal(res.status, 200, `${path} ${JSON.stringify(body)} → ${JSON.stringify(res.body)}`);
   return res.body.model;
 }
+
+/** The card's records of today (UTC) in the 4.1 list (`extra`: more of its fields, `tradeStatusList`…); asserts the call succeeded. */
+export async function todaysTrades(h: Harness, cardId: string, extra: Record<string, unknown> = {}) {
+  const day = new Date().toISOString().slice(0, 10);
+  const res = await h.call('/api/network/networkAuthTradeList.html', {
+    cardId,
+    beginDate: day,
+    endDate: day,
+    start: 0,
+    ...extra,
+    randomStr: randomStr(),
+  });
+  assert.equal(res.status, 200, JSON.stringify(res.body));
+  return res.body.tradeList as Array<Record<string, any>>;
+}
