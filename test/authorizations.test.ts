@@ -3,7 +3,7 @@ import { it } from 'node:test';
 import type { Kysely } from 'kysely';
 import { migrateToLatest } from '../src/db/migrate.js';
 import { build, type Harness, randomStr } from './helpers/app.js';
-import { fundedCard, ok } from './helpers/cards.js';
+import { fundedCard, ok, todaysTrades } from './helpers/cards.js';
 import { eachDialect } from './helpers/dialects.js';
 
 const N = '/sandbox/network';
@@ -21,17 +21,7 @@ async function events(h: Harness, type: string) {
 }
 
 async function listed(h: Harness, cardId: string) {
-  const day = new Date().toISOString().slice(0, 10);
-  const res = await h.call('/api/network/networkAuthTradeList.html', {
-    cardId,
-    beginDate: day,
-    endDate: day,
-    start: 0,
-    tradeStatusList: [1, 2, 3, 6, 7, 10],
-    randomStr: randomStr(),
-  });
-  assert.equal(res.status, 200, JSON.stringify(res.body));
-  return res.body.tradeList as Array<Record<string, unknown>>;
+  return todaysTrades(h, cardId, { tradeStatusList: [1, 2, 3, 6, 7, 10] });
 }
 
 eachDialect('authorizations: the acceptor, the decision, tradeQuery', (dialect) => {
