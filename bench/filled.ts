@@ -27,7 +27,13 @@ export interface Filled {
   cleanup: () => Promise<void>;
 }
 
-export async function filledDatabase(dbName: string, label: string, logLevel = 'warn'): Promise<Filled> {
+export async function filledDatabase(
+  dbName: string,
+  label: string,
+  logLevel = 'warn',
+  /** The checkout whose built service fills it (another commit's, built: bench:profile --root). */
+  root = ROOT,
+): Promise<Filled> {
   const db = await isolatedDatabase(
     dbName === 'postgres'
       ? { name: 'postgres', url: process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test' }
@@ -49,15 +55,15 @@ export async function filledDatabase(dbName: string, label: string, logLevel = '
     LOG_LEVEL: logLevel,
   };
   try {
-    execFileSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'inherit' });
-    const bin = join(ROOT, 'bin', 'cardprogram.js');
-    execFileSync(process.execPath, [bin, 'migrate'], { cwd: ROOT, env, stdio: 'ignore' });
+    if (root === ROOT) execFileSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'inherit' });
+    const bin = join(root, 'bin', 'cardprogram.js');
+    execFileSync(process.execPath, [bin, 'migrate'], { cwd: root, env, stdio: 'ignore' });
     const filled = JSON.parse(
       execFileSync(
         process.execPath,
         [bin, 'demo', '--trades', process.env.BENCH_TRADES ?? '10000', '--days', '30', '--seed', '1', '--json'],
         {
-          cwd: ROOT,
+          cwd: root,
           env,
           maxBuffer: 1 << 28,
         },

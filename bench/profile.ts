@@ -7,6 +7,12 @@
  *   npm run bench:profile -- --op list                 SQLite, 10 s, 10,000 trades
  *   npm run bench:profile -- --op topup --db postgres  (ops: list, holder, kyc, link, topup)
  *   npm run bench:profile -- --op list --log info      the service's log level (default warn)
+ *   npm run bench:profile -- --op list --root DIR      the service built in another checkout (a
+ *                                                      baseline: `git worktree add DIR REF`, its
+ *                                                      node_modules linked, `node scripts/build.mjs`)
+ *
+ * As bench:http, every request is signed with a timestamp the service requires (production's mode);
+ * BENCH_TIMESTAMP=off profiles the sandbox's default (no timestamp: a read's nonce is a durable row).
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -23,6 +29,8 @@ import { stop, waitReady } from './http-processes.js';
 const dbName = arg('db', 'sqlite');
 const opName = arg('op', 'list');
 const seconds = Number(arg('seconds', '10'));
+const root = arg('root', ROOT);
+const TIMESTAMPED = process.env.BENCH_TIMESTAMP !== 'off';
 
 interface Node {
   id: number;
@@ -32,7 +40,7 @@ interface Node {
 }
 
 /** The bundle's source map: a frame in dist/cardprogram.js is named by the file it came from. */
-const bundleMap = new SourceMap(JSON.parse(readFileSync(join(ROOT, 'dist', 'cardprogram.js.map'), 'utf8')));
+const bundleMap = new SourceMap(JSON.parse(readFileSync(join(root, 'dist', 'cardprogram.js.map'), 'utf8')));
 
 function origin(frame: Node['callFrame']): { url: string; line: number } {
   if (!frame.url.includes('/dist/cardprogram.js')) return { url: frame.url, line: frame.lineNumber + 1 };
@@ -54,11 +62,11 @@ function area(url: string, fn: string): string {
   return src ? (src[1] as string) : url.replace(/^file:\/\//, '');
 }
 
-const { env, dataDir, cards, demo, cleanup } = await filledDatabase(dbName, 'profile', arg('log', 'warn'));
+const { env, dataDir, cards, demo, cleanup } = await filledDatabase(dbName, 'profile', arg('log', 'warn'), root);
 const profDir = join(dataDir, 'profile');
 mkdirSync(profDir, { recursive: true });
 try {
-  const bin = join(ROOT, 'bin', 'cardprogram.js');
+  const bin = join(root, 'bin', 'cardprogram.js');
   const op = operations(cards).find((o) => o.key === opName) as Operation | undefined;
   if (!op)
     throw new Error(
@@ -69,8 +77,8 @@ try {
   const port = 20000 + Math.floor(Math.random() * 10000);
   const started = performance.now();
   const child = spawn(process.execPath, ['--cpu-prof', '--cpu-prof-dir', profDir, bin, 'serve'], {
-    cwd: ROOT,
-    env: { ...env, PORT: String(port) },
+    cwd: root,
+    env: { ...env, PORT: String(port), CARDPROGRAM_REQUIRE_TIMESTAMP: TIMESTAMPED ? 'on' : 'off' },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   const base = `http://127.0.0.1:${port}`;
@@ -78,6 +86,7 @@ try {
   const sign = (body: Record<string, unknown>, withRandomStr: boolean) => {
     const signed: Record<string, unknown> = { ...body, appId: demo.appId };
     if (withRandomStr) signed.randomStr = randomBytes(16).toString('hex');
+    if (TIMESTAMPED) signed.timestamp = Date.now();
     signed.sign = hmacSign(demo.secret, signingString(signed));
     return JSON.stringify(signed);
   };

@@ -36,10 +36,13 @@ const BUDGET: Record<string, { sqlite: number; postgres: number }> = {
   // COMMIT. On SQLite the same queries one by one: the key, the card, the codes, the balance, the
   // journal, the code, the trade, the day count, the funding balance, its line, the answer.
   cardTopUp: { sqlite: 15, postgres: 4 },
-  // An authorization without controls or endpoint: as a top-up without the funding and status
-  // reads, plus its authorization record and its cardholder's controls (read after the card's lock),
-  // and the claim of its authCode (issue 32).
-  authorize: { sqlite: 15, postgres: 13 },
+  // An authorization without limits or endpoint (issue 31, decision 2): on PostgreSQL BEGIN, one
+  // statement that claims the key, locks the card (with its merchant's notify URL), reads which drawn
+  // authCodes it used and its cardholder's controls (with the card's row version as the statement's
+  // snapshot saw it: changed while it waited, the controls are read again), one that writes every
+  // effect (the hold, the journal, the code, the trade, its day count, the callback, the
+  // authorization's record, the stored answer), COMMIT. On SQLite the same queries one by one.
+  authorize: { sqlite: 15, postgres: 4 },
   // A cardholder (4.2), issue 31: on PostgreSQL BEGIN, one statement with the key's claim and the
   // duplicate check by document (keyed hash), one with the holder and the stored answer, COMMIT; on
   // SQLite the same four queries one by one in the group commit's frame.

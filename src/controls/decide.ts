@@ -15,19 +15,26 @@ export interface ControlsDecline {
  * What the spending controls of a card and its cardholder say about spending `amount` (minor units,
  * the card's currency) at this acceptor: the rules (channel, categories, countries), then the
  * limits, whose counters are locked here and counted by `check.record()` once the money has moved.
- * The card must be locked by the caller (lockCard).
+ * The card must be locked by the caller (lockCard, lockCardAtOnce).
  */
 export async function controlsDecision(
   ctx: VerbCtx,
   card: { id: string; holder_id: string; currency: string; controls: string | null },
   acceptor: Acceptor,
   amount: number,
+  /**
+   * The cardholder's controls, when the caller read them with the card's lock and knows them to be
+   * as of the lock (lockCardAtOnce); else they are read here.
+   */
+  given?: string | null,
 ): Promise<{ decline: ControlsDecline } | { decline: null; check: SpendCheck }> {
-  // Read in its own statement, after the card's lock: a statement that waited for the lock would
-  // otherwise see the cardholder's controls as they were before it waited (PostgreSQL reads a
-  // statement's other tables at its start), and miss a limit set meanwhile.
+  // Read in a statement of their own, after the card's lock, unless given: a statement that waited
+  // for the lock would otherwise see the cardholder's controls as they were before it waited
+  // (PostgreSQL reads a statement's other tables at its start), and miss a limit set meanwhile.
   const holderControls =
-    (await ctx.tx.selectFrom('cardholders').select('controls').where('id', '=', card.holder_id).executeTakeFirst())?.controls ?? null;
+    given !== undefined
+      ? given
+      : ((await ctx.tx.selectFrom('cardholders').select('controls').where('id', '=', card.holder_id).executeTakeFirst())?.controls ?? null);
   const owners = {
     card: { id: card.id, currency: card.currency, controls: parseControls(card.controls) },
     holder: { id: card.holder_id, controls: parseControls(holderControls) },

@@ -106,6 +106,20 @@ export async function updateControls({
   // them either committed before (and is in the history read below) or waits and then counts.
   const cq = ctx.tx.selectFrom('cards').select('id').where('holder_id', '=', holder.id).orderBy('id');
   const cards = await forUpdate(ctx.tx, cq).execute();
+  // And each card's row updated: an authorization that waited for a card's lock while this change
+  // committed sees its card's row changed, and reads the cardholder's controls again
+  // (lockCardAtOnce, src/ledger/book-at-once.ts).
+  if (cards.length > 0) {
+    await ctx.tx
+      .updateTable('cards')
+      .set({ updated_at: ctx.now })
+      .where(
+        'id',
+        'in',
+        cards.map((c) => c.id),
+      )
+      .execute();
+  }
   await rebuildCounters(ctx, { id: holder.id, cardIds: cards.map((c) => c.id), currencies: CARD_CURRENCIES, controls }, ctx.svc.clock);
   return { cardId: null, holderId: holder.id, controls };
 }

@@ -1,12 +1,14 @@
 import type { Static } from 'typebox';
-import { notifyMerchant } from '../callbacks/merchant-event.js';
+import { eventParts } from '../callbacks/outbox.js';
 import { type CardRow, maskedCardNo } from '../cards/model.js';
 import { controlsDecision } from '../controls/decide.js';
 import type { SpendCheck } from '../controls/spending.js';
 import { newId } from '../db/ids.js';
+import { type Part, runParts } from '../db/one-statement.js';
 import type { AuthorizationsTable, EndpointOutcome } from '../db/schema.js';
 import { CommittedFailure, DomainError, invalid } from '../errors.js';
 import { checkMerchantCountry } from '../holders/countries.js';
+import { claimsItsKey } from '../idempotency/keys.js';
 import { exponent, toMajor, toMinor } from '../money/currency.js';
 import { feeFor } from '../money/fees.js';
 import type { AuthorizeBody } from '../network/schemas.js';
@@ -14,11 +16,11 @@ import type { OperationInput } from '../operation-input.js';
 import { type TradeRecord, toAuthorization, toTradeRecord } from '../trades/record.js';
 import { DeclineReason, type DeclineReasonValue, TradeStatus, TradeType } from '../trades/types.js';
 import { convertedTxnAmount } from './amounts.js';
-import { book, tradeRow } from './book.js';
+import { tradeRow } from './book.js';
+import { bookAtOnce, lockCardAtOnce } from './book-at-once.js';
 import { resolveBusinessDate } from './business-date.js';
 import type { LedgerCtx } from './context.js';
 import { Account } from './journal.js';
-import { lockCard } from './locks.js';
 
 /**
  * An authorization's body (AuthorizeBody: the card, the amount in its currency, the transaction's
@@ -116,11 +118,13 @@ async function programDecision(
   card: CardRow,
   input: AuthorizeInput,
   priced: Priced,
+  /** The cardholder's controls as of the card's lock, when read with it (else read by controlsDecision). */
+  holderControls?: string | null,
 ): Promise<{ decline: ProgramDecline } | { decline: null; check: SpendCheck }> {
   if (card.status !== 'active') {
     return { decline: { reason: DeclineReason.cardInactive, error: new DomainError('cardStatus', `cardId: the card is ${card.status}`) } };
   }
-  const controls = await controlsDecision(ctx, card, input, priced.amount);
+  const controls = await controlsDecision(ctx, card, input, priced.amount, holderControls);
   if (controls.decline) return controls;
   const { check } = controls;
   if (card.available_balance < priced.amount + priced.fee) {
@@ -212,9 +216,21 @@ function endpointDecision(v: EndpointVerdict): { approve: true; message: string 
  * `authorization.declined` callback), committed with the request's key, and is not a listed trade.
  * An approval records the acceptor and decision beside its trade, under the trade's id, and counts
  * against the spending limits.
+ *
+ * Issue 31: on PostgreSQL, without limits to count, three round trips and the commit: the key, the
+ * card, its codes and its cardholder's controls in one statement (lockCardAtOnce); the decision; every
+ * effect, the record and the stored answer in another (bookAtOnce). A decline writes its record and
+ * callback in one statement.
  */
-export async function authorize({ ctx, input }: { ctx: LedgerCtx; input: AuthorizeInput }): Promise<TradeRecord> {
-  const card = await lockCard(ctx, input.cardId);
+export const authorize = claimsItsKey(async function authorize({
+  ctx,
+  input,
+}: {
+  ctx: LedgerCtx;
+  input: AuthorizeInput;
+}): Promise<TradeRecord> {
+  const locked = await lockCardAtOnce(ctx, input.cardId, { holderControls: true });
+  const { card } = locked;
   const priced = price(ctx, card, input);
   const { amount, currencyTxn, txnAmount, fee } = priced;
   const remark = input.remark ?? '';
@@ -230,13 +246,15 @@ export async function authorize({ ctx, input }: { ctx: LedgerCtx; input: Authori
       decline_code: error.code,
       message: error.message,
     });
-    await ctx.tx.insertInto('authorizations').values(row).execute();
-    await declinedEvent(ctx, card, toAuthorization(row, maskedCardNo(card)));
+    await runParts(ctx.tx, [
+      { name: 'authorization', query: ctx.tx.insertInto('authorizations').values(row) },
+      ...declinedEvent(ctx, card, locked.notifyUrl, toAuthorization(row, maskedCardNo(card))),
+    ]);
     error.detail = { tradeId: row.id, declineReason: reason };
     throw new CommittedFailure(error);
   };
 
-  const program = await programDecision(ctx, card, input, priced);
+  const program = await programDecision(ctx, card, input, priced, locked.holderControls);
   if (program.decline) return decline(program.decline);
   // Decided (and counted against the limits) at the moment the locks were had, not when the
   // transaction began (checkSpend): the record says the same moment, and its day unless one was sent.
@@ -268,40 +286,29 @@ export async function authorize({ ctx, input }: { ctx: LedgerCtx; input: Authori
   );
   const c = card.id;
   const approved = record(trade.id, { approved: 1, decline_reason: null, decline_code: null, message });
-  try {
-    await book(
-      ctx,
-      card.currency,
-      [
-        { account: Account.available(c), amount: -amount - fee },
-        { account: Account.held(c), amount },
-        { account: Account.fees, amount: fee },
-      ],
-      [trade],
-      // The `trade` callback of an authorization carries the acceptor and the decision.
-      { authorization: toAuthorization(approved, maskedCardNo(card)) },
-    );
-  } catch (err) {
-    // Checked above under the card's lock; book() refuses before writing anything if it were not so.
-    if (err instanceof DomainError && err.kind === 'insufficientBalance') {
-      return decline({ reason: DeclineReason.insufficientFunds, error: err });
-    }
-    throw err;
-  }
+  const legs = [
+    { account: Account.available(c), amount: -amount - fee },
+    { account: Account.held(c), amount },
+    { account: Account.fees, amount: fee },
+  ];
+  // The balance was checked above under the card's lock, so the hold cannot be refused here; were it
+  // refused, the whole transaction rolls back (the statement wrote the rest of the effects).
+  await bookAtOnce(ctx, locked, legs, trade, (t) => toTradeRecord(t, maskedCardNo(card)), {
+    // The `trade` callback of an authorization carries the acceptor and the decision.
+    eventExtra: { authorization: toAuthorization(approved, maskedCardNo(card)) },
+    parts: [{ name: 'authorization', query: ctx.tx.insertInto('authorizations').values(approved) }],
+  });
   await program.check.record();
-  await ctx.tx.insertInto('authorizations').values(approved).execute();
   return toTradeRecord(trade, maskedCardNo(card));
-}
+});
 
 /**
- * An `authorization.declined` callback, when the merchant has a notify URL (read in the transaction,
- * as for `trade` events): the declined authorization, which is not a listed trade.
+ * An `authorization.declined` callback, when the merchant has a notify URL (read with the card's
+ * lock, as for `trade` events): the declined authorization, which is not a listed trade. As parts of
+ * the decline's statement.
  */
-async function declinedEvent(ctx: LedgerCtx, card: CardRow, authorization: ReturnType<typeof toAuthorization>): Promise<void> {
-  await notifyMerchant(ctx, {
-    merchantId: card.merchant_id,
-    type: 'authorization.declined',
-    subject: `card:${card.id}`,
-    body: { authorization },
-  });
+function declinedEvent(ctx: LedgerCtx, card: CardRow, url: string | null, authorization: ReturnType<typeof toAuthorization>): Part[] {
+  if (!url) return [];
+  const event = { merchantId: card.merchant_id, type: 'authorization.declined' as const, subject: `card:${card.id}`, url };
+  return eventParts(ctx.tx, { ...event, body: { authorization }, now: ctx.now }, ctx.wake);
 }

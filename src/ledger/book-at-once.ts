@@ -27,29 +27,58 @@ export interface LockedCard {
   notifyUrl: string | null;
   candidates: string[];
   rows: PartRows;
+  /**
+   * The cardholder's controls (when asked for), or undefined when they must be read again after the
+   * lock: on PostgreSQL a statement reads the tables it does not lock as they were when it began,
+   * so if the card's row changed while the statement waited for its lock (a controls change updates
+   * the card's row, src/controls/update.ts), what it read of the cardholder may be older than the lock.
+   */
+  holderControls?: string | null | undefined;
 }
 
-export async function lockCardAtOnce(ctx: LedgerCtx, cardId: string): Promise<LockedCard> {
+/** The card's row version (PostgreSQL): the locked row's, and the one the statement's snapshot saw. */
+const VERSION = 'row_version';
+
+export async function lockCardAtOnce(ctx: LedgerCtx, cardId: string, opts: { holderControls?: boolean } = {}): Promise<LockedCard> {
   const { tx } = ctx;
   const candidates = codeCandidates();
+  const locks = hasRowLocks(tx as Kysely<unknown>);
   const card = tx
     .selectFrom('cards')
     .innerJoin('merchants', 'merchants.id', 'cards.merchant_id')
     .selectAll('cards')
     .select('merchants.notify_url')
+    .$if(locks, (q) => q.select(sql<string>`cards.xmin::text`.as(VERSION)))
     .where('cards.id', '=', cardId)
     .where('cards.merchant_id', '=', ctx.merchantId);
   const parts: Part[] = [
     ...(ctx.once ? [ctx.once.claimPart(tx)] : []),
-    { name: 'card', rows: true, query: hasRowLocks(tx as Kysely<unknown>) ? card.forUpdate('cards') : card },
+    { name: 'card', rows: true, query: locks ? card.forUpdate('cards') : card },
     usedCodesPart(tx, cardId, candidates),
   ];
+  if (opts.holderControls) {
+    const holderOf = tx.selectFrom('cards').select('holder_id').where('id', '=', cardId);
+    parts.push({ name: 'holder', rows: true, query: tx.selectFrom('cardholders').select('controls').where('id', '=', holderOf) });
+    if (locks) {
+      // The same row without the lock: the version the statement's snapshot saw.
+      parts.push({
+        name: 'seen',
+        rows: true,
+        query: tx.selectFrom('cards').select(sql<string>`xmin::text`.as(VERSION)).where('id', '=', cardId),
+      });
+    }
+  }
   const rows = await runParts(tx, parts);
   ctx.once?.check(rows);
-  const [found] = (rows.card ?? []) as Array<CardRow & { notify_url: string | null }>;
+  const [found] = (rows.card ?? []) as Array<CardRow & { notify_url: string | null; [VERSION]?: string }>;
   if (!found) throw new DomainError('cardNotFound');
-  const { notify_url, ...row } = found;
-  return { card: row as CardRow, notifyUrl: notify_url, candidates, rows };
+  const { notify_url, [VERSION]: version, ...row } = found;
+  const locked: LockedCard = { card: row as CardRow, notifyUrl: notify_url, candidates, rows };
+  if (opts.holderControls) {
+    const unchanged = !locks || rows.seen?.[0]?.[VERSION] === version;
+    if (unchanged) locked.holderControls = (rows.holder?.[0]?.controls as string | null | undefined) ?? null;
+  }
+  return locked;
 }
 
 /**
@@ -63,6 +92,12 @@ export async function bookAtOnce(
   given: Leg[],
   trade: NewTrade,
   answer: (trade: NewTrade) => unknown,
+  more: {
+    /** Fields added to the trade's `trade` callback (an authorization's acceptor and decision). */
+    eventExtra?: Record<string, unknown>;
+    /** Writes of the verb's own, in the same statement (an authorization's record). */
+    parts?: Part[];
+  } = {},
 ): Promise<void> {
   const { tx, now } = ctx;
   const { card } = locked;
@@ -98,7 +133,7 @@ export async function bookAtOnce(
   }
   parts.push(...tradeParts(tx, trade));
   if (locked.notifyUrl) {
-    const body = { cardId: card.id, ...toTradeRecord(trade, maskedCardNo(card)) };
+    const body = { cardId: card.id, ...toTradeRecord(trade, maskedCardNo(card)), ...more.eventExtra };
     parts.push(
       ...eventParts(
         tx,
@@ -115,6 +150,7 @@ export async function bookAtOnce(
     const movement = { kind: movementKind(trade.trade_type, released), reference: trade.remark, cardId: card.id, tradeId: trade.id };
     parts.push(...fundingParts(tx, merchantId, card.currency, amount, now, movement));
   }
+  parts.push(...(more.parts ?? []));
   if (ctx.once) parts.push(ctx.once.answerPart(tx, answer(trade)));
   const rows = await runParts(tx, parts);
   if (moves && (rows.balances ?? []).length !== 1) await refuseCardBalance(tx, card.id, delta);
