@@ -44,7 +44,7 @@ export const cardRoutes: FastifyPluginAsyncTypebox<{ svc: Services }> = async (a
     },
     async (req) => {
       await signedRead(svc, req, req.body.randomStr);
-      return ok(await queryCard(svc.database.db, req.merchant.appId, req.body.cardId, svc.clock()), req.id);
+      return ok(await svc.database.read((db) => queryCard(db, req.merchant.appId, req.body.cardId, svc.clock())), req.id);
     },
   );
 

@@ -3,12 +3,13 @@ import { accessSync, constants, existsSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import SQLite from 'better-sqlite3';
-import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
 import { connectionLost } from './faults.js';
 import { createPrivateFile } from './files.js';
 import { discardingDeadClients, replanned } from './pg-prepared.js';
 import type { DB } from './schema.js';
+import { GroupCommitter, ReadBatcher } from './sqlite-batches.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -27,6 +28,12 @@ export interface Database {
    * PostgreSQL it runs on its own (autocommit), sparing the BEGIN and COMMIT round trips.
    */
   write<T>(fn: (db: Kysely<DB>) => Promise<T>): Promise<T>;
+  /**
+   * Reads only (fn writes nothing), on the primary. On SQLite the reads of requests that arrive
+   * together run one after the other in one read transaction (ReadBatcher, below); on PostgreSQL
+   * fn runs on `db`, each statement on a pooled connection.
+   */
+  read<T>(fn: (db: Kysely<DB>) => Promise<T>): Promise<T>;
   close(): Promise<void>;
   /** Told how many transactions each SQLite group commit held (the service's metrics). */
   observer?: { groupCommit(size: number): void };
@@ -111,7 +118,27 @@ function openSqlite(file: string): Database {
         statement = raw.prepare(text);
         statements.set(text, statement);
       }
-      return statement;
+      const st = statement as any;
+      const g = globalThis as any;
+      g.__t ??= new Map();
+      return new Proxy(st, {
+        get(t, k) {
+          const v = t[k];
+          if (typeof v !== 'function') return v;
+          if (k !== 'all' && k !== 'get' && k !== 'run') return v.bind(t);
+          return (...a: any[]) => {
+            const t0 = process.hrtime.bigint();
+            try {
+              return v.apply(t, a);
+            } finally {
+              const e = g.__t.get(text) ?? [0, 0n];
+              e[0]++;
+              e[1] += process.hrtime.bigint() - t0;
+              g.__t.set(text, e);
+            }
+          };
+        },
+      });
     },
   };
   // The hooks below are read when called: set on the Database object, after it is made.
@@ -120,120 +147,17 @@ function openSqlite(file: string): Database {
     log: (e) => sqlite.onStatement?.(e.query.sql, e.query.parameters),
   });
   const committer = new GroupCommitter(db);
+  const reader = new ReadBatcher(db);
   const sqlite: Database = {
     db,
     dialect: 'sqlite',
     withTx: (fn) => committer.run(fn),
     write: (fn) => committer.run(fn),
+    read: (fn) => reader.run(fn),
     close: () => db.destroy(),
   };
   committer.onGroup = (size) => sqlite.observer?.groupCommit(size);
   return sqlite;
-}
-
-interface Pending {
-  fn: (tx: Kysely<DB>) => Promise<unknown>;
-  resolve: (value: unknown) => void;
-  reject: (err: unknown) => void;
-}
-
-/** The group commit's statements, compiled once (each group sends two per transaction). */
-const GROUP = {
-  begin: CompiledQuery.raw('begin immediate'),
-  savepoint: CompiledQuery.raw('savepoint grp'),
-  release: CompiledQuery.raw('release grp'),
-  rollbackTo: CompiledQuery.raw('rollback to grp'),
-  commit: CompiledQuery.raw('commit'),
-  rollback: CompiledQuery.raw('rollback'),
-};
-
-/** Most transactions committed together. */
-const MAX_GROUP = 256;
-
-/**
- * Group commit for SQLite. A durable commit waits for the disk (fsync), and better-sqlite3 waits on
- * the main thread; one commit per request would cap writes at the disk's fsync rate. Instead, the
- * transactions of requests that arrive together run one after the other inside one database
- * transaction, each in its own savepoint (a failure rolls back its own writes only), and one
- * COMMIT makes them all durable. Each caller is answered only after that commit: no write is
- * acknowledged before it is on disk, and a failed commit fails every transaction of the group.
- * Nothing changes for the callers: `withTx` runs fn in a transaction and returns after commit.
- *
- * BEGIN IMMEDIATE takes the write lock up front, so a second process (the CLI) waits on
- * busy_timeout instead of failing on a lock upgrade half-way through. Every commit is durable
- * (synchronous = FULL), including the bookkeeping that asked for `durable: false`: in a group it
- * costs nothing more.
- */
-class GroupCommitter {
-  private readonly queue: Pending[] = [];
-  private draining = false;
-  /** Told each group's size (metrics). */
-  onGroup: ((size: number) => void) | undefined;
-
-  constructor(private readonly db: Kysely<DB>) {}
-
-  run<T>(fn: (tx: Kysely<DB>) => Promise<T>): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      this.queue.push({ fn, resolve: resolve as (v: unknown) => void, reject });
-      if (!this.draining) void this.drain();
-    });
-  }
-
-  private async drain(): Promise<void> {
-    this.draining = true;
-    try {
-      while (this.queue.length > 0) {
-        // Let the requests that arrived meanwhile (during the last fsync) reach their withTx, so
-        // they join this group; the connection is free for their reads until the group begins.
-        await new Promise((resolve) => setImmediate(resolve));
-        const group = this.queue.splice(0, MAX_GROUP);
-        this.onGroup?.(group.length);
-        const outcomes = await this.db
-          .connection()
-          .execute((conn) => this.commitGroup(conn, group))
-          .catch((err: unknown) => group.map(() => ({ ok: false as const, err })));
-        outcomes.forEach((o, i) => {
-          const p = group[i] as Pending;
-          if (o.ok) p.resolve(o.value);
-          else p.reject(o.err);
-        });
-      }
-    } finally {
-      this.draining = false;
-    }
-  }
-
-  private async commitGroup(conn: Kysely<DB>, group: Pending[]) {
-    const outcomes: Array<{ ok: true; value: unknown } | { ok: false; err: unknown }> = [];
-    await conn.executeQuery(GROUP.begin);
-    try {
-      for (const p of group) {
-        await conn.executeQuery(GROUP.savepoint);
-        try {
-          const value = await p.fn(conn);
-          await conn.executeQuery(GROUP.release);
-          outcomes.push({ ok: true, value });
-        } catch (err) {
-          // Its own writes are undone; the others' stay. If SQLite already rolled the whole
-          // transaction back (a full disk, an I/O error), the savepoint is gone: the group fails
-          // with the original error, not with "no such savepoint".
-          try {
-            await conn.executeQuery(GROUP.rollbackTo);
-            await conn.executeQuery(GROUP.release);
-          } catch {
-            throw err;
-          }
-          outcomes.push({ ok: false, err });
-        }
-      }
-      await conn.executeQuery(GROUP.commit);
-    } catch (err) {
-      await conn.executeQuery(GROUP.rollback).catch(() => undefined);
-      // Nothing of this group was committed: every caller fails (and none was answered yet).
-      return group.map(() => ({ ok: false as const, err }));
-    }
-    return outcomes;
-  }
 }
 
 function openPostgres(url: string, opts: OpenOptions): Database {
@@ -329,6 +253,7 @@ function openPostgres(url: string, opts: OpenOptions): Database {
       }
     },
     write: (fn) => fn(db),
+    read: (fn) => fn(db),
     close: async () => {
       await db.destroy();
       await urgent?.destroy();

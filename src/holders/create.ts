@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { MerchantCtx } from '../context.js';
 import { parseDate } from '../dates.js';
 import { newId } from '../db/ids.js';
@@ -95,7 +96,10 @@ export const createHolder = claimsItsKey(async function createHolder({
     .where('merchant_id', '=', merchantId)
     .where('idno_type', '=', input.idnoType)
     .where('idno_key', '=', key)
-    .where('audit_status', '<>', AuditStatus.rejected)
+    // A literal, not a parameter: the statement is prepared, and a generic plan can use the partial
+    // unique index (where audit_status <> 3) only if it sees the 3 (a parameter meant a scan of every
+    // cardholder: measured 403 → 296 cardholders/s on PostgreSQL).
+    .where('audit_status', '<>', sql.lit(AuditStatus.rejected))
     .limit(1);
   const first = await runParts(ctx.tx, [...(ctx.once ? [ctx.once.claimPart(ctx.tx)] : []), { name: 'clash', rows: true, query: clashing }]);
   ctx.once?.check(first);

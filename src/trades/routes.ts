@@ -44,7 +44,9 @@ export const tradeRoutes: FastifyPluginAsyncTypebox<{ svc: Services }> = async (
       // stale (the replica, when there is one and it is close enough behind).
       const list = (from: typeof reads) =>
         listTrades({ db: primary, reads: from, vault: svc.vault, merchantId: req.merchant.appId, input });
-      if (reads === primary) return list(primary);
+      // SQLite: with the reads of the other requests that arrived together (Database.read).
+      if (reads === primary)
+        return svc.database.read((db) => listTrades({ db, reads: db, vault: svc.vault, merchantId: req.merchant.appId, input }));
       try {
         return await list(reads);
       } catch (err) {
@@ -73,7 +75,7 @@ export const tradeRoutes: FastifyPluginAsyncTypebox<{ svc: Services }> = async (
     async (req) => {
       const { tradeId, randomStr } = req.body;
       await signedRead(svc, req, randomStr);
-      return ok(await queryTrade({ db: svc.database.db, merchantId: req.merchant.appId, tradeId }), req.id);
+      return ok(await svc.database.read((db) => queryTrade({ db, merchantId: req.merchant.appId, tradeId })), req.id);
     },
   );
 };
