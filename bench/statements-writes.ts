@@ -30,8 +30,15 @@ const isFrame = (s: string) => /^(begin|commit|savepoint|release|rollback)/i.tes
 /** The rate limiter's lease (taken once per batch of requests under load, not per request): left out. */
 const isLease = (s: string) => s.includes('"rate_buckets"') || s.startsWith('set local synchronous_commit');
 
-/** A fresh value of the same shape: digits for digits, letters for letters, the rest kept. */
+/** How far a varying number moves on each replay: numbers that must be new (a statement line's seq) are. */
+let bumped = 0;
+
+/**
+ * A fresh value of the same shape: digits for digits, letters for letters, the rest kept; a number
+ * that varies, a number not used before (a funding statement line's `seq` is unique per merchant).
+ */
 function like(value: unknown): unknown {
+  if (typeof value === 'number' && Number.isInteger(value)) return value + 1_000_000 + ++bumped;
   if (typeof value !== 'string') return value;
   const letters = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ';
   const noise = randomBytes(value.length);

@@ -97,6 +97,15 @@ export class KeyInStatements {
     const v = this.values;
     return { name: 'key', rows: true, query: keyInsert(tx, (k) => v[k]).returning(sql<number>`1`.as('claimed')) };
   }
+  /**
+   * The key's insert in a statement of its own, before anything is decided (SQLite, where there is no
+   * round trip to save): a key already taken ends the transaction, and the stored answer is replayed.
+   */
+  async claim(tx: Kysely<DB>): Promise<void> {
+    const inserted = await insertKey.execute(tx, this.values);
+    if (Number(inserted.numAffectedRows ?? 0n) === 0) throw new KeyTaken();
+    this.claimed = true;
+  }
   /** After the first statement: a key already taken ends the transaction, and the stored answer is replayed. */
   check(rows: PartRows): void {
     if ((rows.key ?? []).length === 0) throw new KeyTaken();

@@ -1,4 +1,5 @@
 import type { Static } from 'typebox';
+import { notifyMerchant } from '../callbacks/merchant-event.js';
 import { eventParts } from '../callbacks/outbox.js';
 import { type CardRow, maskedCardNo } from '../cards/model.js';
 import { controlsDecision } from '../controls/decide.js';
@@ -246,10 +247,20 @@ export const authorize = claimsItsKey(async function authorize({
       decline_code: error.code,
       message: error.message,
     });
-    await runParts(ctx.tx, [
-      { name: 'authorization', query: ctx.tx.insertInto('authorizations').values(row) },
-      ...declinedEvent(ctx, card, locked.notifyUrl, toAuthorization(row, maskedCardNo(card))),
-    ]);
+    const authorization = toAuthorization(row, maskedCardNo(card));
+    const recorded = { name: 'authorization', query: ctx.tx.insertInto('authorizations').values(row) };
+    if (locked.notifyUrl === undefined) {
+      // SQLite (lockCardAtOnce read no URL): the record, then the callback if the merchant has a URL.
+      await runParts(ctx.tx, [recorded]);
+      await notifyMerchant(ctx, {
+        merchantId: card.merchant_id,
+        type: 'authorization.declined',
+        subject: `card:${card.id}`,
+        body: { authorization },
+      });
+    } else {
+      await runParts(ctx.tx, [recorded, ...declinedEvent(ctx, card, locked.notifyUrl, authorization)]);
+    }
     error.detail = { tradeId: row.id, declineReason: reason };
     throw new CommittedFailure(error);
   };

@@ -94,6 +94,8 @@ export async function book(
    * entry is traced by, and what its funding statement line says.
    */
   origin?: { id: string; kind: FundingMovement['kind']; cardId: string; tradeId: string },
+  /** A card the verb has read under its lock already (its status and debt are final): not read again. */
+  locked?: Pick<CardRow, 'id' | 'status' | 'merchant_id' | 'debt'>,
 ): Promise<string | null> {
   const { tx, now } = ctx;
   let legs = given;
@@ -104,7 +106,10 @@ export async function book(
     if (delta.available > 0) {
       // The verb holds the card's row lock (lockCard), and a close takes it too, so what is read
       // here (the status, the debt) is final.
-      const card = await tx.selectFrom('cards').select(['status', 'merchant_id', 'debt']).where('id', '=', cardId).executeTakeFirst();
+      const card =
+        locked?.id === cardId
+          ? locked
+          : await tx.selectFrom('cards').select(['status', 'merchant_id', 'debt']).where('id', '=', cardId).executeTakeFirst();
       if (card) {
         const back = incoming(card, cardId, delta, legs);
         legs = back.legs;
