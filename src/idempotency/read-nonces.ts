@@ -89,13 +89,15 @@ export class MemoryNonces implements ReadNonceStore {
     const bucket = bucketOf(timestamp);
     let set = this.buckets.get(bucket);
     if (set?.has(id)) throw usedNonce();
+    const fresh = set === undefined;
     if (!set) {
       set = new Set();
       this.buckets.set(bucket, set);
-      // A new bucket: the time to let the old ones go (a bucket is dropped whole).
-      await this.maintain(now);
     }
+    // Spent before any await: a copy of this request whose spend runs while this one waits must find it.
     set.add(id);
+    // A new bucket: the time to let the old ones go (a bucket is dropped whole).
+    if (fresh) await this.maintain(now);
   }
 
   async maintain(now: number): Promise<void> {
