@@ -40,10 +40,10 @@ function post(base: string, path: string, body: string): Promise<{ status: numbe
   });
 }
 
-eachDialect('attack31: captured requests replayed after a SIGKILL of the service', (dialect) => {
+eachDialect('captured requests replayed after a SIGKILL of the service (issue 31, attack pass)', (dialect) => {
   it('the cardholder creation replays its stored answer, once; the read is refused', async (t) => {
     const db = await isolatedDatabase(dialect);
-    const dataDir = mkdtempSync(join(tmpdir(), 'cardprogram-attack31-'));
+    const dataDir = mkdtempSync(join(tmpdir(), 'cardprogram-replay-restart-'));
     const children: Array<ReturnType<typeof spawn>> = [];
     t.after(async () => {
       await killAll(children);

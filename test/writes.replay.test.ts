@@ -50,7 +50,7 @@ async function merchantFunding(h: Harness, appId: string, currency = 'EUR'): Pro
   return Number(row?.available ?? 0);
 }
 
-eachDialect('attack31: replayed and concurrent writes', (dialect) => {
+eachDialect('replayed and concurrent writes (issue 31, attack pass)', (dialect) => {
   for (const requireTimestamp of [true, false]) {
     it(`a captured top-up, cardholder and authorization replayed: the stored answer exactly, no second effect (timestamp ${requireTimestamp ? 'required' : 'optional'})`, async (t) => {
       const h = await build(t, dialect, { requireTimestamp });

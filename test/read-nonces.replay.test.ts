@@ -63,7 +63,7 @@ it('the memory store: two spends of one nonce at once, the first in a new bucket
   assert.equal(outcomes.filter((o) => o.status === 'fulfilled').length, 1, JSON.stringify(outcomes.map((o) => o.status)));
 });
 
-eachDialect('attack31: captured reads where a timestamp is required', (dialect) => {
+eachDialect('captured reads replayed where a timestamp is required (issue 31, attack pass)', (dialect) => {
   it('twenty copies of one captured read sent at once, the service’s first reads: one is served, the others 1008', async (t) => {
     const h = await build(t, dialect, { requireTimestamp: true });
     const { cardId } = await fundedCard(h, { topUp: 10 });
