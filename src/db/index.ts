@@ -30,7 +30,7 @@ export interface Database {
   write<T>(fn: (db: Kysely<DB>) => Promise<T>): Promise<T>;
   /**
    * Reads only (fn writes nothing), on the primary. On SQLite the reads of requests that arrive
-   * together run one after the other in one read transaction (ReadBatcher, below); on PostgreSQL
+   * together run one after the other in one read transaction (ReadBatcher, src/db/sqlite-batches.ts); on PostgreSQL
    * fn runs on `db`, each statement on a pooled connection.
    */
   read<T>(fn: (db: Kysely<DB>) => Promise<T>): Promise<T>;
@@ -118,27 +118,7 @@ function openSqlite(file: string): Database {
         statement = raw.prepare(text);
         statements.set(text, statement);
       }
-      const st = statement as any;
-      const g = globalThis as any;
-      g.__t ??= new Map();
-      return new Proxy(st, {
-        get(t, k) {
-          const v = t[k];
-          if (typeof v !== 'function') return v;
-          if (k !== 'all' && k !== 'get' && k !== 'run') return v.bind(t);
-          return (...a: any[]) => {
-            const t0 = process.hrtime.bigint();
-            try {
-              return v.apply(t, a);
-            } finally {
-              const e = g.__t.get(text) ?? [0, 0n];
-              e[0]++;
-              e[1] += process.hrtime.bigint() - t0;
-              g.__t.set(text, e);
-            }
-          };
-        },
-      });
+      return statement;
     },
   };
   // The hooks below are read when called: set on the Database object, after it is made.
