@@ -1,31 +1,24 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { request } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { existsSync } from 'node:fs';
 import { it, type TestContext } from 'node:test';
 import { type Kysely, sql } from 'kysely';
 import { hmacSign, signingString } from '../src/http/signing.js';
 import { WATERMARK_REFUSAL } from '../src/idempotency/read-nonces.js';
 import { readNonceFile } from '../src/idempotency/read-nonces-file.js';
 import { randomStr } from './helpers/app.js';
-import { childDatabaseUrl, ROOT } from './helpers/cli.js';
-import { type IsolatedDatabase, isolatedDatabase } from './helpers/db.js';
+import { ROOT } from './helpers/cli.js';
+import type { IsolatedDatabase, isolatedDatabase } from './helpers/db.js';
 import { eachDialect } from './helpers/dialects.js';
 import { eventually } from './helpers/receiver.js';
-import { freePort, killAll, startService, stopped } from './helpers/service.js';
+import { freePort, startService, stopped } from './helpers/service.js';
+import { type Demo, postAlone, timestampedSetUp } from './helpers/timestamped-service.js';
 
 // Issue 31, decision 1, across processes: the read-nonce store after a SIGKILL of the service, and
 // shared by the service's processes or instances. A read's randomStr here is kept in the store
 // (CARDPROGRAM_REQUIRE_TIMESTAMP=on), not in idempotency_keys.
 
 const BALANCE = '/api/network/merchantBalance.html';
-
-interface Demo {
-  appId: string;
-  secret: string;
-}
 
 function signed(demo: Demo, timestamp = Date.now()): string {
   const body: Record<string, unknown> = { appId: demo.appId, randomStr: randomStr(), timestamp };
@@ -34,38 +27,9 @@ function signed(demo: Demo, timestamp = Date.now()): string {
 }
 
 /** POSTs on a connection of its own (no keep-alive: with several processes, each may take it). */
-function post(base: string, body: string): Promise<{ status: number; body: Record<string, any> }> {
-  return new Promise((resolve, reject) => {
-    const req = request(`${base}${BALANCE}`, { method: 'POST', agent: false, headers: { 'content-type': 'application/json' } }, (res) => {
-      let text = '';
-      res.on('data', (d) => {
-        text += d;
-      });
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) }));
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
+const post = (base: string, body: string) => postAlone(base, BALANCE, body);
 
-async function setUp(t: TestContext, dialect: Parameters<typeof isolatedDatabase>[0]) {
-  const db = await isolatedDatabase(dialect);
-  const dataDir = mkdtempSync(join(tmpdir(), 'cardprogram-nonces-'));
-  const children: Array<ReturnType<typeof spawn>> = [];
-  t.after(async () => {
-    await killAll(children);
-    await db.cleanup();
-    rmSync(dataDir, { recursive: true, force: true });
-  });
-  const env = {
-    DATABASE_URL: childDatabaseUrl(db),
-    CARDPROGRAM_DATA_DIR: dataDir,
-    CARDPROGRAM_REQUIRE_TIMESTAMP: 'on',
-    CARDPROGRAM_WORKER: 'off',
-  };
-  const demo = () => JSON.parse(readFileSync(join(dataDir, 'demo-merchant.json'), 'utf8')) as Demo;
-  return { db, env, children, demo };
-}
+const setUp = (t: TestContext, dialect: Parameters<typeof isolatedDatabase>[0]) => timestampedSetUp(t, dialect, 'nonces');
 
 /** What PostgreSQL's crash recovery does to the store: every unlogged table comes back empty. */
 async function emptyLikeCrashRecovery(db: IsolatedDatabase): Promise<void> {

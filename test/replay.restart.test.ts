@@ -1,16 +1,10 @@
 import assert from 'node:assert/strict';
-import type { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { request } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { it } from 'node:test';
 import { hmacSign, signingString } from '../src/http/signing.js';
 import { holderBody, randomStr } from './helpers/app.js';
-import { childDatabaseUrl } from './helpers/cli.js';
-import { isolatedDatabase } from './helpers/db.js';
 import { eachDialect } from './helpers/dialects.js';
-import { killAll, startService, stopped } from './helpers/service.js';
+import { startService, stopped } from './helpers/service.js';
+import { postAlone, timestampedSetUp } from './helpers/timestamped-service.js';
 
 // Issue 31, attack review: a captured write (cardholder creation, its key claimed in the verb's own
 // statement) replayed after a SIGKILL of the service answers its stored answer, with one cardholder;
@@ -26,39 +20,14 @@ function signed(demo: { appId: string; secret: string }, fields: Record<string, 
   return JSON.stringify(body);
 }
 
-function post(base: string, path: string, body: string): Promise<{ status: number; body: Record<string, any> }> {
-  return new Promise((resolve, reject) => {
-    const req = request(`${base}${path}`, { method: 'POST', agent: false, headers: { 'content-type': 'application/json' } }, (res) => {
-      let text = '';
-      res.on('data', (d) => {
-        text += d;
-      });
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) }));
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
+const post = postAlone;
 
 eachDialect('captured requests replayed after a SIGKILL of the service (issue 31, attack pass)', (dialect) => {
   it('the cardholder creation replays its stored answer, once; the read is refused', async (t) => {
-    const db = await isolatedDatabase(dialect);
-    const dataDir = mkdtempSync(join(tmpdir(), 'cardprogram-replay-restart-'));
-    const children: Array<ReturnType<typeof spawn>> = [];
-    t.after(async () => {
-      await killAll(children);
-      await db.cleanup();
-      rmSync(dataDir, { recursive: true, force: true });
-    });
-    const env = {
-      DATABASE_URL: childDatabaseUrl(db),
-      CARDPROGRAM_DATA_DIR: dataDir,
-      CARDPROGRAM_REQUIRE_TIMESTAMP: 'on',
-      CARDPROGRAM_WORKER: 'off',
-    };
+    const { db, env, children, demo: demoOf } = await timestampedSetUp(t, dialect, 'replay-restart');
     let service = await startService(env);
     children.push(service.child);
-    const demo = JSON.parse(readFileSync(join(dataDir, 'demo-merchant.json'), 'utf8')) as { appId: string; secret: string };
+    const demo = demoOf();
     const create = signed(demo, holderBody());
     const read = signed(demo, {});
     const first = await post(service.url, CREATE, create);

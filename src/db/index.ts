@@ -136,7 +136,7 @@ function openSqlite(file: string): Database {
     read: (fn) => reader.run(fn),
     close: () => db.destroy(),
   };
-  committer.onGroup = (size) => sqlite.observer?.groupCommit(size);
+  committer.onBatch = (size) => sqlite.observer?.groupCommit(size);
   return sqlite;
 }
 
