@@ -24,8 +24,8 @@ import { tradeParts } from './trade-rows.js';
  * the stored answer, all one statement.
  *
  * On SQLite, where a statement is a call in the process and there is no round trip to save, both
- * take the way every other money verb takes (lockCard, book(): statements built once, precompiled),
- * and the runner claims the key and stores the answer. Building the parts anew for every request cost
+ * take the way every other money verb takes (lockCard, book(): statements built once, precompiled):
+ * the key claimed first in a statement of its own, the answer stored by the runner. Building the parts anew for every request cost
  * more than the statements themselves (measured with bench:http: a top-up 1,062 → 782/s on SQLite).
  */
 export interface LockedCard {
