@@ -55,7 +55,8 @@ export const idnoKey = normaliseIdno;
 /**
  * Creates one of the merchant's cardholders (interface 4.2), pending review. Issue 31: on PostgreSQL
  * BEGIN, one statement with the key's claim and the duplicate check, one with the holder and the
- * stored answer, COMMIT (src/db/one-statement.ts; on SQLite the same queries one by one).
+ * stored answer, COMMIT (src/db/one-statement.ts). On SQLite, where no round trip is saved, the key
+ * is claimed first and the answer stored by the runner, with their precompiled statements.
  */
 export const createHolder = claimsItsKey(async function createHolder({
   ctx,
