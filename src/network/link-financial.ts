@@ -30,11 +30,11 @@ export interface LinkFinancialInput {
 
 /**
  * A clearing's field 4 (the original's transaction currency) in the card's, at the authorization's
- * own ratio: the first clearing is a total of the authorization, rounded once; a further one (an
- * authorization cleared before: a forced post) a part after its payments (src/network/link-amounts.ts).
- * The clearing file's check (src/network-link/clearing.ts) asks the same.
+ * own ratio: the first clearing is a total of the authorization, rounded once (as the clearing
+ * file's check in src/network-link/clearing.ts converts it); a further one (an authorization
+ * cleared before: a forced post) a part after its payments (src/network/link-amounts.ts).
  */
-export async function clearingInCardCurrency(ctx: { tx: LedgerCtx['tx'] }, auth: Whole & { id: string; held: number }, f4: number) {
+async function clearingInCardCurrency(ctx: LedgerCtx, auth: Whole & { id: string; held: number }, f4: number): Promise<number> {
   const before = auth.held > 0 ? { card: 0, txn: 0 } : await partsOf(ctx.tx, auth.id, TradeStatus.success);
   return cardPart(auth, before, f4);
 }
@@ -151,8 +151,8 @@ export async function linkReversePayment({
   else if (amount === 0) answer = answered({ authCode: payment.auth_code, tradeId: payment.id });
   else {
     try {
-      const txnAmount = input.actual === null ? payment.txn_amount - before.txn : txnPart;
-      answer = answered(await refund({ ctx, input: { tradeId: payment.id, amount: toMajor(amount, card.currency) }, txnAmount }));
+      const asked = { tradeId: payment.id, amount: toMajor(amount, card.currency) };
+      answer = answered(await refund({ ctx, input: asked, txnAmount: Math.max(0, txnPart) }));
     } catch (err) {
       answer = refusal(err);
     }
