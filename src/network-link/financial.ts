@@ -29,7 +29,7 @@ export async function financialAdvice(svc: Services, mti: string, fields: Map<nu
   const identity: LinkIdentity = { msgClass: 'financial', acquirer, stan, transmitted };
   const hash = await contentHash(svc, fields);
   const stored = await storedAnswer(db, identity, hash);
-  if (stored) return stored;
+  if (stored) return { ...stored, replayed: true };
 
   const f90 = fields.get(90);
   const refund = kind === '20';
@@ -84,7 +84,10 @@ export async function financialAdvice(svc: Services, mti: string, fields: Map<nu
     });
     return answer;
   } catch (err) {
-    if (err instanceof LinkReplay) return (await storedAnswer(db, identity, hash)) ?? { code: '96' };
+    if (err instanceof LinkReplay) {
+      const first = await storedAnswer(db, identity, hash);
+      return first ? { ...first, replayed: true } : { code: '96' };
+    }
     const code = failureCode(err);
     if (code === '96')
       svc.log.error({ err: { name: (err as Error).name, message: (err as Error).message }, stan }, 'network link: financial advice failed');

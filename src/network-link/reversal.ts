@@ -25,7 +25,7 @@ export async function reversalAnswer(svc: Services, mti: string, fields: Map<num
   const identity: LinkIdentity = { msgClass: 'reversal', acquirer, stan, transmitted };
   const hash = await contentHash(svc, fields);
   const stored = await storedAnswer(db, identity, hash);
-  if (stored) return stored;
+  if (stored) return { ...stored, replayed: true };
 
   const originalMti = f90.slice(0, 4);
   const ofAuthorization = ['0100', '0101', '0120', '0121'].includes(originalMti);
@@ -51,7 +51,10 @@ export async function reversalAnswer(svc: Services, mti: string, fields: Map<num
     if (!ofAuthorization) return await runVerb(svc, linkReversePayment, { input, ...run });
     return await runVerb(svc, linkReverse, { input: { ...input, advice: mti === '0420' || mti === '0421' }, ...run });
   } catch (err) {
-    if (err instanceof LinkReplay) return (await storedAnswer(db, identity, hash)) ?? { code: '96' };
+    if (err instanceof LinkReplay) {
+      const first = await storedAnswer(db, identity, hash);
+      return first ? { ...first, replayed: true } : { code: '96' };
+    }
     const code = failureCode(err);
     if (code === '96')
       svc.log.error({ err: { name: (err as Error).name, message: (err as Error).message }, stan }, 'network link: reversal failed');

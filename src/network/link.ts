@@ -12,6 +12,7 @@ import { clear } from '../ledger/settle.js';
 import { toMajor } from '../money/currency.js';
 import { paymentsOf, tradeAmounts } from '../trades/books.js';
 import { DeclineReason, type DeclineReasonValue } from '../trades/types.js';
+import { cardTotal } from './link-amounts.js';
 
 /**
  * The card network link's verbs (decisions §12, docs/network.md): what an ISO 8583 message does,
@@ -41,6 +42,11 @@ export interface LinkAnswer {
   tradeId?: string | undefined;
   /** A forced post (decisions §12.7): posted though the rules would have refused it. */
   forced?: boolean | undefined;
+  /**
+   * Never stored: this answer is the one another copy of the message stored when it acted (a
+   * repeat, or a copy that won the claim first: the link, another import); this copy did nothing.
+   */
+  replayed?: true | undefined;
 }
 
 /** What is stored of a message: its identity, a keyed hash of its content, its fields of §12.3 with the PAN masked and no CVV2. */
@@ -292,13 +298,9 @@ export async function linkReverse({ ctx, input }: { ctx: LedgerCtx; input: LinkR
   let answer: LinkAnswer;
   try {
     const { auth, card } = await heldAuthorization(ctx, { tradeId: input.tradeId }, 'reversed');
-    // Field 95 is in the original's transaction currency: in the card's, prorated as the hold was converted.
-    const actual =
-      input.actual === null
-        ? 0
-        : auth.txn_amount === auth.amount
-          ? input.actual
-          : Math.round((input.actual * auth.amount) / auth.txn_amount);
+    // Field 95 is in the original's transaction currency: a total of the authorization, in the card's
+    // at its own ratio, rounded once (so partial reversals down to nothing release the whole hold).
+    const actual = input.actual === null ? 0 : cardTotal(auth, input.actual);
     const amount = auth.held - actual;
     if (amount < 0) answer = { code: '13' };
     else if (amount === 0) answer = { code: '00', authCode: auth.auth_code, tradeId: auth.id };
@@ -324,8 +326,7 @@ async function reversedAfterClearing(ctx: LedgerCtx, input: LinkReverseInput): P
   const payments = await paymentsOf(ctx.tx, ctx.merchantId, input.tradeId);
   if (payments.length === 0) return null;
   const auth = await tradeAmounts(ctx.tx, input.tradeId);
-  const actual =
-    input.actual === null ? 0 : auth.txn_amount === auth.amount ? input.actual : Math.round((input.actual * auth.amount) / auth.txn_amount);
+  const actual = input.actual === null ? 0 : cardTotal(auth, input.actual);
   const cleared = payments.reduce((s, p) => s + p.amount, 0);
   const refunded = payments.reduce((s, p) => s + p.refunded, 0);
   let left = cleared - refunded - actual;
