@@ -34,6 +34,7 @@ export const ErrorCodes = {
   statusSource: { code: '2727', status: 409, msg: 'Card status set by another party' },
   spendingControl: { code: '2728', status: 409, msg: 'Declined by the card’s spending controls' },
   merchantDeclined: { code: '2729', status: 409, msg: 'Declined by the program’s authorization endpoint' },
+  cardVerification: { code: '2731', status: 409, msg: 'Card verification failed: the CVV2 or expiry is not the card’s' },
   tradeState: {
     code: '2730',
     status: 409,

@@ -36,6 +36,9 @@ export const DeclineReason = {
   merchantDeclined: 'merchant_declined',
   merchantTimeout: 'merchant_timeout',
   merchantError: 'merchant_error',
+  cvv2Mismatch: 'cvv2_mismatch',
+  expiryMismatch: 'expiry_mismatch',
+  cardVerificationMissing: 'card_verification_missing',
 } as const;
 export type DeclineReasonValue = (typeof DeclineReason)[keyof typeof DeclineReason];
 
@@ -188,7 +191,7 @@ export interface Card {
   /** active, frozen or closed */
   status: 'active' | 'frozen' | 'closed';
   /** who froze or closed the card (null while active); a freeze is lifted only by the same party or the operator (precedence operator > merchant > cardholder) */
-  statusSource: 'cardholder' | 'merchant' | 'operator' | null;
+  statusSource: 'cardholder' | 'merchant' | 'operator' | 'security' | null;
   /** why, as given by whoever set the status; null while active */
   statusReason: string | null;
   /** what can be spent, in major units */

@@ -61,7 +61,8 @@ export const networkSandboxRoutes: FastifyPluginAsyncTypebox<{ svc: Services }> 
       if (!endpoint) return simulate(req, reply, authorize);
       // The merchant decides too, in real time (decisions §11): src/network/endpoint-flow.ts.
       const { randomStr, input } = operationInput(req.body);
-      return ok(await authorizeWithEndpoint(svc, req.merchant.appId, endpoint, writeKey(req, reply, randomStr), input), req.id);
+      const key = { ...writeKey(req, reply, randomStr), origin: req.ip };
+      return ok(await authorizeWithEndpoint(svc, req.merchant.appId, endpoint, key, input), req.id);
     },
   );
   app.post('/sandbox/network/clear', simulation('sandboxClear', 'Clear an authorization into a payment (151)', S.ClearBody), (req, reply) =>
