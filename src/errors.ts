@@ -34,12 +34,12 @@ export const ErrorCodes = {
   statusSource: { code: '2727', status: 409, msg: 'Card status set by another party' },
   spendingControl: { code: '2728', status: 409, msg: 'Declined by the card’s spending controls' },
   merchantDeclined: { code: '2729', status: 409, msg: 'Declined by the program’s authorization endpoint' },
-  cardVerification: { code: '2731', status: 409, msg: 'Card verification failed: the CVV2 or expiry is not the card’s' },
   tradeState: {
     code: '2730',
     status: 409,
     msg: 'Transaction not found, or not in a state that allows the operation',
   },
+  cardVerification: { code: '2731', status: 409, msg: 'Card verification failed: the CVV2 or expiry is not the card’s' },
   disputeNotFound: { code: '2740', status: 404, msg: 'Dispute not found' },
   disputeOpen: { code: '2741', status: 409, msg: 'The transaction already has an open dispute' },
   disputeState: { code: '2742', status: 409, msg: 'Dispute not in a status that allows the operation' },

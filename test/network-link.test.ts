@@ -152,10 +152,13 @@ eachDialect('network link: 0800 and 0100 over loopback TCP (decisions §12)', (d
     // §12.13) the card data mismatches too, each counted against the card.
     assert.equal(await count(h, 'authorizations'), 5, 'CVV2, expiry, insufficient funds, frozen, closed');
     const reasons = await h.db.database.db.selectFrom('authorizations').select('decline_reason').orderBy('created_at').execute();
-    assert.deepEqual(
-      reasons.map((r) => r.decline_reason).sort(),
-      ['card_inactive', 'card_inactive', 'cvv2_mismatch', 'expiry_mismatch', 'insufficient_funds'],
-    );
+    assert.deepEqual(reasons.map((r) => r.decline_reason).sort(), [
+      'card_inactive',
+      'card_inactive',
+      'cvv2_mismatch',
+      'expiry_mismatch',
+      'insufficient_funds',
+    ]);
   });
 
   it('answers 91 and writes nothing when the decision cannot be made within the deadline', async (t) => {

@@ -99,7 +99,7 @@ export interface Authorization {
     approved: boolean;
     /** null when approved */
     declineReason: DeclineReasonValue | null;
-    /** the result code the decline answered (2724, 2725, 2728, 2729); null when approved */
+    /** the result code the decline answered (2724, 2725, 2728, 2729, 2731); null when approved */
     code: string | null;
     /** the decision in words */
     message: string;
@@ -190,7 +190,7 @@ export interface Card {
   holderId: string;
   /** active, frozen or closed */
   status: 'active' | 'frozen' | 'closed';
-  /** who froze or closed the card (null while active); a freeze is lifted only by the same party or the operator (precedence operator > merchant > cardholder) */
+  /** who froze or closed the card (null while active); a freeze is lifted only by the same party or the operator (precedence operator > merchant > cardholder). security: the service froze it after 5 CVV2 or expiry mismatches within 24 hours; the merchant or the operator lifts it */
   statusSource: 'cardholder' | 'merchant' | 'operator' | 'security' | null;
   /** why, as given by whoever set the status; null while active */
   statusReason: string | null;
