@@ -119,7 +119,7 @@ export class Metrics {
   });
 
   private readonly verificationFailures = new Counter({
-    name: 'cardprogram_card_verification_failures_total',
+    name: 'cardprogram_verification_failures_total',
     help: 'CVV2 and expiry mismatches counted against cards (decisions §12.13), by kind (cvv2, expiry) and where presented (link, sandbox, 3ds, tsp)',
     labelNames: ['kind', 'via'] as const,
     registers: [this.registry],

@@ -130,7 +130,7 @@ eachDialect('card verification: failures counted, the card frozen for security (
     );
     const metrics = await h.app.svc.metrics.text();
     assert.match(metrics, /^cardprogram_cards_frozen_security_total\{via="link"\} 1$/m);
-    assert.match(metrics, /^cardprogram_card_verification_failures_total\{kind="cvv2",via="link"\} 5$/m);
+    assert.match(metrics, /^cardprogram_verification_failures_total\{kind="cvv2",via="link"\} 5$/m);
   });
 
   it('an expiry brute force the same: 5 counted (54), then 62; the right expiry is declined 62', async (t) => {
@@ -145,7 +145,7 @@ eachDialect('card verification: failures counted, the card frozen for security (
     const rows = await declines(h, cardId);
     assert.deepEqual([count(rows, 'expiry_mismatch'), count(rows, 'card_inactive')], [5, 20]);
     assert.equal((await peer.ask(authorizationRequest(card, { amount: 1 }))).fields.get(39), '62');
-    assert.match(await h.app.svc.metrics.text(), /^cardprogram_card_verification_failures_total\{kind="expiry",via="link"\} 5$/m);
+    assert.match(await h.app.svc.metrics.text(), /^cardprogram_verification_failures_total\{kind="expiry",via="link"\} 5$/m);
   });
 
   it('the sandbox checks cvv2 and expiry as the link does, and counts with it: the 5th, in the sandbox, freezes', async (t) => {
