@@ -136,6 +136,12 @@ export interface ProgramConfig {
    * (src/ledger/expire.ts).
    */
   holdDays?: number;
+  /**
+   * Whether a key-entered or e-commerce authorization on the card network link needs a CVV2
+   * (CARDPROGRAM_REQUIRE_CVV2, decisions §12.13; default on): without one it is declined
+   * (`card_verification_missing`). Credential-on-file messages never need one.
+   */
+  requireCvv2?: boolean;
 }
 
 /**
@@ -414,6 +420,7 @@ export function loadConfig(env: Env = process.env): Config {
       fees: check(() => jsonVar(env, 'CARDPROGRAM_FEES', DEFAULT_FEES, validateFees), DEFAULT_FEES),
       fxRates: check(() => jsonVar(env, 'CARDPROGRAM_FX_RATES', DEFAULT_RATES, validateRates), DEFAULT_RATES),
       holdDays: check(() => intVar(env, 'CARDPROGRAM_HOLD_DAYS', 7, 1, 365), 7),
+      requireCvv2: check(() => switchVar(env, 'CARDPROGRAM_REQUIRE_CVV2', true), true),
     },
   };
   if (problems.length === 1) throw new ConfigError(problems[0]);

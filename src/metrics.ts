@@ -118,6 +118,20 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  private readonly verificationFailures = new Counter({
+    name: 'cardprogram_verification_failures_total',
+    help: 'CVV2 and expiry mismatches counted against cards (decisions §12.13), by kind (cvv2, expiry) and where presented (link, sandbox, 3ds, tsp)',
+    labelNames: ['kind', 'via'] as const,
+    registers: [this.registry],
+  });
+
+  private readonly securityFreezes = new Counter({
+    name: 'cardprogram_cards_frozen_security_total',
+    help: 'Cards frozen with source security after 5 card verification failures within 24 hours (decisions §12.13), by where the last was presented',
+    labelNames: ['via'] as const,
+    registers: [this.registry],
+  });
+
   /** What the card network link's gauges read: its open connections and signed-on peers (src/network-link/listener.ts). */
   private link: { connections(): number; signedOn(): number } = { connections: () => 0, signedOn: () => 0 };
 
@@ -152,6 +166,16 @@ export class Metrics {
   forcedPost(currency: string, amount: number): void {
     this.forcedPosts.inc({ currency });
     this.forcedPostsAmount.inc({ currency }, amount);
+  }
+
+  /** A card verification failure committed (src/cards/verification.ts). */
+  cardVerificationFailure(kind: string, via: string): void {
+    this.verificationFailures.inc({ kind, via });
+  }
+
+  /** A card frozen by `security` (src/cards/verification.ts). */
+  securityFreeze(via: string): void {
+    this.securityFreezes.inc({ via });
   }
 
   authorization(approved: boolean, reason: string | null): void {

@@ -137,10 +137,20 @@ export interface CardsTable {
    * in minor units, ≥ 0; while it is above 0 the available balance is 0 (migration 0021).
    */
   debt: ColumnType<number, number | undefined, number>;
+  /**
+   * The moments (ms, a JSON array) of the card's CVV2 and expiry mismatches since its count last
+   * reset, the last 5 within 24 hours at most; null: none (decisions §12.13, src/cards/verification.ts;
+   * migration 0025).
+   */
+  verification_failures: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
-/** Who froze or closed a card, in order of precedence: the operator's word outranks the merchant's, which outranks the cardholder's. */
-export const STATUS_SOURCES = ['cardholder', 'merchant', 'operator'] as const;
+/**
+ * Who froze or closed a card, in order of precedence: the operator's word outranks the merchant's,
+ * which outranks the cardholder's. `security`: the service itself, after repeated card verification
+ * failures (decisions §12.13); lifted by the merchant or the operator.
+ */
+export const STATUS_SOURCES = ['cardholder', 'merchant', 'operator', 'security'] as const;
 export type StatusSource = (typeof STATUS_SOURCES)[number];
 
 /**

@@ -2,7 +2,7 @@ import type { Services } from '../context.js';
 import { decode, encode, Iso8583Error, type IsoMessage } from '../iso8583/codec.js';
 import { FrameError, FrameReader, frame } from '../iso8583/frame.js';
 import { exponent, toMajor } from '../money/currency.js';
-import { type LinkAnswer, type LinkClass, storedAnswer } from '../network/link.js';
+import { byValue, type LinkAnswer, type LinkClass, linkIdentity, originalOf, storedAnswer } from '../network/link.js';
 import { cardTotal } from '../network/link-amounts.js';
 import { type Movement, movementOf } from '../network/movements.js';
 import { messagesWithTrades, postedRecord } from '../trades/network-reads.js';
@@ -117,11 +117,16 @@ const majorOf = (minor: number, currency: string | null) => {
   }
 };
 
-/** The original named by field 90 (class, STAN, field 7, acquirer n11), with its request's field 4 and its trade's state. */
-async function original(svc: Services, msgClass: LinkClass, f90: string) {
-  const rows = await messagesWithTrades(svc.database.db, msgClass, f90.slice(4, 10), f90.slice(10, 20));
-  const acquirer = f90.slice(20, 31).replace(/^0+/, '');
-  return rows.find((r) => r.acquirer.replace(/^0+/, '') === acquirer && r.response_code === '00') ?? null;
+/**
+ * The original named by field 90 (class, STAN, field 7, acquirer n11), with its request's field 4
+ * and its trade's state; only when the message's own field 32 is the original's (by value, decisions
+ * §12.13), as the link finds it (originalMessage).
+ */
+async function original(svc: Services, msgClass: LinkClass, f90: string, ownAcquirer: string) {
+  const named = originalOf(f90);
+  if (byValue(ownAcquirer) !== named.acquirer) return null;
+  const rows = await messagesWithTrades(svc.database.db, msgClass, named.stan, named.transmitted);
+  return rows.find((r) => byValue(r.acquirer) === named.acquirer && r.response_code === '00') ?? null;
 }
 
 /**
@@ -130,13 +135,14 @@ async function original(svc: Services, msgClass: LinkClass, f90: string) {
  */
 async function forcedBecause(svc: Services, fields: Map<number, string>): Promise<string | null> {
   const f90 = fields.get(90);
+  const own = fields.get(32) ?? '';
   const kind = fields.get(3)?.slice(0, 2);
   if (!f90 || f90.length < 31) return 'no original named (field 90)';
   if (kind === '20') {
-    const o = await original(svc, 'financial', f90);
+    const o = await original(svc, 'financial', f90, own);
     return o?.trade_id ? null : 'no approved payment matches field 90';
   }
-  const o = await original(svc, 'authorization', f90);
+  const o = await original(svc, 'authorization', f90, own);
   if (!o?.trade_id || o.held === null) return 'no approved authorization matches field 90';
   if (o.held <= 0) return 'its authorization holds nothing any more (cleared, reversed or released)';
   // The conversion the clearing will make (src/network/link-financial.ts): a total of a hold, rounded once.
@@ -238,8 +244,7 @@ async function importOne(svc: Services, index: number, msg: IsoMessage): Promise
   const stan = fields.get(11);
   if (!acquirer || !transmitted || !stan) return refused('30', '30 format error: fields 7, 11 and 32 identify a message');
   const reversal = line.kind === 'reversal';
-  const msgClass: LinkClass = reversal ? 'reversal' : 'financial';
-  const identity = { msgClass, acquirer, stan, transmitted };
+  const identity = linkIdentity(reversal ? 'reversal' : 'financial', acquirer, stan, transmitted);
   const hash = await contentHash(svc, fields);
   // Posted before this import started: no need to look further.
   const before = await storedAnswer(svc.database.db, identity, hash);
@@ -248,7 +253,7 @@ async function importOne(svc: Services, index: number, msg: IsoMessage): Promise
   const origin =
     reversal || !fields.get(90)
       ? null
-      : await original(svc, line.kind === 'refund' ? 'financial' : 'authorization', fields.get(90) as string);
+      : await original(svc, line.kind === 'refund' ? 'financial' : 'authorization', fields.get(90) as string, acquirer);
   let answer: LinkAnswer;
   try {
     answer = reversal ? await reversalAnswer(svc, mti, fields) : await financialAdvice(svc, mti, fields);
@@ -262,7 +267,7 @@ async function importOne(svc: Services, index: number, msg: IsoMessage): Promise
     if (forced && answer.code === '12') return refused('12', `a forced post (${forced}): not supported yet, answered 12`);
     return refused(answer.code, `${answer.code} ${codeMeaning(answer.code)}`);
   }
-  const { posted, minor } = await postedBy(svc, msgClass, answer.tradeId);
+  const { posted, minor } = await postedBy(svc, identity.msgClass, answer.tradeId);
   const done = { ...line, code: '00', ...(answer.tradeId ? { tradeId: answer.tradeId } : {}), ...(posted ? { posted } : {}) };
   if (forced) return { line: { ...done, outcome: 'forced', reason: forced }, minor };
   if (line.kind === 'clearing' && origin) {

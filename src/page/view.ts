@@ -133,9 +133,11 @@ function cardActions(card: CardModel, ctx: PageContext, revealed: boolean): stri
       ? form('freeze', 'Freeze card', 'danger')
       : card.status === 'frozen' && card.statusSource === 'cardholder'
         ? form('unfreeze', 'Unfreeze card', 'secondary')
-        : card.status === 'frozen'
-          ? '<p class="muted">Frozen by your card provider: only they can unfreeze it.</p>'
-          : '';
+        : card.status === 'frozen' && card.statusSource === 'security'
+          ? '<p class="muted">Frozen for your protection after wrong card details were entered several times: your card provider can unfreeze it.</p>'
+          : card.status === 'frozen'
+            ? '<p class="muted">Frozen by your card provider: only they can unfreeze it.</p>'
+            : '';
   return `<div class="actions">${reveal}${freeze}</div>`;
 }
 

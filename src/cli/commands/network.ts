@@ -56,7 +56,10 @@ export function networkCommands(program: Command): void {
     )
     .option('--pan <pan>', 'the card number instead (needs --expiry; --cvv optional)')
     .option('--expiry <yymm>', 'with --pan: the expiry, YYMM or MM/YY')
-    .option('--cvv <cvv2>', 'with --pan: the CVV2 (field 48, subelement 92)')
+    .option(
+      '--cvv <cvv2>',
+      'with --pan: the CVV2 (field 48, subelement 92); without it a purchase is sent as credential on file (field 22 102)',
+    )
     .addOption(new Option('--type <type>', 'the message').choices(TYPES as unknown as string[]).makeOptionMandatory())
     .option(
       '--amount <amount>',
