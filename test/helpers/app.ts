@@ -93,6 +93,10 @@ export function testConfig(dataDir: string, overrides: Partial<Config> = {}): Co
       deadlineMs: 1500,
       tls: null,
       currencies: DEFAULT_NETWORK_CURRENCIES,
+      maxConnections: 64,
+      maxPerAddress: 8,
+      handshakeMs: 10_000,
+      peers: null,
     },
     ...overrides,
   };
