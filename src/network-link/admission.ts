@@ -222,7 +222,7 @@ export class Admission {
   /** A warning when the open-file limit leaves the link and the rest of the process too little room (docs/operations.md). */
   checkOpenFiles(): void {
     const soft = openFileLimit();
-    const need = this.cfg.maxConnections + KNOWN_PEER_ADDRESSES + OTHER_FILES;
+    const need = this.cfg.maxConnections + OTHER_FILES;
     if (soft !== null && soft < need) {
       this.svc.log.warn(
         { openFiles: soft, maxConnections: this.cfg.maxConnections, advised: need },
