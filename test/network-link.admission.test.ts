@@ -183,4 +183,19 @@ eachDialect('network link: the TLS handshake’s time', (dialect) => {
     // Closed here, not failed: no second line for either.
     assert.equal(logged(lines, 'network link: TLS handshake failed').length, 0);
   });
+
+  it('a stop closes the connections still in their handshake at once (it does not wait for their 10 s)', async (t) => {
+    const p = pki();
+    const h = await build(t, dialect);
+    const link = await tlsLink(t, h, p);
+    const socket = tcpConnect(link.port, '127.0.0.1');
+    socket.on('error', () => undefined);
+    const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+    await new Promise((resolve) => socket.once('connect', resolve));
+    await new Promise((r) => setTimeout(r, 100));
+    const started = performance.now();
+    await link.stop();
+    await closed;
+    assert.ok(performance.now() - started < 2000, `stopped after ${performance.now() - started} ms`);
+  });
 });

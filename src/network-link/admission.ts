@@ -85,6 +85,7 @@ function tlsReason(err: Error): string {
 }
 
 interface Handshaking {
+  raw: Socket;
   timer: NodeJS.Timeout;
   /** Closed here: the handshake timed out, or failed and was told. */
   settled: boolean;
@@ -147,7 +148,7 @@ export class Admission {
         if (pending) pending.settled = true;
         this.refuse(raw, address, 'handshake_timeout');
       };
-      pending = { settled: false, timer: setTimeout(timeout, this.cfg.handshakeMs) };
+      pending = { raw, settled: false, timer: setTimeout(timeout, this.cfg.handshakeMs) };
       this.handshaking.set(remote, pending);
     }
     raw.once('close', () => {
@@ -217,6 +218,15 @@ export class Admission {
     if (!pending || pending.settled) return;
     pending.settled = true;
     this.handshakeFailed(socket.remoteAddress, 'protocol', tlsReason(err));
+  }
+
+  /** The link stops: connections still in their handshake are closed (the established ones are the listener's). */
+  closeHandshaking(): void {
+    for (const pending of this.handshaking.values()) {
+      clearTimeout(pending.timer);
+      pending.settled = true;
+      pending.raw.destroy();
+    }
   }
 
   /** A warning when the open-file limit leaves the link and the rest of the process too little room (docs/operations.md). */

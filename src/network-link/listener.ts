@@ -194,6 +194,7 @@ export async function startLink(svc: Services): Promise<LinkServer | null> {
     stop: async () => {
       stopping = true;
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      admission.closeHandshaking();
       const until = Date.now() + STOP_GRACE_MS;
       while (([...inFlight.values()].some((n) => n > 0) || decisions.size > 0) && Date.now() < until) {
         await new Promise((r) => setTimeout(r, 20));
