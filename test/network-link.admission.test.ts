@@ -8,6 +8,7 @@ import { connect as tlsConnect } from 'node:tls';
 import type { NetworkConfig } from '../src/config.js';
 import { decode, encode, message } from '../src/iso8583/codec.js';
 import { FrameReader, frame } from '../src/iso8583/frame.js';
+import { capKey, certificateNames, peerListed } from '../src/network-link/admission.js';
 import { build, type Harness } from './helpers/app.js';
 import { certificateAuthority, selfSigned, type TestCert } from './helpers/certs.js';
 import { eachDialect } from './helpers/dialects.js';
@@ -75,6 +76,26 @@ async function metric(h: Harness, name: string, reason: string): Promise<number>
 }
 
 const logged = (lines: string[], msg: string) => lines.map((l) => JSON.parse(l) as Record<string, any>).filter((l) => l.msg === msg);
+
+it('a cap counts an IPv4 address (IPv4-mapped too) as itself, an IPv6 address by its /64', () => {
+  assert.equal(capKey('203.0.113.7'), '203.0.113.7');
+  assert.equal(capKey('::ffff:203.0.113.7'), '203.0.113.7');
+  assert.equal(capKey('2001:db8:1:2::1'), '2001:db8:1:2::/64');
+  assert.equal(capKey('2001:db8:1:2:ffff:ffff:ffff:ffff'), '2001:db8:1:2::/64', 'one host, one /64: not 2^64 addresses');
+  assert.notEqual(capKey('2001:db8:1:3::1'), capKey('2001:db8:1:2::1'));
+});
+
+it('a certificate’s names: its CN(s) and DNS names, as Node writes them (quoted when they hold a comma); other kinds ignored', () => {
+  const names = certificateNames({
+    subject: { CN: 'acquirer 12345678' },
+    subjectaltname: 'DNS:gw.processor.example, IP Address:10.0.0.1, DNS:"odd, name.example", URI:https://x.example',
+  } as never);
+  assert.deepEqual(names, { cn: ['acquirer 12345678'], dns: ['gw.processor.example', 'odd, name.example'] });
+  assert.equal(peerListed(['GW.PROCESSOR.EXAMPLE'], names), true);
+  assert.equal(peerListed(['Acquirer 12345678'], names), false, 'a CN is compared exactly');
+  assert.equal(peerListed(['10.0.0.1', 'https://x.example', 'name.example'], names), false);
+  assert.deepEqual(certificateNames(null), { cn: [], dns: [] });
+});
 
 eachDialect('network link: CARDPROGRAM_NETWORK_PEERS', (dialect) => {
   it('serves a listed certificate (by CN, by DNS name in any case); one the same CA signed but not listed is closed after the handshake and logged', async (t) => {
