@@ -119,6 +119,7 @@ eachDialect('network link: a flood of idle connections', (dialect) => {
     assert.equal((await peer.ask(echo('000001'))).fields.get(39), '00');
 
     // One address: 8 held, the rest closed at once.
+    const started = performance.now();
     const one = await idle(port, ['127.0.0.2'], 200);
     flood.push(...one);
     await eventually(() => stillOpen(one) === 8, 5000, 'the per-address cap');
@@ -140,16 +141,24 @@ eachDialect('network link: a flood of idle connections', (dialect) => {
     const again = await LinkClient.connect({ host: '127.0.0.1', port, tls });
     assert.equal((await again.ask(echo('000003'))).fields.get(39), '00');
     again.close();
+    // (Within the 10 s before the first idle ones time out and make room: a second or two, normally.)
+    assert.ok(
+      performance.now() - started < 9000,
+      `the flood took ${performance.now() - started} ms: too slow a machine to see the total cap`,
+    );
     assert.equal(await peerFrom('127.0.0.250'), 'refused');
     assert.equal(await healthy(), 200);
     assert.equal(await metric('per_address'), 192);
     assert.equal(await metric('total'), 745 + 1);
 
-    // 10 s after they connected, the idle ones still held are closed: their handshake never came.
-    await eventually(() => stillOpen(flood) === 0, 15_000, 'the handshake timeout');
-    for (const c of flood.filter((c) => c.connectedAt > 0)) {
-      const held = (c.closedAt ?? 0) - c.connectedAt;
-      if (held > 1000) assert.ok(held > 9_000 && held < 12_500, `held ${held} ms`);
+    // 10 s after they connected, the idle ones still held are closed: their handshake never came
+    // (Node's own bound was 120 s). On a loaded machine the close may come a few seconds late.
+    const held = flood.filter((c) => c.closedAt === null);
+    assert.equal(held.length, 63);
+    await eventually(() => stillOpen(held) === 0, 30_000, 'the handshake timeout');
+    for (const c of held) {
+      const ms = (c.closedAt ?? 0) - c.connectedAt;
+      assert.ok(ms > 9_500 && ms < 25_000, `held ${ms} ms`);
     }
     assert.equal(await metric('handshake_timeout'), 63);
     // Their places are free again: a new address is admitted, and the peer still answers.
