@@ -122,11 +122,6 @@ export class Admission {
     private readonly cfg: NetworkConfig,
   ) {}
 
-  /** Connections admitted and not closed, handshakes included. */
-  get held(): number {
-    return this.total;
-  }
-
   /** A new TCP connection: admitted (counted until it closes) or closed at once. */
   admit(raw: Socket): boolean {
     raw.on('error', () => undefined); // a reset by the peer is its business; 'close' follows
