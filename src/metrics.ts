@@ -132,8 +132,22 @@ export class Metrics {
     registers: [this.registry],
   });
 
-  /** What the card network link's gauges read: its open connections and signed-on peers (src/network-link/listener.ts). */
-  private link: { connections(): number; signedOn(): number } = { connections: () => 0, signedOn: () => 0 };
+  private readonly linkRefused = new Counter({
+    name: 'cardprogram_network_connections_refused_total',
+    help: 'Card network link connections closed by its caps (decisions §12.13), by reason: total (CARDPROGRAM_NETWORK_MAX_CONNECTIONS), per_address (CARDPROGRAM_NETWORK_MAX_PER_ADDRESS), handshake_timeout (TLS not finished within 10 s), peer_not_allowed (a certificate not in CARDPROGRAM_NETWORK_PEERS)',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+
+  private readonly linkHandshakeFailures = new Counter({
+    name: 'cardprogram_network_handshake_failures_total',
+    help: 'Card network link TLS handshakes refused, by reason: certificate (none, or not signed by CARDPROGRAM_NETWORK_TLS_CA), protocol (not TLS, or a TLS error)',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+
+  /** What the card network link's gauges read: its open connections, signed-on peers and messages being decided (src/network-link/listener.ts). */
+  private link: { connections(): number; signedOn(): number; inFlight?(): number } = { connections: () => 0, signedOn: () => 0 };
 
   constructor() {
     const link = () => this.link;
@@ -151,6 +165,14 @@ export class Metrics {
       registers: [this.registry],
       collect() {
         this.set(link().signedOn());
+      },
+    });
+    new Gauge({
+      name: 'cardprogram_network_messages_in_flight',
+      help: 'Card network link messages being decided now, over all connections (at most 256 per connection; the rest wait unread)',
+      registers: [this.registry],
+      collect() {
+        this.set(link().inFlight?.() ?? 0);
       },
     });
     // Process CPU and memory, GC, and event-loop lag (nodejs_eventloop_lag_seconds and its percentiles).
@@ -200,8 +222,17 @@ export class Metrics {
   }
 
   /** The card network link's state, read when scraped. */
-  networkLink(state: { connections(): number; signedOn(): number }): void {
+  networkLink(state: { connections(): number; signedOn(): number; inFlight(): number }): void {
     this.link = state;
+  }
+
+  /** A card network link connection closed by a cap (src/network-link/admission.ts). */
+  networkRefused(reason: 'total' | 'per_address' | 'handshake_timeout' | 'peer_not_allowed'): void {
+    this.linkRefused.inc({ reason });
+  }
+
+  networkHandshakeFailed(reason: 'certificate' | 'protocol'): void {
+    this.linkHandshakeFailures.inc({ reason });
   }
 
   networkMessage(mti: string, code: string, seconds: number): void {

@@ -206,6 +206,10 @@ it('configuration: off unless CARDPROGRAM_NETWORK_PORT is set; production refuse
       deadlineMs: 1500,
       tls: null,
       currencies: { EUR: '978', USDT: '840' },
+      maxConnections: 64,
+      maxPerAddress: 8,
+      handshakeMs: 10_000,
+      peers: null,
     },
   );
   const refuse = (env: Record<string, string>, pattern: RegExp) =>
