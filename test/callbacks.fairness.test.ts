@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { it } from 'node:test';
-import { claimDue } from '../src/callbacks/claim.js';
+import { describe, it } from 'node:test';
+import { type Claimed, claimDue } from '../src/callbacks/claim.js';
 import { emitEvent } from '../src/callbacks/outbox.js';
+import { SlotBook } from '../src/callbacks/slots.js';
 import { CallbackWorker } from '../src/callbacks/worker.js';
 import type { Harness } from './helpers/app.js';
 import { build } from './helpers/app.js';
@@ -314,5 +315,27 @@ eachDialect('callbacks: attempts in flight per merchant, in the metrics (issue 4
       new Map([...merchants.slice(2).map((m, k): [string, number] => [m.appId, k + 3]), ['other', 1 + 2]]),
     );
     await bad.close();
+  });
+});
+
+describe('a worker’s book of slots (src/callbacks/slots.ts)', () => {
+  const event = (merchant: string, port: number, n: number) =>
+    ({ id: `${merchant}-${port}-${n}`, merchant_id: merchant, endpoint: `http://127.0.0.1:${port}` }) as Claimed;
+  it('takes a merchant’s endpoints in turn, within its share and each endpoint’s slots, and holds no more than its share claimed', () => {
+    const book = new SlotBook({ total: 8, perMerchant: 4, perEndpoint: 1, prefetch: 4 });
+    for (const e of [event('a', 1, 1), event('a', 1, 2), event('a', 1, 3), event('a', 2, 1)]) assert.equal(book.enqueue(e), true);
+    assert.equal(book.enqueue(event('a', 3, 1)), false, 'the merchant holds its share claimed');
+    assert.equal(book.enqueue(event('b', 1, 1)), true);
+    assert.deepEqual(book.shape([]).busyMerchants, ['a']);
+    assert.equal(book.room(), 3);
+    const first = book.next('a');
+    const second = book.next('a');
+    assert.deepEqual([first?.id, second?.id], ['a-1-1', 'a-2-1'], 'its endpoints in turn');
+    if (first) book.started(first);
+    if (second) book.started(second);
+    assert.equal(book.next('a'), null, 'each endpoint has its one slot in flight');
+    if (first) book.ended(first);
+    assert.equal(book.next('a')?.id, 'a-1-2');
+    assert.deepEqual(book.inFlightByMerchant(), [{ merchant: 'a', n: 1 }]);
   });
 });
