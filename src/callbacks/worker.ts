@@ -45,8 +45,9 @@ const split = (key: string) => {
  * (docs/callbacks.md, "Isolation"). A continuous scheduler, not batches: each attempt is started as
  * soon as its merchant and endpoint have a free slot and recorded as soon as it ends, so no attempt
  * waits for a slower one to another endpoint. Due events are taken round-robin by merchant, then by
- * endpoint within the merchant; a merchant holds at most its share of the worker (`merchantCap` of
- * `batch`, in flight and claimed), an endpoint at most `slots` in flight; an endpoint whose breaker
+ * endpoint within the merchant; a merchant holds at most its share of the worker
+ * (`merchantShare` percent of `batch`, in flight and claimed; src/callbacks/slots.ts), an endpoint at
+ * most `slots` in flight; an endpoint whose breaker
  * is open is skipped, its events deferred (src/callbacks/breaker.ts).
  *
  * Several workers (threads of one service, `cardprogram worker` processes, other instances) may run
@@ -65,7 +66,7 @@ export class CallbackWorker {
   /** What is left of its lease when an attempt may start: its timeout and a margin. */
   private readonly minLeaseMs: number;
   /**
-   * Consecutive attempts without an answer per endpoint, as this worker saw them since the last
+   * Consecutive failed attempts per endpoint (breaker.ts, healthy), as this worker saw them since the last
    * record told it the breaker's count: at the breaker's threshold the endpoint waits for the
    * record (which opens the breaker) instead of spending its waiting events.
    */
