@@ -113,10 +113,16 @@ export interface CallbackConfig {
   /** Attempts in flight per merchant and endpoint, per worker (default 16; docs/callbacks.md, "Isolation"). */
   slots?: number;
   /**
-   * The circuit breaker per endpoint: opens after `failures` consecutive attempts without an answer,
-   * for `openMs`, doubling after each failed probe up to `maxOpenMs` (defaults 5, 10 s, 10 min).
+   * The share of a worker's attempts (in percent) one merchant may hold, in flight or claimed, over
+   * all its endpoints (default 25: a quarter; docs/callbacks.md, "Isolation").
    */
-  breaker?: { failures?: number; openMs?: number; maxOpenMs?: number };
+  merchantShare?: number;
+  /**
+   * The circuit breaker per endpoint: opens after `failures` consecutive failed attempts (no answer,
+   * 5xx, or a non-2xx answer slower than `slowMs`), for `openMs`, doubling after each failed probe up
+   * to `maxOpenMs` (defaults 5, 10 s, 10 min; `slowMs` half the timeout).
+   */
+  breaker?: { failures?: number; openMs?: number; maxOpenMs?: number; slowMs?: number };
 }
 
 export const DEFAULT_KYC_PLATFORMS = ['SUMSUB', 'ONFIDO', 'JUMIO', 'VERIFF', 'MANUAL'] as const;
@@ -408,8 +414,10 @@ export function loadConfig(env: Env = process.env): Config {
       timeoutMs: 10_000,
       pollMs: check(() => intVar(env, 'CARDPROGRAM_WORKER_POLL_MS', 1000, 10, 60_000), 1000),
       slots: check(() => intVar(env, 'CARDPROGRAM_CALLBACK_SLOTS', 16, 1, 64), 16),
+      merchantShare: check(() => intVar(env, 'CARDPROGRAM_CALLBACK_MERCHANT_SHARE', 25, 1, 100), 25),
       breaker: {
         failures: check(() => intVar(env, 'CARDPROGRAM_CALLBACK_BREAKER_FAILURES', 5, 1, 1000), 5),
+        slowMs: check(() => intVar(env, 'CARDPROGRAM_CALLBACK_SLOW_MS', 5000, 100, 10_000), 5000),
         openMs: 10_000,
         maxOpenMs: 600_000,
       },

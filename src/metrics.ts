@@ -48,6 +48,13 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  private readonly sweepFailures = new Counter({
+    name: 'cardprogram_sweep_failures_total',
+    help: 'Rows a periodic pass failed on (recorded and skipped; the next pass tries them again), by pass: hold_expiry, dispute_expiry, reap_*',
+    labelNames: ['job'] as const,
+    registers: [this.registry],
+  });
+
   private readonly rateLimited = new Counter({
     name: 'cardprogram_rate_limited_total',
     help: 'Signed requests refused by the per-merchant rate limit (1009)',
@@ -272,6 +279,11 @@ export class Metrics {
       connections: this.link.connections(),
       signedOn: this.link.signedOn(),
     };
+  }
+
+  /** A periodic pass failed on one row (src/db/sweep.ts). */
+  sweepFailure(job: string): void {
+    this.sweepFailures.inc({ job });
   }
 
   rateLimitRefusal(): void {

@@ -1,10 +1,10 @@
 import type { ColumnType, Generated } from 'kysely';
-import type { CallbackEndpointsTable } from './schema-callbacks.js';
+import type { CallbackEndpointsTable, SweepFailuresTable } from './schema-callbacks.js';
 import type { AuditEventsTable, ConsoleLoginThrottleTable, OperatorSessionsTable, OperatorsTable } from './schema-console.js';
 import type { DisputeEventsTable, DisputeEvidenceTable, DisputesTable } from './schema-disputes.js';
 import type { NetworkMessagesTable } from './schema-network.js';
 
-export type { CallbackEndpointsTable } from './schema-callbacks.js';
+export type { CallbackEndpointsTable, SweepFailuresTable } from './schema-callbacks.js';
 export * from './schema-console.js';
 export * from './schema-disputes.js';
 export type { NetworkMessagesTable } from './schema-network.js';
@@ -427,6 +427,7 @@ export interface DB {
   callback_events: CallbackEventsTable;
   callback_attempts: CallbackAttemptsTable;
   callback_endpoints: CallbackEndpointsTable;
+  sweep_failures: SweepFailuresTable;
   data_keys: DataKeysTable;
   cards: CardsTable;
   // `trades` is in src/db/trades-table.ts: only src/trades and the ledger's writers query it.
