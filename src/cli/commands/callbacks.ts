@@ -18,6 +18,7 @@ export function callbackCommands(program: Command): void {
       const database = openDatabase(config.databaseUrl);
       await migrateToLatest(database);
       const svc = createServices(config, database, pino({ level: config.logLevel }));
+      for (const warning of config.warnings ?? []) svc.log.warn(warning);
       await readyVault(svc);
       const worker = startWorker(svc);
       svc.log.info({ owner: worker.owner }, 'callback worker running');
