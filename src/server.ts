@@ -138,7 +138,7 @@ export async function serve(
       `Demo merchant created: appId ${demo.appId}`,
       `Its credentials (secret, webhookSecret) are in ${app.svc.config.dataDir}/demo-merchant.json`,
       `Base URL: ${demo.baseUrl}`,
-      'Try a signed request (create a cardholder):',
+      'Try a signed request (create a cardholder; it signs a timestamp, so paste it within 5 minutes):',
       `  ${exampleCurl(demo)}`,
       '',
     ];
