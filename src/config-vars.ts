@@ -95,15 +95,15 @@ function distance(a: string, b: string): number {
   return (d[a.length] as number[])[b.length] as number;
 }
 
-/** The known variable nearest to a name (fewest edits; the first listed on a tie). */
-export function nearestVariable(name: string): VarName {
+/** The known variable nearest to a name (fewest edits; the first listed on a tie), and how many edits away. */
+export function nearestVariable(name: string): { name: VarName; edits: number } {
   let best: VarName = KNOWN_VARIABLES[0];
   let bestDistance = Number.POSITIVE_INFINITY;
   for (const known of KNOWN_VARIABLES) {
     const d = distance(name, known);
     if (d < bestDistance) [best, bestDistance] = [known, d];
   }
-  return best;
+  return { name: best, edits: bestDistance };
 }
 
 /**
@@ -115,7 +115,12 @@ export function unknownVariables(env: Record<string, string | undefined>): strin
   return Object.keys(env)
     .filter((name) => name.startsWith('CARDPROGRAM_') && !known.has(name))
     .sort()
-    .map((name) => `${name} is not a variable cardprogram reads (ignored): did you mean ${nearestVariable(name)}?`);
+    .map((name) => {
+      const nearest = nearestVariable(name);
+      // A slip of a few letters is a misspelling; further off, the nearest name is only a pointer.
+      const slip = nearest.edits <= Math.max(2, Math.floor(name.length / 6));
+      return `${name} is not a variable cardprogram reads (ignored): ${slip ? `did you mean ${nearest.name}?` : `the nearest known is ${nearest.name} (README, Configuration, has them all)`}`;
+    });
 }
 
 /** The problems found, as one error: a single one as it is, several counted and listed one a line (issue 30.7). */
