@@ -1,6 +1,6 @@
 import { lookup } from 'node:dns/promises';
-import { existsSync } from 'node:fs';
 import { isIP } from 'node:net';
+import { TLS_LISTENERS, tlsFilesVar } from './config-tls.js';
 import { ConfigError, type Env, intVar, jsonVar } from './config-vars.js';
 
 /** The card network link (decisions §12.1, docs/network.md). */
@@ -138,7 +138,7 @@ export async function linkAddress(
 
 /**
  * The link's settings. Production refuses plain TCP in one line; the sandbox allows it on a
- * loopback address only (decisions §12.1). The certificate files must exist.
+ * loopback address only (decisions §12.1). The certificate files must be what their variables say.
  */
 export function networkConfig(
   env: Env,
@@ -149,28 +149,11 @@ export function networkConfig(
 ): NetworkConfig {
   const port = env.CARDPROGRAM_NETWORK_PORT ? check(() => intVar(env, 'CARDPROGRAM_NETWORK_PORT', 0, 0, 65535), null) : null;
   const netHost = env.CARDPROGRAM_NETWORK_HOST?.trim() || host;
-  const files = {
-    ca: env.CARDPROGRAM_NETWORK_TLS_CA?.trim(),
-    cert: env.CARDPROGRAM_NETWORK_TLS_CERT?.trim(),
-    key: env.CARDPROGRAM_NETWORK_TLS_KEY?.trim(),
-  };
-  const given = Object.values(files).filter(Boolean).length;
-  const tlsOk = check(() => {
-    if (given > 0 && given < 3) {
-      throw new ConfigError(
-        'CARDPROGRAM_NETWORK_TLS_CA, CARDPROGRAM_NETWORK_TLS_CERT and CARDPROGRAM_NETWORK_TLS_KEY go together: set all three or none',
-      );
-    }
-    const missing = Object.entries(files).filter(([, file]) => file && !existsSync(file));
-    if (missing.length > 0) {
-      throw new ConfigError(missing.map(([name, file]) => `CARDPROGRAM_NETWORK_TLS_${name.toUpperCase()}: no file ${file}`).join('\n'));
-    }
-    return true;
-  }, false);
-  const tls = tlsOk && given === 3 ? { ca: files.ca as string, cert: files.cert as string, key: files.key as string } : null;
-  if (tlsOk) check(() => plainTcpAllowed(port, tls, envName, netHost), undefined);
+  // Each file read and checked for what it must be (src/config-tls.ts); undefined: refused.
+  const tls = check(() => tlsFilesVar(env, TLS_LISTENERS.network), undefined);
+  if (tls !== undefined) check(() => plainTcpAllowed(port, tls, envName, netHost), undefined);
   const peers = check(() => peersVar(env), null);
-  if (tlsOk && port !== null && tls === null && peers !== null) {
+  if (tls !== undefined && port !== null && tls === null && peers !== null) {
     check(() => {
       throw new ConfigError(
         'CARDPROGRAM_NETWORK_PEERS names client certificates: it needs CARDPROGRAM_NETWORK_TLS_CA/_CERT/_KEY (plain TCP has no certificate to check)',
@@ -192,7 +175,7 @@ export function networkConfig(
     maxFrame: check(() => intVar(env, 'CARDPROGRAM_NETWORK_MAX_FRAME', 4096, 64, 65535), 4096),
     idleMs: check(() => intVar(env, 'CARDPROGRAM_NETWORK_IDLE_MS', 120_000, 100, 3_600_000), 120_000),
     deadlineMs: check(() => intVar(env, 'CARDPROGRAM_NETWORK_DEADLINE_MS', 1500, 50, 60_000), 1500),
-    tls,
+    tls: tls ?? null,
     currencies: check(
       () => jsonVar(env, 'CARDPROGRAM_NETWORK_CURRENCIES', DEFAULT_NETWORK_CURRENCIES, validateNetworkCurrencies),
       DEFAULT_NETWORK_CURRENCIES,
