@@ -42,7 +42,8 @@ class RetryInfo(NamedTuple):
     """What ``on_retry`` is told before each retry."""
 
     path: str
-    #: 1 for the first retry.
+    #: 1 for the first retry; 0 for the one re-signing of a request refused as signed before the
+    #: service's replay store started (a watermark ``1007``), which is not counted.
     attempt: int
     #: seconds it waits before the retry.
     delay: float
@@ -146,7 +147,7 @@ class Client(Requester):
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def request(self, path: str, body: Mapping[str, Any], kind: str = "read") -> Any:
+    def request(self, path: str, body: Mapping[str, Any], kind: str) -> Any:
         """Signs and sends any operation; returns the envelope's ``model``, or the bare body of the
         operations without an envelope (4.1, 4.2). Raises an :class:`APIError` subclass on an error.
 

@@ -64,7 +64,8 @@ class Transport:
                 conn.connect()
             # Kept: http.client lets go of conn.sock when the answer closes the connection.
             sock = conn.sock
-            assert sock is not None
+            if sock is None:
+                raise OSError("not connected")
             sock.settimeout(left())
             try:
                 conn.request("POST", self._prefix + path, body=body, headers=headers)

@@ -1,9 +1,13 @@
 from __future__ import annotations
 
-from typing import Literal, Optional
+import datetime
+from typing import Literal, Optional, Union
 
 from .._operations import Resource, operation
 from .._wire import AuditStatusValue, CardDetails, Cardholder, ChannelValue, Dispute, KycStatus, TradeRecord
+
+#: A business day: ``YYYY-MM-DD`` or a ``datetime.date``.
+Day = Union[str, datetime.date]
 
 
 class Sandbox(Resource):
@@ -54,7 +58,7 @@ class Sandbox(Resource):
         merchant_city: Optional[str] = None,
         merchant_country: Optional[str] = None,
         channel: Optional[ChannelValue] = None,
-        business_date: Optional[str] = None,
+        business_date: Optional[Day] = None,
         random_str: Optional[str] = None,
     ) -> TradeRecord:
         """A card payment's authorization (150): holds the amount. A decline raises a ``ConflictError``
@@ -82,7 +86,7 @@ class Sandbox(Resource):
 
     @operation("sandboxClear", "write")
     def clear(
-        self, *, trade_id: str, amount: Optional[float] = None, business_date: Optional[str] = None, random_str: Optional[str] = None
+        self, *, trade_id: str, amount: Optional[float] = None, business_date: Optional[Day] = None, random_str: Optional[str] = None
     ) -> TradeRecord:
         """Clears an authorization: the payment (151) takes the held amount (or ``amount``)."""
         return self._call(
@@ -91,7 +95,7 @@ class Sandbox(Resource):
 
     @operation("sandboxReverse", "write")
     def reverse(
-        self, *, trade_id: str, amount: Optional[float] = None, business_date: Optional[str] = None, random_str: Optional[str] = None
+        self, *, trade_id: str, amount: Optional[float] = None, business_date: Optional[Day] = None, random_str: Optional[str] = None
     ) -> TradeRecord:
         """Releases part or all of an authorization's hold."""
         return self._call(
@@ -99,13 +103,13 @@ class Sandbox(Resource):
         )
 
     @operation("sandboxVoid", "write")
-    def void(self, *, trade_id: str, business_date: Optional[str] = None, random_str: Optional[str] = None) -> TradeRecord:
+    def void(self, *, trade_id: str, business_date: Optional[Day] = None, random_str: Optional[str] = None) -> TradeRecord:
         """Voids an authorization or a payment."""
         return self._call("sandboxVoid", {"tradeId": trade_id, "businessDate": business_date, "randomStr": random_str})
 
     @operation("sandboxRefund", "write")
     def refund(
-        self, *, trade_id: str, amount: float, business_date: Optional[str] = None, random_str: Optional[str] = None
+        self, *, trade_id: str, amount: float, business_date: Optional[Day] = None, random_str: Optional[str] = None
     ) -> TradeRecord:
         """Refunds part or all of a payment."""
         return self._call(
@@ -121,7 +125,7 @@ class Sandbox(Resource):
         currency_txn: Optional[str] = None,
         merchant_country: Optional[str] = None,
         remark: Optional[str] = None,
-        business_date: Optional[str] = None,
+        business_date: Optional[Day] = None,
         random_str: Optional[str] = None,
     ) -> TradeRecord:
         """A cash withdrawal at an ATM (110)."""
@@ -146,7 +150,7 @@ class Sandbox(Resource):
         to_card_id: str,
         amount: float,
         remark: Optional[str] = None,
-        business_date: Optional[str] = None,
+        business_date: Optional[Day] = None,
         random_str: Optional[str] = None,
     ) -> TradeRecord:
         """A transfer between two cards of the merchant (121 out, 120 in)."""
@@ -170,7 +174,7 @@ class Sandbox(Resource):
         amount: float,
         direction: Literal["credit", "debit"],
         remark: Optional[str] = None,
-        business_date: Optional[str] = None,
+        business_date: Optional[Day] = None,
         random_str: Optional[str] = None,
     ) -> TradeRecord:
         """A settlement adjustment (200)."""
@@ -187,7 +191,7 @@ class Sandbox(Resource):
         )
 
     @operation("sandboxBalanceInquiry", "write")
-    def balance_inquiry(self, *, card_id: str, business_date: Optional[str] = None, random_str: Optional[str] = None) -> TradeRecord:
+    def balance_inquiry(self, *, card_id: str, business_date: Optional[Day] = None, random_str: Optional[str] = None) -> TradeRecord:
         """A balance inquiry (300, no money)."""
         return self._call("sandboxBalanceInquiry", {"cardId": card_id, "businessDate": business_date, "randomStr": random_str})
 
@@ -198,7 +202,7 @@ class Sandbox(Resource):
         card_id: str,
         amount: float,
         remark: Optional[str] = None,
-        business_date: Optional[str] = None,
+        business_date: Optional[Day] = None,
         random_str: Optional[str] = None,
     ) -> TradeRecord:
         """A fee (500)."""
