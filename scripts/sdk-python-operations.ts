@@ -194,7 +194,13 @@ export async function checkPythonOperations(doc: Record<string, any>): Promise<s
       const params = new Set(m.params ?? []);
       const required = new Set(op.body.required ?? []);
       for (const [arg, field] of wanted) {
-        if (!params.has(arg)) out.push(`${where} takes no argument for the field ${field}: add ${arg}=…`);
+        if (!params.has(arg)) {
+          const type = pyType(op.body.properties?.[field]);
+          const optional = !required.has(field) || field === 'randomStr';
+          out.push(
+            `${where} takes no argument for the field ${field}: add \`${arg}: ${optional ? `Optional[${type}] = None` : type}\` and "${field}": ${arg} to the body it sends`,
+          );
+        }
       }
       for (const p of params) {
         if (!wanted.has(p))

@@ -59,7 +59,7 @@ describe('the Python SDK’s lint checks', () => {
     assert.equal(problems.length, 1, problems.join('\n'));
     assert.match(
       problems[0] ?? '',
-      /^sdk\/python\/cardprogram\/resources\/sandbox\.py:\d+ sandbox\.authorize \(sandboxAuthorize\) takes no argument for the field cvv2: add cvv2=…$/,
+      /^sdk\/python\/cardprogram\/resources\/sandbox\.py:\d+ sandbox\.authorize \(sandboxAuthorize\) takes no argument for the field cvv2: add `cvv2: Optional\[str\] = None` and "cvv2": cvv2 to the body it sends$/,
     );
   });
 });
