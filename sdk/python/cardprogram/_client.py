@@ -59,6 +59,10 @@ def _now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
+# The wait before a retry (a module attribute: the tests replace it to run without waiting).
+_sleep = time.sleep
+
+
 class Client(Requester):
     """The cardprogram merchant API.
 
@@ -179,7 +183,7 @@ class Client(Requester):
                 delay = retry_delay(error, attempt)
                 attempt += 1
                 self._tell(path, attempt, delay, error)
-                time.sleep(delay)
+                _sleep(delay)
 
     def _tell(self, path: str, attempt: int, delay: float, error: CardProgramError) -> None:
         if self.on_retry is not None:

@@ -69,8 +69,10 @@ class Retries(unittest.TestCase):
         self.assertIsInstance(self.retries[-1].error, APIConnectionTimeoutError)
         self.assertLess(time.monotonic() - started, 2.5, "the 0.5 s timeout, then a retry")
         self.proxy.script.extend(["answer_503"] * 3)
-        with self.assertRaises(InternalServerError) as gave_up:
+        waits = []
+        with mock.patch.object(client_module, "_sleep", waits.append), self.assertRaises(InternalServerError) as gave_up:
             self.via_proxy.cards.get(card_id)
+        self.assertEqual(waits, [1.0, 1.0])
         self.assertEqual(gave_up.exception.status, 503)
         self.assertEqual([r.attempt for r in self.retries[-2:]], [1, 2], "max_retries (2) retries, then the error")
 
