@@ -2,7 +2,7 @@
 
 Python's standard library has no RSA; its integers do the arithmetic. What makes this safe to use
 on a server: each signature is blinded (RFC 8017 leaves it to implementations; OpenSSL does the
-same), so the time ``pow`` takes says nothing about the key, and each signature is checked with
+same), so the time ``pow`` takes does not follow the message an attacker may choose, and each signature is checked with
 the public key before it is returned, so a fault in the computation cannot leak a factor of the key.
 The key is read from an unencrypted PEM file: PKCS#8 (``BEGIN PRIVATE KEY``, what ``openssl
 genpkey`` writes) or PKCS#1 (``BEGIN RSA PRIVATE KEY``).
