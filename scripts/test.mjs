@@ -55,7 +55,14 @@ if (pythonSelected) {
       : choice.dialects === 'sqlite'
         ? ['file:']
         : ['file:', process.env.TEST_POSTGRES_URL || DEFAULT_TEST_POSTGRES_URL];
-    python = { selected: true, runs: urls.map((url) => runPythonSuite(interpreter.path, url, env)) };
+    // One database after the other: beside the Node suite, one more service at a time is load enough.
+    const runs = [];
+    let previous = Promise.resolve();
+    for (const url of urls) {
+      previous = previous.then(() => runPythonSuite(interpreter.path, url, env));
+      runs.push(previous);
+    }
+    python = { selected: true, runs };
   }
 }
 let status = 0;
