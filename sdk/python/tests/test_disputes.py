@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import os
+import shutil
 import struct
 import tempfile
 import unittest
@@ -38,6 +39,7 @@ class Disputes(unittest.TestCase):
         cls.svc = service()
         cls.client = cls.svc.client()
         cls.dir = tempfile.mkdtemp(prefix="cardprogram-py-evidence-")
+        cls.addClassCleanup(shutil.rmtree, cls.dir, True)
 
     def purchases(self, count: int):
         card_id = funded_card(self.client, 100)["card"]["cardId"]
