@@ -35,6 +35,15 @@ const TARGETS = [
     build: buildSdk,
   },
   {
+    // The Python SDK's types (sdk/python/cardprogram/_wire.py, committed): generated from the same
+    // document; `npm run lint` checks them and that every operation has a Python method.
+    name: 'Python SDK types',
+    stamp: 'sdk/python/.build-stamp',
+    inputs: ['src', 'scripts/sdk-python-types.ts', 'scripts/sdk-python-operations.ts', 'scripts/sdk-types.ts', ...COMMON],
+    outputs: ['sdk/python/cardprogram/_wire.py'],
+    build: buildPythonTypes,
+  },
+  {
     name: 'service',
     stamp: 'dist/.build-stamp',
     inputs: ['src', 'client/src', ...COMMON],
@@ -96,6 +105,11 @@ function buildSdk() {
   // The launcher's path, not a resolved export: typescript@7 exports no ./bin/tsc.
   const tsc = join('node_modules', 'typescript', 'bin', 'tsc');
   const res = spawnSync(process.execPath, [tsc, '-p', 'client/tsconfig.json'], { cwd: ROOT, stdio: 'inherit' });
+  if (res.status !== 0) process.exit(res.status ?? 1);
+}
+
+function buildPythonTypes() {
+  const res = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/sdk-python-types.ts'], { cwd: ROOT, stdio: 'inherit' });
   if (res.status !== 0) process.exit(res.status ?? 1);
 }
 

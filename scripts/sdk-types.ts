@@ -9,13 +9,14 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { AuditStatus } from '../src/holders/audit-status.js';
 import { Channel, DeclineReason, TradeStatus, TradeType } from '../src/trades/types.js';
 import { openapiDocument } from './openapi-doc.js';
 
 const OUT = join('client', 'src', 'wire.ts');
 
-interface JsonSchema {
+export interface JsonSchema {
   type?: string;
   description?: string;
   enum?: unknown[];
@@ -31,7 +32,7 @@ interface JsonSchema {
  * The code tables: emitted as the SDK's constants, and a field whose `enum` is exactly a table's codes
  * is typed with the table's name.
  */
-const TABLES = [
+export const TABLES = [
   { name: 'TradeType', doc: 'Transaction types of interface §2.1.', table: TradeType },
   { name: 'TradeStatus', doc: 'Transaction statuses of interface §2.1.', table: TradeStatus },
   { name: 'AuditStatus', doc: 'Cardholder audit statuses of interface §3.1.', table: AuditStatus },
@@ -43,7 +44,7 @@ const TABLES = [
  * The SDK's record types, in order (a later one names an earlier one it contains): where each is
  * found, as an operationId and a path from its 200 response's schema.
  */
-const RECORDS = [
+export const RECORDS = [
   {
     name: 'TradeRecord',
     doc: 'A transaction record (interface §2.1). Amounts are in major units of `currency`.',
@@ -114,7 +115,7 @@ const RECORDS = [
   { name: 'DisputePage', doc: 'A page of the merchant’s disputes (disputeList).', at: ['disputeList', 'model'] },
 ];
 
-function find(doc: Record<string, any>, [operationId, ...path]: string[]): JsonSchema {
+export function find(doc: Record<string, any>, [operationId, ...path]: string[]): JsonSchema {
   const op = Object.values(doc.paths as Record<string, Record<string, any>>)
     .flatMap((item) => Object.values(item))
     .find((o) => o?.operationId === operationId);
@@ -223,15 +224,18 @@ function generate(doc: Record<string, any>): string {
   return out.join('\n');
 }
 
-const text = generate(await openapiDocument());
-// Formatted as the repository's formatter writes the file, so the check compares like with like.
-const res = spawnSync(join('node_modules', '.bin', 'biome'), ['format', `--stdin-file-path=${OUT}`], { input: text, encoding: 'utf8' });
-if (res.status !== 0) throw new Error(`biome format failed: ${res.stderr}`);
-const formatted = res.stdout;
-const current = existsSync(OUT) ? readFileSync(OUT, 'utf8') : '';
-if (formatted === current) process.exit(0);
-if (process.argv.includes('--check')) {
-  console.error(`${OUT} is not what the OpenAPI document gives: run npm run build and commit it`);
-  process.exit(1);
+// Run as a script (npm run build, npm run lint); scripts/sdk-python-types.ts imports the tables above.
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const text = generate(await openapiDocument());
+  // Formatted as the repository's formatter writes the file, so the check compares like with like.
+  const res = spawnSync(join('node_modules', '.bin', 'biome'), ['format', `--stdin-file-path=${OUT}`], { input: text, encoding: 'utf8' });
+  if (res.status !== 0) throw new Error(`biome format failed: ${res.stderr}`);
+  const formatted = res.stdout;
+  const current = existsSync(OUT) ? readFileSync(OUT, 'utf8') : '';
+  if (formatted === current) process.exit(0);
+  if (process.argv.includes('--check')) {
+    console.error(`${OUT} is not what the OpenAPI document gives: run npm run build and commit it`);
+    process.exit(1);
+  }
+  writeFileSync(OUT, formatted);
 }
-writeFileSync(OUT, formatted);

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -18,6 +18,11 @@ function snippet(name: string): string {
   assert.ok(m?.[1], `docs/getting-started.md has the ${name} snippet`);
   return m[1];
 }
+
+// The Python samples run with python3 3.10+ and the SDK from this clone (PYTHONPATH, as the guide
+// says), nothing installed; without python3 they are not run and the test says so.
+const PYTHON = process.env.PYTHON || 'python3';
+const hasPython = spawnSync(PYTHON, ['-c', 'import sys; sys.exit(sys.version_info < (3, 10))']).status === 0;
 
 eachDialect('getting started (docs/getting-started.md), as a new user runs it', (dialect) => {
   it('start the service, cardprogram demo, your own cardholder and card three ways, list a card’s transactions with curl, Node and the SDK, receive a verified callback, KYC three ways', async (t) => {
@@ -53,6 +58,12 @@ eachDialect('getting started (docs/getting-started.md), as a new user runs it', 
     const env = { ...base, CARDPROGRAM_PUBLIC_URL: service.url, CARDPROGRAM_DATA_DIR: 'data' };
     const sh = (script: string, extra: Record<string, string> = {}) =>
       run('bash', ['-euo', 'pipefail', '-c', script], work, { ...env, ...extra });
+    const pyEnv = { ...env, PYTHONPATH: join(ROOT, 'sdk', 'python'), PYTHONDONTWRITEBYTECODE: '1' };
+    const py = (name: string, file: string, extra: Record<string, string> = {}) => {
+      writeFileSync(join(work, file), snippet(name));
+      return run(PYTHON, [file], work, { ...pyEnv, ...extra });
+    };
+    if (!hasPython) t.diagnostic(`${PYTHON} (3.10 or later) not found: the guide's Python samples were not run`);
 
     // 2. The demo, with the command the guide gives.
     const demo = await sh('npx cardprogram demo --holders 2 --days 20 --seed 11 --json');
@@ -100,6 +111,15 @@ eachDialect('getting started (docs/getting-started.md), as a new user runs it', 
       /^holder hld_\w+ auditStatus 0\nreviewed: auditStatus 2\ncard card_\w+ \d{6}\*+\d{4} active\ntop-up trd_\w+ 100 EUR\nauthorization trd_\w+ 12\.5 EUR\n\d{4}-\d\d-\d\d 150 1 12\.5 EUR Coffee\n\d{4}-\d\d-\d\d 100 1 100 EUR Top-up\navailable 87\.5 ledger 100\n$/,
     );
 
+    if (hasPython) {
+      const viaPython = await py('py-own-card', 'card_sdk.py');
+      assert.equal(viaPython.code, 0, viaPython.stderr);
+      assert.match(
+        viaPython.stdout,
+        /^holder hld_\w+ auditStatus 0\nreviewed: auditStatus 2\ncard card_\w+ \d{6}\*+\d{4} active\ntop-up trd_\w+ 100 EUR\nauthorization trd_\w+ 12\.5 EUR\n\d{4}-\d\d-\d\d 150 1 12\.5 EUR Coffee\n\d{4}-\d\d-\d\d 100 1 100 EUR Top-up\navailable 87\.5 ledger 100\n$/,
+      );
+    }
+
     // 3b. A card with a daily limit: the second authorization is declined by it.
     const limited = await sh(snippet('daily-limit'), { CARD_ID: cardId });
     assert.equal(limited.code, 0, `${limited.stderr}\n${limited.stdout}`);
@@ -107,6 +127,15 @@ eachDialect('getting started (docs/getting-started.md), as a new user runs it', 
     assert.match(limited.stdout, /"code": "2728",\n\s+"msg": "amount: the card’s daily limit of 20 EUR has 5 EUR left"/);
     assert.match(limited.stdout, /"declineReason": "spending_limit"/);
     assert.match(limited.stdout, /source: 'card',[\s\S]*spent: 15,[\s\S]*remaining: 5/);
+
+    if (hasPython) {
+      const pyLimited = await py('py-daily-limit', 'daily_limit.py', { CARD_ID: cardId });
+      assert.equal(pyLimited.code, 0, pyLimited.stderr);
+      assert.equal(
+        pyLimited.stdout,
+        '1\n2728 amount: the card’s daily limit of 20 EUR has 5 EUR left spending_limit\ndaily spent 15 remaining 5\n',
+      );
+    }
 
     // 4. curl and openssl.
     const curl = await sh(snippet('curl-trade-list'), { CARD_ID: cardId });
@@ -132,6 +161,27 @@ eachDialect('getting started (docs/getting-started.md), as a new user runs it', 
       const bare = await run(process.execPath, [script], work, { ...env, CARD_ID: '' });
       assert.equal(bare.code, 1, script);
       assert.equal(bare.stderr.trim(), 'set CARD_ID to a card id: step 2 prints one (export CARD_ID=card_…)', script);
+    }
+
+    // 5 and 6 in Python: without a library (its purchase makes total + 2), then with the SDK.
+    if (hasPython) {
+      const plain = await py('py-trade-list-plain', 'list_plain.py', { CARD_ID: cardId });
+      assert.equal(plain.code, 0, plain.stderr);
+      assert.match(plain.stdout, new RegExp(`^authorized trd_\\w+\\n${total + 2} transactions; the newest: \\{"cardNo"`));
+      assert.match(plain.stdout, /"remark": "M&S, 100% wool"/);
+      const listed = await py('py-sdk-trade-list', 'list_sdk.py', { CARD_ID: cardId });
+      assert.equal(listed.code, 0, listed.stderr);
+      assert.match(listed.stdout, new RegExp(`\\n${total + 2} transactions\\n$`));
+      assert.match(
+        listed.stdout,
+        /^\d{4}-\d\d-\d\d (top_up|authorization|payment|withdrawal|settlement_adjustment|fee) /m,
+        'types by name',
+      );
+      for (const script of ['list_plain.py', 'list_sdk.py']) {
+        const bare = await run(PYTHON, [script], work, { ...pyEnv, CARD_ID: '' });
+        assert.equal(bare.code, 1, script);
+        assert.equal(bare.stderr.trim(), 'set CARD_ID to a card id: step 2 prints one (export CARD_ID=card_…)', script);
+      }
     }
 
     // 7. A verified callback.
@@ -214,6 +264,37 @@ eachDialect('getting started (docs/getting-started.md), as a new user runs it', 
       await eventually(() => decided(requestNo).includes('approved'), 15_000, `the kyc.result callbacks of ${requestNo}`);
       // At least once, and each step of the review: into review, then approved.
       assert.deepEqual([...new Set(decided(requestNo))].sort(), ['approved', 'reviewing'], requestNo);
+    }
+
+    // 7 in Python: the same receiver, the notify URL pointed at it, the same top-up.
+    if (hasPython) {
+      const pyPort = String(await freePort());
+      writeFileSync(join(work, 'hooks.py'), snippet('py-webhook-receiver'));
+      const pyHooks = spawn(PYTHON, ['hooks.py'], { cwd: work, env: { ...process.env, ...pyEnv, HOOKS_PORT: pyPort } });
+      children.push(pyHooks);
+      let pyOut = '';
+      pyHooks.stdout.on('data', (d) => {
+        pyOut += d;
+      });
+      pyHooks.stderr.on('data', (d) => {
+        pyOut += d;
+      });
+      await eventually(() => pyOut.includes('listening'), 10_000, 'the Python receiver listening');
+      const again = await sh(snippet('notify-and-top-up'), { CARD_ID: cardId, HOOKS_PORT: pyPort });
+      assert.equal(again.code, 0, again.stderr);
+      await eventually(() => /verified trade evt_\w+ 25 EUR/.test(pyOut), 15_000, 'a trade callback verified in Python').catch(
+        (err: Error) => {
+          throw new Error(`${err.message}\nthe Python receiver printed:\n${pyOut}`);
+        },
+      );
+      assert.doesNotMatch(pyOut, /rejected/);
+      const forgedPy = await fetch(`http://127.0.0.1:${pyPort}/hooks`, {
+        method: 'POST',
+        headers: { 'webhook-id': 'evt_x', 'webhook-timestamp': String(Math.floor(Date.now() / 1000)), 'webhook-signature': 'v1,AAAA' },
+        body: '{"type":"trade"}',
+      });
+      assert.equal(forgedPy.status, 400);
+      await eventually(() => pyOut.includes('rejected: no matching signature found'), 5_000, 'the forged callback rejected');
     }
 
     // 3c. A purchase over the card network link (last: it adds to the card's history counted above).

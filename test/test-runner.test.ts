@@ -88,3 +88,31 @@ describe('npm test chooses its databases', () => {
     assert.equal(res.stdout.trimEnd().split('\n').at(-1), 'databases tested: SQLite and PostgreSQL');
   });
 });
+
+describe('npm test and the Python SDK’s tests', () => {
+  function runPython(extra: Record<string, string>) {
+    const env: NodeJS.ProcessEnv = { ...process.env, CARDPROGRAM_TEST_LOG_AUDIT: 'off', DATABASE_URL: 'file:', ...extra };
+    delete env.NODE_TEST_CONTEXT;
+    delete env.CARDPROGRAM_TEST_REQUIRE_PYTHON;
+    Object.assign(env, extra);
+    return spawnSync(process.execPath, ['scripts/test.mjs', 'sdk/python'], { env, encoding: 'utf8', timeout: 60_000 });
+  }
+
+  test('without python3 the run’s closing line says they were skipped, and why', () => {
+    const res = runPython({ PYTHON: '/nonexistent/python3' });
+    assert.equal(res.status, 0, res.stdout);
+    assert.equal(
+      res.stdout.trimEnd().split('\n').at(-1),
+      'databases tested: SQLite only (DATABASE_URL names one); Python SDK tests skipped: /nonexistent/python3 not found (PYTHON names another interpreter)',
+    );
+  });
+
+  test('CARDPROGRAM_TEST_REQUIRE_PYTHON=1: a missing python3 fails the run before any test', () => {
+    const res = runPython({ PYTHON: '/nonexistent/python3', CARDPROGRAM_TEST_REQUIRE_PYTHON: '1' });
+    assert.notEqual(res.status, 0);
+    assert.match(
+      res.stdout,
+      /The Python SDK's tests are required \(CARDPROGRAM_TEST_REQUIRE_PYTHON=1\) but \/nonexistent\/python3 not found/,
+    );
+  });
+});

@@ -1,0 +1,65 @@
+// The Python SDK's CI checks (npm run lint → scripts/sdk-python-types.ts --check): its generated
+// types are what the OpenAPI document gives, and every operation has a method taking its fields.
+// A document changed the way another engineer's work will change it (a new operation such as
+// 3-D Secure, a new field on an operation) must fail the check, naming what to add.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { before, describe, it } from 'node:test';
+import { openapiDocument } from '../scripts/openapi-doc.js';
+import { checkPythonOperations } from '../scripts/sdk-python-operations.js';
+import { generatePython, PY_OUT } from '../scripts/sdk-python-types.js';
+
+const hasPython = spawnSync(process.env.PYTHON || 'python3', ['-c', 'import sys; sys.exit(sys.version_info < (3, 10))']).status === 0;
+const clone = <T>(v: T): T => JSON.parse(JSON.stringify(v));
+
+describe('the Python SDK’s lint checks', () => {
+  let doc: Record<string, any>;
+  before(async () => {
+    doc = await openapiDocument();
+  });
+
+  it('the committed _wire.py is what the document gives, and every operation has its method', async () => {
+    assert.equal(readFileSync(PY_OUT, 'utf8'), generatePython(doc), 'run npm run build');
+    assert.deepEqual(await checkPythonOperations(doc), []);
+  });
+
+  it('a new operation without a Python method fails, naming it and showing the method to add', async () => {
+    const changed = clone(doc);
+    const apply = changed.paths['/api/network/cardApply.html'].post;
+    changed.paths['/api/network/threeDsAuthenticate.html'] = {
+      post: {
+        ...clone(apply),
+        operationId: 'threeDsAuthenticate',
+        summary: 'Authenticate a card-not-present purchase (3-D Secure)',
+      },
+    };
+    assert.notEqual(generatePython(changed), generatePython(doc), 'its types change _wire.py: the stale-file check fails too');
+    const problems = await checkPythonOperations(changed);
+    const missing = problems.find((p) =>
+      p.startsWith('operation threeDsAuthenticate (POST /api/network/threeDsAuthenticate.html) has no method'),
+    );
+    assert.ok(missing, problems.join('\n'));
+    assert.match(missing, /Add it to sdk\/python\/cardprogram\/resources\/cards\.py:/);
+    assert.match(missing, /@operation\("threeDsAuthenticate", "write"\)/);
+    assert.match(
+      missing,
+      /return self\._call\("threeDsAuthenticate", \{"holderId": holder_id, "currency": currency, "controls": controls, "randomStr": random_str\}\)/,
+    );
+    assert.ok(problems.some((p) => p.includes('threeDsAuthenticate is not in test/helpers/operations.ts OPERATIONS')));
+  });
+
+  it('a field added to an operation (or a method of the wrong kind) fails, naming the method', {
+    skip: hasPython ? false : 'python3 3.10+ not found: arguments are checked by Python',
+  }, async () => {
+    const changed = clone(doc);
+    const authorize = changed.paths['/sandbox/network/authorize'].post.requestBody.content['application/json'].schema;
+    authorize.properties.cvv2 = { type: 'string', pattern: '^[0-9]{3}$' };
+    const problems = await checkPythonOperations(changed);
+    assert.equal(problems.length, 1, problems.join('\n'));
+    assert.match(
+      problems[0] ?? '',
+      /^sdk\/python\/cardprogram\/resources\/sandbox\.py:\d+ sandbox\.authorize \(sandboxAuthorize\) takes no argument for the field cvv2: add `cvv2: Optional\[str\] = None` and "cvv2": cvv2 to the body it sends$/,
+    );
+  });
+});
