@@ -43,7 +43,10 @@ const LAYERS = [
   },
   {
     name: 'foundation',
-    paths: ['^src/(config|config-vars|config-network|errors|dates|canonical-json|metrics)\\.ts$', '^src/(money|crypto|db|iso8583)/'],
+    paths: [
+      '^src/(config|config-vars|config-network|config-forced|errors|dates|canonical-json|metrics)\\.ts$',
+      '^src/(money|crypto|db|iso8583)/',
+    ],
   },
 ];
 

@@ -11,6 +11,7 @@ export * from './pages-admin.js';
 export * from './pages-cards.js';
 export * from './pages-common.js';
 export * from './pages-disputes.js';
+export * from './pages-exceptions.js';
 
 /** The page of each console screen. Data in, HTML out: no database, no request. */
 
@@ -18,11 +19,13 @@ const ROLE_WORDS: Record<Permission, string> = {
   read: 'read the console',
   cards: 'freeze, unfreeze or close cards',
   callbacks: 'resend callbacks',
+  exceptions: 'post or return the card network’s held advices',
   review: 'decide cardholders and KYC requests',
   evidence: 'open disputes’ evidence files',
   outcomes: 'record a dispute’s outcome',
   merchants: 'manage merchants',
   funding: 'fund merchants',
+  debts: 'settle a closed card’s debt from its merchant’s funding',
   domains: 'manage merchants’ domains',
   operators: 'manage operators',
 };
@@ -91,6 +94,10 @@ function networkSection(n: NetworkOverview, link: NetworkFigures): string {
   )}${tile(
     'Card debt',
     money(n.debt, (r) => `${r.cards} card${r.cards === 1 ? '' : 's'}`),
+  )}${tile(
+    'Exceptions open',
+    money(n.exceptions, (r) => String(r.n)),
+    '/console/exceptions',
   )}${tile('Connections (this instance)', String(link.connections))}${tile('Signed-on peers (this instance)', String(link.signedOn))}${tile(
     'Answers (this instance)',
     String(link.messages.reduce((s, m) => s + m.n, 0)),

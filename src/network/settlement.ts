@@ -3,6 +3,7 @@ import type { DB } from '../db/schema.js';
 import { toMajor } from '../money/currency.js';
 import { settledMessages } from '../trades/network-reads.js';
 import { TradeStatus, TradeType } from '../trades/types.js';
+import { addExceptions, type ExceptionsLine, exceptionLines, exceptionsMajor, noExceptions } from './settlement-exceptions.js';
 
 /**
  * The day's settlement with the card network (decisions §12.10): per currency and merchant, what
@@ -23,7 +24,9 @@ export interface SettlementRow {
   refunded: number;
   reversedCount: number;
   reversed: number;
-  /** cleared − refunded: what the program owes the network for the day. */
+  /** Clearings held in suspense above the forced posts' ceilings, and returned to the network (§12.13). */
+  exceptions: ExceptionsLine;
+  /** cleared − refunded + exceptions held − exceptions returned: what the program owes the network for the day. */
   net: number;
 }
 
@@ -50,6 +53,7 @@ export async function settlement(db: Kysely<DB>, date: string): Promise<Settleme
         refunded: 0,
         reversedCount: 0,
         reversed: 0,
+        exceptions: noExceptions(),
       };
       minor.set(key, row);
     }
@@ -74,12 +78,27 @@ export async function settlement(db: Kysely<DB>, date: string): Promise<Settleme
       row.cleared += r.amount;
     }
   }
+  for (const [key, line] of await exceptionLines(db, date)) {
+    const [currency = '', merchantId = ''] = key.split('\n');
+    const row = minor.get(key) ?? {
+      currency,
+      merchantId,
+      clearedCount: 0,
+      cleared: 0,
+      refundedCount: 0,
+      refunded: 0,
+      reversedCount: 0,
+      reversed: 0,
+    };
+    minor.set(key, { ...row, exceptions: line });
+  }
   const major = (row: Omit<SettlementRow, 'net' | 'merchantId'>) => ({
     ...row,
     cleared: toMajor(row.cleared, row.currency),
     refunded: toMajor(row.refunded, row.currency),
     reversed: toMajor(row.reversed, row.currency),
-    net: toMajor(row.cleared - row.refunded, row.currency),
+    exceptions: exceptionsMajor(row.exceptions, row.currency),
+    net: toMajor(row.cleared - row.refunded + row.exceptions.held - row.exceptions.returned, row.currency),
   });
   const sorted = [...minor.values()].sort((a, b) => a.currency.localeCompare(b.currency) || a.merchantId.localeCompare(b.merchantId));
   const totals = new Map<string, Omit<SettlementRow, 'net' | 'merchantId'>>();
@@ -92,6 +111,7 @@ export async function settlement(db: Kysely<DB>, date: string): Promise<Settleme
       refunded: 0,
       reversedCount: 0,
       reversed: 0,
+      exceptions: noExceptions(),
     };
     t.clearedCount += r.clearedCount;
     t.cleared += r.cleared;
@@ -99,6 +119,7 @@ export async function settlement(db: Kysely<DB>, date: string): Promise<Settleme
     t.refunded += r.refunded;
     t.reversedCount += r.reversedCount;
     t.reversed += r.reversed;
+    t.exceptions = addExceptions(t.exceptions, r.exceptions);
     totals.set(r.currency, t);
   }
   return { date, rows: sorted.map((r) => ({ ...major(r), merchantId: r.merchantId })), totals: [...totals.values()].map(major) };

@@ -2,8 +2,10 @@ import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { type Command, Option } from 'commander';
 import { ConfigError } from '../../config.js';
 import { settlement } from '../../network/settlement.js';
+import type { ExceptionsLine } from '../../network/settlement-exceptions.js';
 import { ClearingFileError, type ClearingReport, clearingFile, importClearing } from '../../network-link/clearing.js';
 import { dateArg, print, withDatabase, withServices } from '../util.js';
+import { exceptionCommands } from './network-exceptions.js';
 import { type SendOptions, SIMULATOR_ACQUIRER, send, TYPES } from './network-send.js';
 
 /**
@@ -33,6 +35,10 @@ function showImport(r: ClearingReport): string {
   );
   return [`   #  MTI   STAN    kind              amount  outcome             reason`, ...lines, '', ...totals].join('\n');
 }
+
+/** The settlement's `exceptions` line in words, when there is one (decisions §12.13). */
+const exceptionsText = (e: ExceptionsLine) =>
+  e.heldCount + e.returnedCount === 0 ? '' : `, exceptions held ${e.held} (${e.heldCount}) returned ${e.returned} (${e.returnedCount})`;
 
 export function networkCommands(program: Command): void {
   const network = program
@@ -101,7 +107,7 @@ export function networkCommands(program: Command): void {
   network
     .command('settlement')
     .description(
-      "what the network's messages cleared, refunded and reversed on one business day, per currency and merchant, and the net owed to the network (cleared − refunded)",
+      "what the network's messages cleared, refunded and reversed on one business day, per currency and merchant, the clearings held in suspense and returned (exceptions), and the net owed to the network (cleared − refunded + exceptions held − returned)",
     )
     .requiredOption('--date <yyyy-mm-dd>', 'the business day', dateArg)
     .option('--csv', 'print CSV')
@@ -110,7 +116,7 @@ export function networkCommands(program: Command): void {
       const report = await withDatabase((database) => settlement(database.db, o.date));
       if (o.csv) {
         const rows = [
-          'date,currency,merchant_id,cleared_count,cleared,refunded_count,refunded,reversed_count,reversed,net',
+          'date,currency,merchant_id,cleared_count,cleared,refunded_count,refunded,reversed_count,reversed,exceptions_held_count,exceptions_held,exceptions_returned_count,exceptions_returned,net',
           ...report.rows.map((r) =>
             [
               o.date,
@@ -122,6 +128,10 @@ export function networkCommands(program: Command): void {
               r.refunded,
               r.reversedCount,
               r.reversed,
+              r.exceptions.heldCount,
+              r.exceptions.held,
+              r.exceptions.returnedCount,
+              r.exceptions.returned,
               r.net,
             ].join(','),
           ),
@@ -135,15 +145,17 @@ export function networkCommands(program: Command): void {
           ...(report.rows.length === 0 ? ['nothing cleared, refunded or reversed by the network that day'] : []),
           ...report.rows.map(
             (r) =>
-              `${r.currency} ${r.merchantId}: cleared ${r.cleared} (${r.clearedCount}), refunded ${r.refunded} (${r.refundedCount}), reversed ${r.reversed} (${r.reversedCount}); net owed ${r.net}`,
+              `${r.currency} ${r.merchantId}: cleared ${r.cleared} (${r.clearedCount}), refunded ${r.refunded} (${r.refundedCount}), reversed ${r.reversed} (${r.reversedCount})${exceptionsText(r.exceptions)}; net owed ${r.net}`,
           ),
           ...report.totals.map(
             (t) =>
-              `${t.currency} total: cleared ${t.cleared}, refunded ${t.refunded}, reversed ${t.reversed}; net owed to the network ${t.net}`,
+              `${t.currency} total: cleared ${t.cleared}, refunded ${t.refunded}, reversed ${t.reversed}${exceptionsText(t.exceptions)}; net owed to the network ${t.net}`,
           ),
         ].join('\n'),
       );
     });
+
+  exceptionCommands(network);
 
   network
     .command('file <out>')
