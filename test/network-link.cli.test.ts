@@ -276,6 +276,7 @@ eachDialect('network CLI: the simulator, the clearing file and the settlement (d
       refunded: 5,
       reversedCount: 1,
       reversed: 10,
+      exceptions: { heldCount: 0, held: 0, returnedCount: 0, returned: 0 },
       net: 47,
     };
     assert.deepEqual(s.rows, [{ ...expected, merchantId: h.merchant.appId }]);
@@ -293,7 +294,7 @@ eachDialect('network CLI: the simulator, the clearing file and the settlement (d
     const csv = await runCli(['network', 'settlement', '--date', day, '--csv'], env);
     assert.equal(
       csv.stdout,
-      `date,currency,merchant_id,cleared_count,cleared,refunded_count,refunded,reversed_count,reversed,net\n${day},EUR,${h.merchant.appId},3,52,1,5,1,10,47\n`,
+      `date,currency,merchant_id,cleared_count,cleared,refunded_count,refunded,reversed_count,reversed,exceptions_held_count,exceptions_held,exceptions_returned_count,exceptions_returned,net\n${day},EUR,${h.merchant.appId},3,52,1,5,1,10,0,0,0,0,47\n`,
     );
     // Not a clearing file: refused whole, nothing posted; an 0100 in one is refused, not decided.
     const broken = join(h.db.dataDir, 'broken.bin');
