@@ -86,6 +86,16 @@ eachDialect('card debt is visible (decisions §12.13)', (dialect) => {
     assert.equal((await peer.ask(forcedClearing(card.pan, 2000))).fields.get(39), '00');
     const deep = (await ok(h, '/api/network/cardQuery.html', { cardId })) as CardAnswer;
     assert.deepEqual(balancesOf(deep), [0, -15, 23], 'negative with the debt');
+    // The cardholder's page says so too: the balance with its sign, and what is owed.
+    const link = await h.call('/open/merchant/api/v2', { email: 'alice@example.com' });
+    assert.equal(link.status, 200, JSON.stringify(link.body));
+    const opened = await h.app.inject({
+      method: 'GET',
+      url: new URL(link.body.model.webUrl).pathname + new URL(link.body.model.webUrl).search,
+    });
+    const cookie = String(opened.headers['set-cookie']).split(';')[0] ?? '';
+    const page = (await h.app.inject({ method: 'GET', url: '/page', headers: { cookie } })).body;
+    assert.match(page, /<small>Balance<\/small><br>−15\.00 EUR<br><small>owes 23\.00 EUR<\/small>/);
     const frozen = (await ok(h, '/api/network/cardFreeze.html', { cardId })) as CardAnswer;
     assert.deepEqual(balancesOf(frozen), balancesOf(deep), 'the freeze answers the same card');
     const unfrozen = (await ok(h, '/api/network/cardUnfreeze.html', { cardId })) as CardAnswer;

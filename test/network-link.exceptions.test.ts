@@ -9,6 +9,7 @@ import { postException, returnException } from '../src/ledger/exceptions.js';
 import { type ExceptionRecord, listExceptions } from '../src/ledger/exceptions-query.js';
 import { Account } from '../src/ledger/journal.js';
 import { settlement } from '../src/network/settlement.js';
+import { clearingFile, importClearing } from '../src/network-link/clearing.js';
 import { runVerb } from '../src/runner.js';
 import { build, type Harness } from './helpers/app.js';
 import { fundedCard, ok, todaysTrades } from './helpers/cards.js';
@@ -312,6 +313,20 @@ eachDialect('network link: forced posts have a ceiling (decisions §12.13)', (di
       damaged.some((p) => /^EUR: operators funded/.test(p)),
       damaged.join('\n'),
     );
+  });
+
+  it('a clearing file’s clearing above the ceilings: reported forced, held in suspense (naming the exception), once', async (t) => {
+    const { h, cardId, card } = await setup(t, dialect);
+    const file = clearingFile([clearing(800_000, { pan: card.pan })]);
+    const first = await importClearing(h.app.svc, file);
+    const held = await onlyOpen(h);
+    assert.equal(first.lines[0]?.outcome, 'forced');
+    assert.match(first.lines[0]?.reason ?? '', new RegExp(`held in suspense above the ceilings as ${held.exceptionId}$`));
+    const again = await importClearing(h.app.svc, file);
+    assert.equal(again.lines[0]?.outcome, 'duplicate');
+    assert.equal((await listExceptions(h.db.database.db)).length, 1);
+    assert.equal((await cardQuery(h, cardId)).debtBalance, 0);
+    await clean(h);
   });
 
   it('the ceilings are configured per currency: an amount for all, or a JSON object', async (t) => {

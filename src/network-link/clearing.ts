@@ -218,7 +218,11 @@ async function importOne(svc: Services, index: number, msg: IsoMessage): Promise
     if (forced && answer.code === '12') return refused('12', `a forced post (${forced}): not supported yet, answered 12`);
     return refused(answer.code, `${answer.code} ${codeMeaning(answer.code)}`);
   }
-  if (forced) return { ...line, outcome: 'forced', code: '00', reason: forced, ...posted };
+  if (forced) {
+    // Above the forced posts' ceilings (§12.13) it is held for an operator, not on the card: say which exception.
+    const held = answer.exceptionId ? `; held in suspense above the ceilings as ${answer.exceptionId}` : '';
+    return { ...line, outcome: 'forced', code: '00', reason: `${forced}${held}`, ...posted };
+  }
   if (line.kind === 'clearing' && origin) {
     const authorized = Number((JSON.parse(origin.request) as Record<string, string>)['4'] ?? 0);
     const cleared = Number(fields.get(4) ?? 0);
