@@ -94,14 +94,14 @@ function networkSection(n: NetworkOverview, link: NetworkFigures): string {
   )}${tile(
     'Card debt',
     money(n.debt, (r) => `${r.cards} card${r.cards === 1 ? '' : 's'}`),
-  )}${tile(
-    'Exceptions open',
-    money(n.exceptions, (r) => String(r.n)),
-    '/console/exceptions',
   )}${tile('Connections (this instance)', String(link.connections))}${tile('Signed-on peers (this instance)', String(link.signedOn))}${tile(
     'Answers (this instance)',
     String(link.messages.reduce((s, m) => s + m.n, 0)),
-  )}${tile('Decision time (this instance)', time)}</div>${table(
+  )}${tile('Decision time (this instance)', time)}${tile(
+    'Exceptions open',
+    money(n.exceptions, (r) => String(r.n)),
+    '/console/exceptions',
+  )}</div>${table(
     'Answers this instance sent since it started, by MTI and response code (field 39)',
     ['Answer MTI', 'Response code', 'Answers'],
     link.messages.map((m) => [esc(m.mti), esc(m.code), String(m.n)]),
