@@ -117,10 +117,16 @@ export interface CallbackConfig {
   /** Attempts in flight per merchant and endpoint, per worker (default 16; docs/callbacks.md, "Isolation"). */
   slots?: number;
   /**
-   * The circuit breaker per endpoint: opens after `failures` consecutive attempts without an answer,
-   * for `openMs`, doubling after each failed probe up to `maxOpenMs` (defaults 5, 10 s, 10 min).
+   * The share of a worker's attempts (in percent) one merchant may hold, in flight or claimed, over
+   * all its endpoints (default 25: a quarter; docs/callbacks.md, "Isolation").
    */
-  breaker?: { failures?: number; openMs?: number; maxOpenMs?: number };
+  merchantShare?: number;
+  /**
+   * The circuit breaker per endpoint: opens after `failures` consecutive failed attempts (no answer,
+   * 5xx, or a non-2xx answer slower than `slowMs`), for `openMs`, doubling after each failed probe up
+   * to `maxOpenMs` (defaults 5, 10 s, 10 min; `slowMs` half the timeout).
+   */
+  breaker?: { failures?: number; openMs?: number; maxOpenMs?: number; slowMs?: number };
 }
 
 export const DEFAULT_KYC_PLATFORMS = ['SUMSUB', 'ONFIDO', 'JUMIO', 'VERIFF', 'MANUAL'] as const;
@@ -140,6 +146,12 @@ export interface ProgramConfig {
    * (src/ledger/expire.ts).
    */
   holdDays?: number;
+  /**
+   * Whether a key-entered or e-commerce authorization on the card network link needs a CVV2
+   * (CARDPROGRAM_REQUIRE_CVV2, decisions §12.13; default on): without one it is declined
+   * (`card_verification_missing`). Credential-on-file messages never need one.
+   */
+  requireCvv2?: boolean;
 }
 
 /**
@@ -406,8 +418,10 @@ export function loadConfig(env: Env = process.env): Config {
       timeoutMs: 10_000,
       pollMs: check(() => intVar(env, 'CARDPROGRAM_WORKER_POLL_MS', 1000, 10, 60_000), 1000),
       slots: check(() => intVar(env, 'CARDPROGRAM_CALLBACK_SLOTS', 16, 1, 64), 16),
+      merchantShare: check(() => intVar(env, 'CARDPROGRAM_CALLBACK_MERCHANT_SHARE', 25, 1, 100), 25),
       breaker: {
         failures: check(() => intVar(env, 'CARDPROGRAM_CALLBACK_BREAKER_FAILURES', 5, 1, 1000), 5),
+        slowMs: check(() => intVar(env, 'CARDPROGRAM_CALLBACK_SLOW_MS', 5000, 100, 10_000), 5000),
         openMs: 10_000,
         maxOpenMs: 600_000,
       },
@@ -419,6 +433,7 @@ export function loadConfig(env: Env = process.env): Config {
       fees: check(() => jsonVar(env, 'CARDPROGRAM_FEES', DEFAULT_FEES, validateFees), DEFAULT_FEES),
       fxRates: check(() => jsonVar(env, 'CARDPROGRAM_FX_RATES', DEFAULT_RATES, validateRates), DEFAULT_RATES),
       holdDays: check(() => intVar(env, 'CARDPROGRAM_HOLD_DAYS', 7, 1, 365), 7),
+      requireCvv2: check(() => switchVar(env, 'CARDPROGRAM_REQUIRE_CVV2', true), true),
     },
   };
   if (problems.length === 1) throw new ConfigError(problems[0]);

@@ -8,7 +8,7 @@ import { checkLedger } from '../src/ledger/check.js';
 import { postException, returnException } from '../src/ledger/exceptions.js';
 import { type ExceptionRecord, listExceptions } from '../src/ledger/exceptions-query.js';
 import { Account } from '../src/ledger/journal.js';
-import { settlement } from '../src/network/settlement.js';
+import { type SettlementLine, settlement } from '../src/network/settlement.js';
 import { clearingFile, importClearing } from '../src/network-link/clearing.js';
 import { runVerb } from '../src/runner.js';
 import { build, type Harness } from './helpers/app.js';
@@ -21,8 +21,11 @@ import { authorizationRequest, cardSecrets, linkOf, Peer, trace } from './helper
  * Forced posts have a ceiling (decisions §12.13, issue 39 point 10): an advice above
  * CARDPROGRAM_FORCED_POST_MAX, or one that would take its card's debt above CARDPROGRAM_CARD_DEBT_MAX,
  * is acknowledged (00) but held in suspense (`network:suspense`) as an exception, not posted to the
- * card, until an operator posts it or returns it to the network (the settlement's `exceptions` line).
+ * card, until an operator posts it or returns it to the network (the settlement's exceptions lines).
  */
+
+/** The settlement's exceptions lines of a row (or a total): `exceptions-held`, `exceptions-returned`. */
+const exceptionsLines = (row: { lines: SettlementLine[] } | undefined) => row?.lines.filter((l) => l.line.startsWith('exceptions-'));
 
 const ALICE: Actor = { kind: 'operator', via: 'cli', who: 'alice', origin: 'test' };
 const BOB: Actor = { kind: 'operator', via: 'console', who: 'bob@example.com', origin: '127.0.0.1' };
@@ -146,7 +149,7 @@ eachDialect('network link: forced posts have a ceiling (decisions §12.13)', (di
     await clean(h);
   });
 
-  it('returned: nothing reaches the card; the settlement’s exceptions line holds it on its day and returns it, the net back to what was cleared', async (t) => {
+  it('returned: nothing reaches the card; the settlement’s exceptions lines hold it on its day and return it, the net back to what was cleared', async (t) => {
     const { h, cardId, card, peer } = await setup(t, dialect, 100);
     // An ordinary clearing beside it, so the net has something of its own.
     const auth = authorizationRequest(card, { amount: 2000 });
@@ -155,7 +158,10 @@ eachDialect('network link: forced posts have a ceiling (decisions §12.13)', (di
     assert.equal((await peer.ask(clearing(600_000, { pan: card.pan }))).fields.get(39), '00');
     const held = await onlyOpen(h);
     let report = await settlement(h.db.database.db, today());
-    assert.deepEqual(report.rows[0]?.exceptions, { heldCount: 1, held: 6000, returnedCount: 0, returned: 0 });
+    assert.deepEqual(exceptionsLines(report.rows[0]), [
+      { line: 'exceptions-held', count: 1, amount: 6000, net: 6000 },
+      { line: 'exceptions-returned', count: 0, amount: 0, net: 0 },
+    ]);
     assert.equal(report.rows[0]?.net, 6020, 'owed to the network: the clearing and the held advice');
     const returned = await decide(h, returnException, held.exceptionId, BOB);
     assert.deepEqual([returned.status, returned.decidedBy, returned.tradeId], ['returned', 'bob@example.com', null]);
@@ -164,9 +170,13 @@ eachDialect('network link: forced posts have a ceiling (decisions §12.13)', (di
     assert.equal(await suspense(h), 0);
     report = await settlement(h.db.database.db, today());
     assert.equal(report.rows.length, 1);
-    assert.deepEqual(report.rows[0]?.exceptions, { heldCount: 1, held: 6000, returnedCount: 1, returned: 6000 });
-    assert.deepEqual([report.rows[0]?.cleared, report.rows[0]?.net], [20, 20]);
-    assert.deepEqual(report.totals[0]?.exceptions, { heldCount: 1, held: 6000, returnedCount: 1, returned: 6000 });
+    const both = [
+      { line: 'exceptions-held', count: 1, amount: 6000, net: 6000 },
+      { line: 'exceptions-returned', count: 1, amount: 6000, net: -6000 },
+    ];
+    assert.deepEqual(exceptionsLines(report.rows[0]), both);
+    assert.deepEqual([report.rows[0]?.lines.find((l) => l.line === 'cleared')?.amount, report.rows[0]?.net], [20, 20]);
+    assert.deepEqual(exceptionsLines(report.totals[0]), both);
     assert.equal(await openGauge(h), 0);
     await assert.rejects(decide(h, postException, held.exceptionId), (err: unknown) => err instanceof DomainError && err.code === '2730');
     await clean(h);
@@ -351,7 +361,7 @@ eachDialect('network link: forced posts have a ceiling (decisions §12.13)', (di
     }
   });
 
-  it('cardprogram network exceptions list, post and return (--json); the settlement prints the exceptions line', async (t) => {
+  it('cardprogram network exceptions list, post and return (--json); the settlement prints the exceptions lines', async (t) => {
     const { h, cardId, card, peer } = await setup(t, dialect);
     for (const amount of [510_000, 520_000]) assert.equal((await peer.ask(clearing(amount, { pan: card.pan }))).fields.get(39), '00');
     const env = {
@@ -384,10 +394,11 @@ eachDialect('network link: forced posts have a ceiling (decisions §12.13)', (di
     assert.deepEqual(all.map((e) => e.status).sort(), ['posted', 'returned']);
     assert.equal((await cardQuery(h, cardId)).debtBalance, 5100);
     const settled = await runCli(['network', 'settlement', '--date', today()], env);
-    assert.match(settled.stdout, /exceptions held 10300 \(2\) returned 5200 \(1\); net owed 5100/);
+    assert.match(settled.stdout, /exceptions-held 10300 \(2\), exceptions-returned 5200 \(1\); net owed 5100/);
     const csv = (await runCli(['network', 'settlement', '--date', today(), '--csv'], env)).stdout.split('\n');
-    assert.match(csv[0] ?? '', /exceptions_held_count,exceptions_held,exceptions_returned_count,exceptions_returned,net$/);
-    assert.match(csv[1] ?? '', /,2,10300,1,5200,5100$/);
+    assert.equal(csv[0], 'date,currency,merchant_id,line,count,amount,net');
+    assert.match(csv.find((l) => l.includes(',exceptions-held,')) ?? '', /,exceptions-held,2,10300,10300$/);
+    assert.match(csv.find((l) => l.includes(',exceptions-returned,')) ?? '', /,exceptions-returned,1,5200,-5200$/);
     const trail = await h.db.database.db
       .selectFrom('audit_events')
       .select(['action', 'target', 'source'])

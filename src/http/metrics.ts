@@ -5,6 +5,7 @@ import { sql } from 'kysely';
 import { openEndpointsByMerchant, queueDepthByMerchant } from '../callbacks/breaker.js';
 import type { Services } from '../context.js';
 import { isCurrent } from '../db/migrate.js';
+import { sweepFailuresByJob } from '../db/sweep.js';
 import { openExceptions } from '../ledger/exceptions-query.js';
 
 declare module 'fastify' {
@@ -81,6 +82,19 @@ export const metricsPlugin = fp(
       'cardprogram_network_exceptions_open',
       'Card network advices held in suspense above the forced posts’ ceilings, waiting for an operator to post or return them',
       async () => (await openExceptions(db)).count,
+    );
+    // The periodic passes' rows that keep failing (src/db/sweep.ts): labels are the passes, a few.
+    metrics.labeledGauge(
+      'cardprogram_sweep_items_failing',
+      'Rows the last passes of a periodic job failed on and skipped (they are tried again every pass), by job',
+      'job',
+      async () => (await sweepFailuresByJob(db, svc.clock())).map((r) => [r.job, r.items]),
+    );
+    metrics.labeledGauge(
+      'cardprogram_sweep_oldest_failure_seconds',
+      'How long the row a periodic job has failed on the longest has kept failing, by job',
+      'job',
+      async () => (await sweepFailuresByJob(db, svc.clock())).map((r) => [r.job, r.oldestSeconds]),
     );
     const pool = database.pool;
     if (pool) {

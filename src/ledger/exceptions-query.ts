@@ -128,8 +128,9 @@ export async function openExceptions(
 
 /**
  * The clearings held in suspense on a business day, and those returned to the network on it: the
- * settlement's `exceptions` line (src/network/settlement.ts). Per currency and merchant, minor units.
- * An authorization advice moves no money with the network and is in neither.
+ * settlement's `exceptions-held` and `exceptions-returned` lines (src/network/settlement.ts). Per
+ * currency and merchant, minor units. An authorization advice moves no money with the network and is
+ * in neither.
  */
 export async function exceptionsOfDay(db: Kysely<DB>, date: string) {
   const rows = await db

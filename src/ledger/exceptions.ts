@@ -14,7 +14,7 @@ import { isSuspended } from './suspense.js';
  * The exceptions queue's decisions (decisions §12.13, docs/operations.md "Exceptions"): an operator
  * posts a held advice to its card (a forced post then, into the card's debt if need be: the ceilings
  * are the operator's to pass) or returns it to the network (a clearing's money comes back from the
- * network: the settlement's `exceptions` line). Each exception is decided once: its status moves from
+ * network: the settlement's `exceptions-returned` line). Each exception is decided once: its status moves from
  * `open` by one conditional update, its row count checked, before any money moves, so of two operators
  * deciding at once one wins and the other is refused (2730) with nothing written.
  */
