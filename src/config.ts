@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { join, resolve } from 'node:path';
+import { type ForcedPostsConfig, forcedPostsConfig } from './config-forced.js';
 import { type NetworkConfig, networkConfig } from './config-network.js';
 import { ConfigError, type Env, intVar, jsonVar, problemsError, unknownVariables, type VarName } from './config-vars.js';
 import { keyWeakness } from './crypto/key-quality.js';
@@ -10,6 +11,7 @@ import type { CardCurrency } from './money/currency.js';
 import { DEFAULT_FEES, type FeeSchedule, validateFees } from './money/fees.js';
 import { DEFAULT_RATES, type RateTable, validateRates } from './money/fx.js';
 
+export { DEFAULT_FORCED_POSTS, type ForcedPostsConfig } from './config-forced.js';
 export { DEFAULT_NETWORK_CURRENCIES, type NetworkConfig } from './config-network.js';
 export { ConfigError } from './config-vars.js';
 
@@ -95,6 +97,8 @@ export interface Config {
   network: NetworkConfig;
   /** What the start logs as warnings: `CARDPROGRAM_*` variables set that are not read (misspelled?), with the nearest name. */
   warnings?: readonly string[];
+  /** The card network's forced posts' ceilings (decisions §12.13): above them an advice waits in suspense. */
+  forcedPosts: ForcedPostsConfig;
 }
 
 export interface KycConfig {
@@ -444,6 +448,7 @@ export function loadConfig(env: Env = process.env): Config {
       },
     },
     network: networkConfig(env, envName ?? 'production', host, check),
+    forcedPosts: forcedPostsConfig(env, check),
     program: {
       bins,
       fees: check(() => jsonVar(env, 'CARDPROGRAM_FEES', DEFAULT_FEES, validateFees), DEFAULT_FEES),

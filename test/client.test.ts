@@ -135,7 +135,11 @@ eachDialect('merchant SDK (client/) against the real service', (dialect) => {
     assert.match(card.cardNo, /^424242\*{6}\d{4}$/);
     const topUp = await sdk.cards.topUp({ cardId: card.cardId, amount: 80 });
     assert.deepEqual([topUp.tradeType, topUp.amount], [TradeType.topUp, 80]);
-    assert.deepEqual(await sdk.funding.balance('EUR'), [{ currency: 'EUR', available: TEST_FUNDING - 80 }], 'the top-up drew on it');
+    assert.deepEqual(
+      await sdk.funding.balance('EUR'),
+      [{ currency: 'EUR', available: TEST_FUNDING - 80, cardDebt: 0 }],
+      'the top-up drew on it',
+    );
     assert.deepEqual(
       (await sdk.funding.balance()).map((b) => b.currency),
       ['EUR', 'USDT'],

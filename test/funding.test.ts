@@ -14,7 +14,7 @@ const TOPUP = '/api/network/cardTopUp.html';
 async function balanceOf(h: Harness, merchant?: TestMerchant, currency?: string) {
   const res = await h.call(BALANCE, { randomStr: randomStr(), ...(currency ? { currency } : {}) }, merchant ? { merchant } : {});
   assert.equal(res.status, 200, JSON.stringify(res.body));
-  return res.body.model.balances as Array<{ currency: string; available: number }>;
+  return res.body.model.balances as Array<{ currency: string; available: number; cardDebt: number }>;
 }
 
 /** What a rejected request must leave untouched. */
@@ -31,21 +31,21 @@ eachDialect('merchant funding accounts', (dialect) => {
   it('a top-up draws from the merchant’s funding account in the card’s currency; merchantBalance reads it', async (t) => {
     const h = await build(t, dialect);
     assert.deepEqual(await balanceOf(h), [
-      { currency: 'EUR', available: TEST_FUNDING },
-      { currency: 'USDT', available: TEST_FUNDING },
+      { currency: 'EUR', available: TEST_FUNDING, cardDebt: 0 },
+      { currency: 'USDT', available: TEST_FUNDING, cardDebt: 0 },
     ]);
     await fundedCard(h, { topUp: 100 });
     await fundedCard(h, { topUp: 12.34, currency: 'USDT' });
     assert.deepEqual(await balanceOf(h), [
-      { currency: 'EUR', available: TEST_FUNDING - 100 },
-      { currency: 'USDT', available: TEST_FUNDING - 12.34 },
+      { currency: 'EUR', available: TEST_FUNDING - 100, cardDebt: 0 },
+      { currency: 'USDT', available: TEST_FUNDING - 12.34, cardDebt: 0 },
     ]);
-    assert.deepEqual(await balanceOf(h, undefined, 'USDT'), [{ currency: 'USDT', available: TEST_FUNDING - 12.34 }]);
+    assert.deepEqual(await balanceOf(h, undefined, 'USDT'), [{ currency: 'USDT', available: TEST_FUNDING - 12.34, cardDebt: 0 }]);
     const bad = await h.call(BALANCE, { currency: 'GBP', randomStr: randomStr() });
     assert.deepEqual([bad.status, bad.body.code], [400, '2720']);
     // Another merchant's account is its own: untouched by these top-ups.
     const other = await h.newMerchant();
-    assert.deepEqual(await balanceOf(h, other, 'EUR'), [{ currency: 'EUR', available: TEST_FUNDING }]);
+    assert.deepEqual(await balanceOf(h, other, 'EUR'), [{ currency: 'EUR', available: TEST_FUNDING, cardDebt: 0 }]);
     assert.deepEqual((await checkLedger(h.db.database)).problems, []);
   });
 
@@ -62,7 +62,7 @@ eachDialect('merchant funding accounts', (dialect) => {
     assert.deepEqual(await moneyRows(h), before);
     const exact = await h.call(TOPUP, { cardId, amount: 50, randomStr: randomStr() });
     assert.equal(exact.status, 200, 'down to zero is fine');
-    assert.deepEqual(await balanceOf(h, undefined, 'EUR'), [{ currency: 'EUR', available: 0 }]);
+    assert.deepEqual(await balanceOf(h, undefined, 'EUR'), [{ currency: 'EUR', available: 0, cardDebt: 0 }]);
     assert.deepEqual((await checkLedger(h.db.database)).problems, []);
   });
 
@@ -147,8 +147,8 @@ eachDialect('merchant funding accounts', (dialect) => {
     assert.deepEqual(JSON.parse(bal.stdout), {
       appId: h.merchant.appId,
       balances: [
-        { currency: 'EUR', available: TEST_FUNDING + 1000 },
-        { currency: 'USDT', available: TEST_FUNDING },
+        { currency: 'EUR', available: TEST_FUNDING + 1000, cardDebt: 0 },
+        { currency: 'USDT', available: TEST_FUNDING, cardDebt: 0 },
       ],
     });
     const human = await runCli(['merchant', 'balance', h.merchant.appId], env);

@@ -280,6 +280,8 @@ eachDialect('network CLI: the simulator, the clearing file and the settlement (d
         { line: 'reversed', count: 1, amount: 10, net: 0 },
         { line: 'disputes-won', count: 0, amount: 0, net: 0 },
         { line: 'disputes-lost', count: 0, amount: 0, net: 0 },
+        { line: 'exceptions-held', count: 0, amount: 0, net: 0 },
+        { line: 'exceptions-returned', count: 0, amount: 0, net: 0 },
       ],
       net: 47,
     };
@@ -299,7 +301,7 @@ eachDialect('network CLI: the simulator, the clearing file and the settlement (d
     const m = `${day},EUR,${h.merchant.appId}`;
     assert.equal(
       csv.stdout,
-      `date,currency,merchant_id,line,count,amount,net\n${m},cleared,3,52,52\n${m},refunded,1,5,-5\n${m},reversed,1,10,0\n${m},disputes-won,0,0,0\n${m},disputes-lost,0,0,0\n`,
+      `date,currency,merchant_id,line,count,amount,net\n${m},cleared,3,52,52\n${m},refunded,1,5,-5\n${m},reversed,1,10,0\n${m},disputes-won,0,0,0\n${m},disputes-lost,0,0,0\n${m},exceptions-held,0,0,0\n${m},exceptions-returned,0,0,0\n`,
     );
     // Not a clearing file: refused whole, nothing posted; an 0100 in one is refused, not decided.
     const broken = join(h.db.dataDir, 'broken.bin');

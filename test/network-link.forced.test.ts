@@ -74,7 +74,7 @@ eachDialect('network link: forced posts (decisions §12.7)', (dialect) => {
     // A retransmission (0121) acts no more.
     assert.equal((await peer.ask({ mti: '0121', fields: advice.fields })).fields.get(39), '00');
     const q = await cardQuery(h, cardId);
-    assert.deepEqual([q.availableBalance, q.ledgerBalance, q.debtBalance], [0, 8, 3], '8.00 held: 5.00 available, 3.00 owed');
+    assert.deepEqual([q.availableBalance, q.ledgerBalance, q.debtBalance], [0, 5, 3], '8.00 held from 5.00: 3.00 owed, a net 5.00');
     assert.deepEqual(await clean(h), { EUR: 300 });
     const forced = (await tradeEvents(h)).filter((e) => e.forced === true);
     assert.equal(forced.length, 1);
@@ -87,7 +87,7 @@ eachDialect('network link: forced posts (decisions §12.7)', (dialect) => {
     // Its clearing takes the hold; a reversal advice of a hold releases it, paying the debt first.
     const c = await peer.ask(clearing(800, { original: advice }));
     assert.equal(c.fields.get(39), '00');
-    assert.deepEqual(await balances(h, cardId), { available: 0, ledger: 0, status: 'frozen' });
+    assert.deepEqual(await balances(h, cardId), { available: 0, ledger: -3, status: 'frozen' }, 'the net position: 3.00 owed');
     assert.equal((await cardQuery(h, cardId)).debtBalance, 3);
     await clean(h);
   });
@@ -99,7 +99,7 @@ eachDialect('network link: forced posts (decisions §12.7)', (dialect) => {
     const c = await peer.ask(clearing(2500, { original: auth }));
     assert.equal(c.fields.get(39), '00');
     const q = await cardQuery(h, cardId);
-    assert.deepEqual([q.availableBalance, q.ledgerBalance, q.debtBalance], [0, 0, 15]);
+    assert.deepEqual([q.availableBalance, q.ledgerBalance, q.debtBalance], [0, -15, 15], 'ledgerBalance is the net position');
     assert.deepEqual(await clean(h), { EUR: 1500 });
     const events = await tradeEvents(h);
     assert.equal(events.at(-1)?.forced, true);

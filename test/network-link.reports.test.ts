@@ -5,7 +5,7 @@
 // accounts' movement of the day. On both databases.
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import type { IsoMessage } from '../src/iso8583/codec.js';
+import { type IsoMessage, message } from '../src/iso8583/codec.js';
 import { checkLedger } from '../src/ledger/check.js';
 import { Account } from '../src/ledger/journal.js';
 import { settlement } from '../src/network/settlement.js';
@@ -16,7 +16,7 @@ import { f95, naming } from './helpers/clearing.js';
 import { childDatabaseUrl, runCli } from './helpers/cli.js';
 import { eachDialect } from './helpers/dialects.js';
 import { disputeOk } from './helpers/disputes.js';
-import { authorizationRequest, cardSecrets, linkOf, Peer } from './helpers/link.js';
+import { authorizationRequest, cardSecrets, linkOf, Peer, trace } from './helpers/link.js';
 
 /** A machine shared with other test runs can take more than the 1.5 s deadline: a 91 here would test the load. */
 const slow = { network: { ...testConfig('').network, deadlineMs: 15_000 } };
@@ -194,6 +194,8 @@ eachDialect('network reports: the import and the settlement (decisions §12.10, 
       { line: 'reversed', count: 0, amount: 0, net: 0 },
       { line: 'disputes-won', count: 1, amount: 25, net: -25 },
       { line: 'disputes-lost', count: 1, amount: 45, net: 0 },
+      { line: 'exceptions-held', count: 0, amount: 0, net: 0 },
+      { line: 'exceptions-returned', count: 0, amount: 0, net: 0 },
     ]);
     assert.equal(
       totals[0].lines.reduce((s: number, l: { net: number }) => s + cents(l.net), 0),
@@ -203,7 +205,61 @@ eachDialect('network reports: the import and the settlement (decisions §12.10, 
     const text = await runCli(['network', 'settlement', '--date', today()], env);
     assert.match(
       text.stdout,
-      /^EUR total: cleared 87\.5 \(3\), refunded 2\.5 \(1\), reversed 0 \(0\), disputes-won 25 \(1\), disputes-lost 45 \(1\); net owed to the network 60$/m,
+      /^EUR total: cleared 87\.5 \(3\), refunded 2\.5 \(1\), reversed 0 \(0\), disputes-won 25 \(1\), disputes-lost 45 \(1\), exceptions-held 0 \(0\), exceptions-returned 0 \(0\); net owed to the network 60$/m,
+    );
+    assert.deepEqual((await checkLedger(h.db.database)).problems, []);
+  });
+
+  it('disputes and the forced posts’ exceptions in one day: the lines’ net is the day’s movement of program:settlement and network:disputes', async (t) => {
+    const { h, cardId, card, approved } = await linkedCard(t, dialect);
+    const purchases = [];
+    for (const minor of [3000, 4500]) purchases.push(await approved(authorizationRequest(card, { amount: minor, mti: '0200' })));
+    const payments = (await todaysTrades(h, cardId)).filter((r) => r.tradeType === 151 && r.tradeStatus === 1);
+    const d = await disputeOk(h, 'create', {
+      tradeId: payments.find((p) => p.amount === 30)?.tradeId,
+      reason: 'fraudulent',
+      explanation: 'not me',
+    });
+    await disputeOk(h, 'submit', { disputeId: d.disputeId });
+    await disputeOk(h, 'decide', { disputeId: d.disputeId, outcome: 'won', amount: 25 });
+    // Two clearings without an original above CARDPROGRAM_FORCED_POST_MAX (5 000.00): held in suspense; one returned.
+    const forced = (minor: number) =>
+      message('0220', { 2: card.pan, 3: '000000', 4: String(minor).padStart(12, '0'), ...trace(), 32: '12345678', 49: '978' });
+    await approved(forced(600_000));
+    await approved(forced(700_000));
+    const env = {
+      DATABASE_URL: childDatabaseUrl(h.db),
+      CARDPROGRAM_MASTER_KEY: h.config.masterKey.toString('hex'),
+      CARDPROGRAM_DATA_DIR: h.db.dataDir,
+    };
+    const open = JSON.parse((await runCli(['network', 'exceptions', 'list', '--json'], env)).stdout) as Array<{
+      exceptionId: string;
+      amount: number;
+    }>;
+    assert.deepEqual(open.map((e) => e.amount).sort(), [6000, 7000]);
+    const returned = open.find((e) => e.amount === 6000)?.exceptionId as string;
+    assert.equal((await runCli(['network', 'exceptions', 'return', returned], env)).code, 0);
+
+    const res = await runCli(['network', 'settlement', '--date', today(), '--json'], env);
+    assert.equal(res.code, 0, res.stderr);
+    const { totals } = JSON.parse(res.stdout);
+    const owed = (await journal(h, Account.settlement)) + (await journal(h, Account.disputes));
+    assert.equal(cents(totals[0].net), owed, 'the net is the journal’s');
+    assert.deepEqual(totals[0].lines, [
+      { line: 'cleared', count: 2, amount: 75, net: 75 },
+      { line: 'refunded', count: 0, amount: 0, net: 0 },
+      { line: 'reversed', count: 0, amount: 0, net: 0 },
+      { line: 'disputes-won', count: 1, amount: 25, net: -25 },
+      { line: 'disputes-lost', count: 0, amount: 0, net: 0 },
+      { line: 'exceptions-held', count: 2, amount: 13000, net: 13000 },
+      { line: 'exceptions-returned', count: 1, amount: 6000, net: -6000 },
+    ]);
+    assert.equal(totals[0].net, 7050);
+    const csv = (await runCli(['network', 'settlement', '--date', today(), '--csv'], env)).stdout.trim().split('\n').slice(1);
+    assert.equal(
+      csv.reduce((s, row) => s + cents(Number(row.split(',').at(-1))), 0),
+      owed,
+      'the CSV’s net column sums to the journal’s movement',
     );
     assert.deepEqual((await checkLedger(h.db.database)).problems, []);
   });

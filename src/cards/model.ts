@@ -26,7 +26,9 @@ export function toCardModel(card: CardRow): CardModel {
     statusSource: card.status_source,
     statusReason: card.status_reason,
     availableBalance: toMajor(card.available_balance, card.currency),
-    ledgerBalance: toMajor(card.ledger_balance, card.currency),
+    // The card's net position (decisions §12.13): available + held − debt, negative while it owes more
+    // than it has. The stored `ledger_balance` stays available + held (the cap's and the check's).
+    ledgerBalance: toMajor(card.ledger_balance - Number(card.debt), card.currency),
     debtBalance: toMajor(Number(card.debt), card.currency),
     controls: parseControls(card.controls),
   };

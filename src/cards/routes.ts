@@ -37,6 +37,8 @@ export const cardRoutes: FastifyPluginAsyncTypebox<{ svc: Services }> = async (a
       schema: {
         tags: ['Cards'],
         summary: 'Query a card, its balances, its spending controls and what its limits have left',
+        description:
+          'The balances: availableBalance, what can be spent (never below 0); debtBalance, what the card owes after forced posts of the card network (0 normally); ledgerBalance, the net position, available + held − debt (negative while the card owes more than it has). A read: randomStr is single-use.',
         body: CardQueryBody,
         response: { 200: Envelope(CardQueryModelSchema), ...errorResponses },
       },

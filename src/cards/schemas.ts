@@ -17,11 +17,14 @@ export const CardModelSchema = Type.Object({
   statusReason: Type.Union([Type.String({ maxLength: 200 }), Type.Null()], {
     description: 'why, as given by whoever set the status; null while active',
   }),
-  availableBalance: Type.Number({ description: 'what can be spent, in major units' }),
-  ledgerBalance: Type.Number({ description: 'available plus what authorizations hold, in major units' }),
+  availableBalance: Type.Number({ description: 'what can be spent, in major units; never below 0' }),
+  ledgerBalance: Type.Number({
+    description:
+      'the card’s net position, in major units: availableBalance + what authorizations hold − debtBalance. Negative while the card owes more than it has (after forced posts of the card network)',
+  }),
   debtBalance: Type.Number({
     description:
-      'what the cardholder owes, in major units: what forced posts of the card network (advices, late or larger clearings) took beyond the available balance; 0 normally. While above 0, availableBalance is 0; a top-up pays it first (from the merchant’s funding). The card’s net balance is availableBalance − debtBalance',
+      'what the cardholder owes, in major units: what forced posts of the card network (advices, late or larger clearings) took beyond the available balance; 0 normally. While above 0, availableBalance is 0; a top-up pays it first (from the merchant’s funding); a closed card’s debt is settled by the operator from the merchant’s funding',
   }),
   controls: ControlsSchema,
 });

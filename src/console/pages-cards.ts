@@ -81,6 +81,21 @@ export interface CardView {
   pageSize: number;
 }
 
+/**
+ * A closed card's debt has no other exit (decisions §12.13): an admin settles it from the merchant's
+ * funding, confirmed by typing the card's id.
+ */
+function settleDebt(frame: Frame, card: CardModel): string {
+  if (card.status !== 'closed' || card.debtBalance <= 0 || !can(frame.session.role, 'debts')) return '';
+  return `<h2>Settle its debt</h2><div class="panel"><p class="muted">The card is closed and owes ${esc(major(card.debtBalance, card.currency))}: settle it from its merchant’s ${esc(card.currency)} funding account (a line of the funding statement; refused when the funding is short). Recorded in the audit trail.</p>${form(
+    frame,
+    `/console/cards/${card.cardId}/settle-debt`,
+    '<label for="settle-confirm">Type the card id to confirm</label><input id="settle-confirm" name="confirm" required autocomplete="off">',
+    'Settle debt from funding',
+    'danger',
+  )}</div>`;
+}
+
 export function cardPage(frame: Frame, v: CardView): string {
   const { card } = v;
   // A `security` freeze is the service's own (decisions §12.13): "for security", not "by the security".
@@ -138,12 +153,13 @@ export function cardPage(frame: Frame, v: CardView): string {
       ],
       ['Merchant', `${link(`/console/merchants/${v.merchantId}`, v.merchantName)} <code>${esc(v.merchantId)}</code>`],
       ['Available', esc(major(card.availableBalance, card.currency))],
+      // The net position (decisions §12.13): available + held − debt.
       ['Ledger', esc(major(card.ledgerBalance, card.currency))],
       // What forced posts of the card network took beyond the balance (decisions §12.7): owed by the cardholder.
       [
         'Debt',
         card.debtBalance > 0
-          ? `${pill(major(card.debtBalance, card.currency), 'bad')} <span class="muted">owed after forced posts; a top-up pays it first</span>`
+          ? `${pill(major(card.debtBalance, card.currency), 'bad')} <span class="muted">owed after forced posts; ${card.status === 'closed' ? 'an admin settles it from the merchant’s funding' : 'a top-up pays it first'}</span>`
           : esc(major(0, card.currency)),
       ],
       [
@@ -153,7 +169,7 @@ export function cardPage(frame: Frame, v: CardView): string {
           : '<span class="muted">no recent failures</span>',
       ],
       ['Issued', when(v.createdAt)],
-    ])}</div>${actions}<h2>Controls</h2><div class="panel"><p>Card: ${controlsText(card.controls)}</p><p>Cardholder: ${controlsText(v.query.holderControls)}</p>${spending}</div><h2>Transactions</h2><form method="get" class="inline" action="/console/cards/${esc(card.cardId)}"><label for="from">From</label><input id="from" name="from" type="date" value="${esc(v.from)}"><label for="to">To</label><input id="to" name="to" type="date" value="${esc(v.to)}"><button type="submit" class="secondary">Show</button></form>${v.rangeError ? `<p class="notice bad">${esc(v.rangeError)}</p>` : `${table(`${v.from} to ${v.to}, newest first (the transaction list of interface 4.1, every status)`, ['Day', 'Transaction', 'Type', 'Status', 'Description', 'Amount'], rows, [5])}${pager}`}<h2>Recent declines</h2>${table(
+    ])}</div>${actions}${settleDebt(frame, card)}<h2>Controls</h2><div class="panel"><p>Card: ${controlsText(card.controls)}</p><p>Cardholder: ${controlsText(v.query.holderControls)}</p>${spending}</div><h2>Transactions</h2><form method="get" class="inline" action="/console/cards/${esc(card.cardId)}"><label for="from">From</label><input id="from" name="from" type="date" value="${esc(v.from)}"><label for="to">To</label><input id="to" name="to" type="date" value="${esc(v.to)}"><button type="submit" class="secondary">Show</button></form>${v.rangeError ? `<p class="notice bad">${esc(v.rangeError)}</p>` : `${table(`${v.from} to ${v.to}, newest first (the transaction list of interface 4.1, every status)`, ['Day', 'Transaction', 'Type', 'Status', 'Description', 'Amount'], rows, [5])}${pager}`}<h2>Recent declines</h2>${table(
       'The last 10 declined authorizations',
       ['When', 'Id', 'Amount', 'Reason', 'Acceptor'],
       v.declined.map((d) => [

@@ -16,6 +16,7 @@ const NOTICES: Record<string, string> = {
   active: 'The merchant is active.',
   disabled: 'The merchant is disabled: its API calls, card pages and links are refused.',
   funded: 'The funding account was credited.',
+  'debt-settled': 'The card’s debt was settled from its merchant’s funding account: a line of the funding statement.',
   'domain-removed': 'The host is no longer mapped to the merchant.',
   'operator-updated': 'The operator was changed; its open sessions ended.',
 };

@@ -12,6 +12,7 @@ export * from './pages-admin.js';
 export * from './pages-cards.js';
 export * from './pages-common.js';
 export * from './pages-disputes.js';
+export * from './pages-exceptions.js';
 
 /** The page of each console screen. Data in, HTML out: no database, no request. */
 
@@ -19,11 +20,13 @@ const ROLE_WORDS: Record<Permission, string> = {
   read: 'read the console',
   cards: 'freeze, unfreeze or close cards',
   callbacks: 'resend callbacks',
+  exceptions: 'post or return the card network’s held advices',
   review: 'decide cardholders and KYC requests',
   evidence: 'open disputes’ evidence files',
   outcomes: 'record a dispute’s outcome',
   merchants: 'manage merchants',
   funding: 'fund merchants',
+  debts: 'settle a closed card’s debt from its merchant’s funding',
   domains: 'manage merchants’ domains',
   operators: 'manage operators',
 };
@@ -95,7 +98,11 @@ function networkSection(n: NetworkOverview, link: NetworkFigures): string {
   )}${tile('Connections (this instance)', String(link.connections))}${tile('Signed-on peers (this instance)', String(link.signedOn))}${tile(
     'Answers (this instance)',
     String(link.messages.reduce((s, m) => s + m.n, 0)),
-  )}${tile('Decision time (this instance)', time)}</div>${table(
+  )}${tile('Decision time (this instance)', time)}${tile(
+    'Exceptions open',
+    money(n.exceptions, (r) => String(r.n)),
+    '/console/exceptions',
+  )}</div>${table(
     'Answers this instance sent since it started, by MTI and response code (field 39)',
     ['Answer MTI', 'Response code', 'Answers'],
     link.messages.map((m) => [esc(m.mti), esc(m.code), String(m.n)]),

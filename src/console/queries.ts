@@ -7,6 +7,7 @@ import type { DB } from '../db/schema.js';
 import { documentHash, emailHash, openIdentity } from '../holders/identity.js';
 import { kycEmail } from '../kyc/email.js';
 import type { KycData } from '../kyc/submit.js';
+import { openExceptions } from '../ledger/exceptions-query.js';
 import { locateTrade } from '../trades/card-history.js';
 import { forcedPostsSince } from '../trades/network-reads.js';
 import { openDisputes } from './queries-disputes.js';
@@ -112,6 +113,7 @@ export async function networkOverview(db: Kysely<DB>, now: number) {
   ]);
   return {
     forced,
+    exceptions: (await openExceptions(db)).byCurrency,
     debt: debt
       .map((r) => ({ currency: r.currency, cards: Number(r.n), amount: Number(r.amount ?? 0) }))
       .sort((a, b) => a.currency.localeCompare(b.currency)),

@@ -3,20 +3,24 @@ import { OPERATOR_ROLES, type OperatorRole } from '../db/schema.js';
 /**
  * What each console role may do. Roles are ordered: each may do what the ones before it may, and more.
  *   viewer:   read every page
- *   support:  also freeze, unfreeze and close cards, and resend callbacks
+ *   support:  also freeze, unfreeze and close cards, resend callbacks, and post or return the card
+ *             network's advices held in suspense (the exceptions queue, decisions §12.13)
  *   reviewer: also decide cardholders and KYC requests, and open disputes' evidence files
- *   admin:    also manage merchants, their funding and domains, and operators, and record a
- *             dispute's outcome (it moves money: the network's credit, a provisional credit taken back)
+ *   admin:    also manage merchants, their funding and domains, and operators, record a
+ *             dispute's outcome (it moves money: the network's credit, a provisional credit taken back),
+ *             and settle a closed card's debt from its merchant's funding
  */
 export const PERMISSIONS = {
   read: 'viewer',
   cards: 'support',
   callbacks: 'support',
+  exceptions: 'support',
   review: 'reviewer',
   evidence: 'reviewer',
   outcomes: 'admin',
   merchants: 'admin',
   funding: 'admin',
+  debts: 'admin',
   domains: 'admin',
   operators: 'admin',
 } as const satisfies Record<string, OperatorRole>;

@@ -7,6 +7,7 @@ import { setCardFrozen } from '../cards/status.js';
 import { failureCount } from '../cards/verification.js';
 import type { DB } from '../db/schema.js';
 import { DomainError } from '../errors.js';
+import { settleCardDebt } from '../ledger/settle-debt.js';
 import { merchantSummary } from '../merchants/manage.js';
 import { runVerb } from '../runner.js';
 import { listTrades, MAX_RANGE_DAYS } from '../trades/list.js';
@@ -108,6 +109,34 @@ export function cardsRoutes(app: FastifyInstance, kit: ConsoleKit): void {
         },
       ),
     );
+  });
+
+  /** A closed card's debt settled from its merchant's funding (decisions §12.13), by an admin. */
+  app.post<{ Params: { id: string } }>('/console/cards/:id/settle-debt', { schema: { hide: true } }, async (req, reply) => {
+    const posted = await post(req, reply, 'debts');
+    if (!posted) return reply;
+    const { frame, form } = posted;
+    const cardId = req.params.id;
+    const back = `/console/cards/${encodeURIComponent(cardId)}`;
+    if (!isIdText(cardId)) return html(reply, 404, pages.notFoundPage(frame, 'No such card.', '/console/search'));
+    if (form.get('confirm') !== cardId) {
+      return html(reply, 400, pages.problemPage(frame, 'To settle the debt, type the card id in the confirmation field.', back));
+    }
+    const before = async (tx: Kysely<DB>) =>
+      (await tx.selectFrom('cards').select(['status', 'debt', 'currency', 'merchant_id']).where('id', '=', cardId).executeTakeFirst()) ??
+      null;
+    const done = await change(
+      reply,
+      frame,
+      () =>
+        runVerb(svc, settleCardDebt, {
+          input: { cardId },
+          actor: kit.operatorOf(req, frame.session),
+          audit: audit(req, frame.session, 'card.settleDebt', cardId, before),
+        }),
+      back,
+    );
+    return done === null ? reply : redirect(reply, `${back}?done=debt-settled`);
   });
 
   for (const action of ['freeze', 'unfreeze', 'close'] as const) {

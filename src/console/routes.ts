@@ -6,6 +6,7 @@ import { accessRoutes } from './routes-access.js';
 import { callbacksRoutes } from './routes-callbacks.js';
 import { cardsRoutes } from './routes-cards.js';
 import { disputesRoutes } from './routes-disputes.js';
+import { exceptionsRoutes } from './routes-exceptions.js';
 import { consoleKit } from './routes-kit.js';
 import { merchantsRoutes } from './routes-merchants.js';
 import { operatorsRoutes } from './routes-operators.js';
@@ -43,6 +44,7 @@ export const consoleRoutes: FastifyPluginAsync<{ svc: Services }> = async (app, 
   reviewsRoutes(app, kit);
   cardsRoutes(app, kit);
   disputesRoutes(app, kit);
+  exceptionsRoutes(app, kit);
   callbacksRoutes(app, kit);
   merchantsRoutes(app, kit);
   operatorsRoutes(app, kit);

@@ -54,6 +54,7 @@ const NAV: Array<{ href: string; label: string; permission: Permission }> = [
   { href: '/console', label: 'Overview', permission: 'read' },
   { href: '/console/reviews', label: 'Reviews', permission: 'read' },
   { href: '/console/disputes', label: 'Disputes', permission: 'read' },
+  { href: '/console/exceptions', label: 'Exceptions', permission: 'read' },
   { href: '/console/search', label: 'Search', permission: 'read' },
   { href: '/console/callbacks', label: 'Callbacks', permission: 'read' },
   { href: '/console/merchants', label: 'Merchants', permission: 'read' },

@@ -27,7 +27,9 @@ export function newId(
     | 'op'
     | 'dsp'
     | 'dev'
-    | 'dhe',
+    | 'dhe'
+    | 'exc'
+    | 'sdb',
   bytes = 15,
 ): string {
   return `${prefix}_${base32(randomBytes(bytes))}`;

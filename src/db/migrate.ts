@@ -25,6 +25,7 @@ import * as m0022 from './migrations/2026_11_25_0022_disputes.js';
 import * as m0023 from './migrations/2026_11_25_0023_read_nonces_unlogged.js';
 import * as m0024 from './migrations/2026_11_25_0024_network_overview.js';
 import * as m0025 from './migrations/2026_11_27_0025_card_verification.js';
+import * as m0027 from './migrations/2026_11_27_0027_network_exceptions.js';
 import * as m0028 from './migrations/2026_11_27_0028_callback_fairness_sweeps.js';
 
 interface Migration {
@@ -61,6 +62,7 @@ export const MIGRATIONS: ReadonlyArray<[string, Migration]> = [
   ['2026_11_25_0023_read_nonces_unlogged', m0023],
   ['2026_11_25_0024_network_overview', m0024],
   ['2026_11_27_0025_card_verification', m0025],
+  ['2026_11_27_0027_network_exceptions', m0027],
   ['2026_11_27_0028_callback_fairness_sweeps', m0028],
 ];
 

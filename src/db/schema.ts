@@ -2,11 +2,13 @@ import type { ColumnType, Generated } from 'kysely';
 import type { CallbackEndpointsTable, SweepFailuresTable } from './schema-callbacks.js';
 import type { AuditEventsTable, ConsoleLoginThrottleTable, OperatorSessionsTable, OperatorsTable } from './schema-console.js';
 import type { DisputeEventsTable, DisputeEvidenceTable, DisputesTable } from './schema-disputes.js';
+import type { NetworkExceptionsTable } from './schema-exceptions.js';
 import type { NetworkMessagesTable } from './schema-network.js';
 
 export type { CallbackEndpointsTable, SweepFailuresTable } from './schema-callbacks.js';
 export * from './schema-console.js';
 export * from './schema-disputes.js';
+export * from './schema-exceptions.js';
 export type { NetworkMessagesTable } from './schema-network.js';
 
 /** Timestamps are integer Unix milliseconds; booleans are 0/1: one representation on both dialects. */
@@ -406,6 +408,7 @@ export interface DB {
   dispute_evidence: DisputeEvidenceTable;
   dispute_events: DisputeEventsTable;
   network_messages: NetworkMessagesTable;
+  network_exceptions: NetworkExceptionsTable;
   operators: OperatorsTable;
   console_login_throttle: ConsoleLoginThrottleTable;
   operator_sessions: OperatorSessionsTable;

@@ -6,6 +6,7 @@ import { openEndpointsByMerchant, queueDepthByMerchant } from '../callbacks/brea
 import type { Services } from '../context.js';
 import { isCurrent } from '../db/migrate.js';
 import { sweepFailuresByJob } from '../db/sweep.js';
+import { openExceptions } from '../ledger/exceptions-query.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -75,6 +76,12 @@ export const metricsPlugin = fp(
       'Callback events not yet delivered (pending), per merchant: the 10 with most, then other',
       'merchant',
       () => queueDepthByMerchant(db),
+    );
+    // Advices held in suspense above the forced posts' ceilings, waiting for an operator (decisions §12.13).
+    metrics.gauge(
+      'cardprogram_network_exceptions_open',
+      'Card network advices held in suspense above the forced posts’ ceilings, waiting for an operator to post or return them',
+      async () => (await openExceptions(db)).count,
     );
     // The periodic passes' rows that keep failing (src/db/sweep.ts): labels are the passes, a few.
     metrics.labeledGauge(

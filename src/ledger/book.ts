@@ -93,7 +93,7 @@ export async function book(
    * A movement with no trade record (a dispute's, src/ledger/dispute-money.ts): the id its journal
    * entry is traced by, and what its funding statement line says.
    */
-  origin?: { id: string; kind: FundingMovement['kind']; cardId: string; tradeId: string },
+  origin?: { id: string; kind: FundingMovement['kind']; cardId: string; tradeId: string | null },
   /** A card the verb has read under its lock already (its status and debt are final): not read again. */
   locked?: Pick<CardRow, 'id' | 'status' | 'merchant_id' | 'debt'>,
 ): Promise<string | null> {

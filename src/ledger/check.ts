@@ -4,6 +4,7 @@ import type { Database } from '../db/index.js';
 import type { DB } from '../db/schema.js';
 import { countTrades, heldByCard, tradesPerDay, unmatchedTradeIds } from '../trades/books.js';
 import { checkDisputes } from './dispute-check.js';
+import { checkExceptions } from './exceptions-check.js';
 import { checkCaps, checkFrozenSpending, checkFunding, checkStatements } from './funding-check.js';
 
 export interface LedgerReport {
@@ -40,7 +41,9 @@ export interface LedgerReport {
  *    (money is conserved);
  * 8. each spending limit's counter holds what the records say was spent in its interval;
  * 9. on PostgreSQL, where `trades` is partitioned by month, every trade's id is claimed once in
- *    `trade_ids` with its business date, and every claim has its trade (ids unique across months).
+ *    `trade_ids` with its business date, and every claim has its trade (ids unique across months);
+ * 10. the network's side of disputes (`dispute-check.ts`);
+ * 11. the suspense account is what the open exceptions hold (`exceptions-check.ts`, decisions §12.13).
  *
  * It reads in one read-only snapshot (REPEATABLE READ on PostgreSQL, one read transaction on SQLite
  * in WAL mode), so a live service's commits meanwhile cannot make sound books look broken.
@@ -133,6 +136,7 @@ async function checkBooks(db: Kysely<DB>): Promise<LedgerReport> {
     ...(await checkStatements(db)),
     ...(await counterProblems(db)),
     ...(await checkDisputes(db)),
+    ...(await checkExceptions(db)),
   );
   problems.push(...(await checkTradeIds(db)));
 

@@ -9,6 +9,7 @@ import type { LedgerCtx } from './context.js';
 import { Account, type Leg } from './journal.js';
 import { lockCard, lockedTrade } from './locks.js';
 import { bookRefund } from './settle.js';
+import { type AdviceMessage, overCeiling, type Suspended, suspend } from './suspense.js';
 import { updateTrade } from './trade-rows.js';
 
 /**
@@ -19,6 +20,11 @@ import { updateTrade } from './trade-rows.js';
  * `card:<id>:debt`), so the available balance itself never goes below zero and every other verb keeps
  * its "insufficient balance" (2725). Money that comes to the card later pays the debt first (book()).
  * Each one's `trade` callback carries `forced: true`.
+ *
+ * An advice given with its `message` is held to the ceilings of §12.13 first (src/ledger/suspense.ts):
+ * above them it is not posted but held in suspense (`Suspended`). Without it (an operator posting a
+ * held advice, src/ledger/exceptions.ts) it is posted whatever. Credits (refunds) have no ceiling:
+ * they pay a debt, never make one.
  */
 
 /** Marks a forced post's `trade` callback. */
@@ -45,10 +51,31 @@ export function spendLegs(card: Pick<CardRow, 'id' | 'available_balance'>, amoun
  * them; their counters stay the replay of the records. Recorded, as an approval, in `authorizations`
  * (tradeQuery) with the message saying so.
  */
-export async function forcedAuthorize({ ctx, input }: { ctx: LedgerCtx; input: AuthorizeInput }): Promise<TradeRecord> {
+export async function forcedAuthorize({
+  ctx,
+  input,
+}: {
+  ctx: LedgerCtx;
+  input: AuthorizeInput & { message?: AdviceMessage | undefined };
+}): Promise<TradeRecord | Suspended> {
   const card = await lockCard(ctx, input.cardId);
   const priced = price(ctx, card, input);
   const { amount, fee } = priced;
+  const why = input.message ? overCeiling(ctx, card, amount, amount + fee) : null;
+  if (why && input.message) {
+    const { message, endpoint: _endpoint, cardId: _cardId, ...details } = input;
+    return suspend(ctx, {
+      kind: 'authorization',
+      message,
+      card,
+      amount,
+      currencyTxn: priced.currencyTxn,
+      txnAmount: priced.txnAmount,
+      originalId: null,
+      details,
+      reason: why,
+    });
+  }
   // Read after the card's lock, as controlsDecision does (src/controls/decide.ts).
   const holderControls =
     (await ctx.tx.selectFrom('cardholders').select('controls').where('id', '=', card.holder_id).executeTakeFirst())?.controls ?? null;
@@ -109,6 +136,10 @@ export interface ForcedClearInput {
   currencyTxn: string;
   txnAmount: number;
   remark?: string | undefined;
+  /** The advice's message: above the ceilings (§12.13) the clearing is held in suspense, whole. */
+  message?: AdviceMessage | undefined;
+  /** An operator posting a held clearing: it is drawn from `network:suspense`, where it was owed to the network already. */
+  fromSuspense?: boolean | undefined;
 }
 
 /**
@@ -117,10 +148,11 @@ export interface ForcedClearInput {
  * payment (151) of `amount`: what the authorization still holds, then the available balance, then
  * the card's debt.
  */
-export async function forcedClear({ ctx, input }: { ctx: LedgerCtx; input: ForcedClearInput }): Promise<TradeRecord> {
+export async function forcedClear({ ctx, input }: { ctx: LedgerCtx; input: ForcedClearInput }): Promise<TradeRecord | Suspended> {
   let card: CardRow;
   let held = 0;
   let original: { id: string; auth_code: string; remark: string; business_date: string } | null = null;
+  let holding: Awaited<ReturnType<typeof lockedTrade>>['trade'] | null = null;
   if (input.tradeId) {
     const locked = await lockedTrade(ctx, input.tradeId);
     card = locked.card;
@@ -130,9 +162,26 @@ export async function forcedClear({ ctx, input }: { ctx: LedgerCtx; input: Force
       // Only above the hold is a clearing forced (below it, the sandbox's clear): the hold is taken whole.
       if (auth.held > input.amount) throw new Error('forced clearing below the hold: clear it');
       held = auth.held;
-      await updateTrade(ctx, auth, { held: 0 });
+      holding = auth;
     }
   } else card = await lockCard(ctx, input.cardId);
+  // The ceilings weigh what is forced: a clearing's excess over what its authorization holds.
+  const why = input.message ? overCeiling(ctx, card, input.amount - held, input.amount - held) : null;
+  if (why && input.message) {
+    // Held whole, its authorization's hold untouched: posting it later takes what is held then.
+    return suspend(ctx, {
+      kind: 'clearing',
+      message: input.message,
+      card,
+      amount: input.amount,
+      currencyTxn: input.currencyTxn,
+      txnAmount: input.txnAmount,
+      originalId: original?.id ?? null,
+      details: input.remark ? { remark: input.remark } : {},
+      reason: why,
+    });
+  }
+  if (holding) await updateTrade(ctx, holding, { held: 0 });
   const payment = tradeRow(
     {
       card,
@@ -152,7 +201,7 @@ export async function forcedClear({ ctx, input }: { ctx: LedgerCtx; input: Force
     [
       { account: Account.held(card.id), amount: -held },
       ...spendLegs(card, input.amount - held),
-      { account: Account.settlement, amount: input.amount },
+      { account: input.fromSuspense ? Account.suspense : Account.settlement, amount: input.amount },
     ],
     [payment],
     FORCED,

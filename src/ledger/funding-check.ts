@@ -66,8 +66,9 @@ export async function checkFrozenSpending(db: Kysely<DB>): Promise<string[]> {
  * Invariant 7: funding accounts and conservation. What operators funded is the capital account,
  * negated (plus the old shared `program:funding` account that top-ups drew from before merchants had
  * funding accounts); every unit of it is in a merchant's funding account, on a card (available or
- * held, less its debt), in settlement, in fees or on the network's side of disputes (what won
- * disputes drew from it, negative).
+ * held, less its debt), in settlement, in fees, on the network's side of disputes (what won
+ * disputes drew from it, negative) or in suspense (advices held for an operator, negative: their
+ * money is in settlement already).
  */
 export async function checkFunding(db: Kysely<DB>): Promise<string[]> {
   const problems: string[] = [];
@@ -89,7 +90,8 @@ export async function checkFunding(db: Kysely<DB>): Promise<string[]> {
       /^card:.+:(available|held|debt)$/.test(r.account) ||
       r.account === Account.settlement ||
       r.account === Account.fees ||
-      r.account === Account.disputes
+      r.account === Account.disputes ||
+      r.account === Account.suspense
     )
       add(held, r.currency, s);
     else if (/^merchant:.+:funding$/.test(r.account)) {

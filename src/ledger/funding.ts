@@ -192,13 +192,24 @@ async function lockFundingRow(tx: Kysely<DB>, merchantId: string, currency: stri
     .execute();
 }
 
-/** A merchant's funding balances: every card currency, or the one asked for (2720 for another). */
+/** A merchant's funding balances, each with its cards' debt (decisions §12.13): every card currency, or the one asked for (2720 for another). */
 export async function fundingBalances(db: Kysely<DB>, merchantId: string, currency?: string): Promise<FundingBalance[]> {
   if (currency !== undefined && !isCardCurrency(currency)) throw new DomainError('unsupportedCurrency', 'currency: must be EUR or USDT');
   const rows = await db.selectFrom('merchant_balances').select(['currency', 'available']).where('merchant_id', '=', merchantId).execute();
   const held = new Map(rows.map((r) => [r.currency, r.available]));
+  // The cards in debt only: the predicate of the partial index cards_in_debt (migration 0024) word for
+  // word, a literal, so SQLite uses it.
+  const debts = await db
+    .selectFrom('cards')
+    .select(['currency', (eb) => eb.fn.sum<number>('debt').as('debt')])
+    .where('merchant_id', '=', merchantId)
+    .where(sql<boolean>`debt > 0`)
+    .groupBy('currency')
+    .execute();
+  const owed = new Map(debts.map((r) => [r.currency, Number(r.debt ?? 0)]));
   return (currency === undefined ? [...CARD_CURRENCIES] : [currency]).map((c) => ({
     currency: c,
     available: toMajor(held.get(c) ?? 0, c),
+    cardDebt: toMajor(owed.get(c) ?? 0, c),
   }));
 }

@@ -32,6 +32,13 @@ export const Account = {
    * drawn from it, so it sums to minus what the network paid back on won disputes (`ledger check`).
    */
   disputes: 'network:disputes',
+  /**
+   * Advices held for an operator (decisions §12.13): a clearing above the forced posts' ceilings is
+   * owed to the network (`program:settlement`) but on no card yet, so it is drawn from here; it sums,
+   * per currency, to minus the open exceptions' total (`ledger check`), back to zero as each is
+   * posted to its card or returned to the network.
+   */
+  suspense: 'network:suspense',
   fees: 'program:fees',
 } as const;
 

@@ -15,7 +15,7 @@ export const fundingRoutes: FastifyPluginAsyncTypebox<{ svc: Services }> = async
         tags: ['Funding'],
         summary: "The merchant's funding balance per currency",
         description:
-          'Top-ups draw from it; the operator credits it. A top-up that would take it below zero is refused with 2726. A read: randomStr is single-use.',
+          "Top-ups draw from it; the operator credits it. A top-up that would take it below zero is refused with 2726. Each balance also gives cardDebt: what the merchant's cards in that currency owe after forced posts of the card network (the merchant's exposure; a top-up pays a card's debt first, and the operator settles a closed card's debt from this account). A read: randomStr is single-use.",
         body: MerchantBalanceBody,
         response: { 200: Envelope(MerchantBalanceModel), ...errorResponses },
       },

@@ -15,6 +15,10 @@ export const MerchantBalanceBody = Type.Object(
 export const FundingBalanceSchema = Type.Object({
   currency: Type.String(),
   available: Type.Number({ description: 'what top-ups can still draw, in major units' }),
+  cardDebt: Type.Number({
+    description:
+      'what the merchant’s cards in this currency owe, in major units: the sum of their debtBalance (forced posts of the card network beyond a card’s balance; docs/funding.md, "Card debt"). The merchant’s exposure: a top-up of a card pays its debt first, and the operator settles a closed card’s debt from this funding account. 0 normally',
+  }),
 });
 
 export const MerchantBalanceModel = Type.Object({ balances: Type.Array(FundingBalanceSchema) });
@@ -30,6 +34,7 @@ export const FUNDING_MOVEMENT_KINDS = [
   'fee',
   'disputeCredit',
   'disputeReturn',
+  'debtSettlement',
 ] as const;
 
 export const MerchantFundingListBody = Type.Object(
@@ -54,7 +59,7 @@ export const FundingMovementSchema = Type.Object({
   seq: Type.Integer({ description: 'the movement’s number in this account: 1, 2, 3… without gaps, in the order they were committed' }),
   kind: StringEnum(
     FUNDING_MOVEMENT_KINDS,
-    'credit and debit: the operator’s; topUp: a top-up drew from it; cardClose: a closed card’s balance came back; release, withdrawalReturn, fee: money a closed card released later (a reversal, void or refund after the close) came back; disputeCredit: a dispute’s provisional credit to the card; disputeReturn: that credit came back (the dispute won, or the card gave it back)',
+    'credit and debit: the operator’s; topUp: a top-up drew from it; cardClose: a closed card’s balance came back; release, withdrawalReturn, fee: money a closed card released later (a reversal, void or refund after the close) came back; disputeCredit: a dispute’s provisional credit to the card; disputeReturn: that credit came back (the dispute won, or the card gave it back); debtSettlement: the operator settled a closed card’s debt from it (`cardprogram card settle-debt`)',
   ),
   amount: Type.Number({ description: 'signed, in major units: what the account gained (negative: what it lost)' }),
   balance: Type.Number({ description: 'the account’s balance after this movement, in major units' }),

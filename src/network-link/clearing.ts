@@ -269,7 +269,11 @@ async function importOne(svc: Services, index: number, msg: IsoMessage): Promise
   }
   const { posted, minor } = await postedBy(svc, identity.msgClass, answer.tradeId);
   const done = { ...line, code: '00', ...(answer.tradeId ? { tradeId: answer.tradeId } : {}), ...(posted ? { posted } : {}) };
-  if (forced) return { line: { ...done, outcome: 'forced', reason: forced }, minor };
+  if (forced) {
+    // Above the forced posts' ceilings (§12.13) it is held for an operator, not on the card: say which exception.
+    const held = answer.exceptionId ? `; held in suspense above the ceilings as ${answer.exceptionId}` : '';
+    return { line: { ...done, outcome: 'forced', reason: `${forced}${held}` }, minor };
+  }
   if (line.kind === 'clearing' && origin) {
     const authorized = Number((JSON.parse(origin.request) as Record<string, string>)['4'] ?? 0);
     const cleared = Number(fields.get(4) ?? 0);

@@ -48,21 +48,25 @@ export async function financialAdvice(svc: Services, mti: string, fields: Map<nu
   if (amount === 0) return { code: '13' };
   const found = original?.code === '00' && original.tradeId && original.cardId && original.merchantId ? original : null;
   if (found && byPan && byPan.id !== found.cardId) return { code: '12' };
+  // An authorization advice held in suspense (§12.13) acted on no trade: its clearing is forced on its card.
+  const heldAdvice = !found && !refund && original?.code === '00' && original.cardId && !original.tradeId ? original.cardId : null;
+  if (heldAdvice && byPan && byPan.id !== heldAdvice) return { code: '12' };
+  const card = byPan ?? (heldAdvice ? await db.selectFrom('cards').selectAll().where('id', '=', heldAdvice).executeTakeFirst() : null);
   let target: { tradeId: string | null; cardId: string; merchantId: string; priced?: LinkFinancialInput['priced'] };
   if (found?.tradeId && found.cardId && found.merchantId)
     target = { tradeId: found.tradeId, cardId: found.cardId, merchantId: found.merchantId };
   else {
     // No original: a forced post (§12.7) on the card field 2 names, its amounts as an 0100's.
-    if (!byPan) return { code: '12' };
-    const amounts = linkAmounts(fields, byPan, svc.config.network, svc.config.program.fxRates);
+    if (!card) return { code: '12' };
+    const amounts = linkAmounts(fields, card, svc.config.network, svc.config.program.fxRates);
     if ('code' in amounts) return amounts;
     const rrn = fields.get(37)?.trim();
     target = {
       tradeId: null,
-      cardId: byPan.id,
-      merchantId: byPan.merchant_id,
+      cardId: card.id,
+      merchantId: card.merchant_id,
       priced: {
-        amount: toMinor(amounts.amount, byPan.currency),
+        amount: toMinor(amounts.amount, card.currency),
         currencyTxn: amounts.currencyTxn,
         txnAmount: toMinor(amounts.txnAmount, amounts.currencyTxn),
         ...(rrn ? { remark: `RRN ${rrn}` } : {}),

@@ -3,10 +3,11 @@ import type { LedgerCtx } from '../ledger/context.js';
 import { forcedClear, forcedRefund } from '../ledger/forced.js';
 import { lockedTrade } from '../ledger/locks.js';
 import { clear, refund } from '../ledger/settle.js';
+import { isSuspended, type Suspended } from '../ledger/suspense.js';
 import { toMajor } from '../money/currency.js';
 import { partsOf } from '../trades/network-reads.js';
 import { TradeStatus, TradeType } from '../trades/types.js';
-import { claim, type LinkAnswer, type LinkRecord } from './link.js';
+import { adviceMessage, claim, type LinkAnswer, type LinkRecord } from './link.js';
 import { cardPart, type Whole } from './link-amounts.js';
 
 /**
@@ -53,6 +54,10 @@ const answered = (r: { authCode: string; tradeId: string }, forced = false): Lin
   ...(forced ? { forced: true } : {}),
 });
 
+/** A forced post's answer: `00` also when it was held in suspense above its ceilings (§12.13). */
+const forcedAnswer = (r: { authCode: string; tradeId: string } | Suspended): LinkAnswer =>
+  isSuspended(r) ? { code: '00', forced: true, exceptionId: r.exceptionId } : answered(r, true);
+
 /**
  * An 0220 clearing: of an approved 0100 that still holds at least field 4, the sandbox's `clear`
  * (the rest of the hold released); otherwise (above the hold, nothing held any more, no original)
@@ -64,7 +69,9 @@ export async function linkClear({ ctx, input }: { ctx: LedgerCtx; input: LinkFin
     if (input.tradeId === null) {
       const p = input.priced;
       if (!p) throw new Error('a clearing without an original needs its amounts');
-      answer = answered(await forcedClear({ ctx, input: { cardId: input.cardId, tradeId: null, ...p } }), true);
+      answer = forcedAnswer(
+        await forcedClear({ ctx, input: { cardId: input.cardId, tradeId: null, ...p, message: adviceMessage(input.record) } }),
+      );
     } else {
       const { trade: auth, card } = await lockedTrade(ctx, input.tradeId);
       const amount = await clearingInCardCurrency(ctx, auth, input.amount);
@@ -80,9 +87,16 @@ export async function linkClear({ ctx, input }: { ctx: LedgerCtx; input: LinkFin
       } else {
         const payment = await forcedClear({
           ctx,
-          input: { cardId: card.id, tradeId: auth.id, amount, currencyTxn: auth.currency_txn, txnAmount: input.amount },
+          input: {
+            cardId: card.id,
+            tradeId: auth.id,
+            amount,
+            currencyTxn: auth.currency_txn,
+            txnAmount: input.amount,
+            message: adviceMessage(input.record),
+          },
         });
-        answer = answered(payment, true);
+        answer = forcedAnswer(payment);
       }
     }
   } catch (err) {

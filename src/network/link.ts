@@ -10,6 +10,7 @@ import { forcedAuthorize, forcedRefund } from '../ledger/forced.js';
 import { heldAuthorization } from '../ledger/held-part.js';
 import { lockCard } from '../ledger/locks.js';
 import { clear } from '../ledger/settle.js';
+import { type AdviceMessage, isSuspended } from '../ledger/suspense.js';
 import { toMajor } from '../money/currency.js';
 import { paymentsOf, tradeAmounts } from '../trades/books.js';
 import { DeclineReason, type DeclineReasonValue } from '../trades/types.js';
@@ -65,12 +66,17 @@ export interface LinkAnswer {
   tradeId?: string | undefined;
   /** A forced post (decisions §12.7): posted though the rules would have refused it. */
   forced?: boolean | undefined;
+  /** A forced post above its ceilings (§12.13): acknowledged, held in suspense as this exception, not on the card. */
+  exceptionId?: string | undefined;
   /**
    * Never stored: this answer is the one another copy of the message stored when it acted (a
    * repeat, or a copy that won the claim first: the link, another import); this copy did nothing.
    */
   replayed?: true | undefined;
 }
+
+/** The message as the exception of an advice held in suspense keeps it (§12.13). */
+export const adviceMessage = (record: LinkRecord): AdviceMessage => ({ ...record.identity, mti: record.mti });
 
 /** What is stored of a message: its identity, a keyed hash of its content, its fields of §12.3 with the PAN masked and no CVV2. */
 export interface LinkRecord {
@@ -281,8 +287,10 @@ export async function linkAdvice({
   ctx: LedgerCtx;
   input: { record: LinkRecord; authorize: AuthorizeInput };
 }): Promise<LinkAnswer> {
-  const trade = await forcedAuthorize({ ctx, input: input.authorize });
-  const answer: LinkAnswer = { code: '00', authCode: trade.authCode, tradeId: trade.tradeId, forced: true };
+  const trade = await forcedAuthorize({ ctx, input: { ...input.authorize, message: adviceMessage(input.record) } });
+  const answer: LinkAnswer = isSuspended(trade)
+    ? { code: '00', forced: true, exceptionId: trade.exceptionId }
+    : { code: '00', authCode: trade.authCode, tradeId: trade.tradeId, forced: true };
   await claim(ctx, input.record, input.authorize.cardId, answer);
   return answer;
 }

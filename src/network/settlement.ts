@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/schema.js';
 import { decidedDisputes } from '../disputes/query.js';
+import { exceptionsOfDay } from '../ledger/exceptions-query.js';
 import { toMajor } from '../money/currency.js';
 import { settledMessages } from '../trades/network-reads.js';
 import { type Movement, movementOf } from './movements.js';
@@ -10,11 +11,11 @@ import { type Movement, movementOf } from './movements.js';
  * a table of lines, each what moved between the program and the network that business day, and the
  * net the program owes the network. Amounts are in the card's currency as the journal booked them,
  * so the net is the day's movement of the journal's network accounts, which `ledger check` balances:
- * `program:settlement` for what the link's messages posted, `network:disputes` for what won disputes
- * were paid back.
+ * `program:settlement` for what the link's messages posted and the clearings held in suspense or
+ * returned, `network:disputes` for what won disputes were paid back.
  *
  * A line is one entry of SETTLEMENT_LINES (its name, its sign in the net) and one source below
- * that reports it: a new line (the forced posts' exceptions, say) is one more of each.
+ * that reports it: a new line is one more of each.
  */
 
 /** The lines, in the order they are shown, and what each does to the net owed to the network (+1 owed, −1 owed back, 0 no money). */
@@ -29,6 +30,14 @@ export const SETTLEMENT_LINES = [
   { line: 'disputes-won', sign: -1 },
   /** Disputes the network decided against the cardholder that day: the amount disputed, nothing paid. */
   { line: 'disputes-lost', sign: 0 },
+  /**
+   * Clearings above the forced posts' ceilings, acknowledged and held in suspense that day (the
+   * exceptions queue): owed to the network like any clearing (`program:settlement` gained them, from
+   * `network:suspense`). Posting one to its card later moves nothing with the network.
+   */
+  { line: 'exceptions-held', sign: 1 },
+  /** Held clearings an operator returned to the network that day: the network owes them back. */
+  { line: 'exceptions-returned', sign: -1 },
 ] as const satisfies ReadonlyArray<{ line: string; sign: -1 | 0 | 1 }>;
 
 export type SettlementLineName = (typeof SETTLEMENT_LINES)[number]['line'];
@@ -82,7 +91,23 @@ async function disputeEntries(db: Kysely<DB>, date: string): Promise<Entry[]> {
   return (await decidedDisputes(db, date)).map((d) => ({ ...d, line: d.outcome === 'won' ? 'disputes-won' : 'disputes-lost' }));
 }
 
-const SOURCES: Array<(db: Kysely<DB>, date: string) => Promise<Entry[]>> = [messageEntries, disputeEntries];
+/**
+ * The exceptions queue's clearings (decisions §12.13): held in suspense that day (owed to the network
+ * like any clearing: `program:settlement` gained them, from `network:suspense`), and returned to the
+ * network by an operator that day (owed back). Posting one to its card later moves nothing with the
+ * network, and an authorization advice moves no money with it: neither is a line.
+ */
+async function exceptionEntries(db: Kysely<DB>, date: string): Promise<Entry[]> {
+  const out: Entry[] = [];
+  for (const e of await exceptionsOfDay(db, date)) {
+    const at = { currency: e.currency, merchantId: e.merchantId, count: 1, amount: e.amount };
+    if (e.held) out.push({ ...at, line: 'exceptions-held' });
+    if (e.returned) out.push({ ...at, line: 'exceptions-returned' });
+  }
+  return out;
+}
+
+const SOURCES: Array<(db: Kysely<DB>, date: string) => Promise<Entry[]>> = [messageEntries, disputeEntries, exceptionEntries];
 
 type Sums = Map<SettlementLineName, { count: number; amount: number }>;
 

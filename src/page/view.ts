@@ -116,7 +116,10 @@ function cardFace(card: CardModel, revealed: CardDetails | undefined): string {
   <div class="row"><span>Virtual · ${esc(card.currency)}</span><span class="pill">${esc(label)}</span></div>
   ${secret}
   <div class="row"><div><small>Available</small><br><strong>${esc(money(card.availableBalance, card.currency))}</strong></div>
-  <div><small>Balance</small><br>${esc(money(card.ledgerBalance, card.currency))}</div></div>
+  <div><small>Balance</small><br>${card.ledgerBalance < 0 ? '−' : ''}${esc(money(card.ledgerBalance, card.currency))}${
+    // The net position (decisions §12.13): what the card owes is said, not left to a sign.
+    card.debtBalance > 0 ? `<br><small>owes ${esc(money(card.debtBalance, card.currency))}</small>` : ''
+  }</div></div>
 </section>`;
 }
 

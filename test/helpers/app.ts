@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { TestContext } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.js';
-import { type Config, DEFAULT_KYC_PLATFORMS, DEFAULT_NETWORK_CURRENCIES, SANDBOX_BINS } from '../../src/config.js';
+import { type Config, DEFAULT_FORCED_POSTS, DEFAULT_KYC_PLATFORMS, DEFAULT_NETWORK_CURRENCIES, SANDBOX_BINS } from '../../src/config.js';
 import type { Services } from '../../src/context.js';
 import type { DB } from '../../src/db/schema.js';
 import { type TradesDB, withTrades } from '../../src/db/trades-table.js';
@@ -100,6 +100,7 @@ export function testConfig(dataDir: string, overrides: Partial<Config> = {}): Co
       handshakeMs: 10_000,
       peers: null,
     },
+    forcedPosts: DEFAULT_FORCED_POSTS,
     ...overrides,
   };
 }

@@ -16,10 +16,12 @@ export class Cards {
 
   /**
    * A card with its balances (masked number), its spending controls, and what each spending limit
-   * that applies to it has left now.
+   * that applies to it has left now. `availableBalance` is never below 0; `ledgerBalance` is the
+   * card's net position (available + held − `debtBalance`), negative while it owes more than it has.
    *
    * @example
-   * const { availableBalance, spending } = await client.cards.get('card_…');
+   * const { availableBalance, ledgerBalance, debtBalance, spending } = await client.cards.get('card_…');
+   * if (debtBalance > 0) console.log(`owes ${debtBalance}; net ${ledgerBalance}`);
    * for (const l of spending) console.log(`${l.interval}: ${l.remaining} of ${l.amount} left`);
    */
   get(cardId: string): Promise<CardWithSpending> {

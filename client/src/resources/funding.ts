@@ -8,10 +8,13 @@ export class Funding {
   /**
    * What each funding account holds, in major units: every card currency, or only `currency`. A
    * top-up larger than the card currency's balance fails with code `2726` (a `ConflictError`).
+   * `cardDebt` is what your cards in that currency owe after forced posts of the card network (your
+   * exposure): a top-up pays a card's debt first, and the operator settles a closed card's from this
+   * account.
    *
    * @example
    * const [eur] = await client.funding.balance('EUR');
-   * console.log(`${eur.available} ${eur.currency} left to put on cards`);
+   * console.log(`${eur.available} ${eur.currency} left to put on cards; cards owe ${eur.cardDebt}`);
    */
   async balance(currency?: 'EUR' | 'USDT'): Promise<FundingBalance[]> {
     const model = await this.client.request<{ balances: FundingBalance[] }>(

@@ -221,7 +221,9 @@ export function merchantCommands(program: Command): void {
         if (!m) throw new DomainError('merchantNotFound', `appId: no merchant ${appId}`);
         return fundingBalances(svc.database.db, m.id);
       });
-      print(!!o.json, { appId, balances }, () => balances.map((b) => `${b.currency} ${b.available}`).join('\n'));
+      print(!!o.json, { appId, balances }, () =>
+        balances.map((b) => `${b.currency} ${b.available}${b.cardDebt > 0 ? ` (its cards owe ${b.cardDebt})` : ''}`).join('\n'),
+      );
     });
 
   const domain = program.command('domain').description("merchants' own host names for the card page, and their certificates");

@@ -4,6 +4,7 @@ import { ConfigError } from '../../config.js';
 import { type SettlementLine, settlement } from '../../network/settlement.js';
 import { ClearingFileError, type ClearingReport, clearingFile, importClearing } from '../../network-link/clearing.js';
 import { dateArg, print, withDatabase, withServices } from '../util.js';
+import { exceptionCommands } from './network-exceptions.js';
 import { type SendOptions, SIMULATOR_ACQUIRER, send, TYPES } from './network-send.js';
 
 /**
@@ -110,7 +111,7 @@ export function networkCommands(program: Command): void {
   network
     .command('settlement')
     .description(
-      "the day's settlement with the network, per currency and merchant: what its messages cleared, refunded and reversed, the disputes it decided (won, lost), and the net owed to the network",
+      "the day's settlement with the network, per currency and merchant: what its messages cleared, refunded and reversed, the disputes it decided (won, lost), the clearings held in suspense and returned (exceptions), and the net owed to the network",
     )
     .requiredOption('--date <yyyy-mm-dd>', 'the business day', dateArg)
     .option('--csv', 'print CSV: a row per line (date,currency,merchant_id,line,count,amount,net); the net column sums to the net owed')
@@ -135,6 +136,8 @@ export function networkCommands(program: Command): void {
         ].join('\n'),
       );
     });
+
+  exceptionCommands(network);
 
   network
     .command('file <out>')

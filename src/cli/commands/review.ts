@@ -11,8 +11,9 @@ import type { DB } from '../../db/schema.js';
 import { DomainError } from '../../errors.js';
 import { reviewHolder } from '../../holders/review.js';
 import { decideKyc } from '../../kyc/decide.js';
+import { settleCardDebt } from '../../ledger/settle-debt.js';
 import { runVerb } from '../../runner.js';
-import { audited, intArg, OPERATOR, print, withServices } from '../util.js';
+import { audited, intArg, OPERATOR, operatorName, print, withServices } from '../util.js';
 
 /** A card's status as the audit trail keeps it before a change: the fields of the card model after it. */
 const cardState = (cardId: string) => async (tx: Kysely<DB>) => {
@@ -20,7 +21,7 @@ const cardState = (cardId: string) => async (tx: Kysely<DB>) => {
   return row ? { status: row.status, statusSource: row.status_source, statusReason: row.status_reason } : null;
 };
 
-/** The operator's decisions: `holder review`, `card freeze|unfreeze|close|controls`, `kyc review`. */
+/** The operator's decisions: `holder review`, `card freeze|unfreeze|close|settle-debt|controls`, `kyc review`. */
 export function reviewCommands(program: Command): void {
   const holder = program.command('holder').description('cardholders');
   holder
@@ -76,6 +77,31 @@ export function reviewCommands(program: Command): void {
         );
       });
   }
+
+  card
+    .command('settle-debt <cardId>')
+    .description(
+      "settle a closed card's debt (forced posts of the card network beyond its balance) from its merchant's funding: a line of the funding statement; refused (2726) when the funding is short, nothing moved",
+    )
+    .option('--json', 'print JSON')
+    .action(async (cardId: string, o: { json?: boolean }) => {
+      const debtBefore = async (tx: Kysely<DB>) =>
+        (await tx.selectFrom('cards').select(['status', 'debt', 'currency', 'merchant_id']).where('id', '=', cardId).executeTakeFirst()) ??
+        null;
+      const done = await withServices((svc) =>
+        runVerb(svc, settleCardDebt, {
+          input: { cardId },
+          actor: `cli:${operatorName()}`,
+          audit: audited('card.settleDebt', cardId, debtBefore),
+        }),
+      );
+      print(
+        !!o.json,
+        done,
+        () =>
+          `${done.cardId}: debt of ${done.amount} ${done.currency} settled from ${done.merchantId}'s funding (${done.settlementId}); funding balance ${done.fundingBalance} ${done.currency}`,
+      );
+    });
 
   card
     .command('controls <cardId>')

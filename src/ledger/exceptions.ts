@@ -1,0 +1,114 @@
+import type { Selectable } from 'kysely';
+import { businessDay } from '../cards/model.js';
+import type { VerbCtx } from '../context.js';
+import type { NetworkExceptionsTable } from '../db/schema.js';
+import { DomainError } from '../errors.js';
+import type { AuthorizeInput } from './authorize.js';
+import type { LedgerCtx } from './context.js';
+import { type ExceptionRecord, exceptionById, toExceptionRecord } from './exceptions-query.js';
+import { forcedAuthorize, forcedClear } from './forced.js';
+import { Account, postEntry } from './journal.js';
+import { isSuspended } from './suspense.js';
+
+/**
+ * The exceptions queue's decisions (decisions §12.13, docs/operations.md "Exceptions"): an operator
+ * posts a held advice to its card (a forced post then, into the card's debt if need be: the ceilings
+ * are the operator's to pass) or returns it to the network (a clearing's money comes back from the
+ * network: the settlement's `exceptions-returned` line). Each exception is decided once: its status moves from
+ * `open` by one conditional update, its row count checked, before any money moves, so of two operators
+ * deciding at once one wins and the other is refused (2730) with nothing written.
+ */
+
+type ExceptionRow = Selectable<NetworkExceptionsTable>;
+
+export interface ExceptionDecisionInput {
+  exceptionId: string;
+}
+
+/** Claims an open exception for a decision, once; the row as it is then. */
+async function claimDecision(ctx: VerbCtx, id: string, status: 'posted' | 'returned'): Promise<ExceptionRow> {
+  const res = await ctx.tx
+    .updateTable('network_exceptions')
+    .set({ status, decided_by: ctx.actor.slice(0, 120), decided_at: ctx.now, decided_date: businessDay(ctx.now) })
+    .where('id', '=', id)
+    .where('status', '=', 'open')
+    .executeTakeFirst();
+  const row = await ctx.tx.selectFrom('network_exceptions').selectAll().where('id', '=', id).executeTakeFirst();
+  if (!row) throw new DomainError('tradeState', `exceptionId: no exception ${id}`);
+  if (Number(res.numUpdatedRows) !== 1) {
+    const when = row.decided_at === null ? '' : ` at ${new Date(Number(row.decided_at)).toISOString()}`;
+    throw new DomainError(
+      'tradeState',
+      `exceptionId: ${id} is ${row.status} already (by ${row.decided_by ?? 'unknown'}${when}); nothing moved`,
+    );
+  }
+  return row;
+}
+
+/** The ledger context of the exception's merchant: the operator acts as its program (as a card's close does). */
+const asMerchant = (ctx: VerbCtx, row: ExceptionRow): LedgerCtx => ({ ...ctx, merchantId: row.merchant_id });
+
+/**
+ * Posts a held advice to its card, whatever its status, balance or ceilings: an authorization advice
+ * as the hold it would have been (its message then names the hold, so its clearing takes it); a
+ * clearing as the payment, drawn from the suspense account (the hold of the authorization it names
+ * first, whatever is left of it). Its `trade` callback says `forced`.
+ */
+export async function postException({ ctx, input }: { ctx: VerbCtx; input: ExceptionDecisionInput }): Promise<ExceptionRecord> {
+  const row = await claimDecision(ctx, input.exceptionId, 'posted');
+  const lctx = asMerchant(ctx, row);
+  const details = JSON.parse(row.details) as Record<string, unknown>;
+  let tradeId: string;
+  if (row.kind === 'authorization') {
+    const trade = await forcedAuthorize({ ctx: lctx, input: { ...(details as Omit<AuthorizeInput, 'cardId'>), cardId: row.card_id } });
+    if (isSuspended(trade)) throw new Error('an operator’s post is not held again');
+    tradeId = trade.tradeId;
+    await ctx.tx
+      .updateTable('network_messages')
+      .set({ trade_id: tradeId })
+      .where('msg_class', '=', row.msg_class)
+      .where('acquirer', '=', row.acquirer)
+      .where('stan', '=', row.stan)
+      .where('transmitted', '=', row.transmitted)
+      .where('trade_id', 'is', null)
+      .execute();
+  } else {
+    const trade = await forcedClear({
+      ctx: lctx,
+      input: {
+        cardId: row.card_id,
+        tradeId: row.original_id,
+        amount: Number(row.amount),
+        currencyTxn: row.currency_txn,
+        txnAmount: Number(row.txn_amount),
+        remark: typeof details.remark === 'string' ? details.remark : undefined,
+        fromSuspense: true,
+      },
+    });
+    if (isSuspended(trade)) throw new Error('an operator’s post is not held again');
+    tradeId = trade.tradeId;
+  }
+  await ctx.tx.updateTable('network_exceptions').set({ trade_id: tradeId }).where('id', '=', row.id).execute();
+  return toExceptionRecord(await exceptionById(ctx.tx, row.id));
+}
+
+/**
+ * Returns a held advice to the network: nothing reaches the card. A clearing's money comes back from
+ * the network (`network:suspense` ← `program:settlement`, traced by the exception's id), a line of the
+ * day's settlement; an authorization advice held nothing, so nothing moves (a clearing of it that
+ * comes later is a forced post of its own, held to the ceilings again).
+ */
+export async function returnException({ ctx, input }: { ctx: VerbCtx; input: ExceptionDecisionInput }): Promise<ExceptionRecord> {
+  const row = await claimDecision(ctx, input.exceptionId, 'returned');
+  const amount = Number(row.suspended);
+  await postEntry(ctx.tx, {
+    tradeId: row.id,
+    currency: row.currency,
+    now: ctx.now,
+    legs: [
+      { account: Account.suspense, amount },
+      { account: Account.settlement, amount: -amount },
+    ],
+  });
+  return toExceptionRecord(await exceptionById(ctx.tx, row.id));
+}
