@@ -275,11 +275,11 @@ class Card(TypedDict):
     statusSource: CardStatusSource | None
     #: why, as given by whoever set the status; null while active
     statusReason: str | None
-    #: what can be spent, in major units
+    #: what can be spent, in major units; never below 0
     availableBalance: float
-    #: available plus what authorizations hold, in major units
+    #: the card’s net position, in major units: availableBalance + what authorizations hold − debtBalance. Negative while the card owes more than it has (after forced posts of the card network)
     ledgerBalance: float
-    #: what the cardholder owes, in major units: what forced posts of the card network (advices, late or larger clearings) took beyond the available balance; 0 normally. While above 0, availableBalance is 0; a top-up pays it first (from the merchant’s funding). The card’s net balance is availableBalance − debtBalance
+    #: what the cardholder owes, in major units: what forced posts of the card network (advices, late or larger clearings) took beyond the available balance; 0 normally. While above 0, availableBalance is 0; a top-up pays it first (from the merchant’s funding); a closed card’s debt is settled by the operator from the merchant’s funding
     debtBalance: float
     #: Spending controls: each rule set here replaces the cardholder’s for this card; a rule left out follows the cardholder’s. allowedMccs and blockedMccs are one rule (set one of them, not both), so are allowedCountries and blockedCountries. `{}` sets none.
     controls: Controls
@@ -325,10 +325,12 @@ class FundingBalance(TypedDict):
     currency: str
     #: what top-ups can still draw, in major units
     available: float
+    #: what the merchant’s cards in this currency owe, in major units: the sum of their debtBalance (forced posts of the card network beyond a card’s balance; docs/funding.md, "Card debt"). The merchant’s exposure: a top-up of a card pays its debt first, and the operator settles a closed card’s debt from this funding account. 0 normally
+    cardDebt: float
 
 
-FundingMovementKind = Literal["credit", "debit", "topUp", "cardClose", "release", "withdrawalReturn", "fee", "disputeCredit", "disputeReturn"]
-"""credit and debit: the operator’s; topUp: a top-up drew from it; cardClose: a closed card’s balance came back; release, withdrawalReturn, fee: money a closed card released later (a reversal, void or refund after the close) came back; disputeCredit: a dispute’s provisional credit to the card; disputeReturn: that credit came back (the dispute won, or the card gave it back)"""
+FundingMovementKind = Literal["credit", "debit", "topUp", "cardClose", "release", "withdrawalReturn", "fee", "disputeCredit", "disputeReturn", "debtSettlement"]
+"""credit and debit: the operator’s; topUp: a top-up drew from it; cardClose: a closed card’s balance came back; release, withdrawalReturn, fee: money a closed card released later (a reversal, void or refund after the close) came back; disputeCredit: a dispute’s provisional credit to the card; disputeReturn: that credit came back (the dispute won, or the card gave it back); debtSettlement: the operator settled a closed card’s debt from it (`cardprogram card settle-debt`)"""
 
 
 class FundingMovement(TypedDict):
@@ -336,7 +338,7 @@ class FundingMovement(TypedDict):
 
     #: the movement’s number in this account: 1, 2, 3… without gaps, in the order they were committed
     seq: int
-    #: credit and debit: the operator’s; topUp: a top-up drew from it; cardClose: a closed card’s balance came back; release, withdrawalReturn, fee: money a closed card released later (a reversal, void or refund after the close) came back; disputeCredit: a dispute’s provisional credit to the card; disputeReturn: that credit came back (the dispute won, or the card gave it back)
+    #: credit and debit: the operator’s; topUp: a top-up drew from it; cardClose: a closed card’s balance came back; release, withdrawalReturn, fee: money a closed card released later (a reversal, void or refund after the close) came back; disputeCredit: a dispute’s provisional credit to the card; disputeReturn: that credit came back (the dispute won, or the card gave it back); debtSettlement: the operator settled a closed card’s debt from it (`cardprogram card settle-debt`)
     kind: FundingMovementKind
     #: signed, in major units: what the account gained (negative: what it lost)
     amount: float
