@@ -54,12 +54,12 @@ describe('the Python SDK’s lint checks', () => {
   }, async () => {
     const changed = clone(doc);
     const authorize = changed.paths['/sandbox/network/authorize'].post.requestBody.content['application/json'].schema;
-    authorize.properties.cvv2 = { type: 'string', pattern: '^[0-9]{3}$' };
+    authorize.properties.terminalId = { type: 'string', maxLength: 8 };
     const problems = await checkPythonOperations(changed);
     assert.equal(problems.length, 1, problems.join('\n'));
     assert.match(
       problems[0] ?? '',
-      /^sdk\/python\/cardprogram\/resources\/sandbox\.py:\d+ sandbox\.authorize \(sandboxAuthorize\) takes no argument for the field cvv2: add `cvv2: Optional\[str\] = None` and "cvv2": cvv2 to the body it sends$/,
+      /^sdk\/python\/cardprogram\/resources\/sandbox\.py:\d+ sandbox\.authorize \(sandboxAuthorize\) takes no argument for the field terminalId: add `terminal_id: Optional\[str\] = None` and "terminalId": terminal_id to the body it sends$/,
     );
   });
 });
