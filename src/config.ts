@@ -3,6 +3,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { join, resolve } from 'node:path';
 import { type NetworkConfig, networkConfig } from './config-network.js';
+import { type ThreeDsConfig, threeDsConfig } from './config-three-ds.js';
 import { ConfigError, type Env, intVar, jsonVar } from './config-vars.js';
 import { keyWeakness } from './crypto/key-quality.js';
 import { makePrivateDir } from './db/files.js';
@@ -11,6 +12,7 @@ import { DEFAULT_FEES, type FeeSchedule, validateFees } from './money/fees.js';
 import { DEFAULT_RATES, type RateTable, validateRates } from './money/fx.js';
 
 export { DEFAULT_NETWORK_CURRENCIES, type NetworkConfig } from './config-network.js';
+export { DEFAULT_ACS_REFERENCE, type ThreeDsConfig } from './config-three-ds.js';
 export { ConfigError } from './config-vars.js';
 
 /** A merchant's budget: `perSecond` requests a second on average, up to `burst` at once. */
@@ -93,6 +95,8 @@ export interface Config {
   disputes: { sandboxMs: number };
   callbacks: CallbackConfig;
   network: NetworkConfig;
+  /** The 3-D Secure access control server (decisions §14, docs/3ds.md). */
+  threeDs: ThreeDsConfig;
 }
 
 export interface KycConfig {
@@ -409,6 +413,7 @@ export function loadConfig(env: Env = process.env): Config {
       },
     },
     network: networkConfig(env, envName ?? 'production', host, check),
+    threeDs: threeDsConfig(env, envName ?? 'production', host, check),
     program: {
       bins,
       fees: check(() => jsonVar(env, 'CARDPROGRAM_FEES', DEFAULT_FEES, validateFees), DEFAULT_FEES),

@@ -8,6 +8,7 @@ import type { Config } from './config.js';
 import { ensureSandboxAdmin, sandboxAdminFile } from './console/sandbox.js';
 import { ensureDemoMerchant } from './merchants/demo.js';
 import { type LinkServer, startLink } from './network-link/listener.js';
+import { type AcsServer, startAcs } from './three-ds/listener.js';
 
 export interface Running {
   app: FastifyInstance;
@@ -18,6 +19,8 @@ export interface Running {
   metricsPort: number | null;
   /** The card network link's port, when CARDPROGRAM_NETWORK_PORT is set. */
   networkPort: number | null;
+  /** The 3-D Secure ACS's port, when CARDPROGRAM_3DS_PORT is set. */
+  acsPort?: number | null;
   stop(): Promise<void>;
 }
 
@@ -104,6 +107,17 @@ export async function serve(
     await app.close();
     throw err;
   }
+  // The 3-D Secure ACS (decisions §14.1): its own listener for the directory server, stopped with the link.
+  let acs: AcsServer | null = null;
+  try {
+    acs = await startAcs(app.svc);
+  } catch (err) {
+    await link?.stop();
+    await new Promise<void>((resolve) => (metricsServer ? metricsServer.close(() => resolve()) : resolve()));
+    https?.close();
+    await app.close();
+    throw err;
+  }
   const demo = await ensureDemoMerchant(app.svc);
   const admin = await ensureSandboxAdmin(app.svc);
   app.starting = false;
@@ -113,6 +127,7 @@ export async function serve(
       httpsPort: app.svc.config.httpsPort,
       metricsPort: metricsServer ? (metricsServer.address() as { port: number }).port : null,
       networkPort: link?.port ?? null,
+      acsPort: acs?.port ?? null,
       env: config.env,
       database: app.svc.database.dialect,
       readyMs: Math.round(performance.now() - started),
@@ -149,6 +164,7 @@ export async function serve(
     stopping ??= (async () => {
       // The link first: its messages in flight are answered while the database is still open.
       if (link) await link.stop();
+      if (acs) await acs.stop();
       if (https) {
         const closed = new Promise<void>((resolve) => https?.close(() => resolve()));
         https.closeIdleConnections();
@@ -175,5 +191,5 @@ export async function serve(
   // requests rarely pay for it.
   app.compileSchemas().catch((err) => app.log.error({ err }, 'compiling the request and reply schemas failed'));
   const metricsPort = metricsServer ? (metricsServer.address() as { port: number }).port : null;
-  return { app, url, httpsPort: app.svc.config.httpsPort, metricsPort, networkPort: link?.port ?? null, stop };
+  return { app, url, httpsPort: app.svc.config.httpsPort, metricsPort, networkPort: link?.port ?? null, acsPort: acs?.port ?? null, stop };
 }

@@ -1,4 +1,5 @@
 import type { TxCtx } from '../context.js';
+import type { SecretBox } from '../crypto/secretbox.js';
 import { type EventType, emitEvent, notifyUrlOf } from './outbox.js';
 
 /**
@@ -7,7 +8,8 @@ import { type EventType, emitEvent, notifyUrlOf } from './outbox.js';
  */
 export async function notifyMerchant(
   ctx: TxCtx,
-  event: { merchantId: string; type: EventType; subject: string; body: Record<string, unknown> },
+  /** `sealWith`: the box that seals the payload of a SEALED_EVENTS type (required for them). */
+  event: { merchantId: string; type: EventType; subject: string; body: Record<string, unknown>; sealWith?: SecretBox },
 ): Promise<void> {
   const url = await notifyUrlOf(ctx.tx, event.merchantId);
   if (!url) return;

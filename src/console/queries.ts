@@ -160,6 +160,8 @@ export async function holderDetail(svc: Services, holderId: string) {
 function shownPayload(payload: string): string {
   try {
     const body = JSON.parse(payload) as Record<string, unknown>;
+    // A 3-D Secure one-time code is the cardholder's to type, not an operator's to read (decisions §14.4).
+    if (body.type === 'threeDs.otp') return JSON.stringify({ ...body, code: '[one-time code: not shown]' });
     return typeof body.email === 'string' ? JSON.stringify({ ...body, email: '[sealed: see the KYC request]' }) : payload;
   } catch {
     return payload;
