@@ -34,10 +34,23 @@ export function erro(message: unknown, errorCode: ErrorCode, elements: string[],
   };
 }
 
-/** The card a number is, found by its keyed hash (as the card network link finds it): the number itself is never looked up or kept. */
-async function cardByAcctNumber(svc: Services, db: Kysely<DB>, pan: string): Promise<{ id: string; merchant_id: string } | null> {
+/**
+ * The card a number is, found by its keyed hash (as the card network link finds it: the number itself
+ * is never looked up or kept), with whether its merchant has a decision endpoint.
+ */
+async function cardByAcctNumber(
+  svc: Services,
+  db: Kysely<DB>,
+  pan: string,
+): Promise<{ id: string; merchant_id: string; decision_url: string | null } | null> {
   const hash = await svc.vault.hash(db, pan);
-  return (await db.selectFrom('cards').select(['id', 'merchant_id']).where('pan_hash', '=', hash).executeTakeFirst()) ?? null;
+  const row = await db
+    .selectFrom('cards')
+    .innerJoin('merchants', 'merchants.id', 'cards.merchant_id')
+    .select(['cards.id', 'cards.merchant_id', 'merchants.three_ds_decision_url as decision_url'])
+    .where('cards.pan_hash', '=', hash)
+    .executeTakeFirst();
+  return row ?? null;
 }
 
 /** Where the challenge of the merchant's cardholders runs: its first mapped host over HTTPS, else the public URL (as the card page). */
@@ -110,7 +123,8 @@ export async function processAReq(
     let acsUrl: string | null = null;
     if (card) {
       acsUrl = await challengeUrl(svc, card.merchant_id);
-      verdict = await endpointVerdict(svc, areq, card.id, card.merchant_id, acsTransId);
+      // Most merchants have no decision endpoint: then nothing more is read before the decision.
+      if (card.decision_url !== null) verdict = await endpointVerdict(svc, areq, card.id, card.merchant_id, acsTransId);
     }
     const result = await runVerb(svc, authenticate, {
       input: { acsTransId, areq, cardId: card?.id ?? null, verdict, acsUrl },

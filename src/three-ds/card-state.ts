@@ -1,5 +1,4 @@
 import type { TxCtx } from '../context.js';
-import { forUpdate } from '../db/locks.js';
 
 /** AReqs of one card in an hour beyond which the ACS answers N/04 (decisions §14.7). */
 export const AREQS_PER_HOUR = 30;
@@ -25,15 +24,14 @@ export interface CardState {
  * Lock order: this row alone; nothing that locks a card (money) locks it, and it locks no card.
  */
 export async function lockCardState(ctx: TxCtx, cardId: string): Promise<CardState> {
-  await ctx.tx
+  // One statement: the row is created the first time, and on PostgreSQL an upsert that finds the row
+  // locks it as FOR UPDATE would (a concurrent AReq of the card waits here until this one commits).
+  const row = await ctx.tx
     .insertInto('three_ds_card_state')
     .values({ card_id: cardId, exempt_count: 0, exempt_eur: 0, last_challenge_at: null, updated_at: ctx.now })
-    .onConflict((oc) => oc.column('card_id').doNothing())
-    .execute();
-  const row = await forUpdate(
-    ctx.tx,
-    ctx.tx.selectFrom('three_ds_card_state').select(['exempt_count', 'exempt_eur', 'last_challenge_at']).where('card_id', '=', cardId),
-  ).executeTakeFirstOrThrow();
+    .onConflict((oc) => oc.column('card_id').doUpdateSet((eb) => ({ updated_at: eb.ref('excluded.updated_at') })))
+    .returning(['exempt_count', 'exempt_eur', 'last_challenge_at'])
+    .executeTakeFirstOrThrow();
   return {
     exemptCount: Number(row.exempt_count),
     exemptEur: Number(row.exempt_eur),

@@ -86,18 +86,29 @@ export async function decide(
   const { areq } = input;
   const state: CardState =
     mode === 'final' ? await lockCardState(ctx, input.cardId) : { exemptCount: 0, exemptEur: 0, lastChallengeAt: null };
-  const card = await ctx.tx.selectFrom('cards').selectAll().where('id', '=', input.cardId).executeTakeFirst();
-  if (!card) return { outcome: refused('08'), facts: null };
-  const holder = await ctx.tx
-    .selectFrom('cardholders')
-    .select(['id', 'audit_status', 'controls'])
-    .where('id', '=', card.holder_id)
-    .executeTakeFirstOrThrow();
-  const m = await ctx.tx
-    .selectFrom('merchants')
-    .select(['notify_url', 'three_ds_decision_url', 'three_ds_challenge_method'])
-    .where('id', '=', card.merchant_id)
-    .executeTakeFirstOrThrow();
+  // The card with its cardholder's status and controls and its merchant's settings, in one statement.
+  const found = await ctx.tx
+    .selectFrom('cards')
+    .innerJoin('cardholders', 'cardholders.id', 'cards.holder_id')
+    .innerJoin('merchants', 'merchants.id', 'cards.merchant_id')
+    .selectAll('cards')
+    .select([
+      'cardholders.audit_status as holder_audit_status',
+      'cardholders.controls as holder_controls',
+      'merchants.notify_url as merchant_notify_url',
+      'merchants.three_ds_decision_url as merchant_decision_url',
+      'merchants.three_ds_challenge_method as merchant_challenge_method',
+    ])
+    .where('cards.id', '=', input.cardId)
+    .executeTakeFirst();
+  if (!found) return { outcome: refused('08'), facts: null };
+  const { holder_audit_status, holder_controls, merchant_notify_url, merchant_decision_url, merchant_challenge_method, ...card } = found;
+  const holder = { id: card.holder_id, audit_status: holder_audit_status, controls: holder_controls };
+  const m = {
+    notify_url: merchant_notify_url,
+    three_ds_decision_url: merchant_decision_url,
+    three_ds_challenge_method: merchant_challenge_method,
+  };
   const facts: Facts = {
     card,
     holder,
