@@ -10,6 +10,7 @@ import { authenticate } from './authenticate.js';
 import { decide } from './decide.js';
 import { askDecision, type DecisionVerdict } from './decision-endpoint.js';
 import { type ARes, ERROR_CODES, ERROR_DESCRIPTIONS, type Erro, type ErrorCode } from './emv-messages.js';
+import { cardByPanHash } from './statements.js';
 import { type CheckedAReq, echoedIds, validateAReq } from './validate.js';
 
 /** What an AReq got: the ARes, or an Erro. */
@@ -44,12 +45,7 @@ async function cardByAcctNumber(
   pan: string,
 ): Promise<{ id: string; merchant_id: string; decision_url: string | null } | null> {
   const hash = await svc.vault.hash(db, pan);
-  const row = await db
-    .selectFrom('cards')
-    .innerJoin('merchants', 'merchants.id', 'cards.merchant_id')
-    .select(['cards.id', 'cards.merchant_id', 'merchants.three_ds_decision_url as decision_url'])
-    .where('cards.pan_hash', '=', hash)
-    .executeTakeFirst();
+  const row = (await cardByPanHash.execute(db, { hash })).rows[0];
   return row ?? null;
 }
 

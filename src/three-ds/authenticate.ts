@@ -1,7 +1,5 @@
-import type { Insertable } from 'kysely';
 import { notifyMerchant } from '../callbacks/merchant-event.js';
 import type { VerbCtx } from '../context.js';
-import type { ThreeDsAuthenticationsTable } from '../db/schema.js';
 import { issueAuthenticationValue } from './av.js';
 import { brandOf, eciFor } from './brand.js';
 import { countExemption } from './card-state.js';
@@ -9,6 +7,7 @@ import { decide, type Facts, type Outcome, purchaseOf } from './decide.js';
 import type { DecisionVerdict } from './decision-endpoint.js';
 import { type ARes, AUTHENTICATION_TYPES } from './emv-messages.js';
 import { hashOtp, newOtp, OTP_TTL_MS } from './otp.js';
+import { insertAuthentication, type NewAuthentication } from './statements.js';
 import { browserData, maskedAcct, storedAReq } from './store.js';
 import type { CheckedAReq } from './validate.js';
 
@@ -52,7 +51,7 @@ async function record(ctx: VerbCtx, input: AuthenticateInput, facts: Facts | nul
   const cfg = ctx.svc.config.threeDs;
   const purchase = facts?.purchase ?? purchaseOf(areq, ctx.svc.config.program.fxRates);
   const brand = brandOf(areq.acctNumber);
-  const row: Insertable<ThreeDsAuthenticationsTable> = {
+  const row: NewAuthentication = {
     acs_trans_id: acsTransId,
     merchant_id: facts?.card.merchant_id ?? null,
     card_id: facts?.card.id ?? null,
@@ -81,6 +80,24 @@ async function record(ctx: VerbCtx, input: AuthenticateInput, facts: Facts | nul
     endpoint_outcome: input.verdict?.outcome ?? null,
     endpoint_ms: input.verdict?.ms ?? null,
     exempt_eur: null,
+    authentication_type: null,
+    challenge_method: null,
+    challenge_state: null,
+    challenge_expires_at: null,
+    challenge_window_size: null,
+    session_data: null,
+    otp_hash: null,
+    otp_key_version: null,
+    otp_expires_at: null,
+    otp_sent: 0,
+    otp_failures: 0,
+    oob_result: null,
+    interaction_counter: 0,
+    challenge_cancel: null,
+    av_hash: null,
+    av_key_version: null,
+    av_issued_at: null,
+    used_trade_id: null,
     created_at: ctx.now,
     completed_at: ctx.now,
     updated_at: ctx.now,
@@ -125,7 +142,7 @@ async function record(ctx: VerbCtx, input: AuthenticateInput, facts: Facts | nul
       authenticationType: AUTHENTICATION_TYPES[outcome.method],
     });
   }
-  await ctx.tx.insertInto('three_ds_authentications').values(row).execute();
+  await insertAuthentication.execute(ctx.tx, row);
   return { ares, transStatus: ares.transStatus, reason: ares.transStatusReason ?? null };
 }
 
@@ -135,7 +152,7 @@ async function openChallenge(
   input: AuthenticateInput,
   facts: Facts,
   method: 'otp' | 'oob',
-  row: Insertable<ThreeDsAuthenticationsTable>,
+  row: NewAuthentication,
   purchase: Facts['purchase'],
 ): Promise<void> {
   const expiresAt = ctx.now + CHALLENGE_TTL_MS;
@@ -155,7 +172,8 @@ async function openChallenge(
     amount: purchase.amount === null ? null : purchase.amount / 10 ** (purchase.exponent ?? 2),
     currency: purchase.currency,
   };
-  const event = { merchantId: facts.card.merchant_id, subject: `threeDs:${input.acsTransId}` };
+  // The notify URL as this transaction read it (with the card, decide.ts).
+  const event = { merchantId: facts.card.merchant_id, subject: `threeDs:${input.acsTransId}`, url: facts.merchant.notifyUrl };
   if (method === 'otp') {
     const code = newOtp();
     const otpExpiresAt = ctx.now + OTP_TTL_MS;

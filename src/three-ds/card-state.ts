@@ -1,4 +1,5 @@
 import type { TxCtx } from '../context.js';
+import { areqsSince, lockState } from './statements.js';
 
 /** AReqs of one card in an hour beyond which the ACS answers N/04 (decisions §14.7). */
 export const AREQS_PER_HOUR = 30;
@@ -26,12 +27,8 @@ export interface CardState {
 export async function lockCardState(ctx: TxCtx, cardId: string): Promise<CardState> {
   // One statement: the row is created the first time, and on PostgreSQL an upsert that finds the row
   // locks it as FOR UPDATE would (a concurrent AReq of the card waits here until this one commits).
-  const row = await ctx.tx
-    .insertInto('three_ds_card_state')
-    .values({ card_id: cardId, exempt_count: 0, exempt_eur: 0, last_challenge_at: null, updated_at: ctx.now })
-    .onConflict((oc) => oc.column('card_id').doUpdateSet((eb) => ({ updated_at: eb.ref('excluded.updated_at') })))
-    .returning(['exempt_count', 'exempt_eur', 'last_challenge_at'])
-    .executeTakeFirstOrThrow();
+  const { rows } = await lockState.execute(ctx.tx, { cardId, now: ctx.now });
+  const row = rows[0] as { exempt_count: number; exempt_eur: number; last_challenge_at: number | null };
   return {
     exemptCount: Number(row.exempt_count),
     exemptEur: Number(row.exempt_eur),
@@ -41,12 +38,8 @@ export async function lockCardState(ctx: TxCtx, cardId: string): Promise<CardSta
 
 /** The card's AReqs of the last hour (whatever became of them), read under the card's state lock. */
 export async function areqsLastHour(ctx: TxCtx, cardId: string): Promise<number> {
-  const row = await ctx.tx
-    .selectFrom('three_ds_authentications')
-    .select((eb) => eb.fn.countAll<number>().as('n'))
-    .where('card_id', '=', cardId)
-    .where('created_at', '>', ctx.now - HOUR_MS)
-    .executeTakeFirstOrThrow();
+  const { rows } = await areqsSince.execute(ctx.tx, { cardId, since: ctx.now - HOUR_MS });
+  const row = rows[0] as { n: number };
   return Number(row.n);
 }
 

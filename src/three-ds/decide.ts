@@ -11,6 +11,7 @@ import { AREQS_PER_HOUR, areqsLastHour, type CardState, exemptionFits, lockCardS
 import { countryAlpha2 } from './country-codes.js';
 import type { DecisionVerdict } from './decision-endpoint.js';
 import type { TransStatusReason } from './emv-messages.js';
+import { cardFacts } from './statements.js';
 import type { CheckedAReq } from './validate.js';
 import { countVerificationFailure } from './verification-failure.js';
 
@@ -87,20 +88,7 @@ export async function decide(
   const state: CardState =
     mode === 'final' ? await lockCardState(ctx, input.cardId) : { exemptCount: 0, exemptEur: 0, lastChallengeAt: null };
   // The card with its cardholder's status and controls and its merchant's settings, in one statement.
-  const found = await ctx.tx
-    .selectFrom('cards')
-    .innerJoin('cardholders', 'cardholders.id', 'cards.holder_id')
-    .innerJoin('merchants', 'merchants.id', 'cards.merchant_id')
-    .selectAll('cards')
-    .select([
-      'cardholders.audit_status as holder_audit_status',
-      'cardholders.controls as holder_controls',
-      'merchants.notify_url as merchant_notify_url',
-      'merchants.three_ds_decision_url as merchant_decision_url',
-      'merchants.three_ds_challenge_method as merchant_challenge_method',
-    ])
-    .where('cards.id', '=', input.cardId)
-    .executeTakeFirst();
+  const found = (await cardFacts.execute(ctx.tx, { cardId: input.cardId })).rows[0];
   if (!found) return { outcome: refused('08'), facts: null };
   const { holder_audit_status, holder_controls, merchant_notify_url, merchant_decision_url, merchant_challenge_method, ...card } = found;
   const holder = { id: card.holder_id, audit_status: holder_audit_status, controls: holder_controls };
