@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
+import { purgeBrowserData } from '../../src/three-ds/purge.js';
 import { randomStr } from '../helpers/app.js';
 import { eachDialect } from '../helpers/dialects.js';
 import { acs, card, notifyTo } from './helpers/acs.js';
@@ -149,5 +150,30 @@ eachDialect('3-D Secure: the merchant’s operations (decisions §14.6)', (diale
     }
     const sandboxOnly = await h.call('/sandbox/3ds/authenticate', { cardId: 'card_x', amount: 1, randomStr: randomStr() });
     assert.equal(sandboxOnly.status, 404);
+  });
+});
+
+eachDialect('3-D Secure: what is kept', (dialect) => {
+  it('the browser’s data is dropped after 30 days by the hourly pass; the rest of the authentication stays; the metrics count outcomes', async (t) => {
+    let now = Date.now();
+    const { h, url } = await acs(t, dialect, {}, { clock: () => now });
+    const c = await card(h);
+    const old = (await send(url, areq({ pan: c.pan, expiry: c.expiry, amount: '100' }))).json ?? {};
+    now += 29 * 86_400_000;
+    const recent = (await send(url, areq({ pan: c.pan, expiry: c.expiry, amount: '100' }))).json ?? {};
+    const row = (id: unknown) =>
+      h.db.database.db.selectFrom('three_ds_authentications').selectAll().where('acs_trans_id', '=', String(id)).executeTakeFirstOrThrow();
+    assert.notEqual((await row(old.acsTransID)).browser, null);
+    assert.equal(await purgeBrowserData(h.app.svc, now), 0, 'nothing is 30 days old yet');
+    now += 2 * 86_400_000;
+    assert.equal(await purgeBrowserData(h.app.svc, now), 1);
+    const purged = await row(old.acsTransID);
+    assert.deepEqual([purged.browser, purged.trans_status, purged.pan_masked.slice(0, 6)], [null, 'Y', c.pan.slice(0, 6)]);
+    assert.notEqual((await row(recent.acsTransID)).browser, null);
+    const metrics = await h.app.svc.metrics.text();
+    assert.match(metrics, /cardprogram_3ds_authentications_total\{status="Y",reason=""\} 2/);
+    assert.match(metrics, /cardprogram_3ds_areq_duration_seconds_count 2/);
+    await send(url, { messageType: 'AReq', messageVersion: '9.9.9' });
+    assert.match(await h.app.svc.metrics.text(), /cardprogram_3ds_errors_total\{code="102"\} 1/);
   });
 });

@@ -110,6 +110,8 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('created_at', 'bigint', (c) => c.notNull())
     .addPrimaryKeyConstraint('three_ds_uses_pk', ['acs_trans_id', 'trade_id'])
     .execute();
+  // An authorization's authentication (tradeQuery shows it, decisions §14.5).
+  await db.schema.createIndex('three_ds_uses_trade').on('three_ds_uses').column('trade_id').execute();
 
   await db.schema.alterTable('merchants').addColumn('three_ds_decision_url', 'text').execute();
   await db.schema
