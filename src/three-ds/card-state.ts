@@ -1,9 +1,9 @@
 import type { TxCtx } from '../context.js';
-import { areqsSince, lockState } from './statements.js';
+import { lockState } from './statements.js';
 
 /** AReqs of one card in an hour beyond which the ACS answers N/04 (decisions §14.7). */
 export const AREQS_PER_HOUR = 30;
-const HOUR_MS = 3_600_000;
+export const HOUR_MS = 3_600_000;
 
 /**
  * PSD2's low-value exemption (RTS art. 16, decisions §14.3.5), in EUR minor units: a purchase of at
@@ -34,13 +34,6 @@ export async function lockCardState(ctx: TxCtx, cardId: string): Promise<CardSta
     exemptEur: Number(row.exempt_eur),
     lastChallengeAt: row.last_challenge_at === null ? null : Number(row.last_challenge_at),
   };
-}
-
-/** The card's AReqs of the last hour (whatever became of them), read under the card's state lock. */
-export async function areqsLastHour(ctx: TxCtx, cardId: string): Promise<number> {
-  const { rows } = await areqsSince.execute(ctx.tx, { cardId, since: ctx.now - HOUR_MS });
-  const row = rows[0] as { n: number };
-  return Number(row.n);
 }
 
 /** Whether a purchase of `eur` (EUR minor units) fits the exemption, given what the card used since its last successful challenge. */

@@ -7,7 +7,7 @@ import { AuditStatus } from '../holders/audit-status.js';
 import { MAX_MINOR } from '../money/currency.js';
 import { convert, type RateTable } from '../money/fx.js';
 import { currencyAlpha } from '../money/iso4217.js';
-import { AREQS_PER_HOUR, areqsLastHour, type CardState, exemptionFits, lockCardState } from './card-state.js';
+import { AREQS_PER_HOUR, type CardState, exemptionFits, HOUR_MS, lockCardState } from './card-state.js';
 import { countryAlpha2 } from './country-codes.js';
 import type { DecisionVerdict } from './decision-endpoint.js';
 import type { TransStatusReason } from './emv-messages.js';
@@ -61,6 +61,8 @@ export interface Facts {
   holder: Pick<Selectable<CardholdersTable>, 'id' | 'audit_status' | 'controls'>;
   merchant: { notifyUrl: string | null; decisionUrl: string | null; challengeMethod: ChallengeMethod };
   state: CardState;
+  /** The card's AReqs of the last hour, read after its state row was locked. */
+  recentAReqs: number;
   purchase: Purchase;
 }
 
@@ -87,21 +89,25 @@ export async function decide(
   const { areq } = input;
   const state: CardState =
     mode === 'final' ? await lockCardState(ctx, input.cardId) : { exemptCount: 0, exemptEur: 0, lastChallengeAt: null };
-  // The card with its cardholder's status and controls and its merchant's settings, in one statement.
-  const found = (await cardFacts.execute(ctx.tx, { cardId: input.cardId })).rows[0];
+  // The card with its cardholder's status and controls, its merchant's settings and its AReqs of the
+  // hour, in one statement after the lock (on PostgreSQL its snapshot then sees the AReqs before).
+  const found = (await cardFacts.execute(ctx.tx, { cardId: input.cardId, since: ctx.now - HOUR_MS })).rows[0];
   if (!found) return { outcome: refused('08'), facts: null };
-  const { holder_audit_status, holder_controls, merchant_notify_url, merchant_decision_url, merchant_challenge_method, ...card } = found;
-  const holder = { id: card.holder_id, audit_status: holder_audit_status, controls: holder_controls };
-  const m = {
-    notify_url: merchant_notify_url,
-    three_ds_decision_url: merchant_decision_url,
-    three_ds_challenge_method: merchant_challenge_method,
-  };
+  const {
+    holder_audit_status,
+    holder_controls,
+    merchant_notify_url,
+    merchant_decision_url,
+    merchant_challenge_method,
+    recent_areqs,
+    ...card
+  } = found;
   const facts: Facts = {
     card,
-    holder,
-    merchant: { notifyUrl: m.notify_url, decisionUrl: m.three_ds_decision_url, challengeMethod: m.three_ds_challenge_method },
+    holder: { id: card.holder_id, audit_status: holder_audit_status, controls: holder_controls },
+    merchant: { notifyUrl: merchant_notify_url, decisionUrl: merchant_decision_url, challengeMethod: merchant_challenge_method },
     state,
+    recentAReqs: Number(recent_areqs ?? 0),
     purchase: purchaseOf(areq, ctx.svc.config.program.fxRates),
   };
   const outcome = await order(ctx, input, facts, mode);
@@ -117,7 +123,7 @@ async function order(
   const { areq, verdict } = input;
   const { card, purchase } = f;
   // §14.7: 30 AReqs of a card an hour, refused ones included (they are what a guesser sends).
-  if ((await areqsLastHour(ctx, card.id)) >= AREQS_PER_HOUR) return refused('04');
+  if (f.recentAReqs >= AREQS_PER_HOUR) return refused('04');
   // 1. The card. An expiry other than the card's is a verification failure (§12.13); a missing one is not.
   if (areq.cardExpiryDate !== undefined && areq.cardExpiryDate !== yymm(card)) {
     if (mode === 'final') await countVerificationFailure(ctx, card, 'expiry');

@@ -25,17 +25,12 @@ export const lockState = precompiled((db, slot: Slots<{ cardId: string; now: num
     .returning(['exempt_count', 'exempt_eur', 'last_challenge_at']),
 );
 
-/** A card's AReqs since a moment. */
-export const areqsSince = precompiled((db, slot: Slots<{ cardId: string; since: number }>) =>
-  db
-    .selectFrom('three_ds_authentications')
-    .select((eb) => eb.fn.countAll<number>().as('n'))
-    .where('card_id', '=', slot('cardId'))
-    .where('created_at', '>', slot('since')),
-);
-
-/** The card with its cardholder's status and controls and its merchant's settings. */
-export const cardFacts = precompiled((db, slot: Slots<{ cardId: string }>) =>
+/**
+ * The card with its cardholder's status and controls, its merchant's settings and its AReqs since a
+ * moment: one statement, sent once the card's 3-D Secure row is locked (its snapshot then sees every
+ * AReq of the card committed before).
+ */
+export const cardFacts = precompiled((db, slot: Slots<{ cardId: string; since: number }>) =>
   db
     .selectFrom('cards')
     .innerJoin('cardholders', 'cardholders.id', 'cards.holder_id')
@@ -48,6 +43,14 @@ export const cardFacts = precompiled((db, slot: Slots<{ cardId: string }>) =>
       'merchants.three_ds_decision_url as merchant_decision_url',
       'merchants.three_ds_challenge_method as merchant_challenge_method',
     ])
+    .select((eb) =>
+      eb
+        .selectFrom('three_ds_authentications')
+        .select((e) => e.fn.countAll<number>().as('n'))
+        .whereRef('three_ds_authentications.card_id', '=', 'cards.id')
+        .where('three_ds_authentications.created_at', '>', slot('since'))
+        .as('recent_areqs'),
+    )
     .where('cards.id', '=', slot('cardId')),
 );
 
