@@ -7,6 +7,7 @@ import { DomainError } from '../errors.js';
 import type { RequestKey } from '../idempotency/keys.js';
 import { runVerb } from '../runner.js';
 import { authenticate } from './authenticate.js';
+import { EXEMPTION } from './card-state.js';
 import { decide } from './decide.js';
 import { askDecision, type DecisionVerdict } from './decision-endpoint.js';
 import { type ARes, ERROR_CODES, ERROR_DESCRIPTIONS, type Erro, type ErrorCode } from './emv-messages.js';
@@ -87,7 +88,7 @@ async function endpointVerdict(svc: Services, areq: CheckedAReq, cardId: string,
     deviceChannel: areq.deviceChannel,
     messageCategory: areq.messageCategory,
     threeDSRequestorChallengeInd: areq.threeDSRequestorChallengeInd ?? null,
-    exemptionEligible: purchase.eur !== null && purchase.eur <= 3000,
+    exemptionEligible: purchase.eur !== null && purchase.eur <= EXEMPTION.maxAmount,
     occurredAt: new Date(svc.clock()).toISOString(),
   });
 }
