@@ -133,7 +133,14 @@ export async function startAcs(svc: Services): Promise<AcsServer | null> {
     void done.finally(() => inFlight.delete(done));
   };
   const inFlight = new Set<Promise<void>>();
-  const options = { maxHeaderSize: 16 * 1024, requestTimeout: REQUEST_MS, headersTimeout: HEADERS_MS, keepAliveTimeout: KEEP_ALIVE_MS };
+  // The timeouts are enforced every second (Node checks them every 30 s by default: a slow sender would keep its connection that long).
+  const options = {
+    maxHeaderSize: 16 * 1024,
+    requestTimeout: REQUEST_MS,
+    headersTimeout: HEADERS_MS,
+    keepAliveTimeout: KEEP_ALIVE_MS,
+    connectionsCheckingInterval: 1000,
+  };
   const server: Server = cfg.tls
     ? createHttpsServer(
         {
