@@ -148,7 +148,7 @@ async function prepare(dialect: TestDialect) {
       return reply;
     };
     const cards: Card[] = [];
-    for (let i = 0; cards.length < CARDS; i++) {
+    while (cards.length < CARDS) {
       const holder = await call('/api/network/holderCreate.html', holderBody());
       await call('/sandbox/holder/review', { holderId: holder.holderId, auditStatus: 2 });
       for (let k = 0; k < 5 && cards.length < CARDS; k++) {
