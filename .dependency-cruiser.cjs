@@ -47,10 +47,7 @@ const LAYERS = [
   },
   {
     name: 'foundation',
-    paths: [
-      '^src/(config|config-vars|config-network|config-three-ds|errors|dates|canonical-json|metrics)\\.ts$',
-      '^src/(money|crypto|db|iso8583)/',
-    ],
+    paths: ['^src/(config|config-[a-z-]+|errors|dates|canonical-json|metrics)\\.ts$', '^src/(money|crypto|db|iso8583)/'],
   },
 ];
 

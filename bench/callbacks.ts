@@ -8,11 +8,15 @@
  * fast as the service takes them: how the worker keeps up), and isolation (issue 33): 1 000
  * callbacks queued for three other merchants' broken receivers — one accepts connections and never
  * answers, one refuses them, one answers after 5 s — while the merchant makes 50 top-ups, 10 a
- * second; its p99 from commit to receipt is the figure docs/callbacks.md promises (1 s).
+ * second; its p99 from commit to receipt is the figure docs/callbacks.md promises (1 s). And
+ * fan-out (issue 46): another merchant makes 300 KYC requests, each with its own `callbackUrl` (its
+ * own port: 300 endpoints), whose receivers answer 500 at 9 s, just before the 10 s timeout; once
+ * the sandbox's reviewer has written their 600 `kyc.result` events, the merchant makes its 50
+ * top-ups again. `attackerMostInFlight` is the most attempts the 300 receivers had open at once.
  *
  *   npm run bench:callbacks               both databases
  *   npm run bench:callbacks -- --quick    50 events per phase (CI)
- *   BENCH_PHASES=isolation npm run bench:callbacks   one phase (paced, burst, isolation)
+ *   BENCH_PHASES=fanout npm run bench:callbacks   one phase (paced, burst, isolation, fanout)
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -21,16 +25,19 @@ import http from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { hmacSign, signingString } from '../src/http/signing.js';
-import { holderBody } from '../test/helpers/app.js';
+import { holderBody, kycBody } from '../test/helpers/app.js';
 import { childDatabaseUrl, ROOT, runCli } from '../test/helpers/cli.js';
 import { isolatedDatabase, type TestDialect } from '../test/helpers/db.js';
 
 const quick = process.argv.includes('--quick');
 const EVENTS = quick ? 50 : Number(process.env.BENCH_EVENTS ?? 1000);
-const PHASES = (process.env.BENCH_PHASES ?? 'paced,burst,isolation').split(',');
+const PHASES = (process.env.BENCH_PHASES ?? 'paced,burst,isolation,fanout').split(',');
 /** Isolation: callbacks queued for the broken receivers, and the good merchant's events measured. */
 const BROKEN_QUEUED = 1000;
 const ISOLATION_EVENTS = 50;
+/** Fan-out: one merchant's endpoints (KYC callbackUrls on ports of their own), answering 500 at 90 % of the 10 s timeout. */
+const FANOUT_ENDPOINTS = 300;
+const FANOUT_ANSWER_MS = 9000;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -86,6 +93,40 @@ async function brokenReceivers() {
   };
 }
 
+/** The fan-out phase's receivers: each its own port, each answering 500 after `delayMs`; counts open requests. */
+async function slow500Receivers(n: number, delayMs: number) {
+  let open = 0;
+  let mostOpen = 0;
+  const servers: http.Server[] = [];
+  for (let i = 0; i < n; i++) {
+    const server = http.createServer((req, res) => {
+      mostOpen = Math.max(mostOpen, ++open);
+      let done = false;
+      const end = () => {
+        if (!done) open--;
+        done = true;
+      };
+      req.resume();
+      const timer = setTimeout(() => res.writeHead(500).end('try later'), delayMs);
+      res.on('finish', end);
+      res.on('close', () => {
+        clearTimeout(timer);
+        end();
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    servers.push(server);
+  }
+  return {
+    urls: servers.map((s) => `http://127.0.0.1:${(s.address() as AddressInfo).port}/kyc`),
+    mostOpen: () => mostOpen,
+    close: async () => {
+      for (const s of servers) s.closeAllConnections();
+      await Promise.all(servers.map((s) => new Promise<void>((r) => s.close(() => r()))));
+    },
+  };
+}
+
 async function run(dialect: TestDialect) {
   const db = await isolatedDatabase(dialect);
   const arrivals = new Map<string, number>();
@@ -111,6 +152,8 @@ async function run(dialect: TestDialect) {
     CARDPROGRAM_DEMO_MERCHANT: 'off',
     // Callback delivery is measured here, not the per-merchant rate limit (the burst phase exceeds it).
     CARDPROGRAM_RATE_LIMIT: '0',
+    // Fan-out: the sandbox's reviewer takes the KYC requests into review at once, and decides them a second later.
+    CARDPROGRAM_KYC_AUTO_DECISION_MS: '1000',
   };
   type Merchant = { appId: string; secret: string; webhookSecret: string };
   const merchant = async (name: string, notifyUrl: string): Promise<Merchant> => {
@@ -125,11 +168,15 @@ async function run(dialect: TestDialect) {
   const m = await merchant('Bench', hooks);
   const broken = PHASES.includes('isolation') ? await brokenReceivers() : null;
   const others = broken ? await Promise.all(broken.urls.map((url, i) => merchant(`Broken ${i}`, url))) : [];
+  const fanout = PHASES.includes('fanout') ? await slow500Receivers(FANOUT_ENDPOINTS, FANOUT_ANSWER_MS) : null;
+  const fanoutMerchant = fanout ? await merchant('Fanout', 'http://127.0.0.1:9/unused') : null;
   wh = new Webhook(m.webhookSecret);
   const service = await startService(env);
   try {
     const call = async (path: string, body: Record<string, unknown>, as: Merchant = m) => {
-      const signed = { ...body, appId: as.appId, randomStr: randomBytes(16).toString('hex') };
+      // A KYC request's requestNo is its idempotency key: it takes no randomStr.
+      const nonce = path.startsWith('/open/api/kyc/') ? {} : { randomStr: randomBytes(16).toString('hex') };
+      const signed = { ...body, appId: as.appId, ...nonce };
       const res = await fetch(`${service.base}${path}`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
@@ -184,9 +231,44 @@ async function run(dialect: TestDialect) {
       );
       result.isolation = { brokenQueued: BROKEN_QUEUED, commitToReceiptMs: await phase(1, 100, ISOLATION_EVENTS) };
     }
+    if (fanout && fanoutMerchant) {
+      // One KYC request per endpoint (10 at a time); the reviewer writes two events for each.
+      let next = 0;
+      await Promise.all(
+        Array.from({ length: 10 }, async () => {
+          while (next < FANOUT_ENDPOINTS) {
+            const i = next++;
+            await call('/open/api/kyc/share/information', kycBody({ callbackUrl: fanout.urls[i] }), fanoutMerchant);
+          }
+        }),
+      );
+      const undecided = () =>
+        db.database.db
+          .selectFrom('kyc_requests')
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .where('merchant_id', '=', fanoutMerchant.appId)
+          .where('status', 'in', ['init', 'reviewing'])
+          .executeTakeFirstOrThrow();
+      const until = Date.now() + 120_000;
+      while (Number((await undecided()).n) > 0 && Date.now() < until) await sleep(200);
+      const events = await db.database.db
+        .selectFrom('callback_events')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('merchant_id', '=', fanoutMerchant.appId)
+        .executeTakeFirstOrThrow();
+      const commitToReceiptMs = await phase(1, 100, ISOLATION_EVENTS);
+      result.fanout = {
+        endpoints: FANOUT_ENDPOINTS,
+        answerMs: FANOUT_ANSWER_MS,
+        attackerEvents: Number(events.n),
+        attackerMostInFlight: fanout.mostOpen(),
+        commitToReceiptMs,
+      };
+    }
     return result;
   } finally {
     await broken?.close();
+    await fanout?.close();
     service.child.kill('SIGTERM');
     await new Promise((r) => service.child.once('exit', r));
     receiver.close();
@@ -211,5 +293,6 @@ const lost = (r: Record<string, unknown>) =>
     r.pacedCommitToReceiptMs as Phase,
     r.burstCommitToReceiptMs as Phase,
     (r.isolation as { commitToReceiptMs: Phase } | undefined)?.commitToReceiptMs,
+    (r.fanout as { commitToReceiptMs: Phase } | undefined)?.commitToReceiptMs,
   ].some((p) => (p?.lost ?? 0) > 0);
 if (results.some(lost)) process.exitCode = 1;

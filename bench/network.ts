@@ -148,6 +148,9 @@ async function prepare(dialect: TestDialect) {
     CARDPROGRAM_KYC_AUTO_DECISION_MS: '0',
     CARDPROGRAM_NETWORK_PORT: String(linkPort),
     CARDPROGRAM_NETWORK_HOST: '127.0.0.1',
+    // Its MAX_CONNECTIONS connections come from one address, above the link's default per-address cap
+    // (8); twice that, as the next level's connections may arrive before the server has seen the last close.
+    CARDPROGRAM_NETWORK_MAX_PER_ADDRESS: String(2 * MAX_CONNECTIONS),
   };
   const cleanup = async () => {
     await db.cleanup();

@@ -22,7 +22,15 @@ const TARGETS = [
     name: 'SDK',
     stamp: 'client/dist/.build-stamp',
     // src too: the SDK's types are generated from the service's schemas.
-    inputs: ['src', 'client/src', 'client/tsconfig.json', 'client/package.json', 'scripts/sdk-types.ts', ...COMMON],
+    inputs: [
+      'src',
+      'client/src',
+      'client/tsconfig.json',
+      'client/package.json',
+      'scripts/sdk-types.ts',
+      'scripts/sdk-readme.ts',
+      ...COMMON,
+    ],
     outputs: ['client/dist/index.js', 'client/dist/index.d.ts'],
     build: buildSdk,
   },
@@ -82,6 +90,9 @@ function buildSdk() {
   // The SDK's record types from the OpenAPI document; the file is rewritten only when it changes.
   const generated = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/sdk-types.ts'], { cwd: ROOT, stdio: 'inherit' });
   if (generated.status !== 0) process.exit(generated.status ?? 1);
+  // Its README's list of callback events from the SDK's types (written only when it changes).
+  const readme = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/sdk-readme.ts'], { cwd: ROOT, stdio: 'inherit' });
+  if (readme.status !== 0) process.exit(readme.status ?? 1);
   // The launcher's path, not a resolved export: typescript@7 exports no ./bin/tsc.
   const tsc = join('node_modules', 'typescript', 'bin', 'tsc');
   const res = spawnSync(process.execPath, [tsc, '-p', 'client/tsconfig.json'], { cwd: ROOT, stdio: 'inherit' });

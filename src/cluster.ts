@@ -23,10 +23,12 @@ export async function serveCluster(config: Config, processes: number): Promise<v
   const sqliteFile = config.databaseUrl.startsWith('file:') ? config.databaseUrl.slice('file:'.length) : null;
   const nonceFile = config.requireTimestamp && sqliteFile && sqliteFile !== ':memory:' ? readNonceFile(sqliteFile) : undefined;
   if (!cluster.isPrimary) {
-    await serve({ ...config, demoMerchant: false }, nonceFile ? { readNonceFile: nonceFile } : {});
+    // The primary has logged the configuration's warnings once.
+    await serve({ ...config, demoMerchant: false, warnings: [] }, nonceFile ? { readNonceFile: nonceFile } : {});
     return;
   }
   const log = pino({ level: config.logLevel });
+  for (const warning of config.warnings ?? []) log.warn(warning);
   const database = openDatabase(config.databaseUrl);
   try {
     await migrateToLatest(database);

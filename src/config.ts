@@ -4,7 +4,7 @@ import { isIP } from 'node:net';
 import { join, resolve } from 'node:path';
 import { type NetworkConfig, networkConfig } from './config-network.js';
 import { type ThreeDsConfig, threeDsConfig } from './config-three-ds.js';
-import { ConfigError, type Env, intVar, jsonVar } from './config-vars.js';
+import { ConfigError, type Env, intVar, jsonVar, problemsError, unknownVariables, type VarName } from './config-vars.js';
 import { keyWeakness } from './crypto/key-quality.js';
 import { makePrivateDir } from './db/files.js';
 import type { CardCurrency } from './money/currency.js';
@@ -97,6 +97,8 @@ export interface Config {
   network: NetworkConfig;
   /** The 3-D Secure access control server (decisions §14, docs/3ds.md). */
   threeDs: ThreeDsConfig;
+  /** What the start logs as warnings: `CARDPROGRAM_*` variables set that are not read (misspelled?), with the nearest name. */
+  warnings?: readonly string[];
 }
 
 export interface KycConfig {
@@ -117,10 +119,16 @@ export interface CallbackConfig {
   /** Attempts in flight per merchant and endpoint, per worker (default 16; docs/callbacks.md, "Isolation"). */
   slots?: number;
   /**
-   * The circuit breaker per endpoint: opens after `failures` consecutive attempts without an answer,
-   * for `openMs`, doubling after each failed probe up to `maxOpenMs` (defaults 5, 10 s, 10 min).
+   * The share of a worker's attempts (in percent) one merchant may hold, in flight or claimed, over
+   * all its endpoints (default 25: a quarter; docs/callbacks.md, "Isolation").
    */
-  breaker?: { failures?: number; openMs?: number; maxOpenMs?: number };
+  merchantShare?: number;
+  /**
+   * The circuit breaker per endpoint: opens after `failures` consecutive failed attempts (no answer,
+   * 5xx, or a non-2xx answer slower than `slowMs`), for `openMs`, doubling after each failed probe up
+   * to `maxOpenMs` (defaults 5, 10 s, 10 min; `slowMs` half the timeout).
+   */
+  breaker?: { failures?: number; openMs?: number; maxOpenMs?: number; slowMs?: number };
 }
 
 export const DEFAULT_KYC_PLATFORMS = ['SUMSUB', 'ONFIDO', 'JUMIO', 'VERIFF', 'MANUAL'] as const;
@@ -140,6 +148,12 @@ export interface ProgramConfig {
    * (src/ledger/expire.ts).
    */
   holdDays?: number;
+  /**
+   * Whether a key-entered or e-commerce authorization on the card network link needs a CVV2
+   * (CARDPROGRAM_REQUIRE_CVV2, decisions §12.13; default on): without one it is declined
+   * (`card_verification_missing`). Credential-on-file messages never need one.
+   */
+  requireCvv2?: boolean;
 }
 
 /**
@@ -169,7 +183,7 @@ function metricsTokenVar(env: Env): string | null {
 }
 
 /** An on/off switch: on, off, true, false, 1 or 0 (any case); unset or empty: the fallback. */
-function switchVar(env: Env, name: string, fallback: boolean): boolean {
+function switchVar(env: Env, name: VarName, fallback: boolean): boolean {
   const raw = env[name]?.trim().toLowerCase();
   if (raw === undefined || raw === '') return fallback;
   if (raw === 'on' || raw === 'true' || raw === '1') return true;
@@ -259,13 +273,22 @@ function productionPublicUrl(publicUrl: string): void {
   }
 }
 
-function productionBins(bins: Readonly<Record<CardCurrency, string>>): void {
+/** `given`: the currencies CARDPROGRAM_BINS sets; the others have the sandbox's BIN by default. */
+function productionBins(bins: Readonly<Record<CardCurrency, string>>, given: ReadonlySet<string>): void {
   // Any BIN inside a sandbox range, in any currency: 42424299 is a test card as much as 424242 is.
-  const sandbox = Object.entries(bins).filter(([, bin]) => Object.values(SANDBOX_BINS).some((test) => bin.startsWith(test)));
+  const inside = (bin: string) => Object.values(SANDBOX_BINS).find((test) => bin.startsWith(test));
+  const sandbox = Object.entries(bins).filter(([, bin]) => inside(bin) !== undefined);
   if (sandbox.length > 0) {
-    const named = sandbox.map(([currency, bin]) => `${currency} ${bin}`).join(', ');
+    // A value set and a default read differently (issue 43.10): "USDT 535353" read as if it had been set.
+    const named = sandbox
+      .map(([currency, bin]) =>
+        given.has(currency)
+          ? `${currency} is set to ${bin}, ${bin === inside(bin) ? 'a sandbox BIN' : `inside the sandbox's ${inside(bin)}`}`
+          : `${currency} is not set (the default is the sandbox's ${bin})`,
+      )
+      .join('; ');
     throw new ConfigError(
-      `CARDPROGRAM_BINS must give the issuer's own BIN for every currency in production (EUR and USDT; none inside the sandbox's ${Object.values(SANDBOX_BINS).join('/')}: ${named})`,
+      `CARDPROGRAM_BINS must give the issuer's own BIN for every currency in production (EUR and USDT), none inside the sandbox's ${Object.values(SANDBOX_BINS).join(' or ')}: ${named}`,
     );
   }
 }
@@ -354,10 +377,20 @@ export function loadConfig(env: Env = process.env): Config {
     // check, made stricter over time): its format is checked, not its randomness.
     .map((k, i) => check(() => parseMasterKey(k, `CARDPROGRAM_MASTER_KEY_PREVIOUS (key ${i + 1})`, { judge: false }), Buffer.alloc(32)));
 
-  const bins = check(() => jsonVar(env, 'CARDPROGRAM_BINS', SANDBOX_BINS, validateBins), SANDBOX_BINS);
+  const binsGiven = new Set<string>(); // the currencies CARDPROGRAM_BINS sets; the others are the sandbox's by default
+  const binsRead = check(
+    () =>
+      jsonVar(env, 'CARDPROGRAM_BINS', SANDBOX_BINS, (raw) => {
+        for (const currency of Object.keys(raw)) binsGiven.add(currency);
+        return validateBins(raw);
+      }),
+    null,
+  );
+  const bins = binsRead ?? SANDBOX_BINS;
   if (envName === 'production') {
     if (publicUrlOk) check(() => productionPublicUrl(publicUrl), undefined);
-    check(() => productionBins(bins), undefined);
+    // When CARDPROGRAM_BINS was refused above, that problem is the one to fix first.
+    if (binsRead) check(() => productionBins(bins, binsGiven), undefined);
   }
 
   const config: Config = {
@@ -406,8 +439,10 @@ export function loadConfig(env: Env = process.env): Config {
       timeoutMs: 10_000,
       pollMs: check(() => intVar(env, 'CARDPROGRAM_WORKER_POLL_MS', 1000, 10, 60_000), 1000),
       slots: check(() => intVar(env, 'CARDPROGRAM_CALLBACK_SLOTS', 16, 1, 64), 16),
+      merchantShare: check(() => intVar(env, 'CARDPROGRAM_CALLBACK_MERCHANT_SHARE', 25, 1, 100), 25),
       breaker: {
         failures: check(() => intVar(env, 'CARDPROGRAM_CALLBACK_BREAKER_FAILURES', 5, 1, 1000), 5),
+        slowMs: check(() => intVar(env, 'CARDPROGRAM_CALLBACK_SLOW_MS', 5000, 100, 10_000), 5000),
         openMs: 10_000,
         maxOpenMs: 600_000,
       },
@@ -419,9 +454,11 @@ export function loadConfig(env: Env = process.env): Config {
       fees: check(() => jsonVar(env, 'CARDPROGRAM_FEES', DEFAULT_FEES, validateFees), DEFAULT_FEES),
       fxRates: check(() => jsonVar(env, 'CARDPROGRAM_FX_RATES', DEFAULT_RATES, validateRates), DEFAULT_RATES),
       holdDays: check(() => intVar(env, 'CARDPROGRAM_HOLD_DAYS', 7, 1, 365), 7),
+      requireCvv2: check(() => switchVar(env, 'CARDPROGRAM_REQUIRE_CVV2', true), true),
     },
+    // The environment as given holds every variable, not only the known ones `Env` names.
+    warnings: unknownVariables(env as Record<string, string | undefined>),
   };
-  if (problems.length === 1) throw new ConfigError(problems[0]);
-  if (problems.length > 1) throw new ConfigError(`${problems.length} configuration problems:\n${problems.map((p) => `- ${p}`).join('\n')}`);
+  if (problems.length > 0) throw problemsError(problems);
   return config;
 }

@@ -80,6 +80,8 @@ export interface VerbCtx extends TxCtx {
   once?: KeyInStatements;
   /** Who acts, kept where a verb records it: `merchant:<appId>`, `sandbox:<appId>`, `cli` or the operator's name, `sandbox-auto`, `cardholder`. */
   actor: string;
+  /** The run's actor when it is typed (src/runner.ts): for a record a verb appends itself (a security freeze's, src/cards/verification.ts). */
+  by?: Actor;
 }
 
 /**

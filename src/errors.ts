@@ -39,6 +39,7 @@ export const ErrorCodes = {
     status: 409,
     msg: 'Transaction not found, or not in a state that allows the operation',
   },
+  cardVerification: { code: '2731', status: 409, msg: 'Card verification failed: the CVV2 or expiry is not the card’s' },
   disputeNotFound: { code: '2740', status: 404, msg: 'Dispute not found' },
   disputeOpen: { code: '2741', status: 409, msg: 'The transaction already has an open dispute' },
   disputeState: { code: '2742', status: 409, msg: 'Dispute not in a status that allows the operation' },

@@ -48,6 +48,13 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  private readonly sweepFailures = new Counter({
+    name: 'cardprogram_sweep_failures_total',
+    help: 'Rows a periodic pass failed on (recorded and skipped; the next pass tries them again), by pass: hold_expiry, dispute_expiry, reap_*',
+    labelNames: ['job'] as const,
+    registers: [this.registry],
+  });
+
   private readonly rateLimited = new Counter({
     name: 'cardprogram_rate_limited_total',
     help: 'Signed requests refused by the per-merchant rate limit (1009)',
@@ -174,8 +181,36 @@ export class Metrics {
     this.threeDsConnectionsRefused.inc({ why });
   }
 
-  /** What the card network link's gauges read: its open connections and signed-on peers (src/network-link/listener.ts). */
-  private link: { connections(): number; signedOn(): number } = { connections: () => 0, signedOn: () => 0 };
+  private readonly verificationFailures = new Counter({
+    name: 'cardprogram_verification_failures_total',
+    help: 'CVV2 and expiry mismatches counted against cards (decisions §12.13), by kind (cvv2, expiry) and where presented (link, sandbox, 3ds, tsp)',
+    labelNames: ['kind', 'via'] as const,
+    registers: [this.registry],
+  });
+
+  private readonly securityFreezes = new Counter({
+    name: 'cardprogram_cards_frozen_security_total',
+    help: 'Cards frozen with source security after 5 card verification failures within 24 hours (decisions §12.13), by where the last was presented',
+    labelNames: ['via'] as const,
+    registers: [this.registry],
+  });
+
+  private readonly linkRefused = new Counter({
+    name: 'cardprogram_network_connections_refused_total',
+    help: 'Card network link connections closed by its caps (decisions §12.13), by reason: total (CARDPROGRAM_NETWORK_MAX_CONNECTIONS), per_address (CARDPROGRAM_NETWORK_MAX_PER_ADDRESS), handshake_timeout (TLS not finished within 10 s), peer_not_allowed (a certificate not in CARDPROGRAM_NETWORK_PEERS)',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+
+  private readonly linkHandshakeFailures = new Counter({
+    name: 'cardprogram_network_handshake_failures_total',
+    help: 'Card network link TLS handshakes refused, by reason: certificate (none, or not signed by CARDPROGRAM_NETWORK_TLS_CA), protocol (not TLS, or a TLS error)',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+
+  /** What the card network link's gauges read: its open connections, signed-on peers and messages being decided (src/network-link/listener.ts). */
+  private link: { connections(): number; signedOn(): number; inFlight?(): number } = { connections: () => 0, signedOn: () => 0 };
 
   constructor() {
     const link = () => this.link;
@@ -195,6 +230,14 @@ export class Metrics {
         this.set(link().signedOn());
       },
     });
+    new Gauge({
+      name: 'cardprogram_network_messages_in_flight',
+      help: 'Card network link messages being decided now, over all connections (at most 256 per connection; the rest wait unread)',
+      registers: [this.registry],
+      collect() {
+        this.set(link().inFlight?.() ?? 0);
+      },
+    });
     // Process CPU and memory, GC, and event-loop lag (nodejs_eventloop_lag_seconds and its percentiles).
     collectDefaultMetrics({ register: this.registry, prefix: 'cardprogram_' });
   }
@@ -208,6 +251,16 @@ export class Metrics {
   forcedPost(currency: string, amount: number): void {
     this.forcedPosts.inc({ currency });
     this.forcedPostsAmount.inc({ currency }, amount);
+  }
+
+  /** A card verification failure committed (src/cards/verification.ts). */
+  cardVerificationFailure(kind: string, via: string): void {
+    this.verificationFailures.inc({ kind, via });
+  }
+
+  /** A card frozen by `security` (src/cards/verification.ts). */
+  securityFreeze(via: string): void {
+    this.securityFreezes.inc({ via });
   }
 
   authorization(approved: boolean, reason: string | null): void {
@@ -232,8 +285,17 @@ export class Metrics {
   }
 
   /** The card network link's state, read when scraped. */
-  networkLink(state: { connections(): number; signedOn(): number }): void {
+  networkLink(state: { connections(): number; signedOn(): number; inFlight(): number }): void {
     this.link = state;
+  }
+
+  /** A card network link connection closed by a cap (src/network-link/admission.ts). */
+  networkRefused(reason: 'total' | 'per_address' | 'handshake_timeout' | 'peer_not_allowed'): void {
+    this.linkRefused.inc({ reason });
+  }
+
+  networkHandshakeFailed(reason: 'certificate' | 'protocol'): void {
+    this.linkHandshakeFailures.inc({ reason });
   }
 
   networkMessage(mti: string, code: string, seconds: number): void {
@@ -273,6 +335,11 @@ export class Metrics {
       connections: this.link.connections(),
       signedOn: this.link.signedOn(),
     };
+  }
+
+  /** A periodic pass failed on one row (src/db/sweep.ts). */
+  sweepFailure(job: string): void {
+    this.sweepFailures.inc({ job });
   }
 
   rateLimitRefusal(): void {

@@ -1,5 +1,6 @@
 import { type AuditSpec, recordAudit } from './audit/trail.js';
 import { type Actor, actorLabel, type Services, type Verb, type VerbCtx } from './context.js';
+import { CommittedFailure, type DomainError } from './errors.js';
 import { claimsKey, type KeyInStatements, type RequestKey, runWrite } from './idempotency/keys.js';
 
 /** How a verb is to be run: its input, who asks, and for which merchant. */
@@ -55,36 +56,57 @@ export async function runVerb<I, O, C extends VerbCtx>(
     wake,
     afterCommit,
     actor: actorLabel(run.actor),
+    ...(typeof run.actor === 'string' ? {} : { by: run.actor }),
     ...(run.merchantId === undefined ? {} : { merchantId: run.merchantId }),
   };
+  // A recorded decline (CommittedFailure) commits what the verb wrote before it: its afterCommit
+  // work and the worker's wake-up are owed too (src/idempotency/keys.ts commits it, then throws its error).
+  let committed: DomainError | null = null;
   const effect = async (tx: VerbCtx['tx'], once?: KeyInStatements) => {
     // A transaction tried again starts from nothing.
     wake.worker = false;
     after = [];
+    committed = null;
     const verbCtx = { ...ctx, tx, ...(once ? { once } : {}) } as C;
-    if (!run.audit || !auditedBy) return verb({ ctx: verbCtx, input: run.input });
+    if (!run.audit || !auditedBy) {
+      try {
+        return await verb({ ctx: verbCtx, input: run.input });
+      } catch (err) {
+        if (err instanceof CommittedFailure) committed = err.error;
+        throw err;
+      }
+    }
     const before = await run.audit.before?.(tx);
     const result = await verb({ ctx: verbCtx, input: run.input });
     await recordAudit(tx, { ...run.audit, by: auditedBy }, now, before, result);
     return result;
   };
-  let result: O;
   const started = performance.now();
-  if (run.once) {
-    if (run.merchantId === undefined) throw new Error('runVerb: an idempotent run needs its merchant');
-    const { onReplay, ...key } = run.once;
-    const outcome = await runWrite(svc.database, { ...key, merchantId: run.merchantId }, now, effect, svc.box, claimsKey(verb));
-    if (outcome.replayed) {
-      // Nothing of this run was committed: its afterCommit work, if any, is not done.
-      onReplay?.();
-      return outcome.body;
+  const done = () => {
+    for (const fn of after) fn();
+    if (wake.worker) svc.notifier.poke();
+  };
+  let result: O;
+  try {
+    if (run.once) {
+      if (run.merchantId === undefined) throw new Error('runVerb: an idempotent run needs its merchant');
+      const { onReplay, ...key } = run.once;
+      const outcome = await runWrite(svc.database, { ...key, merchantId: run.merchantId }, now, effect, svc.box, claimsKey(verb));
+      if (outcome.replayed) {
+        // Nothing of this run was committed: its afterCommit work, if any, is not done.
+        onReplay?.();
+        return outcome.body;
+      }
+      result = outcome.body;
+    } else {
+      result = await svc.database.withTx(effect, run.durable === false ? { durable: false } : undefined);
     }
-    result = outcome.body;
-  } else {
-    result = await svc.database.withTx(effect, run.durable === false ? { durable: false } : undefined);
+  } catch (err) {
+    // Only the failure runWrite committed and then threw was committed; any other error rolled back.
+    if (committed !== null && err === committed) done();
+    throw err;
   }
   svc.metrics.transaction((performance.now() - started) / 1000);
-  for (const fn of after) fn();
-  if (wake.worker) svc.notifier.poke();
+  done();
   return result;
 }

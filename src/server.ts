@@ -5,6 +5,9 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
 import { exampleCurl } from './cli/example-curl.js';
 import type { Config } from './config.js';
+import { partsState } from './config-parts.js';
+import { TLS_LISTENERS, tlsFileProblems } from './config-tls.js';
+import { problemsError } from './config-vars.js';
 import { ensureSandboxAdmin, sandboxAdminFile } from './console/sandbox.js';
 import { ensureDemoMerchant } from './merchants/demo.js';
 import { type LinkServer, startLink } from './network-link/listener.js';
@@ -62,7 +65,14 @@ export async function serve(
   { handleSignals = true, readNonceFile }: { handleSignals?: boolean; readNonceFile?: string } = {},
 ): Promise<Running> {
   const started = performance.now();
+  // The link's files again, now: a configuration built without the environment, or a file changed
+  // since it was read, still stops the start before anything listens (issue 43.5).
+  if (config.network.port !== null && config.network.tls) {
+    const problems = tlsFileProblems(TLS_LISTENERS.network, config.network.tls);
+    if (problems.length > 0) throw problemsError(problems);
+  }
   const app = await buildApp(config, readNonceFile ? { readNonceFile } : {});
+  for (const warning of config.warnings ?? []) app.log.warn(warning);
   app.starting = true;
   await app.listen({ port: config.port, host: config.host });
   const addr = app.server.address();
@@ -130,6 +140,8 @@ export async function serve(
       acsPort: acs?.port ?? null,
       env: config.env,
       database: app.svc.database.dialect,
+      // Which optional parts this start runs (src/config-parts.ts).
+      parts: partsState(app.svc.config),
       readyMs: Math.round(performance.now() - started),
     },
     'cardprogram ready',
@@ -141,7 +153,7 @@ export async function serve(
       `Demo merchant created: appId ${demo.appId}`,
       `Its credentials (secret, webhookSecret) are in ${app.svc.config.dataDir}/demo-merchant.json`,
       `Base URL: ${demo.baseUrl}`,
-      'Try a signed request (create a cardholder):',
+      'Try a signed request (create a cardholder; it signs a timestamp, so paste it within 5 minutes):',
       `  ${exampleCurl(demo)}`,
       '',
     ];

@@ -306,7 +306,15 @@ eachDialect('callbacks: fair claims', (dialect) => {
       })
       .execute();
     const now = Date.now();
-    const claimed = await claimDue(h.db.database, { owner: 'wrk_test', now, leaseUntil: now + 60_000, limit: 5, slots: 3, busy: [] });
+    const claimed = await claimDue(h.db.database, {
+      owner: 'wrk_test',
+      now,
+      leaseUntil: now + 60_000,
+      limit: 5,
+      slots: 3,
+      perMerchant: 10,
+      busy: [],
+    });
     assert.deepEqual(
       claimed.map((e) => [e.merchant_id, Number(JSON.parse(e.payload).i)]),
       [
@@ -323,15 +331,15 @@ eachDialect('callbacks: fair claims', (dialect) => {
 });
 
 describe('the circuit breaker’s rule', () => {
-  const s = { failures: 3, openMs: 1000, maxOpenMs: 3000 };
+  const s = { failures: 3, openMs: 1000, maxOpenMs: 3000, slowMs: 500 };
   const closed = CLOSED;
-  const noAnswer = { answered: false, probe: false, error: 'timed out' };
-  it('opens after consecutive attempts without an answer; an answer of any status closes it; a failed probe doubles the back-off up to the cap', () => {
+  const noAnswer = { healthy: false, probe: false, error: 'timed out', heldMs: 1000 };
+  it('opens after consecutive failed attempts; a healthy answer closes it; a failed probe doubles the back-off up to the cap; the slot time is counted', () => {
     let st = observe(observe(closed, noAnswer, 0, s), noAnswer, 0, s);
     assert.equal(st.state, 'closed');
-    assert.deepEqual(observe(st, { answered: true, probe: false, error: 'HTTP 500' }, 0, s), closed);
+    assert.deepEqual(observe(st, { healthy: true, probe: false, error: 'HTTP 404', heldMs: 5 }, 0, s), closed);
     st = observe(st, noAnswer, 100, s);
-    assert.deepEqual([st.state, st.open_until, st.trips], ['open', 1100, 1]);
+    assert.deepEqual([st.state, st.open_until, st.trips, st.held_ms], ['open', 1100, 1, 3000]);
     // An attempt sent before it opened only adds to the count.
     st = observe(st, noAnswer, 200, s);
     assert.deepEqual([st.state, st.open_until, st.failures], ['open', 1100, 4]);
@@ -341,7 +349,7 @@ describe('the circuit breaker’s rule', () => {
     assert.deepEqual([st.state, st.open_until], ['open', 6100]);
     st = observe(st, { ...noAnswer, probe: true }, 6100, s);
     assert.deepEqual([st.state, st.open_until], ['open', 9100], 'capped at maxOpenMs');
-    assert.deepEqual(observe(st, { answered: true, probe: true, error: null }, 9100, s), closed);
+    assert.deepEqual(observe(st, { healthy: true, probe: true, error: null, heldMs: 5 }, 9100, s), closed);
   });
   it('labels of merchants are capped: the largest, then other', () => {
     assert.deepEqual(

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import type { StatusSource } from '../src/db/schema.js';
+import type { StatusSource as AnySource } from '../src/db/schema.js';
 import { formToken } from '../src/page/links.js';
 import { runVerb } from '../src/runner.js';
 import { build, type Harness, holderBody, randomStr } from './helpers/app.js';
@@ -12,6 +12,9 @@ import { eachDialect } from './helpers/dialects.js';
  * Who froze a card decides who may unfreeze it (decisions §11), through each party's own channel:
  * the cardholder on the card page, the merchant through the signed API, the operator with the CLI.
  */
+
+/** The parties with a channel of their own (`security` is the service's: test/card-verification.test.ts). */
+type StatusSource = Exclude<AnySource, 'security'>;
 
 const FREEZE = '/api/network/cardFreeze.html';
 const UNFREEZE = '/api/network/cardUnfreeze.html';

@@ -172,7 +172,7 @@ eachDialect('cardprogram CLI', (dialect) => {
     // Hold expiry by hand (decisions §12.9): not due now; due 8 days on; released once.
     const notYet = await runCli(['holds', 'expire', '--json'], env);
     assert.equal(notYet.code, 0, notYet.stderr);
-    assert.deepEqual(JSON.parse(notYet.stdout), { released: 0, tradeIds: [] });
+    assert.deepEqual(JSON.parse(notYet.stdout), { released: 0, tradeIds: [], failed: [] });
     const later = new Date(Date.now() + 8 * 86_400_000).toISOString();
     const expired = await runCli(['holds', 'expire', '--now', later], env);
     assert.equal(expired.code, 0, expired.stderr);

@@ -80,7 +80,7 @@ describe('configuration from the environment (decisions §1)', () => {
     assert.equal(loadConfig(prod).env, 'production', 'the complete set starts');
     const publicUrl = /^CARDPROGRAM_PUBLIC_URL must be an https:\/\/ address in production, got "[^"\n]+"$/;
     const bins =
-      /^CARDPROGRAM_BINS must give the issuer's own BIN for every currency in production \(EUR and USDT; none inside the sandbox's 424242\/535353: [^)\n]+\)$/;
+      /^CARDPROGRAM_BINS must give the issuer's own BIN for every currency in production \(EUR and USDT\), none inside the sandbox's 424242 or 535353: [^\n]+$/;
     const cases: Array<[Record<string, string | undefined>, RegExp]> = [
       [{ CARDPROGRAM_PUBLIC_URL: undefined }, publicUrl],
       [{ CARDPROGRAM_PUBLIC_URL: 'http://cards.example.com' }, publicUrl],
@@ -100,6 +100,22 @@ describe('configuration from the environment (decisions §1)', () => {
         JSON.stringify(change),
       );
     }
+    // A BIN set and a currency left to its default read differently (issue 43.10): "USDT 535353" read as if it had been set.
+    assert.throws(
+      () => loadConfig({ ...prod, CARDPROGRAM_BINS: '{"EUR":"42424299"}' }),
+      (e: Error) =>
+        e.message ===
+        "CARDPROGRAM_BINS must give the issuer's own BIN for every currency in production (EUR and USDT), none inside the sandbox's 424242 or 535353: EUR is set to 42424299, inside the sandbox's 424242; USDT is not set (the default is the sandbox's 535353)",
+    );
+    assert.throws(
+      () => loadConfig({ ...prod, CARDPROGRAM_BINS: '{"EUR":"41000001","USDT":"535353"}' }),
+      (e: Error) => e.message.endsWith(': USDT is set to 535353, a sandbox BIN'),
+    );
+    // A CARDPROGRAM_BINS that does not parse is that one problem, not a second about BINs.
+    assert.throws(
+      () => loadConfig({ ...prod, CARDPROGRAM_BINS: '{"EUR":' }),
+      (e: Error) => e.message === 'CARDPROGRAM_BINS must be a JSON object',
+    );
     // The sandbox keeps its test BINs and plain http.
     assert.equal(
       loadConfig({ ...prod, CARDPROGRAM_ENV: 'sandbox', CARDPROGRAM_BINS: undefined, CARDPROGRAM_PUBLIC_URL: undefined }).env,
@@ -125,7 +141,7 @@ describe('configuration from the environment (decisions §1)', () => {
           '- DATABASE_URL must start with file: (SQLite) or postgres:// (PostgreSQL)',
           '- CARDPROGRAM_MASTER_KEY is required in production',
           '- CARDPROGRAM_PUBLIC_URL must be an https:// address in production, got "http://cards.example.com"',
-          "- CARDPROGRAM_BINS must give the issuer's own BIN for every currency in production (EUR and USDT; none inside the sandbox's 424242/535353: EUR 424242, USDT 535353)",
+          "- CARDPROGRAM_BINS must give the issuer's own BIN for every currency in production (EUR and USDT), none inside the sandbox's 424242 or 535353: EUR is not set (the default is the sandbox's 424242); USDT is not set (the default is the sandbox's 535353)",
           '- LOG_LEVEL must be one of trace, debug, info, warn, error, fatal, silent, got "verbose"',
         ]);
         return true;

@@ -197,7 +197,7 @@ eachDialect('console logins and set-up links (issue 26)', (dialect) => {
     for (let i = 0; i < 20; i++) await attempt(h.app, other, { email: `t${i}@example.com`, password: 'a guess' });
     await flood(other, 30);
     h.advance(10 * 60_000 + 1);
-    await reapConsoleSessions(h.app.svc.database, h.now.ms);
+    await reapConsoleSessions(h.app.svc, h.now.ms);
     const reaped = (await trail(other)).filter(([action]) => action === 'operator.login_throttled');
     assert.deepEqual(
       reaped.map(([, a]) => a.refusals),

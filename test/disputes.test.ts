@@ -141,9 +141,9 @@ eachDialect('disputes: lifecycles', (dialect) => {
     assert.match(msg, /^disputeId: the deadline/);
     const row = await h.db.database.db.selectFrom('disputes').select('status').where('id', '=', d1.disputeId).executeTakeFirstOrThrow();
     assert.equal(row.status, 'expired');
-    assert.deepEqual(await expireDisputes(h.app.svc, now), { expired: 1 });
+    assert.deepEqual(await expireDisputes(h.app.svc, now), { expired: 1, failed: [] });
     assert.equal((await disputeOk(h, 'query', { disputeId: d2.disputeId })).status, 'expired');
-    assert.deepEqual(await expireDisputes(h.app.svc, now), { expired: 0 });
+    assert.deepEqual(await expireDisputes(h.app.svc, now), { expired: 0, failed: [] });
     // An expired dispute no longer holds the transaction: nothing more to dispute after the deadline.
     await disputeRefused(h, 'create', { tradeId: a.tradeId, reason: 'other' }, 409, '2743');
     assert.equal((await balances(h, a.cardId)).available, 80);

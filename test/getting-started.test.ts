@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { it } from 'node:test';
+import { Webhook } from 'standardwebhooks';
 import { childDatabaseUrl, ROOT, run } from './helpers/cli.js';
 import { isolatedDatabase } from './helpers/db.js';
 import { eachDialect } from './helpers/dialects.js';
@@ -19,7 +20,7 @@ function snippet(name: string): string {
 }
 
 eachDialect('getting started (docs/getting-started.md), as a new user runs it', (dialect) => {
-  it('start the service, cardprogram demo, your own cardholder and card three ways, list a card’s transactions with curl, Node and the SDK, receive a verified callback', async (t) => {
+  it('start the service, cardprogram demo, your own cardholder and card three ways, list a card’s transactions with curl, Node and the SDK, receive a verified callback, KYC three ways', async (t) => {
     const db = await isolatedDatabase(dialect);
     // The reader's directory: inside the repository, so `npx cardprogram` and `@cardprogram/client` resolve as there.
     const work = join(ROOT, 'test-artifacts', `getting-started-${randomBytes(4).toString('hex')}`);
@@ -35,6 +36,8 @@ eachDialect('getting started (docs/getting-started.md), as a new user runs it', 
       DATABASE_URL: childDatabaseUrl(db),
       CARDPROGRAM_DATA_DIR: join(work, 'data'),
       CARDPROGRAM_WORKER_POLL_MS: '50',
+      // The sandbox's automatic KYC reviewer (step 8) decides sooner than its 5 s: the guide's scripts wait for it either way.
+      CARDPROGRAM_KYC_AUTO_DECISION_MS: '1000',
       CARDPROGRAM_REQUIRE_TIMESTAMP: 'on',
       // The card network link, plain TCP on loopback (the guide's 8583; a free port here).
       CARDPROGRAM_NETWORK_PORT: String(await freePort()),
@@ -146,7 +149,15 @@ eachDialect('getting started (docs/getting-started.md), as a new user runs it', 
     await eventually(() => hooksOut.includes('listening'), 10_000, 'the receiver listening');
     const notify = await sh(snippet('notify-and-top-up'), { CARD_ID: cardId, HOOKS_PORT: hooksPort });
     assert.equal(notify.code, 0, notify.stderr);
-    await eventually(() => /verified trade evt_\w+ 25 EUR/.test(hooksOut), 15_000, 'a verified trade callback').catch((err: Error) => {
+    // The receiver prints each event's payload (issue 43.15): the top-up's amount, its card number masked.
+    const printed = (type: string) =>
+      [...hooksOut.matchAll(new RegExp(`^verified ${type.replace('.', '\\.')} (evt_\\w+) (\\{.*\\})$`, 'gm'))].map((m) => {
+        const event = JSON.parse(m[2] as string) as Record<string, unknown>;
+        assert.equal(event.eventId, m[1]);
+        return event;
+      });
+    const topUpPrinted = () => printed('trade').some((e) => e.amount === 25 && e.currency === 'EUR' && e.tradeType === 100);
+    await eventually(topUpPrinted, 15_000, 'a verified trade callback').catch((err: Error) => {
       throw new Error(
         `${err.message}\nthe receiver printed:\n${hooksOut}\nthe service printed (last lines):\n${service.output().slice(-4000)}`,
       );
@@ -159,6 +170,51 @@ eachDialect('getting started (docs/getting-started.md), as a new user runs it', 
       body: '{"type":"trade"}',
     });
     assert.equal(forged.status, 400);
+    for (const event of printed('trade')) assert.match(String(event.cardNo), /^\d{6}\*{6}\d{4}$/);
+    // A full card number (none is ever sent; the receiver masks the shape all the same), signed as the service signs.
+    const pan = '4242424242424242';
+    const body = JSON.stringify({ type: 'trade', eventId: 'evt_masktest', note: `card ${pan}`, cardNo: pan });
+    const signed = new Webhook(demoFile.webhookSecret).sign('evt_masktest', new Date(), body);
+    const unmasked = await fetch(`http://127.0.0.1:${hooksPort}/hooks`, {
+      method: 'POST',
+      headers: { 'webhook-id': 'evt_masktest', 'webhook-timestamp': String(Math.floor(Date.now() / 1000)), 'webhook-signature': signed },
+      body,
+    });
+    assert.equal(unmasked.status, 200);
+    await eventually(() => hooksOut.includes('evt_masktest'), 5000, 'the masked event printed');
+    assert.ok(hooksOut.includes('"note":"card 424242******4242","cardNo":"424242******4242"'), hooksOut);
+    assert.ok(!hooksOut.includes(pan));
+
+    // 8. KYC, three ways: each submission's kyc.result callbacks reach the receiver, and the approved cardholder gets a card.
+    const kycCurl = await sh(snippet('curl-kyc'), { HOOKS_PORT: hooksPort });
+    assert.equal(kycCurl.code, 0, kycCurl.stderr);
+    const kycLines = kycCurl.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    assert.equal(kycLines.length, 3, kycCurl.stdout);
+    assert.deepEqual([kycLines[0].code, kycLines[0].model], ['0', null]);
+    assert.equal(kycLines[1].model.kycStatus, 'approved');
+    assert.match(kycLines[1].model.holderId, /^hld_\w+$/);
+    assert.equal(kycLines[2].model.status, 'active');
+    for (const [name, file] of [
+      ['node-kyc', 'kyc-node.mjs'],
+      ['sdk-kyc', 'kyc-sdk.mjs'],
+    ] as const) {
+      writeFileSync(join(work, file), snippet(name));
+      const ran = await run(process.execPath, [file], work, { ...env, HOOKS_PORT: hooksPort });
+      assert.equal(ran.code, 0, ran.stderr);
+      assert.match(ran.stdout, /^KYC KYC-(NODE|SDK)-1 approved: cardholder hld_\w+\ncard card_\w+ \d{6}\*+\d{4} active\n$/, name);
+    }
+    const decided = (requestNo: string) =>
+      printed('kyc.result')
+        .filter((e) => e.requestNo === requestNo)
+        .map((e) => e.kycStatus);
+    for (const requestNo of ['KYC-CURL-1', 'KYC-NODE-1', 'KYC-SDK-1']) {
+      await eventually(() => decided(requestNo).includes('approved'), 15_000, `the kyc.result callbacks of ${requestNo}`);
+      // At least once, and each step of the review: into review, then approved.
+      assert.deepEqual([...new Set(decided(requestNo))].sort(), ['approved', 'reviewing'], requestNo);
+    }
 
     // 3c. A purchase over the card network link (last: it adds to the card's history counted above).
     const overLink = await sh(snippet('link-purchase'), { CARD_ID: cardId });

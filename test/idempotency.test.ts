@@ -124,7 +124,7 @@ eachDialect('randomStr idempotency and replay (decisions §4)', (dialect) => {
     await h.call(CREATE, holderBody());
     const old = Date.now() - h.config.idempotencyRetentionMs - 1000;
     await h.db.database.db.updateTable('idempotency_keys').set({ created_at: old }).where('random_str', '=', key).execute();
-    const reaped = await reapKeys(h.db.database, Date.now() - h.config.idempotencyRetentionMs);
+    const reaped = await reapKeys(h.app.svc, Date.now() - h.config.idempotencyRetentionMs);
     assert.equal(reaped, 1);
     assert.equal(await count(h, 'idempotency_keys'), 1);
   });

@@ -218,6 +218,10 @@ eachDialect('network CLI: the simulator, the clearing file and the settlement (d
       ['matched', 'reversal', 10, '00'],
       ['matched', 'refund', 5, '00'],
     ]);
+    assert.deepEqual(
+      report.lines.map((l: { posted?: { movement: string; amount: number } }) => l.posted && [l.posted.movement, l.posted.amount]),
+      [['cleared', 20], ['cleared', 25], undefined, ['cleared', 7], ['reversed', 10], ['refunded', 5]],
+    );
     assert.equal(report.lines[1].difference, -5);
     assert.equal(report.lines[1].reason, 'cleared 25, authorized 30');
     assert.equal(report.lines[3].reason, 'no approved authorization matches field 90');
@@ -270,12 +274,13 @@ eachDialect('network CLI: the simulator, the clearing file and the settlement (d
     const s = JSON.parse(settled.stdout);
     const expected = {
       currency: 'EUR',
-      clearedCount: 3,
-      cleared: 52,
-      refundedCount: 1,
-      refunded: 5,
-      reversedCount: 1,
-      reversed: 10,
+      lines: [
+        { line: 'cleared', count: 3, amount: 52, net: 52 },
+        { line: 'refunded', count: 1, amount: 5, net: -5 },
+        { line: 'reversed', count: 1, amount: 10, net: 0 },
+        { line: 'disputes-won', count: 0, amount: 0, net: 0 },
+        { line: 'disputes-lost', count: 0, amount: 0, net: 0 },
+      ],
       net: 47,
     };
     assert.deepEqual(s.rows, [{ ...expected, merchantId: h.merchant.appId }]);
@@ -291,9 +296,10 @@ eachDialect('network CLI: the simulator, the clearing file and the settlement (d
     assert.equal(check.code, 0, check.stdout);
     assert.deepEqual(JSON.parse(check.stdout).problems, []);
     const csv = await runCli(['network', 'settlement', '--date', day, '--csv'], env);
+    const m = `${day},EUR,${h.merchant.appId}`;
     assert.equal(
       csv.stdout,
-      `date,currency,merchant_id,cleared_count,cleared,refunded_count,refunded,reversed_count,reversed,net\n${day},EUR,${h.merchant.appId},3,52,1,5,1,10,47\n`,
+      `date,currency,merchant_id,line,count,amount,net\n${m},cleared,3,52,52\n${m},refunded,1,5,-5\n${m},reversed,1,10,0\n${m},disputes-won,0,0,0\n${m},disputes-lost,0,0,0\n`,
     );
     // Not a clearing file: refused whole, nothing posted; an 0100 in one is refused, not decided.
     const broken = join(h.db.dataDir, 'broken.bin');
@@ -313,6 +319,6 @@ eachDialect('network CLI: the simulator, the clearing file and the settlement (d
     assert.deepEqual(await Promise.all([count(h, 'network_messages'), count(h, 'trades'), count(h, 'ledger_postings')]), before);
 
     const empty = await runCli(['network', 'settlement', '--date', '2001-01-01'], env);
-    assert.equal(empty.stdout, 'settlement of 2001-01-01\nnothing cleared, refunded or reversed by the network that day\n');
+    assert.equal(empty.stdout, 'settlement of 2001-01-01\nnothing cleared, refunded, reversed or disputed with the network that day\n');
   });
 });

@@ -192,8 +192,9 @@ eachDialect('network link: golden frames (decisions §12.4)', (dialect) => {
     assert.deepEqual(refunds, [2, 3], 'a trade callback for each refund');
     const day = new Date().toISOString().slice(0, 10);
     const [total] = (await settlement(h.db.database.db, day)).totals;
+    const line = (name: string) => total?.lines.find((l) => l.line === name);
     assert.deepEqual(
-      [total?.clearedCount, total?.cleared, total?.refundedCount, total?.refunded, total?.net],
+      [line('cleared')?.count, line('cleared')?.amount, line('refunded')?.count, line('refunded')?.amount, total?.net],
       [3, 35, 2, 5, 30],
       'the day’s settlement counts the returned payments as refunded',
     );

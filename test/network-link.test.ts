@@ -148,8 +148,17 @@ eachDialect('network link: 0800 and 0100 over loopback TCP (decisions §12)', (d
     assert.equal(await code(authorizationRequest(card)), '62');
     await ok(h, '/api/network/cardClose.html', { cardId });
     assert.equal(await code(authorizationRequest(card)), '78');
-    // The declines the sandbox records are recorded (tradeQuery reads them); the card data ones write nothing.
-    assert.equal(await count(h, 'authorizations'), 3, 'insufficient funds, frozen, closed');
+    // The declines the sandbox records are recorded (tradeQuery reads them); since issue 39 (decisions
+    // §12.13) the card data mismatches too, each counted against the card.
+    assert.equal(await count(h, 'authorizations'), 5, 'CVV2, expiry, insufficient funds, frozen, closed');
+    const reasons = await h.db.database.db.selectFrom('authorizations').select('decline_reason').orderBy('created_at').execute();
+    assert.deepEqual(reasons.map((r) => r.decline_reason).sort(), [
+      'card_inactive',
+      'card_inactive',
+      'cvv2_mismatch',
+      'expiry_mismatch',
+      'insufficient_funds',
+    ]);
   });
 
   it('answers 91 and writes nothing when the decision cannot be made within the deadline', async (t) => {
@@ -197,6 +206,10 @@ it('configuration: off unless CARDPROGRAM_NETWORK_PORT is set; production refuse
       deadlineMs: 1500,
       tls: null,
       currencies: { EUR: '978', USDT: '840' },
+      maxConnections: 64,
+      maxPerAddress: 8,
+      handshakeMs: 10_000,
+      peers: null,
     },
   );
   const refuse = (env: Record<string, string>, pattern: RegExp) =>

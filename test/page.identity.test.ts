@@ -80,7 +80,7 @@ eachDialect('the card page stores no e-mail in the clear (issue 14.6)', (dialect
         session('live', now - 60_000, now - 1000),
       ])
       .execute();
-    assert.equal(await reapPage(h.db.database, now), 3);
+    assert.equal(await reapPage(h.app.svc, now), 3);
     assert.deepEqual(
       (await db.selectFrom('page_links').select('token_hash').execute()).map((r) => r.token_hash),
       [sha256('live')],
@@ -89,6 +89,6 @@ eachDialect('the card page stores no e-mail in the clear (issue 14.6)', (dialect
       (await db.selectFrom('page_sessions').select('id_hash').execute()).map((r) => r.id_hash),
       [sha256('live')],
     );
-    assert.equal(await reapPage(h.db.database, now), 0);
+    assert.equal(await reapPage(h.app.svc, now), 0);
   });
 });

@@ -19,7 +19,7 @@ function isSignatureDetail(v: unknown): v is SignatureDetail {
   );
 }
 
-/** What a declined sandbox authorization answers (2724, 2725, 2728, 2729): read it with `trades.get(tradeId)`. */
+/** What a declined sandbox authorization answers (2724, 2725, 2728, 2729, 2731): read it with `trades.get(tradeId)`. */
 export interface DeclineDetail {
   tradeId: string;
   declineReason: DeclineReasonValue;

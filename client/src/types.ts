@@ -169,3 +169,18 @@ export interface ThreeDsDecisionRequest {
   exemptionEligible: boolean;
   occurredAt: string;
 }
+
+/**
+ * Every event `webhooks.verify` may return (`CallbackEvent['type']`), and when it is sent. One entry
+ * per member of the union, no more (the compiler checks both ways): `npm run build` writes this list
+ * into client/README.md, and `npm run lint` fails when the README is not what it gives.
+ */
+export const CALLBACK_EVENTS = {
+  'kyc.result': 'a KYC request goes into review, is approved or rejected (sent to the request’s `callbackUrl`)',
+  'holder.audit': 'a cardholder’s `auditStatus` changes',
+  trade: 'a transaction record is written or changes status',
+  'card.status': 'a card is frozen, unfrozen or closed',
+  'authorization.declined': 'the program declined an authorization (a declined one is not a listed trade)',
+  'dispute.updated':
+    'a dispute is created or changes status (submitted, won, lost, expired, withdrawn), and every money movement it causes',
+} as const satisfies Record<CallbackEvent['type'], string>;

@@ -36,6 +36,9 @@ export const DeclineReason = {
   merchantDeclined: 'merchant_declined',
   merchantTimeout: 'merchant_timeout',
   merchantError: 'merchant_error',
+  cvv2Mismatch: 'cvv2_mismatch',
+  expiryMismatch: 'expiry_mismatch',
+  cardVerificationMissing: 'card_verification_missing',
 } as const;
 export type DeclineReasonValue = (typeof DeclineReason)[keyof typeof DeclineReason];
 
@@ -96,7 +99,7 @@ export interface Authorization {
     approved: boolean;
     /** null when approved */
     declineReason: DeclineReasonValue | null;
-    /** the result code the decline answered (2724, 2725, 2728, 2729); null when approved */
+    /** the result code the decline answered (2724, 2725, 2728, 2729, 2731); null when approved */
     code: string | null;
     /** the decision in words */
     message: string;
@@ -187,8 +190,8 @@ export interface Card {
   holderId: string;
   /** active, frozen or closed */
   status: 'active' | 'frozen' | 'closed';
-  /** who froze or closed the card (null while active); a freeze is lifted only by the same party or the operator (precedence operator > merchant > cardholder) */
-  statusSource: 'cardholder' | 'merchant' | 'operator' | null;
+  /** who froze or closed the card (null while active); a freeze is lifted only by the same party or the operator (precedence operator > merchant > cardholder). security: the service froze it after 5 CVV2 or expiry mismatches within 24 hours; the merchant or the operator lifts it */
+  statusSource: 'cardholder' | 'merchant' | 'operator' | 'security' | null;
   /** why, as given by whoever set the status; null while active */
   statusReason: string | null;
   /** what can be spent, in major units */

@@ -8,13 +8,15 @@ import type { CallbackEndpointsTable, DB } from '../db/schema.js';
  * database so that every worker (threads, `cardprogram worker` processes, other instances) sees
  * the same state:
  *
- * - **closed**: attempts go as the retry schedule says. `failures` counts consecutive attempts
- *   that got no answer at all (timed out, refused, reset, not resolved): an endpoint that answers,
- *   whatever the status, is there, and its failures are the retry schedule's business.
+ * - **closed**: attempts go as the retry schedule says. `failures` counts consecutive failed
+ *   attempts: no answer at all (timed out, refused, reset, not resolved), a 5xx, or any other
+ *   non-2xx answer slower than `slowMs` (unhealthy); `held_ms` the time they held their slots. A
+ *   receiver that answers 500 just before the timeout holds a slot as long as one that does not
+ *   answer, and is as unwell. A 2xx (however slow, within the timeout) and a quick 4xx close it.
  * - **open**, after `breaker.failures` of them: the endpoint's events are deferred (not claimed, not
  *   attempted, their attempts and schedule untouched) until `open_until`; then one worker takes the
- *   probe and sends one due event. An answer closes the breaker; no answer opens it again for
- *   twice as long (up to `breaker.maxOpenMs`).
+ *   probe and sends one due event. A healthy answer closes the breaker; a failed probe opens it again
+ *   for twice as long (up to `breaker.maxOpenMs`).
  */
 
 export type EndpointRow = Selectable<CallbackEndpointsTable>;
@@ -23,10 +25,14 @@ export interface BreakerSettings {
   failures: number;
   openMs: number;
   maxOpenMs: number;
+  /** A non-2xx answer after this long counts as a failure (a 5xx always does). */
+  slowMs: number;
 }
 
-export const DEFAULT_BREAKER: BreakerSettings = { failures: 5, openMs: 10_000, maxOpenMs: 600_000 };
+export const DEFAULT_BREAKER = { failures: 5, openMs: 10_000, maxOpenMs: 600_000 } as const;
 export const DEFAULT_SLOTS = 16;
+/** The share of a worker's attempts (percent) one merchant may hold, over all its endpoints. */
+export const DEFAULT_MERCHANT_SHARE = 25;
 
 export function breakerSettings(config: CallbackConfig): BreakerSettings {
   const b = config.breaker ?? {};
@@ -34,16 +40,30 @@ export function breakerSettings(config: CallbackConfig): BreakerSettings {
     failures: b.failures ?? DEFAULT_BREAKER.failures,
     openMs: b.openMs ?? DEFAULT_BREAKER.openMs,
     maxOpenMs: b.maxOpenMs ?? DEFAULT_BREAKER.maxOpenMs,
+    slowMs: b.slowMs ?? Math.floor(config.timeoutMs / 2),
   };
+}
+
+/**
+ * Whether an attempt shows its endpoint well (the breaker's one rule of health, for the record and
+ * for the worker's own count): a 2xx, or another answer that came quickly and is not a 5xx. No
+ * answer, a 5xx, or a slow refusal is a failure: each held a slot, and none delivered.
+ */
+export function healthy(result: { status: number | null; durationMs: number }, slowMs: number): boolean {
+  const { status, durationMs } = result;
+  if (status === null || status >= 500) return false;
+  return (status >= 200 && status < 300) || durationMs < slowMs;
 }
 
 /** An attempt's outcome as the breaker sees it. */
 export interface Observation {
-  /** Any HTTP answer (2xx or not). */
-  answered: boolean;
+  /** The attempt showed the endpoint well (healthy()). */
+  healthy: boolean;
   /** The attempt was the open breaker's probe. */
   probe: boolean;
   error: string | null;
+  /** How long the attempt held its slot. */
+  heldMs: number;
 }
 
 type State = Omit<EndpointRow, 'merchant_id' | 'endpoint' | 'changed_at'>;
@@ -58,12 +78,13 @@ export const CLOSED: State = {
   probe_owner: null,
   probe_until: null,
   last_error: null,
+  held_ms: 0,
 };
 
 /** The breaker's next state after one attempt (pure: the tests' and the record's one rule). */
 export function observe(state: State, o: Observation, now: number, s: BreakerSettings): State {
-  if (o.answered) return CLOSED;
-  const next: State = { ...state, failures: state.failures + 1, last_error: o.error };
+  if (o.healthy) return CLOSED;
+  const next: State = { ...state, failures: state.failures + 1, last_error: o.error, held_ms: state.held_ms + o.heldMs };
   if (state.state === 'open') {
     // An attempt sent before the breaker opened only adds to the count; a failed probe backs off.
     if (!o.probe) return next;
@@ -95,7 +116,7 @@ export async function recordObservations(
     tx,
     tx.selectFrom('callback_endpoints').selectAll().where('merchant_id', '=', key.merchantId).where('endpoint', '=', key.endpoint),
   ).executeTakeFirst();
-  let state: State = row ? { ...row, failures: Number(row.failures), trips: Number(row.trips) } : CLOSED;
+  let state: State = row ? { ...row, failures: Number(row.failures), trips: Number(row.trips), held_ms: Number(row.held_ms) } : CLOSED;
   for (const o of observations) state = observe(state, o, now, s);
   const opened = state.state === 'open' && row?.state !== 'open';
   const clean = state.state === 'closed' && state.failures === 0;
@@ -113,14 +134,45 @@ export async function recordObservations(
   return { state, opened };
 }
 
+/** Open endpoints looked at for probes in one claim (the oldest back-offs first; the rest: the next claim). */
+const PROBES_LOOKED_AT = 500;
+
 /**
- * Takes the probe of every open endpoint whose back-off is over (one worker each: the update's
- * condition is checked again on a row another worker just took). Returns them.
+ * Takes the probe of open endpoints whose back-off is over (one worker each: the update's condition
+ * is checked again on a row another worker just took), at most `limit`, and at most what
+ * `room(merchantId)` allows per merchant: a merchant whose many endpoints are open gets no more
+ * probes in flight than its share of the worker (docs/callbacks.md, "Isolation"). Returns them.
  */
-export async function takeProbes(tx: Kysely<DB>, owner: string, now: number, leaseUntil: number) {
+export async function takeProbes(
+  tx: Kysely<DB>,
+  owner: string,
+  now: number,
+  leaseUntil: number,
+  limit: number,
+  room: (merchantId: string) => number,
+) {
+  const due = await tx
+    .selectFrom('callback_endpoints')
+    .select(['merchant_id', 'endpoint'])
+    .where('state', '=', 'open')
+    .where('open_until', '<=', now)
+    .where((eb) => eb.or([eb('probe_until', 'is', null), eb('probe_until', '<', now)]))
+    .orderBy('open_until')
+    .limit(PROBES_LOOKED_AT)
+    .execute();
+  const taken = new Map<string, number>();
+  const chosen = due.filter((p) => {
+    const n = taken.get(p.merchant_id) ?? 0;
+    if (n >= room(p.merchant_id)) return false;
+    taken.set(p.merchant_id, n + 1);
+    return true;
+  });
+  chosen.splice(Math.max(0, limit));
+  if (chosen.length === 0) return [];
   return tx
     .updateTable('callback_endpoints')
     .set({ probe_owner: owner, probe_until: leaseUntil })
+    .where((eb) => eb.or(chosen.map((p) => eb.and([eb('merchant_id', '=', p.merchant_id), eb('endpoint', '=', p.endpoint)]))))
     .where('state', '=', 'open')
     .where('open_until', '<=', now)
     .where((eb) => eb.or([eb('probe_until', 'is', null), eb('probe_until', '<', now)]))

@@ -1,11 +1,14 @@
 import type { Kysely } from 'kysely';
 import type { Services, VerbCtx } from '../context.js';
+import type { SecretBox } from '../crypto/secretbox.js';
 import type { DB } from '../db/schema.js';
 import { disputeSandbox } from '../disputes/sandbox.js';
 import { DomainError } from '../errors.js';
 import { kycAutomation } from '../kyc/automation.js';
 import { closeBreakers } from './breaker.js';
 import type { Resolver } from './deliver.js';
+import { openPayload } from './outbox.js';
+import { shownPayload } from './shown-payload.js';
 import { CallbackWorker } from './worker.js';
 
 /** Starts a delivery worker for this process, with the sandbox's automatic KYC reviewer and dispute decisions when enabled. */
@@ -24,6 +27,8 @@ export function startWorker(svc: Services, opts: { resolver?: Resolver } = {}): 
 
 export interface CallbackSummary {
   eventId: string;
+  /** What was sent, as an operator may see it (src/callbacks/shown-payload.ts): secrets and codes redacted, card numbers masked. */
+  payload: unknown;
   merchantId: string;
   type: string;
   sequence: number;
@@ -43,7 +48,7 @@ export interface CallbackFilter {
 }
 
 /** The newest events first (a read: no transaction of its own). */
-export async function listCallbacks(db: Kysely<DB>, filter: CallbackFilter): Promise<CallbackSummary[]> {
+export async function listCallbacks(db: Kysely<DB>, filter: CallbackFilter, box: SecretBox): Promise<CallbackSummary[]> {
   let q = db
     .selectFrom('callback_events')
     .selectAll()
@@ -55,6 +60,7 @@ export async function listCallbacks(db: Kysely<DB>, filter: CallbackFilter): Pro
   const iso = (ms: number | null) => (ms === null ? null : new Date(Number(ms)).toISOString());
   return rows.map((r) => ({
     eventId: r.id,
+    payload: shownPayload(openPayload(box, r)),
     merchantId: r.merchant_id,
     type: r.type,
     sequence: Number(r.sequence),

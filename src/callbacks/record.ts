@@ -1,6 +1,6 @@
 import type { Services } from '../context.js';
 import { newId } from '../db/ids.js';
-import { type BreakerSettings, giveUpExpired, type Observation, recordObservations } from './breaker.js';
+import { type BreakerSettings, giveUpExpired, healthy, type Observation, recordObservations } from './breaker.js';
 import type { Claimed } from './claim.js';
 import type { DeliveryResult } from './deliver.js';
 
@@ -35,6 +35,11 @@ export interface EndpointAfter {
 
 const keyOf = (e: { merchant_id: string; endpoint: string }) => `${e.merchant_id} ${e.endpoint}`;
 
+/** The breaker's last error says when an answer was slow: what made a refusal count. */
+function slowNote(error: string | null, result: DeliveryResult, slowMs: number): string | null {
+  return error !== null && result.status !== null && result.durationMs >= slowMs ? `${error} after ${result.durationMs} ms` : error;
+}
+
 /**
  * Records attempts, the events' new state and their endpoints' breakers in one transaction, and
  * returns the breakers as it left them. Not
@@ -59,7 +64,12 @@ export async function recordOutcomes(
   const observed = new Map<string, { merchantId: string; endpoint: string; obs: Observation[] }>();
   for (const { event, result, error } of settled) {
     const o = observed.get(keyOf(event)) ?? { merchantId: event.merchant_id, endpoint: event.endpoint, obs: [] };
-    o.obs.push({ answered: result.status !== null, probe: event.probe, error });
+    o.obs.push({
+      healthy: healthy(result, breaker.slowMs),
+      probe: event.probe,
+      error: slowNote(error, result, breaker.slowMs),
+      heldMs: result.durationMs,
+    });
     observed.set(keyOf(event), o);
   }
   const opened: Array<{ merchantId: string; endpoint: string; error: string | null }> = [];
@@ -108,7 +118,7 @@ export async function recordOutcomes(
         const { state, opened: justOpened } = await recordObservations(tx, o, o.obs, now, breaker);
         if (justOpened) opened.push({ merchantId: o.merchantId, endpoint: o.endpoint, error: state?.last_error ?? null });
         after.push({ merchantId: o.merchantId, endpoint: o.endpoint, open: state?.state === 'open', failures: state?.failures ?? 0 });
-        if (state?.state === 'open' && o.obs.some((x) => x.probe && !x.answered))
+        if (state?.state === 'open' && o.obs.some((x) => x.probe && !x.healthy))
           await giveUpExpired(tx, o, now, config.callbacks.maxAgeMs, state.last_error ?? 'no answer');
       }
     },

@@ -1,26 +1,29 @@
 import { randomBytes } from 'node:crypto';
 import type { Services } from '../context.js';
-import { type BreakerSettings, breakerSettings, DEFAULT_SLOTS } from './breaker.js';
+import {
+  type BreakerSettings,
+  breakerSettings,
+  capLabels,
+  DEFAULT_MERCHANT_SHARE,
+  DEFAULT_SLOTS,
+  healthy,
+  MERCHANT_LABELS,
+} from './breaker.js';
 import { type Claimed, claimDue, unclaim } from './claim.js';
 import { deliver, type Resolver } from './deliver.js';
 import { openPayload } from './outbox.js';
 import { type Outcome, recordOutcomes } from './record.js';
+import { keyOf, SlotBook } from './slots.js';
 import { webhookHeaders } from './webhook-signature.js';
 
 export interface WorkerOptions {
-  /** How many attempts this worker has in flight at most, over every endpoint. */
+  /** How many attempts this worker has in flight (and claimed) at most, over every merchant. */
   batch?: number;
   /** How long a claimed event stays ours; past it another worker may take it. */
   leaseMs?: number;
   resolver?: Resolver;
   /** Jobs run on every poll besides delivery (the sandbox's automatic KYC reviewer). */
   jobs?: Array<(now: number) => Promise<unknown>>;
-}
-
-interface Slot {
-  merchantId: string;
-  endpoint: string;
-  n: number;
 }
 
 /**
@@ -32,14 +35,20 @@ const PREFETCH_PER_SLOT = 4;
 /** An attempt starts only with its whole timeout and this much more left on its lease. */
 const LEASE_MARGIN_MS = 2000;
 
-const keyOf = (e: { merchant_id: string; endpoint: string }) => `${e.merchant_id} ${e.endpoint}`;
+const split = (key: string) => {
+  const [merchantId = '', endpoint = ''] = key.split(' ');
+  return { merchantId, endpoint };
+};
 
 /**
- * Delivers the outbox, one endpoint isolated from another (docs/callbacks.md, "Isolation"). A
- * continuous scheduler, not batches: each attempt is started as soon as its endpoint has a free slot
- * and recorded as soon as it ends, so no attempt waits for a slower one to another endpoint. Due
- * events are taken round-robin by merchant and endpoint, at most `slots` in flight per endpoint (and
- * `batch` in all); an endpoint whose breaker is open is skipped, its events deferred (src/callbacks/breaker.ts).
+ * Delivers the outbox, one merchant isolated from another and one endpoint from another
+ * (docs/callbacks.md, "Isolation"). A continuous scheduler, not batches: each attempt is started as
+ * soon as its merchant and endpoint have a free slot and recorded as soon as it ends, so no attempt
+ * waits for a slower one to another endpoint. Due events are taken round-robin by merchant, then by
+ * endpoint within the merchant; a merchant holds at most its share of the worker
+ * (`merchantShare` percent of `batch`, in flight and claimed; src/callbacks/slots.ts), an endpoint at
+ * most `slots` in flight; an endpoint whose breaker
+ * is open is skipped, its events deferred (src/callbacks/breaker.ts).
  *
  * Several workers (threads of one service, `cardprogram worker` processes, other instances) may run
  * at once: each claims due events with a lease (`FOR UPDATE SKIP LOCKED` on PostgreSQL, the write
@@ -50,21 +59,14 @@ export class CallbackWorker {
   readonly owner = `wrk_${randomBytes(6).toString('hex')}`;
   private timer: NodeJS.Timeout | null = null;
   private stopped = true;
-  private readonly batch: number;
   private readonly leaseMs: number;
-  private readonly slots: number;
   private readonly breaker: BreakerSettings;
-  /** Attempts in flight per merchant and endpoint. */
-  private readonly inFlight = new Map<string, Slot>();
-  private inFlightTotal = 0;
-  /** Claimed events waiting for a slot of their endpoint (at most `prefetch` per endpoint with those in flight). */
-  private readonly waiting = new Map<string, Claimed[]>();
-  private waitingTotal = 0;
-  private readonly prefetch: number;
+  /** Attempts in flight and claimed events waiting for a slot, per merchant and endpoint. */
+  private readonly book: SlotBook;
   /** What is left of its lease when an attempt may start: its timeout and a margin. */
   private readonly minLeaseMs: number;
   /**
-   * Consecutive attempts without an answer per endpoint, as this worker saw them since the last
+   * Consecutive failed attempts per endpoint (breaker.ts, healthy), as this worker saw them since the last
    * record told it the breaker's count: at the breaker's threshold the endpoint waits for the
    * record (which opens the breaker) instead of spending its waiting events.
    */
@@ -84,10 +86,16 @@ export class CallbackWorker {
     private readonly svc: Services,
     private readonly opts: WorkerOptions = {},
   ) {
-    this.batch = opts.batch ?? 256;
+    const batch = opts.batch ?? 256;
     this.leaseMs = opts.leaseMs ?? svc.config.callbacks.timeoutMs * 3;
-    this.slots = svc.config.callbacks.slots ?? DEFAULT_SLOTS;
-    this.prefetch = this.slots * PREFETCH_PER_SLOT;
+    const slots = svc.config.callbacks.slots ?? DEFAULT_SLOTS;
+    const share = svc.config.callbacks.merchantShare ?? DEFAULT_MERCHANT_SHARE;
+    this.book = new SlotBook({
+      total: batch,
+      perMerchant: Math.max(1, Math.floor((batch * share) / 100)),
+      perEndpoint: slots,
+      prefetch: slots * PREFETCH_PER_SLOT,
+    });
     const { timeoutMs } = svc.config.callbacks;
     this.minLeaseMs = timeoutMs + Math.min(LEASE_MARGIN_MS, Math.max(0, this.leaseMs - timeoutMs) / 2);
     this.breaker = breakerSettings(svc.config.callbacks);
@@ -113,7 +121,7 @@ export class CallbackWorker {
     this.timer = null;
     await this.jobsRunning;
     await this.filling;
-    for (const key of [...this.waiting.keys()]) this.drop(key);
+    for (const key of this.book.waitingKeys()) this.drop(key);
     while (this.tasks.size > 0) await Promise.all([...this.tasks]);
   }
 
@@ -145,7 +153,9 @@ export class CallbackWorker {
       try {
         do {
           this.jobsAgain = false;
-          for (const job of jobs) await job(this.svc.clock());
+          // One job failing (its own rows are its business: each records and skips its failing
+          // items) neither stops the others nor the delivery that follows.
+          for (const job of jobs) await job(this.svc.clock()).catch((err) => this.svc.log.warn({ err }, 'worker job failed'));
         } while (this.jobsAgain && !this.stopped);
       } finally {
         this.jobsRunning = null;
@@ -166,7 +176,7 @@ export class CallbackWorker {
       const settled = this.nextSettled();
       const started = await this.fill();
       total += started;
-      if (started === 0 && this.inFlightTotal === 0 && this.recordsPending === 0 && this.waitingTotal === 0) return total;
+      if (started === 0 && this.book.inFlightTotal === 0 && this.recordsPending === 0 && this.book.waitingTotal === 0) return total;
       if (started === 0) await settled;
     }
   }
@@ -200,75 +210,60 @@ export class CallbackWorker {
     return (this.streak.get(key) ?? 0) >= this.breaker.failures;
   }
 
-  /** Events claimed and waiting for a slot of their endpoint, and attempts in flight, of one endpoint. */
-  private load(key: string): number {
-    return (this.inFlight.get(key)?.n ?? 0) + (this.waiting.get(key)?.length ?? 0);
+  /** Attempts in flight per merchant, the 10 with most and `other` (`cardprogram_callback_in_flight`). */
+  inFlightByMerchant(): Array<[string, number]> {
+    return capLabels(this.book.inFlightByMerchant(), MERCHANT_LABELS);
   }
 
   private async claimAndStart(): Promise<number> {
-    const room = this.batch - this.inFlightTotal - this.waitingTotal;
+    const room = this.book.room();
     if (room <= 0 || this.closing) return 0;
     const now = this.svc.clock();
-    const busy = [...new Set([...this.inFlight.keys(), ...this.waiting.keys(), ...this.streak.keys()])]
-      .filter((k) => this.load(k) >= this.prefetch || this.failing(k))
-      .map((k) => {
-        const [merchantId = '', endpoint = ''] = k.split(' ');
-        return { merchantId, endpoint };
-      });
+    const failing = [...this.streak.keys()].filter((k) => this.failing(k)).map(split);
     const claimed = await claimDue(this.svc.database, {
       owner: this.owner,
       now,
       leaseUntil: now + this.leaseMs,
       limit: room,
-      slots: this.prefetch,
-      busy,
+      slots: this.book.limits.prefetch,
+      perMerchant: this.book.limits.perMerchant,
+      ...this.book.shape(failing),
     });
     const extra: string[] = [];
     const touched = new Set<string>();
     let taken = 0;
     for (const e of claimed) {
-      const key = keyOf(e);
-      // A probe goes at once (it is its endpoint's only attempt); others wait for a slot.
+      // A probe goes at once (it is its endpoint's only attempt; the claim counted it in its
+      // merchant's share); others wait for a slot.
       if (e.probe) this.launch(e);
-      else if (this.load(key) >= this.prefetch) {
+      else if (!this.book.enqueue(e)) {
         extra.push(e.id);
         continue;
-      } else {
-        this.waiting.set(key, [...(this.waiting.get(key) ?? []), e]);
-        this.waitingTotal++;
-        touched.add(key);
-      }
+      } else touched.add(e.merchant_id);
       taken++;
     }
-    for (const key of touched) this.pump(key);
+    for (const merchantId of touched) this.pump(merchantId);
     await unclaim(this.svc.database, this.owner, extra);
     return taken;
   }
 
   /**
-   * Starts the endpoint's waiting events while it has free slots. An event whose lease would end
-   * before its attempt could (timeout and a margin) is given back instead: another worker may then
-   * take it, and no attempt is ever sent by two workers at once.
+   * Starts the merchant's waiting events while it and their endpoints have free slots, its endpoints
+   * in turn. An event whose lease would end before its attempt could (timeout and a margin) is given
+   * back instead: another worker may then take it, and no attempt is ever sent by two workers at once.
    */
-  private pump(key: string): void {
-    const queue = this.waiting.get(key);
-    if (!queue) return;
+  private pump(merchantId: string): void {
     const expiring: string[] = [];
-    while (queue.length > 0 && (this.closing || (this.inFlight.get(key)?.n ?? 0) < this.slots)) {
-      const e = queue.shift() as Claimed;
-      this.waitingTotal--;
-      if (this.closing || this.failing(key) || Number(e.lease_until) - this.svc.clock() < this.minLeaseMs) expiring.push(e.id);
+    for (let e = this.book.next(merchantId, this.closing); e; e = this.book.next(merchantId, this.closing)) {
+      if (this.closing || this.failing(keyOf(e)) || Number(e.lease_until) - this.svc.clock() < this.minLeaseMs) expiring.push(e.id);
       else this.launch(e);
     }
-    if (queue.length === 0) this.waiting.delete(key);
     if (expiring.length > 0) this.giveBack(expiring);
   }
 
   /** The endpoint's breaker opened (or the worker stops): its waiting events are given back. */
   private drop(key: string): void {
-    const queue = this.waiting.get(key) ?? [];
-    this.waiting.delete(key);
-    this.waitingTotal -= queue.length;
+    const queue = this.book.drop(key);
     if (queue.length > 0) this.giveBack(queue.map((e) => e.id));
   }
 
@@ -281,24 +276,19 @@ export class CallbackWorker {
 
   private launch(event: Claimed): void {
     const key = keyOf(event);
-    const slot = this.inFlight.get(key) ?? { merchantId: event.merchant_id, endpoint: event.endpoint, n: 0 };
-    slot.n++;
-    this.inFlight.set(key, slot);
-    this.inFlightTotal++;
+    this.book.started(event);
     let held = true;
     const release = () => {
       if (!held) return;
       held = false;
-      slot.n--;
-      if (slot.n === 0 && this.inFlight.get(key) === slot) this.inFlight.delete(key);
-      this.inFlightTotal--;
-      this.pump(key);
+      this.book.ended(event);
+      this.pump(event.merchant_id);
       this.settled();
     };
     const task = this.attempt(event)
       .then((outcome) => {
-        if (outcome.result.status === null) this.streak.set(key, (this.streak.get(key) ?? 0) + 1);
-        else this.streak.delete(key);
+        if (healthy(outcome.result, this.breaker.slowMs)) this.streak.delete(key);
+        else this.streak.set(key, (this.streak.get(key) ?? 0) + 1);
         // The slot is the connection: free once the attempt ends, while its record is written.
         release();
         this.recordsPending++;

@@ -80,6 +80,7 @@ export async function applyCard({
       status_source: null,
       status_reason: null,
       controls: storedControls(controls),
+      verification_failures: null,
     };
     try {
       await ctx.tx.insertInto('cards').values(row).execute();

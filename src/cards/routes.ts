@@ -82,7 +82,7 @@ export const cardStatusRoutes: FastifyPluginAsyncTypebox<{ svc: Services }> = as
     {
       operation: 'cardUnfreeze',
       summary: 'Unfreeze a card the merchant or the cardholder froze',
-      description: `${PRECEDENCE} A card frozen by the operator is 2727 (only the operator can unfreeze it); a closed card is 2724; a cardholder not approved is 2607. An active card is answered as is.`,
+      description: `${PRECEDENCE} A card frozen by the operator is 2727 (only the operator can unfreeze it); one frozen for security (statusSource security: 5 CVV2 or expiry mismatches within 24 hours) is unfrozen by the merchant or the operator, and its count starts again; a closed card is 2724; a cardholder not approved is 2607. An active card is answered as is.`,
       frozen: false,
     },
     {

@@ -12,7 +12,7 @@ export const CardModelSchema = Type.Object({
   status: StringEnum(CARD_STATUSES, orList(CARD_STATUSES)),
   statusSource: Type.Union([StringEnum(STATUS_SOURCES, orList(STATUS_SOURCES)), Type.Null()], {
     description:
-      'who froze or closed the card (null while active); a freeze is lifted only by the same party or the operator (precedence operator > merchant > cardholder)',
+      'who froze or closed the card (null while active); a freeze is lifted only by the same party or the operator (precedence operator > merchant > cardholder). security: the service froze it after 5 CVV2 or expiry mismatches within 24 hours; the merchant or the operator lifts it',
   }),
   statusReason: Type.Union([Type.String({ maxLength: 200 }), Type.Null()], {
     description: 'why, as given by whoever set the status; null while active',

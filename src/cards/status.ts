@@ -12,9 +12,21 @@ import { recordCardStatus } from './status-events.js';
 
 /**
  * Precedence of who sets a card's status (decisions §11): a freeze by a higher party takes over a
- * lower one's; a freeze is lifted only by its own party or the operator.
+ * lower one's; a freeze is lifted only by its own party or the operator. `security` (the service,
+ * after repeated card verification failures, decisions §12.13) ranks with the merchant: it takes
+ * over a cardholder's freeze, the merchant's stays, and the merchant may lift it.
  */
-const RANK: Record<StatusSource, number> = { cardholder: 1, merchant: 2, operator: 3 };
+const RANK: Record<StatusSource, number> = { cardholder: 1, merchant: 2, security: 2, operator: 3 };
+
+/** Whether a freeze by `source` takes over one by `by`. */
+export const outranks = (source: StatusSource, by: StatusSource) => RANK[source] > RANK[by];
+
+/**
+ * Who may lift a freeze by `by`: its own party and the operator; a security freeze also the merchant
+ * (whose program it protects), never the cardholder (a thief with the card page would lift it).
+ */
+const mayLift = (source: StatusSource, by: StatusSource) =>
+  source === by || source === 'operator' || (by === 'security' && source === 'merchant');
 
 /** Who a `card.status` event names as `actor` (kept for compatibility; `source` says the same). */
 export type StatusActor = StatusSource | 'review';
@@ -53,7 +65,14 @@ export async function applyStatus(
 ): Promise<boolean> {
   const res = await ctx.tx
     .updateTable('cards')
-    .set({ status: next.status, status_source: next.source, status_reason: next.reason, updated_at: ctx.now })
+    .set({
+      status: next.status,
+      status_source: next.source,
+      status_reason: next.reason,
+      updated_at: ctx.now,
+      // An unfreeze resets the card verification count (decisions §12.13): whoever lifted it vouched for the card.
+      ...(next.status === 'active' ? { verification_failures: null } : {}),
+    })
     .where('id', '=', card.id)
     .where('status', '=', card.status)
     .where((eb) => (card.status_source === null ? eb('status_source', 'is', null) : eb('status_source', '=', card.status_source)))
@@ -92,6 +111,9 @@ export const reasonOf = (reason: string | null | undefined): string | null => (r
 
 /** The 2727 message: who froze the card and who may lift it. */
 function liftedOnlyBy(source: StatusSource): string {
+  if (source === 'security') {
+    return 'cardId: frozen for security after repeated card verification failures (CVV2 or expiry); only the merchant or the operator can unfreeze it';
+  }
   const who = source === 'operator' ? 'the operator' : `the ${source} or the operator`;
   return `cardId: frozen by the ${source}; only ${who} can unfreeze it`;
 }
@@ -112,11 +134,11 @@ export async function setCardFrozen({ ctx, input }: { ctx: VerbCtx; input: Statu
     const by: StatusSource = card.status_source ?? 'operator';
     let next: { status: CardStatus; source: StatusSource | null; reason: string | null };
     if (input.frozen) {
-      if (card.status === 'frozen' && RANK[input.source] <= RANK[by]) return toCardModel(card);
+      if (card.status === 'frozen' && !outranks(input.source, by)) return toCardModel(card);
       next = { status: 'frozen', source: input.source, reason: reasonOf(input.reason) };
     } else {
       if (card.status === 'active') return toCardModel(card);
-      if (input.source !== by && input.source !== 'operator') throw new DomainError('statusSource', liftedOnlyBy(by));
+      if (!mayLift(input.source, by)) throw new DomainError('statusSource', liftedOnlyBy(by));
       const holder = await ctx.tx
         .selectFrom('cardholders')
         .select('audit_status')

@@ -4,6 +4,8 @@ import { buildApp } from '../app.js';
 import type { Config } from '../config.js';
 import { ConfigError } from '../config.js';
 import { demoMerchantFile, ensureDemoMerchant } from '../merchants/demo.js';
+import { basisPoints, toMajor, toMinor } from '../money/currency.js';
+import { convert, DEFAULT_RATES } from '../money/fx.js';
 
 export interface DemoOptions {
   merchant?: string;
@@ -91,7 +93,11 @@ function rng(seed: number) {
     next,
     int: (lo: number, hi: number) => lo + Math.floor(next() * (hi - lo + 1)),
     pick: <T>(xs: readonly T[]): T => xs[Math.floor(next() * xs.length)] as T,
-    money: (lo: number, hi: number) => Math.round((lo + next() * (hi - lo)) * 100) / 100,
+    /** A whole number of cents between lo and hi (EUR, major units), uniformly. */
+    money: (lo: number, hi: number) => {
+      const [from, to] = [toMinor(lo, 'EUR'), toMinor(hi, 'EUR')];
+      return toMajor(from + Math.floor(next() * (to - from + 1)), 'EUR');
+    },
   };
 }
 
@@ -192,7 +198,9 @@ export async function runDemo(config: Config, opts: DemoOptions): Promise<DemoRe
           const auth = await call('/sandbox/network/authorize', {
             cardId: card.cardId,
             amount,
-            ...(fx && currency === 'EUR' ? { currencyTxn: fx, txnAmount: Math.round(amount * 108) / 100 } : {}),
+            ...(fx && currency === 'EUR'
+              ? { currencyTxn: fx, txnAmount: toMajor(convert(toMinor(amount, 'EUR'), 'EUR', fx, DEFAULT_RATES), fx) }
+              : {}),
             remark: shop,
             businessDate: day(d),
             randomStr: randomStr(),
@@ -217,7 +225,7 @@ export async function runDemo(config: Config, opts: DemoOptions): Promise<DemoRe
             if (r.next() < 0.06) {
               await must('/sandbox/network/refund', {
                 tradeId: payment.tradeId,
-                amount: Math.round(amount * 50) / 100,
+                amount: toMajor(basisPoints(toMinor(amount, currency), 5000), currency), // half of it
                 businessDate: day(Math.max(0, d - 2)),
                 randomStr: randomStr(),
               });

@@ -1,8 +1,12 @@
 import { hmacSign, signingString } from '../http/signing.js';
 import type { DemoMerchant } from '../merchants/demo.js';
 
-/** A ready-to-paste signed request (a cardholder creation: a write, so pasting it twice is safe). */
-export function exampleCurl(demo: DemoMerchant): string {
+/**
+ * A ready-to-paste signed request (a cardholder creation: a write, so pasting it twice is safe). It
+ * signs a `timestamp`, as production requires (issue 43.14): what works here works there, within
+ * 5 minutes of `now`.
+ */
+export function exampleCurl(demo: Pick<DemoMerchant, 'appId' | 'secret' | 'baseUrl'>, now = Date.now()): string {
   const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64');
   const body: Record<string, unknown> = {
     appId: demo.appId,
@@ -20,6 +24,7 @@ export function exampleCurl(demo: DemoMerchant): string {
     idnoType: 1,
     idno: 'L01X00T47',
     randomStr: 'DemoHolderAlice0000000000000001x'.slice(0, 32),
+    timestamp: now,
   };
   body.sign = hmacSign(demo.secret, signingString(body));
   return `curl -s -X POST ${demo.baseUrl}/api/network/holderCreate.html -H 'content-type: application/json' -d '${JSON.stringify(body)}'`;

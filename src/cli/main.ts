@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { serveCluster } from '../cluster.js';
 import { ConfigError, loadConfig } from '../config.js';
+import { unknownVariables } from '../config-vars.js';
 import { MasterKeyMismatch } from '../crypto/secretbox.js';
 import { databaseFault } from '../db/faults.js';
 import { openDatabase } from '../db/index.js';
@@ -24,7 +25,13 @@ import { intArg, print } from './util.js';
 export function buildCli(): Command {
   const program = new Command('cardprogram')
     .description('cardprogram: a self-hostable card-program service. Configuration is read from the environment (see README).')
-    .showHelpAfterError();
+    .showHelpAfterError()
+    // A CARDPROGRAM_* variable that is read nowhere (misspelled?) is said on stderr, with the
+    // nearest name; the service and the worker log it instead, at start.
+    .hook('preAction', (_program, action) => {
+      if (action.name() === 'serve' || action.name() === 'worker') return;
+      for (const warning of unknownVariables(process.env)) process.stderr.write(`cardprogram: warning: ${warning}\n`);
+    });
 
   program
     .command('serve', { isDefault: true })

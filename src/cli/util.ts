@@ -5,6 +5,7 @@ import { InvalidArgumentError } from 'commander';
 import { pino } from 'pino';
 import type { AuditSpec } from '../audit/trail.js';
 import { ConfigError, databaseUrlFrom, dataDirFrom, loadConfig } from '../config.js';
+import type { Env } from '../config-vars.js';
 import type { Actor, Services } from '../context.js';
 import { type Database, openDatabase } from '../db/index.js';
 import { migrateToLatest } from '../db/migrate.js';
@@ -15,7 +16,7 @@ import { createServices, readyVault } from '../services.js';
  * make a new ./data there (a master key and an empty database) and then say the merchant or the
  * cardholder does not exist. It names the directory it looked in instead, and creates nothing.
  */
-export function requireExistingData(env: NodeJS.ProcessEnv = process.env): void {
+export function requireExistingData(env: Env = process.env): void {
   const dataDir = dataDirFrom(env);
   const url = databaseUrlFrom(env, dataDir);
   const hint = 'run it in the directory the service runs in, or set CARDPROGRAM_DATA_DIR (and DATABASE_URL) as the service has them';

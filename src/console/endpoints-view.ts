@@ -10,14 +10,15 @@ export function endpointsTable(rows: EndpointRow[]): string {
       : pill('closed', 'warn');
   return `<h2>Endpoints</h2>${table(
     'Circuit breakers: an open endpoint’s events wait (not attempted, not counted) until a probe is answered',
-    ['Merchant', 'Endpoint', 'State', 'Failures in a row', 'Last error'],
+    ['Merchant', 'Endpoint', 'State', 'Failures in a row', 'Slot time they held', 'Last error'],
     rows.map((r) => [
       link(`/console/callbacks?merchant=${r.merchant_id}`, r.merchant_id),
       `<code>${esc(r.endpoint)}</code>`,
       state(r),
       String(r.failures),
+      `${(Number(r.held_ms) / 1000).toFixed(1)} s`,
       esc(r.last_error ?? ''),
     ]),
-    [3],
+    [3, 4],
   )}`;
 }

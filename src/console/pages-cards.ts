@@ -1,6 +1,7 @@
 import type { Selectable } from 'kysely';
 import type { CardModel } from '../cards/model.js';
 import type { CardQueryModel } from '../cards/query.js';
+import { VERIFICATION_LIMIT } from '../cards/verification.js';
 import type { AuthorizationsTable } from '../db/schema.js';
 import { formatMoney } from '../page/activity.js';
 import type { TradePage } from '../trades/list.js';
@@ -67,6 +68,8 @@ export interface CardView {
   query: CardQueryModel;
   holder: { id: string; first_name: string; last_name: string; audit_status: number } | undefined;
   declined: Array<Selectable<AuthorizationsTable>>;
+  /** CVV2 and expiry mismatches counting against the card now (decisions §12.13: 5 within 24 hours freeze it). */
+  verificationFailures: number;
   merchantName: string;
   merchantId: string;
   createdAt: number;
@@ -80,7 +83,9 @@ export interface CardView {
 
 export function cardPage(frame: Frame, v: CardView): string {
   const { card } = v;
-  const statusLine = `${pill(card.status, card.status === 'active' ? 'good' : 'bad')}${card.statusSource ? ` by the ${esc(card.statusSource)}` : ''}${card.statusReason ? `: ${esc(card.statusReason)}` : ''}`;
+  // A `security` freeze is the service's own (decisions §12.13): "for security", not "by the security".
+  const bySource = card.statusSource === 'security' ? ' for security' : card.statusSource ? ` by the ${esc(card.statusSource)}` : '';
+  const statusLine = `${pill(card.status, card.status === 'active' ? 'good' : 'bad')}${bySource}${card.statusReason ? `: ${esc(card.statusReason)}` : ''}`;
   const actions = can(frame.session.role, 'cards')
     ? card.status === 'closed'
       ? ''
@@ -140,6 +145,12 @@ export function cardPage(frame: Frame, v: CardView): string {
         card.debtBalance > 0
           ? `${pill(major(card.debtBalance, card.currency), 'bad')} <span class="muted">owed after forced posts; a top-up pays it first</span>`
           : esc(major(0, card.currency)),
+      ],
+      [
+        'Card verification',
+        v.verificationFailures > 0
+          ? `${pill(`${v.verificationFailures} of ${VERIFICATION_LIMIT} failures`, 'warn')} <span class="muted">CVV2 or expiry mismatches within 24 hours; at ${VERIFICATION_LIMIT} the card is frozen for security</span>`
+          : '<span class="muted">no recent failures</span>',
       ],
       ['Issued', when(v.createdAt)],
     ])}</div>${actions}<h2>Controls</h2><div class="panel"><p>Card: ${controlsText(card.controls)}</p><p>Cardholder: ${controlsText(v.query.holderControls)}</p>${spending}</div><h2>Transactions</h2><form method="get" class="inline" action="/console/cards/${esc(card.cardId)}"><label for="from">From</label><input id="from" name="from" type="date" value="${esc(v.from)}"><label for="to">To</label><input id="to" name="to" type="date" value="${esc(v.to)}"><button type="submit" class="secondary">Show</button></form>${v.rangeError ? `<p class="notice bad">${esc(v.rangeError)}</p>` : `${table(`${v.from} to ${v.to}, newest first (the transaction list of interface 4.1, every status)`, ['Day', 'Transaction', 'Type', 'Status', 'Description', 'Amount'], rows, [5])}${pager}`}<h2>Recent declines</h2>${table(

@@ -2,6 +2,7 @@ import { AUDIT_TRANSITIONS, AuditStatus, type AuditStatusValue } from '../holder
 import type { NetworkFigures } from '../metrics.js';
 import { formatMoney } from '../page/activity.js';
 import { auditPill } from './pages-common.js';
+import { qrSvg } from './qr.js';
 import type { holderDetail, kycDetail, NetworkOverview, Overview, reviewQueues } from './queries.js';
 import { can, PERMISSIONS, type Permission } from './roles.js';
 import { otpauthUrl } from './totp.js';
@@ -63,7 +64,7 @@ export function setupPage(o: {
   const { required } = o;
   return barePage(
     'Set up your console account',
-    `${o.error ? `<p class="notice bad" role="alert">${esc(o.error)}</p>` : ''}<p>${esc(o.email)} · <span class="pill">${esc(o.role)}</span></p><form method="post" action="/console/setup" class="stack"><input type="hidden" name="token" value="${esc(o.token)}"><input type="hidden" name="secret" value="${esc(o.secret)}"><label>New password <span class="muted">(12 characters or more)</span><input name="password" type="password" autocomplete="new-password" minlength="12" required></label><label>The same again<input name="password2" type="password" autocomplete="new-password" minlength="12" required></label><fieldset class="panel"><legend>Second factor${required ? ' (required)' : ' (recommended)'}</legend><p>Add this key to an authenticator app (time-based, 6 digits, 30 seconds):</p><p class="mono" aria-label="Key">${esc(grouped)}</p><p class="muted mono">${esc(otpauthUrl(o.secret, o.email))}</p><label>The code the app shows now<input name="code" inputmode="numeric" autocomplete="one-time-code" maxlength="7"${required ? ' required' : ''}></label></fieldset><button type="submit">Save</button></form>`,
+    `${o.error ? `<p class="notice bad" role="alert">${esc(o.error)}</p>` : ''}<p>${esc(o.email)} · <span class="pill">${esc(o.role)}</span></p><form method="post" action="/console/setup" class="stack"><input type="hidden" name="token" value="${esc(o.token)}"><input type="hidden" name="secret" value="${esc(o.secret)}"><label>New password <span class="muted">(12 characters or more)</span><input name="password" type="password" autocomplete="new-password" minlength="12" required></label><label>The same again<input name="password2" type="password" autocomplete="new-password" minlength="12" required></label><fieldset class="panel"><legend>Second factor${required ? ' (required)' : ' (recommended)'}</legend><p>Scan this code with an authenticator app, or type the key below into it (time-based, 6 digits, 30 seconds):</p>${qrSvg(otpauthUrl(o.secret, o.email), 'QR code for the authenticator app')}<p class="mono" aria-label="Key">${esc(grouped)}</p><p class="muted mono">${esc(otpauthUrl(o.secret, o.email))}</p><label>The code the app shows now<input name="code" inputmode="numeric" autocomplete="one-time-code" maxlength="7"${required ? ' required' : ''}></label></fieldset><button type="submit">Save</button></form>`,
   );
 }
 

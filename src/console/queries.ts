@@ -1,5 +1,6 @@
 import { type ExpressionBuilder, type Kysely, sql } from 'kysely';
 import { openPayload } from '../callbacks/outbox.js';
+import { shownPayload } from '../callbacks/shown-payload.js';
 import { maskedCardNo } from '../cards/model.js';
 import type { Services } from '../context.js';
 import type { DB } from '../db/schema.js';
@@ -153,19 +154,10 @@ export async function holderDetail(svc: Services, holderId: string) {
   return { row, identity: openIdentity(svc.box, row), reviews, cards };
 }
 
-/**
- * A payload as the callback page shows it: a sealed one (a kyc.result) opened, but its e-mail left
- * out: every role reads this page, and the KYC request's own page records who opened the e-mail.
- */
-function shownPayload(payload: string): string {
-  try {
-    const body = JSON.parse(payload) as Record<string, unknown>;
-    // A 3-D Secure one-time code is the cardholder's to type, not an operator's to read (decisions §14.4).
-    if (body.type === 'threeDs.otp') return JSON.stringify({ ...body, code: '[one-time code: not shown]' });
-    return typeof body.email === 'string' ? JSON.stringify({ ...body, email: '[sealed: see the KYC request]' }) : payload;
-  } catch {
-    return payload;
-  }
+/** A payload as the callback page shows it: as the CLI's list does (src/callbacks/shown-payload.ts), as text. */
+function shownText(payload: string): string {
+  const shown = shownPayload(payload);
+  return typeof shown === 'string' ? shown : JSON.stringify(shown);
 }
 
 /** A KYC request with its submitted data opened (the caller records the view). */
@@ -333,7 +325,7 @@ export async function callbackDetail(svc: Services, eventId: string) {
   const db = svc.database.db;
   const stored = await db.selectFrom('callback_events').selectAll().where('id', '=', eventId).executeTakeFirst();
   if (!stored) return null;
-  const event = { ...stored, payload: shownPayload(openPayload(svc.box, stored)) };
+  const event = { ...stored, payload: shownText(openPayload(svc.box, stored)) };
   const attempts = await db
     .selectFrom('callback_attempts')
     .selectAll()

@@ -4,6 +4,7 @@ import { closeCard } from '../cards/close.js';
 import { toCardModel } from '../cards/model.js';
 import { queryCard } from '../cards/query.js';
 import { setCardFrozen } from '../cards/status.js';
+import { failureCount } from '../cards/verification.js';
 import type { DB } from '../db/schema.js';
 import { DomainError } from '../errors.js';
 import { merchantSummary } from '../merchants/manage.js';
@@ -94,6 +95,7 @@ export function cardsRoutes(app: FastifyInstance, kit: ConsoleKit): void {
           query,
           holder,
           declined,
+          verificationFailures: failureCount(card, now),
           merchantName: merchant?.name ?? card.merchant_id,
           merchantId: card.merchant_id,
           createdAt: card.created_at,

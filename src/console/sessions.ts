@@ -1,6 +1,8 @@
+import { sql } from 'kysely';
 import type { Services, VerbCtx } from '../context.js';
 import { sessionFormToken, sessionFormTokenMatches } from '../crypto/form-token.js';
 import type { OperatorRole } from '../db/schema.js';
+import { reapInPages, type SweepDeps } from '../db/sweep.js';
 import { sha256 } from '../page/links.js';
 import { runVerb } from '../runner.js';
 import { reapLoginThrottle } from './login-throttle.js';
@@ -50,12 +52,13 @@ export async function endConsoleSession({ ctx, input }: { ctx: VerbCtx; input: {
 }
 
 /** Sessions past their bounds, and the login limit's windows that are over, are deleted with the idempotency reaper's pass. */
-export async function reapConsoleSessions(database: Services['database'], now: number): Promise<number> {
-  const res = await database.db
-    .deleteFrom('operator_sessions')
-    .where((eb) => eb.or([eb('last_seen_at', '<', now - CONSOLE_IDLE_MS), eb('created_at', '<', now - CONSOLE_MAX_MS)]))
-    .executeTakeFirst();
-  return Number(res.numDeletedRows) + (await reapLoginThrottle(database, now));
+export async function reapConsoleSessions(deps: SweepDeps, now: number): Promise<number> {
+  const sessions = await reapInPages(deps, 'reap_console_sessions', {
+    table: 'operator_sessions',
+    key: ['id_hash'],
+    where: sql`(last_seen_at < ${now - CONSOLE_IDLE_MS} or created_at < ${now - CONSOLE_MAX_MS})`,
+  });
+  return sessions + (await reapLoginThrottle(deps.database, now));
 }
 
 const CONSOLE_FORM = 'cardprogram console form';

@@ -24,6 +24,8 @@ import * as m0021 from './migrations/2026_11_25_0021_card_debt.js';
 import * as m0022 from './migrations/2026_11_25_0022_disputes.js';
 import * as m0023 from './migrations/2026_11_25_0023_read_nonces_unlogged.js';
 import * as m0024 from './migrations/2026_11_25_0024_network_overview.js';
+import * as m0025 from './migrations/2026_11_27_0025_card_verification.js';
+import * as m0028 from './migrations/2026_11_27_0028_callback_fairness_sweeps.js';
 import * as m0029 from './migrations/2026_11_27_0029_three_ds.js';
 
 interface Migration {
@@ -59,6 +61,8 @@ export const MIGRATIONS: ReadonlyArray<[string, Migration]> = [
   ['2026_11_25_0022_disputes', m0022],
   ['2026_11_25_0023_read_nonces_unlogged', m0023],
   ['2026_11_25_0024_network_overview', m0024],
+  ['2026_11_27_0025_card_verification', m0025],
+  ['2026_11_27_0028_callback_fairness_sweeps', m0028],
   ['2026_11_27_0029_three_ds', m0029],
 ];
 

@@ -1,5 +1,5 @@
 import type { ColumnType, Generated } from 'kysely';
-import type { CallbackEndpointsTable } from './schema-callbacks.js';
+import type { CallbackEndpointsTable, SweepFailuresTable } from './schema-callbacks.js';
 import type { AuditEventsTable, ConsoleLoginThrottleTable, OperatorSessionsTable, OperatorsTable } from './schema-console.js';
 import type { DisputeEventsTable, DisputeEvidenceTable, DisputesTable } from './schema-disputes.js';
 import type { NetworkMessagesTable } from './schema-network.js';
@@ -11,7 +11,7 @@ import type {
   ThreeDsUsesTable,
 } from './schema-three-ds.js';
 
-export type { CallbackEndpointsTable } from './schema-callbacks.js';
+export type { CallbackEndpointsTable, SweepFailuresTable } from './schema-callbacks.js';
 export * from './schema-console.js';
 export * from './schema-disputes.js';
 export type { NetworkMessagesTable } from './schema-network.js';
@@ -150,10 +150,20 @@ export interface CardsTable {
    * in minor units, ≥ 0; while it is above 0 the available balance is 0 (migration 0021).
    */
   debt: ColumnType<number, number | undefined, number>;
+  /**
+   * The moments (ms, a JSON array) of the card's CVV2 and expiry mismatches since its count last
+   * reset, the last 5 within 24 hours at most; null: none (decisions §12.13, src/cards/verification.ts;
+   * migration 0025).
+   */
+  verification_failures: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
-/** Who froze or closed a card, in order of precedence: the operator's word outranks the merchant's, which outranks the cardholder's. */
-export const STATUS_SOURCES = ['cardholder', 'merchant', 'operator'] as const;
+/**
+ * Who froze or closed a card, in order of precedence: the operator's word outranks the merchant's,
+ * which outranks the cardholder's. `security`: the service itself, after repeated card verification
+ * failures (decisions §12.13); lifted by the merchant or the operator.
+ */
+export const STATUS_SOURCES = ['cardholder', 'merchant', 'operator', 'security'] as const;
 export type StatusSource = (typeof STATUS_SOURCES)[number];
 
 /**
@@ -434,6 +444,7 @@ export interface DB {
   callback_events: CallbackEventsTable;
   callback_attempts: CallbackAttemptsTable;
   callback_endpoints: CallbackEndpointsTable;
+  sweep_failures: SweepFailuresTable;
   data_keys: DataKeysTable;
   cards: CardsTable;
   // `trades` is in src/db/trades-table.ts: only src/trades and the ledger's writers query it.

@@ -179,3 +179,32 @@ export async function evidenceFile(
     sha256: row.sha256,
   };
 }
+
+/**
+ * The disputes the network decided (won, lost) on one UTC day (`decided_at`), per currency and
+ * merchant: how many and, minor units, what was paid back (won) or disputed and not paid (lost).
+ * The day's settlement with the network reads them (src/network/settlement.ts).
+ */
+export async function decidedDisputes(db: Kysely<DB>, date: string) {
+  const start = Date.parse(`${date}T00:00:00Z`);
+  const rows = await db
+    .selectFrom('disputes')
+    .select(['currency', 'merchant_id', 'status'])
+    .select((eb) => [
+      eb.fn.countAll<number>().as('n'),
+      eb.fn.sum<number>('amount').as('amount'),
+      eb.fn.sum<number>(eb.fn.coalesce('outcome_amount', eb.lit(0))).as('paid'),
+    ])
+    .where('status', 'in', ['won', 'lost'])
+    .where('decided_at', '>=', start)
+    .where('decided_at', '<', start + DAY_MS)
+    .groupBy(['currency', 'merchant_id', 'status'])
+    .execute();
+  return rows.map((r) => ({
+    currency: r.currency,
+    merchantId: r.merchant_id,
+    outcome: r.status as 'won' | 'lost',
+    count: Number(r.n),
+    amount: r.status === 'won' ? Number(r.paid) : Number(r.amount),
+  }));
+}

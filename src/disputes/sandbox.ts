@@ -39,14 +39,20 @@ export function disputeSandbox(svc: Services): (now: number) => Promise<number> 
       .limit(20)
       .execute();
     for (const d of due) {
-      const outcome = d.status === 'submitted' ? sandboxDecision({ svc }, openExplanation(svc.box, d)) : null;
+      let next: number | null = null;
       try {
+        const outcome = d.status === 'submitted' ? sandboxDecision({ svc }, openExplanation(svc.box, d)) : null;
         if (outcome) await runVerb(svc, recordDisputeOutcome, { input: { disputeId: d.id, outcome }, actor: SANDBOX_NETWORK, now });
       } catch (err) {
-        // Withdrawn or decided meanwhile: nothing to do.
-        if (!(err instanceof DomainError && err.kind === 'disputeState')) throw err;
+        // Withdrawn or decided meanwhile: nothing to do. Any other failure is this dispute's: recorded
+        // and put back by a minute, so that it does not hold up every later one (issue 46).
+        if (!(err instanceof DomainError && err.kind === 'disputeState')) {
+          svc.metrics.sweepFailure('dispute_sandbox');
+          svc.log.warn({ err, disputeId: d.id }, 'sandbox dispute decision failed; tried again in a minute');
+          next = now + 60_000;
+        }
       }
-      await svc.database.db.updateTable('disputes').set({ sandbox_decide_at: null }).where('id', '=', d.id).execute();
+      await svc.database.db.updateTable('disputes').set({ sandbox_decide_at: next }).where('id', '=', d.id).execute();
     }
     return due.length;
   };

@@ -56,6 +56,8 @@ const SAMPLES: Record<string, unknown> = {
   acsTransID: '3f2c8a6e-4b1d-4c7a-9e5f-2a8b6d0c1e47',
   decisionUrl: 'https://merchant.example/3ds-decision',
   challengeMethod: 'otp',
+  cvv2: '123',
+  expiry: '2911',
 };
 
 /** Where a field of the same name is plain text (KYC data), not Base64 as in holderCreate. */
@@ -69,9 +71,10 @@ const SAMPLES_AT: Record<string, unknown> = {
 /**
  * Optional fields an example still shows, because the operation needs one of two: an address
  * placement (KYC), a card or its number (the list), a card or a cardholder (cardControlsUpdate);
- * and where a paged read starts (`after`, the funding statement).
+ * where a paged read starts (`after`, the funding statement); and the card data a sandbox
+ * authorization may carry (`cvv2`, `expiry`: checked and counted, decisions §12.13).
  */
-const SHOWN_OPTIONAL = new Set(['individualInfo.address', 'cardId', 'after']);
+const SHOWN_OPTIONAL = new Set(['individualInfo.address', 'cardId', 'after', 'cvv2', 'expiry']);
 
 interface JsonSchema {
   type?: string | string[];

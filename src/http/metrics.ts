@@ -5,6 +5,7 @@ import { sql } from 'kysely';
 import { openEndpointsByMerchant, queueDepthByMerchant } from '../callbacks/breaker.js';
 import type { Services } from '../context.js';
 import { isCurrent } from '../db/migrate.js';
+import { sweepFailuresByJob } from '../db/sweep.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -74,6 +75,19 @@ export const metricsPlugin = fp(
       'Callback events not yet delivered (pending), per merchant: the 10 with most, then other',
       'merchant',
       () => queueDepthByMerchant(db),
+    );
+    // The periodic passes' rows that keep failing (src/db/sweep.ts): labels are the passes, a few.
+    metrics.labeledGauge(
+      'cardprogram_sweep_items_failing',
+      'Rows the last passes of a periodic job failed on and skipped (they are tried again every pass), by job',
+      'job',
+      async () => (await sweepFailuresByJob(db, svc.clock())).map((r) => [r.job, r.items]),
+    );
+    metrics.labeledGauge(
+      'cardprogram_sweep_oldest_failure_seconds',
+      'How long the row a periodic job has failed on the longest has kept failing, by job',
+      'job',
+      async () => (await sweepFailuresByJob(db, svc.clock())).map((r) => [r.job, r.oldestSeconds]),
     );
     const pool = database.pool;
     if (pool) {

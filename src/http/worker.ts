@@ -19,6 +19,14 @@ export const workerPlugin = fp(
   async (app: FastifyInstance, { svc }: { svc: Services }) => {
     const worker = svc.config.callbacks.worker ? startWorker(svc) : null;
     app.decorate('worker', worker);
+    // Bounded labels: the 10 merchants with most in flight, then `other` (docs/operations.md, "Metrics").
+    if (worker)
+      svc.metrics.labeledGauge(
+        'cardprogram_callback_in_flight',
+        'Callback attempts in flight in this instance’s worker, per merchant: the 10 with most, then other',
+        'merchant',
+        async () => worker.inFlightByMerchant(),
+      );
     app.addHook('onClose', async () => {
       await worker?.stop();
     });

@@ -5,6 +5,7 @@ import type { Database } from '../db/index.js';
 import type { Part, PartRows } from '../db/one-statement.js';
 import { precompiled, type Slots } from '../db/prepared.js';
 import type { DB } from '../db/schema.js';
+import { reapInPages, type SweepDeps } from '../db/sweep.js';
 import { CommittedFailure, DomainError, type ErrorKind } from '../errors.js';
 
 export interface RequestKey {
@@ -256,10 +257,19 @@ export function readNonceParameters(key: RequestKey, now: number): unknown[] {
   return [key.merchantId, key.randomStr, key.operation, now];
 }
 
-/** Deletes keys older than the retention period; returns how many went. */
-export async function reapKeys(database: Database, olderThan: number): Promise<number> {
-  const res = await database.db.deleteFrom('idempotency_keys').where('created_at', '<', olderThan).executeTakeFirst();
+/** Deletes keys older than the retention period, in pages (src/db/sweep.ts); returns how many went. */
+export async function reapKeys(deps: SweepDeps, olderThan: number): Promise<number> {
+  const keys = await reapInPages(deps, 'reap_idempotency_keys', {
+    table: 'idempotency_keys',
+    // The created_at index first: each page reads only old keys.
+    key: ['created_at', 'merchant_id', 'random_str'],
+    where: sql`created_at < ${olderThan}`,
+  });
   // The claims of authorizations whose endpoint was asked (src/network/endpoint-flow.ts) go with their keys.
-  await database.db.deleteFrom('authorization_requests').where('created_at', '<', olderThan).execute();
-  return Number(res.numDeletedRows);
+  await reapInPages(deps, 'reap_authorization_requests', {
+    table: 'authorization_requests',
+    key: ['merchant_id', 'random_str'],
+    where: sql`created_at < ${olderThan}`,
+  });
+  return keys;
 }

@@ -13,6 +13,10 @@ interface DueRequest {
   email_enc: string | null;
 }
 
+const KYC_AUTO_REVIEW = 'kyc_auto_review';
+/** A request whose review failed is tried again this much later. */
+const RETRY_FAILED_MS = 60_000;
+
 /**
  * The sandbox's automatic KYC reviewer (decisions §2), with documented test values so a merchant can
  * exercise every outcome: a request is taken into review at once, then decided after
@@ -34,7 +38,17 @@ export function kycAutomation(svc: Services): (now: number) => Promise<number> {
         await runVerb(svc, autoReviewStep, { input: kyc, merchantId: kyc.merchant_id, actor: 'sandbox-auto', now });
       } catch (err) {
         // Another worker or a reviewer got there first: nothing to do.
-        if (!(err instanceof DomainError && err.kind === 'kycState')) throw err;
+        if (err instanceof DomainError && err.kind === 'kycState') continue;
+        // Any other failure is this request's: recorded and put back by a minute, so that it does
+        // not stay first in line and hold up every later request (issue 46).
+        svc.metrics.sweepFailure(KYC_AUTO_REVIEW);
+        svc.log.warn({ err, requestNo: kyc.request_no, merchantId: kyc.merchant_id }, 'sandbox KYC review failed; tried again in a minute');
+        await svc.database.db
+          .updateTable('kyc_requests')
+          .set({ auto_decide_at: now + RETRY_FAILED_MS })
+          .where('id', '=', kyc.id)
+          .execute()
+          .catch((e) => svc.log.warn({ err: e }, 'sandbox KYC review: the failed request could not be put back'));
       }
     }
     return due.length;

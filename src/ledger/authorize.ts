@@ -2,6 +2,15 @@ import type { Static } from 'typebox';
 import { notifyMerchant } from '../callbacks/merchant-event.js';
 import { eventParts } from '../callbacks/outbox.js';
 import { type CardRow, maskedCardNo } from '../cards/model.js';
+import {
+  type CardVerification,
+  presentedCardData,
+  recordVerificationFailure,
+  resetVerificationFailures,
+  type VerificationKind,
+  verificationFailure,
+  verifiedBoth,
+} from '../cards/verification.js';
 import { controlsDecision } from '../controls/decide.js';
 import type { SpendCheck } from '../controls/spending.js';
 import { newId } from '../db/ids.js';
@@ -22,6 +31,7 @@ import { bookAtOnce, lockCardAtOnce } from './book-at-once.js';
 import { resolveBusinessDate } from './business-date.js';
 import type { LedgerCtx } from './context.js';
 import { Account } from './journal.js';
+import { lockCard } from './locks.js';
 
 /**
  * An authorization's body (AuthorizeBody: the card, the amount in its currency, the transaction's
@@ -34,6 +44,11 @@ export type AuthorizeInput = OperationInput<Static<typeof AuthorizeBody>> & {
    * one, not asked because the program's rules declined when it was checked.
    */
   endpoint?: EndpointVerdict | { asked: false; tradeId: string } | undefined;
+  /**
+   * The card data as the card network link found it (src/network-link/card-data.ts, with the PAN at
+   * hand). Without it, the body's `cvv2` and `expiry` (the sandbox's) are checked here, when sent.
+   */
+  verification?: CardVerification | undefined;
 };
 
 /** The endpoint's part in a decision: its answer, or none, and what then applies. */
@@ -108,9 +123,33 @@ interface ProgramDecline {
   error: DomainError;
 }
 
+/** The declines of card verification (decisions §12.13): a mismatch (counted), a required CVV2 left out (not). */
+const VERIFICATION_DECLINES: Record<VerificationKind | 'missing', () => ProgramDecline> = {
+  expiry: () => ({ reason: DeclineReason.expiryMismatch, error: new DomainError('cardVerification', 'expiry: not the card’s expiry') }),
+  cvv2: () => ({ reason: DeclineReason.cvv2Mismatch, error: new DomainError('cardVerification', 'cvv2: not the card’s CVV2') }),
+  missing: () => ({
+    reason: DeclineReason.cardVerificationMissing,
+    error: new DomainError('cardVerification', 'cvv2: required for a key-entered or e-commerce authorization'),
+  }),
+};
+
+/** The decline reasons a card verification failure is counted under. */
+const COUNTED: Partial<Record<DeclineReasonValue, VerificationKind>> = {
+  [DeclineReason.expiryMismatch]: 'expiry',
+  [DeclineReason.cvv2Mismatch]: 'cvv2',
+};
+
+/** What the card data presented came to: the link's, or the body's `cvv2`/`expiry` (the sandbox's) checked against the card; undefined when none was. */
+async function verificationOf(ctx: LedgerCtx, card: CardRow, input: AuthorizeInput): Promise<CardVerification | undefined> {
+  if (input.verification) return input.verification;
+  if (input.cvv2 === undefined && input.expiry === undefined) return undefined;
+  const presented = await presentedCardData(ctx.svc, ctx.tx, card, { cvv2: input.cvv2, expiry: input.expiry });
+  return { ...presented, cvv2Required: false, via: 'sandbox' };
+}
+
 /**
  * The program's rules, in order (docs/transactions.md, "Authorization decisions"): the card's status,
- * its spending controls (channel, categories, countries, then limits), its available balance. On the
+ * the card data presented (expiry, CVV2), its spending controls (channel, categories, countries, then limits), its available balance. On the
  * verb's transaction with the card locked the answer holds until the commit; `check` is prepared to
  * count the authorization against the limits once the money has moved.
  */
@@ -120,11 +159,16 @@ async function programDecision(
   input: AuthorizeInput,
   priced: Priced,
   /** The cardholder's controls as of the card's lock, when read with it (else read by controlsDecision). */
-  holderControls?: string | null,
+  holderControls: string | null | undefined,
+  verification: CardVerification | undefined,
 ): Promise<{ decline: ProgramDecline } | { decline: null; check: SpendCheck }> {
   if (card.status !== 'active') {
     return { decline: { reason: DeclineReason.cardInactive, error: new DomainError('cardStatus', `cardId: the card is ${card.status}`) } };
   }
+  // After the status: a frozen card answers the same whatever was presented, so once a brute force
+  // has frozen it, the right CVV2 cannot be told from a wrong one.
+  const failed = verificationFailure(verification);
+  if (failed) return { decline: VERIFICATION_DECLINES[failed]() };
   const controls = await controlsDecision(ctx, card, input, priced.amount, holderControls);
   if (controls.decline) return controls;
   const { check } = controls;
@@ -152,7 +196,7 @@ export async function endpointRequest(ctx: LedgerCtx, input: AuthorizeInput, tra
   let priced: Priced;
   try {
     priced = price(ctx, card, input);
-    if ((await programDecision(ctx, card, input, priced)).decline !== null) return null;
+    if ((await programDecision(ctx, card, input, priced, undefined, await verificationOf(ctx, card, input))).decline !== null) return null;
   } catch {
     // A request the verb will refuse (a bad amount): the verb says so; the endpoint is not asked.
     return null;
@@ -238,6 +282,7 @@ export const authorize = claimsItsKey(async function authorize({
   const endpoint = input.endpoint;
   let when = ctx.now;
   const record = (id: string, decision: Decision) => authorizationRow(card, priced, input, id, when, decision);
+  const verification = await verificationOf(ctx, card, input);
 
   const decline = async ({ reason, error }: ProgramDecline): Promise<never> => {
     // The id the endpoint was told, when it was asked; else a decline's own.
@@ -247,25 +292,12 @@ export const authorize = claimsItsKey(async function authorize({
       decline_code: error.code,
       message: error.message,
     });
-    const authorization = toAuthorization(row, maskedCardNo(card));
-    const recorded = { name: 'authorization', query: ctx.tx.insertInto('authorizations').values(row) };
-    if (locked.notifyUrl === undefined) {
-      // SQLite (lockCardAtOnce read no URL): the record, then the callback if the merchant has a URL.
-      await runParts(ctx.tx, [recorded]);
-      await notifyMerchant(ctx, {
-        merchantId: card.merchant_id,
-        type: 'authorization.declined',
-        subject: `card:${card.id}`,
-        body: { authorization },
-      });
-    } else {
-      await runParts(ctx.tx, [recorded, ...declinedEvent(ctx, card, locked.notifyUrl, authorization)]);
-    }
+    await recordDecline(ctx, card, locked.notifyUrl, row, verification);
     error.detail = { tradeId: row.id, declineReason: reason };
     throw new CommittedFailure(error);
   };
 
-  const program = await programDecision(ctx, card, input, priced, locked.holderControls);
+  const program = await programDecision(ctx, card, input, priced, locked.holderControls, verification);
   if (program.decline) return decline(program.decline);
   // Decided (and counted against the limits) at the moment the locks were had, not when the
   // transaction began (checkSpend): the record says the same moment, and its day unless one was sent.
@@ -310,8 +342,70 @@ export const authorize = claimsItsKey(async function authorize({
     parts: [{ name: 'authorization', query: ctx.tx.insertInto('authorizations').values(approved) }],
   });
   await program.check.record();
+  // An approval that carried both the card's expiry and CVV2 resets its verification count
+  // (decisions §12.13); read with the card's lock, so a statement only when there is one to reset.
+  if (verifiedBoth(verification) && card.verification_failures !== null) await resetVerificationFailures(ctx.tx, card.id);
   return toTradeRecord(trade, maskedCardNo(card));
 });
+
+/**
+ * A declined authorization recorded (an `authorizations` row, read by tradeQuery; an
+ * `authorization.declined` callback) and, for a card data mismatch, counted against the card under
+ * its lock, taken before (decisions §12.13): concurrent mismatches count one after the other.
+ * `notifyUrl` undefined: not read with the lock (SQLite), looked up now.
+ */
+async function recordDecline(
+  ctx: LedgerCtx,
+  card: CardRow,
+  notifyUrl: string | null | undefined,
+  row: ReturnType<typeof authorizationRow>,
+  verification: CardVerification | undefined,
+): Promise<void> {
+  const authorization = toAuthorization(row, maskedCardNo(card));
+  const recorded = { name: 'authorization', query: ctx.tx.insertInto('authorizations').values(row) };
+  if (notifyUrl === undefined) {
+    await runParts(ctx.tx, [recorded]);
+    await notifyMerchant(ctx, {
+      merchantId: card.merchant_id,
+      type: 'authorization.declined',
+      subject: `card:${card.id}`,
+      body: { authorization },
+    });
+  } else {
+    await runParts(ctx.tx, [recorded, ...declinedEvent(ctx, card, notifyUrl, authorization)]);
+  }
+  const counted = COUNTED[row.decline_reason as DeclineReasonValue];
+  if (counted && verification) {
+    const by = ctx.by ?? { kind: 'merchant' as const, appId: ctx.merchantId, origin: ctx.actor };
+    await recordVerificationFailure(ctx, card.id, { kind: counted, via: verification.via }, by);
+  }
+}
+
+/**
+ * A balance inquiry on the link (no amount, so not `authorize`) whose card data failed: recorded as
+ * a declined authorization of 0 and counted as any other. Null when it is not declined for its card
+ * data: an inactive card (its status decides, as for `authorize`), or data that passed.
+ */
+export async function declineInquiry(
+  ctx: LedgerCtx,
+  input: AuthorizeInput,
+): Promise<{ reason: DeclineReasonValue; tradeId: string } | null> {
+  const failed = verificationFailure(input.verification);
+  if (!failed) return null;
+  const card = await lockCard(ctx, input.cardId);
+  if (card.status !== 'active') return null;
+  const { reason, error } = VERIFICATION_DECLINES[failed]();
+  const businessDate = resolveBusinessDate(input.businessDate, ctx.now);
+  const priced = { amount: 0, currencyTxn: card.currency, txnAmount: 0, fee: 0, businessDate };
+  const row = authorizationRow(card, priced, input, newId('dcl'), ctx.now, {
+    approved: 0,
+    decline_reason: reason,
+    decline_code: error.code,
+    message: error.message,
+  });
+  await recordDecline(ctx, card, undefined, row, input.verification);
+  return { reason, tradeId: row.id };
+}
 
 /**
  * An `authorization.declined` callback, when the merchant has a notify URL (read with the card's

@@ -2,6 +2,7 @@ import type { AuditSpec } from '../audit/trail.js';
 import { maskedCardNo } from '../cards/model.js';
 import type { Services } from '../context.js';
 import { releaseSpend } from '../controls/spending.js';
+import { sweep } from '../db/sweep.js';
 import { runVerb } from '../runner.js';
 import { holdingAuthorizations } from '../trades/books.js';
 import { type TradeRecord, toTradeRecord } from '../trades/record.js';
@@ -84,32 +85,43 @@ export async function expireHold({ ctx, input }: { ctx: LedgerCtx; input: Expire
   return toTradeRecord(record, maskedCardNo(card));
 }
 
+type Holding = Awaited<ReturnType<typeof holdingAuthorizations>>[number];
+
+/** The pass's name in the log, the metrics and `sweep_failures`. */
+export const HOLD_EXPIRY = 'hold_expiry';
+
 /**
  * One pass (the reaper's, hourly, and `cardprogram holds expire`): every authorization still holding
- * whose window is over at `now` is released, each in its own transaction. Returns how many were, and
- * the authorizations' ids.
+ * whose window is over at `now` is released, each in its own transaction, read in pages (oldest
+ * first). A release that throws (a row the ledger cannot book, a bug) is recorded and skipped
+ * (src/db/sweep.ts): every other due hold is still released, and the next pass tries that one
+ * again. Returns how many were released, their ids, and those that failed.
  */
 export async function expireHolds(
   svc: Services,
   now: number,
   /** Who runs the pass (the CLI's operator, audited per release); the reaper's runs are the system's. */
   by: { actor: string; audit?: (tradeId: string) => AuditSpec } = { actor: 'system:hold-expiry' },
-): Promise<{ released: number; tradeIds: string[] }> {
+  opts: { pageSize?: number } = {},
+): Promise<{ released: number; tradeIds: string[]; failed: Array<{ tradeId: string; error: string; failures: number }> }> {
   const defaultDays = svc.config.program.holdDays ?? 7;
   // The shortest window any authorization has: nothing younger can be due.
   const youngest = now - Math.min(defaultDays, 31) * DAY_MS;
-  const due = await holdingAuthorizations(svc.database.db, youngest);
-  const tradeIds: string[] = [];
-  for (const row of due) {
-    const days = holdWindowDays(row.mcc, defaultDays);
-    if (row.created_at + days * DAY_MS > now) continue;
-    const released = await runVerb(svc, expireHold, {
-      input: { tradeId: row.id, days, asOf: now },
-      actor: by.actor,
-      merchantId: row.merchant_id,
-      ...(by.audit ? { audit: by.audit(row.id) } : {}),
-    });
-    if (released) tradeIds.push(row.id);
-  }
-  return { released: tradeIds.length, tradeIds };
+  const { done, failed } = await sweep<Holding, string>(svc, HOLD_EXPIRY, {
+    ...opts,
+    page: (after, limit) => holdingAuthorizations(svc.database.db, youngest, { after, limit }),
+    id: (row) => row.id,
+    each: async (row) => {
+      const days = holdWindowDays(row.mcc, defaultDays);
+      if (row.created_at + days * DAY_MS > now) return null;
+      const released = await runVerb(svc, expireHold, {
+        input: { tradeId: row.id, days, asOf: now },
+        actor: by.actor,
+        merchantId: row.merchant_id,
+        ...(by.audit ? { audit: by.audit(row.id) } : {}),
+      });
+      return released ? row.id : null;
+    },
+  });
+  return { released: done.length, tradeIds: done, failed: failed.map((f) => ({ tradeId: f.id, error: f.error, failures: f.failures })) };
 }

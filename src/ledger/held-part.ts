@@ -37,12 +37,19 @@ export async function heldAuthorization(ctx: LedgerCtx, input: HeldPartInput, ac
 
 /**
  * The record of a part of an authorization (a clearing's payment, a reversal): its amount, the
- * transaction amount's share of it, the authorization's code and remark, dated on the request's
- * business date (not before the authorization's).
+ * transaction amount's share of it (or the network's own figure), the authorization's code and
+ * remark, dated on the request's business date (not before the authorization's).
  */
 export function heldPartRow(
   ctx: LedgerCtx,
-  part: { auth: TradeRow; card: CardRow; amount: number; businessDate: string | undefined },
+  part: {
+    auth: TradeRow;
+    card: CardRow;
+    amount: number;
+    businessDate: string | undefined;
+    /** The transaction amount as the card network gave it (the link's clearing, field 4); else the allocated share. */
+    txnAmount?: number | undefined;
+  },
   kind: { type: number; status: TradeStatusValue; fee?: number },
 ): NewTrade {
   const { auth, card, amount } = part;
@@ -54,7 +61,7 @@ export function heldPartRow(
       amount,
       ...(kind.fee === undefined ? {} : { fee: kind.fee }),
       currencyTxn: auth.currency_txn,
-      txnAmount: allocatePart(auth.txn_amount, auth.amount - auth.held, amount, auth.amount),
+      txnAmount: part.txnAmount ?? allocatePart(auth.txn_amount, auth.amount - auth.held, amount, auth.amount),
       businessDate: settlingBusinessDate(part.businessDate, ctx.now, auth),
       authCode: auth.auth_code,
       remark: auth.remark,

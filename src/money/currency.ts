@@ -78,6 +78,14 @@ export function toMajor(minor: number, currency: string): number {
   return minor / 10 ** exponent(currency);
 }
 
+/**
+ * The inverse of toMajor for an amount the service itself produced (a balance it answered, of any
+ * sign and size): its minor units. Not for input, which toMinor checks and never rounds.
+ */
+export function fromMajor(major: number, currency: string): number {
+  return Math.round(major * 10 ** exponent(currency));
+}
+
 /** amount × bps / 10 000, rounded half up, in integer arithmetic. */
 export function basisPoints(minor: number, bps: number): number {
   return Number((BigInt(minor) * BigInt(bps) + 5000n) / 10000n);

@@ -12,11 +12,12 @@ import {
   LinkReplay,
   linkAdvice,
   linkAuthorize,
+  linkIdentity,
   storedAnswer,
 } from '../network/link.js';
 import { runVerb } from '../runner.js';
 import { acceptorOf, channelOf, currencyCode, linkAmounts } from './amounts.js';
-import { cardByPan, cardDataCode, contentHash, storedCopy } from './card-data.js';
+import { cardByPan, cardVerification, contentHash, storedCopy } from './card-data.js';
 
 /** What the endpoint is left of the deadline at least, and what the decision keeps for itself after it. */
 const DECISION_MARGIN_MS = 150;
@@ -140,13 +141,13 @@ export async function authorizationAnswer(
 
   // An 0200 (single message) is decided as an 0100, and on approval cleared at once.
   const financial = mti.startsWith('02');
-  const identity: LinkIdentity = { msgClass: financial ? 'financial' : 'authorization', acquirer, stan, transmitted };
+  const identity = linkIdentity(financial ? 'financial' : 'authorization', acquirer, stan, transmitted);
   const hash = await contentHash(svc, fields);
   const stored = await storedAnswer(svc.database.db, identity, hash);
   if (stored) return stored;
   // A copy of a message still being decided here joins its decision: the merchant's endpoint is
   // asked once. (Across instances the claim decides: src/network/link.ts.)
-  const key = `${identity.msgClass}\n${acquirer}\n${stan}\n${transmitted}\n${hash}`;
+  const key = `${identity.msgClass}\n${identity.acquirer}\n${identity.stan}\n${identity.transmitted}\n${hash}`;
   const pending = deciding(svc);
   const running = pending.get(key);
   if (running) {
@@ -183,14 +184,17 @@ interface Pending {
 /** The decision of a message not decided before (authorizationAnswer). */
 async function decide(svc: Services, m: Pending): Promise<LinkAnswer> {
   const { mti, fields, arrived, deadline, pan, kind, financial, identity, hash, gate } = m;
-  const { acquirer, stan } = identity;
+  const { stan } = identity;
+  const acquirer = fields.get(32) as string;
   const card = await cardByPan(svc, pan);
   if (!card) return { code: '14' };
-  const dataCode = await cardDataCode(svc, card, pan, fields, arrived);
-  if (dataCode) return { code: dataCode };
+  // Checked here, with the PAN at hand; decided (a mismatch declined and counted) under the card's lock.
+  const verification = await cardVerification(svc, card, pan, fields, arrived);
+  if ('code' in verification) return verification;
 
-  const input: AuthorizeInput | { code: string } = kind === '31' ? { cardId: card.id, amount: 0 } : authorizeInput(svc, fields, card);
-  if ('code' in input) return input;
+  const priced: AuthorizeInput | { code: string } = kind === '31' ? { cardId: card.id, amount: 0 } : authorizeInput(svc, fields, card);
+  if ('code' in priced) return priced;
+  const input: AuthorizeInput = { ...priced, verification };
   const record = { identity, contentHash: hash, mti, request: storedCopy(fields) };
   const run = (verdict: AuthorizeInput['endpoint']) =>
     runVerb(svc, linkAuthorize, {
@@ -202,7 +206,8 @@ async function decide(svc: Services, m: Pending): Promise<LinkAnswer> {
         gate,
         currencyCode: currencyCode(card, svc.config.network),
       },
-      actor: `network:${acquirer}`,
+      // Typed: a security freeze's audit record names the network (src/cards/verification.ts).
+      actor: { kind: 'network', peer: acquirer },
       merchantId: card.merchant_id,
     });
   try {
@@ -239,7 +244,7 @@ export async function adviceAnswer(svc: Services, mti: string, fields: Map<numbe
   if (!pan || !processing || !acquirer || !transmitted || !fields.has(49) || !fields.has(4)) return { code: '30' };
   const kind = processing.slice(0, 2);
   if ((kind !== '00' && kind !== '01') || processing.slice(2) !== '0000') return { code: '12' };
-  const identity: LinkIdentity = { msgClass: 'authorization', acquirer, stan, transmitted };
+  const identity = linkIdentity('authorization', acquirer, stan, transmitted);
   const hash = await contentHash(svc, fields);
   const stored = await storedAnswer(svc.database.db, identity, hash);
   if (stored) return stored;

@@ -1,8 +1,9 @@
-import { timingSafeEqual } from 'node:crypto';
 import type { CardRow } from '../cards/model.js';
 import { maskPan } from '../cards/vault.js';
+import { type CardVerification, presentedCardData } from '../cards/verification.js';
 import type { Services } from '../context.js';
 import { USED_FIELDS } from '../iso8583/fields.js';
+import { byValue } from '../network/link.js';
 
 /**
  * Card data on the link (decisions §12.12): the card is found by its PAN's keyed hash, expiry and
@@ -33,33 +34,36 @@ export function subelements(field48: string): Map<string, string> | null {
 }
 
 /**
- * Response code of the card data check, or null when it passes: `54` an expiry (field 14, YYMM)
- * other than the card's or a card past its expiry, `82` a CVV2 (field 48 subelement 92) other than
- * the card's. Each checked only when sent.
+ * Field 22's first two digits that mean the card was not present: key-entered (`01x`), e-commerce
+ * (`81x`). Not credential on file (`10x`): the merchant keeps the card, and may not keep its CVV2.
  */
-export async function cardDataCode(
+const CARD_NOT_PRESENT = new Set(['01', '81']);
+
+/**
+ * The card data of an 0100/0200 (decisions §12.12, §12.13): `30` for a key-entered or e-commerce
+ * message without field 14 or a field 48 that does not parse, `54` for a card past its expiry (valid
+ * through the last day of its month, UTC; not a mismatch, not counted); else what the expiry
+ * (field 14, YYMM) and CVV2 (field 48 subelement 92) presented came to, decided under the card's
+ * lock (src/ledger/authorize.ts): a mismatch declined and counted, a CVV2 left out declined where
+ * required (card not present, not on file, `CARDPROGRAM_REQUIRE_CVV2` on).
+ */
+export async function cardVerification(
   svc: Services,
   card: CardRow,
   pan: string,
   fields: Map<number, string>,
   now: number,
-): Promise<'54' | '82' | '30' | null> {
-  const expiry = fields.get(14);
-  const mine = `${String(card.expiry_year % 100).padStart(2, '0')}${String(card.expiry_month).padStart(2, '0')}`;
-  if (expiry !== undefined && expiry !== mine) return '54';
-  // Valid through the last day of its month (UTC).
-  if (now >= Date.UTC(card.expiry_year, card.expiry_month, 1)) return '54';
+): Promise<CardVerification | { code: '54' | '30' }> {
+  const entry = fields.get(22)?.slice(0, 2);
+  const notPresent = entry !== undefined && CARD_NOT_PRESENT.has(entry);
+  if (notPresent && !fields.has(14)) return { code: '30' };
   const f48 = fields.get(48);
-  if (f48 !== undefined) {
-    const sub = subelements(f48);
-    if (sub === null) return '30';
-    const cvv2 = sub.get('92');
-    if (cvv2 !== undefined) {
-      const expected = await svc.vault.cvv(svc.database.db, pan, card.expiry_month, card.expiry_year);
-      if (cvv2.length !== expected.length || !timingSafeEqual(Buffer.from(cvv2), Buffer.from(expected))) return '82';
-    }
-  }
-  return null;
+  const sub = f48 === undefined ? null : subelements(f48);
+  if (f48 !== undefined && sub === null) return { code: '30' };
+  if (now >= Date.UTC(card.expiry_year, card.expiry_month, 1)) return { code: '54' };
+  const presented = await presentedCardData(svc, svc.database.db, card, { expiry: fields.get(14), cvv2: sub?.get('92') }, pan);
+  const cvv2Required = notPresent && svc.config.program.requireCvv2 !== false;
+  return { ...presented, cvv2Required, via: 'link' };
 }
 
 /** A PAN as it may be shown: first 6 and last 4 digits. */
@@ -90,13 +94,14 @@ export function storedCopy(fields: Map<number, string>): Record<string, string> 
 
 /**
  * The keyed hash of a message's content (decisions §12.6): its fields without the MTI (a repeat
- * MTI is the same message). Keyed (the vault's lookup key, under its own label), as a plain hash of
- * a PAN and CVV2 could be searched back to them.
+ * MTI is the same message), field 32 by value (decisions §12.13: a repeat whose acquirer gained
+ * leading zeros is the same message, not a 94; fields 11 and 7 are fixed width already). Keyed (the
+ * vault's lookup key, under its own label), as a plain hash of a PAN and CVV2 could be searched back to them.
  */
 export function contentHash(svc: Services, fields: Map<number, string>): Promise<string> {
   const canonical = [...fields]
     .sort(([a], [b]) => a - b)
-    .map(([f, v]) => `${f}=${v}`)
+    .map(([f, v]) => `${f}=${f === 32 ? byValue(v) : v}`)
     .join('\n');
   return svc.vault.lookupHash(svc.database.db, `iso8583-message\n${canonical}`);
 }

@@ -1,9 +1,11 @@
 import type { Services } from '../context.js';
 import { decode, encode, Iso8583Error, type IsoMessage } from '../iso8583/codec.js';
 import { FrameError, FrameReader, frame } from '../iso8583/frame.js';
-import { exponent } from '../money/currency.js';
-import { type LinkAnswer, type LinkClass, storedAnswer } from '../network/link.js';
-import { messagesWithTrades } from '../trades/network-reads.js';
+import { exponent, toMajor } from '../money/currency.js';
+import { byValue, type LinkAnswer, type LinkClass, linkIdentity, originalOf, storedAnswer } from '../network/link.js';
+import { cardTotal } from '../network/link-amounts.js';
+import { type Movement, movementOf } from '../network/movements.js';
+import { messagesWithTrades, postedRecord } from '../trades/network-reads.js';
 import { NUMERIC } from './amounts.js';
 import { contentHash, maskedPan } from './card-data.js';
 import { codeMeaning } from './client.js';
@@ -15,7 +17,9 @@ import { reversalAnswer } from './reversal.js';
  * messages, exactly as on the link (2-byte big-endian length, then the message): 0220 clearings and
  * refunds, 0420 reversals. Each is posted by the same path as on the link (financialAdvice,
  * reversalAnswer: the same verbs, the same claim in network_messages), so a message imported again,
- * or also sent over the link, posts nothing.
+ * or also sent over the link, posts nothing. A line reports what its own message posted (§12.13):
+ * the record it produced, named as the settlement names it (src/network/movements.ts); a message
+ * whose claim another import or the link won first, even at the same moment, is `duplicate` here.
  */
 
 export type ClearingOutcome = 'matched' | 'matched-difference' | 'forced' | 'duplicate' | 'refused';
@@ -44,10 +48,19 @@ export interface ClearingLine {
   reason?: string;
   /** A clearing's amount minus its authorization's (major units), for matched-difference. */
   difference?: number;
-  /** The trade the message posted (payment, refund, reversal record). */
+  /** The trade the message posted (payment, refund, reversal record); for a duplicate, the first's. */
   tradeId?: string;
-  /** A reversal's amount reversed: field 4, less field 95's actual amount of a partial one (major units). */
-  reversing?: number;
+  /** What this message posted, from the record it produced (absent when it posted nothing: duplicate, refused, a reversal with nothing to return). */
+  posted?: Posted;
+}
+
+/** What a message posted: the movement (named as in the settlement), in the card's currency as the journal booked it. */
+export interface Posted {
+  movement: Movement;
+  /** The card's currency. */
+  currency: string;
+  /** Major units of `currency`. */
+  amount: number;
 }
 
 export interface ClearingTotals {
@@ -58,7 +71,10 @@ export interface ClearingTotals {
   forced: number;
   duplicate: number;
   refused: number;
-  /** Posted by this import, major units of the currency (field 4; a partial reversal: what it reversed). */
+  /**
+   * What this import posted in this currency (the card's, as booked; the counts above are by field
+   * 49), major units, per movement: the sums of the lines' `posted`.
+   */
   cleared: number;
   refunded: number;
   reversed: number;
@@ -101,11 +117,16 @@ const majorOf = (minor: number, currency: string | null) => {
   }
 };
 
-/** The original named by field 90 (class, STAN, field 7, acquirer n11), with its request's field 4 and its trade's state. */
-async function original(svc: Services, msgClass: LinkClass, f90: string) {
-  const rows = await messagesWithTrades(svc.database.db, msgClass, f90.slice(4, 10), f90.slice(10, 20));
-  const acquirer = f90.slice(20, 31).replace(/^0+/, '');
-  return rows.find((r) => r.acquirer.replace(/^0+/, '') === acquirer && r.response_code === '00') ?? null;
+/**
+ * The original named by field 90 (class, STAN, field 7, acquirer n11), with its request's field 4
+ * and its trade's state; only when the message's own field 32 is the original's (by value, decisions
+ * §12.13), as the link finds it (originalMessage).
+ */
+async function original(svc: Services, msgClass: LinkClass, f90: string, ownAcquirer: string) {
+  const named = originalOf(f90);
+  if (byValue(ownAcquirer) !== named.acquirer) return null;
+  const rows = await messagesWithTrades(svc.database.db, msgClass, named.stan, named.transmitted);
+  return rows.find((r) => byValue(r.acquirer) === named.acquirer && r.response_code === '00') ?? null;
 }
 
 /**
@@ -114,24 +135,25 @@ async function original(svc: Services, msgClass: LinkClass, f90: string) {
  */
 async function forcedBecause(svc: Services, fields: Map<number, string>): Promise<string | null> {
   const f90 = fields.get(90);
+  const own = fields.get(32) ?? '';
   const kind = fields.get(3)?.slice(0, 2);
   if (!f90 || f90.length < 31) return 'no original named (field 90)';
   if (kind === '20') {
-    const o = await original(svc, 'financial', f90);
+    const o = await original(svc, 'financial', f90, own);
     return o?.trade_id ? null : 'no approved payment matches field 90';
   }
-  const o = await original(svc, 'authorization', f90);
+  const o = await original(svc, 'authorization', f90, own);
   if (!o?.trade_id || o.held === null) return 'no approved authorization matches field 90';
   if (o.held <= 0) return 'its authorization holds nothing any more (cleared, reversed or released)';
-  const f4 = Number(fields.get(4) ?? 0);
-  const inCard = o.txn_amount === o.amount || !o.txn_amount ? f4 : Math.round((f4 * (o.amount as number)) / o.txn_amount);
+  // The conversion the clearing will make (src/network/link-financial.ts): a total of a hold, rounded once.
+  const inCard = cardTotal({ amount: o.amount ?? 0, txn_amount: o.txn_amount ?? 0 }, Number(fields.get(4) ?? 0));
   if (inCard > o.held) return `its amount is above what its authorization holds (${inCard} > ${o.held} minor units)`;
   return null;
 }
 
 /** Imports a clearing file: each message posted once, in the file's order; the reconciliation. */
 export async function importClearing(svc: Services, file: Uint8Array): Promise<ClearingReport> {
-  const lines: ClearingLine[] = [];
+  const lines: Imported[] = [];
   let index = 0;
   for (const bytes of clearingFrames(file)) {
     index++;
@@ -142,16 +164,20 @@ export async function importClearing(svc: Services, file: Uint8Array): Promise<C
       if (!(err instanceof Iso8583Error)) throw err;
       const { mti, fields } = err.partial;
       lines.push({
-        ...describe(index, mti, fields),
-        outcome: 'refused',
-        code: '30',
-        reason: `30 format error: ${err.message}`,
+        line: { ...describe(index, mti, fields), outcome: 'refused', code: '30', reason: `30 format error: ${err.message}` },
+        minor: 0,
       });
       continue;
     }
     lines.push(await importOne(svc, index, msg));
   }
-  return { lines, totals: totalsOf(lines) };
+  return { lines: lines.map((l) => l.line), totals: totalsOf(lines) };
+}
+
+/** A line, and what it posted in minor units of its posted currency (the totals add these, never major units). */
+interface Imported {
+  line: ClearingLine;
+  minor: number;
 }
 
 function describe(index: number, mti: string | null, fields: Map<number, string>): Omit<ClearingLine, 'outcome' | 'code'> {
@@ -170,16 +196,46 @@ function describe(index: number, mti: string | null, fields: Map<number, string>
     kind,
     currency,
     amount: f4 === undefined ? null : majorOf(Number(f4), currency),
-    ...(kind === 'reversal' && f4 !== undefined
-      ? { reversing: majorOf(Number(f4) - (/^\d{12}/.test(fields.get(95) ?? '') ? Number(fields.get(95)?.slice(0, 12)) : 0), currency) }
-      : {}),
   };
 }
 
-async function importOne(svc: Services, index: number, msg: IsoMessage): Promise<ClearingLine> {
+/** A message whose identity another message claimed first: in this file, an earlier import, the link, or an import at the same time. */
+function duplicate(line: Omit<ClearingLine, 'outcome' | 'code'>, first: LinkAnswer): Imported {
+  if (first.code === '94') {
+    return {
+      line: {
+        ...line,
+        outcome: 'refused',
+        code: '94',
+        reason: '94 duplicate: another message with this identity (fields 32, 11, 7) and other content',
+      },
+      minor: 0,
+    };
+  }
+  return {
+    line: {
+      ...line,
+      outcome: 'duplicate',
+      code: first.code,
+      reason: `posted before (answered ${first.code}, ${codeMeaning(first.code)})`,
+      ...(first.tradeId ? { tradeId: first.tradeId } : {}),
+    },
+    minor: 0,
+  };
+}
+
+/** What the message posted: the record its answer names, as the settlement reads it. */
+async function postedBy(svc: Services, msgClass: LinkClass, tradeId: string | undefined): Promise<{ posted?: Posted; minor: number }> {
+  const record = tradeId ? await postedRecord(svc.database.db, tradeId) : undefined;
+  const movement = record ? movementOf(msgClass, record) : null;
+  if (!record || !movement) return { minor: 0 };
+  return { posted: { movement, currency: record.currency, amount: toMajor(record.amount, record.currency) }, minor: record.amount };
+}
+
+async function importOne(svc: Services, index: number, msg: IsoMessage): Promise<Imported> {
   const { mti, fields } = msg;
   const line = describe(index, mti, fields);
-  const refused = (code: string | null, reason: string): ClearingLine => ({ ...line, outcome: 'refused', code, reason });
+  const refused = (code: string | null, reason: string): Imported => ({ line: { ...line, outcome: 'refused', code, reason }, minor: 0 });
   if (!['0220', '0221', '0420', '0421'].includes(mti)) {
     return refused(null, `not a clearing advice: MTI ${mti} (a clearing file holds 0220 and 0420)`);
   }
@@ -188,24 +244,16 @@ async function importOne(svc: Services, index: number, msg: IsoMessage): Promise
   const stan = fields.get(11);
   if (!acquirer || !transmitted || !stan) return refused('30', '30 format error: fields 7, 11 and 32 identify a message');
   const reversal = line.kind === 'reversal';
-  const identity = { msgClass: (reversal ? 'reversal' : 'financial') as LinkClass, acquirer, stan, transmitted };
+  const identity = linkIdentity(reversal ? 'reversal' : 'financial', acquirer, stan, transmitted);
   const hash = await contentHash(svc, fields);
+  // Posted before this import started: no need to look further.
   const before = await storedAnswer(svc.database.db, identity, hash);
-  if (before) {
-    if (before.code === '94') return refused('94', '94 duplicate: another message with this identity (fields 32, 11, 7) and other content');
-    return {
-      ...line,
-      outcome: 'duplicate',
-      code: before.code,
-      reason: `posted before (answered ${before.code}, ${codeMeaning(before.code)})`,
-      ...(before.tradeId ? { tradeId: before.tradeId } : {}),
-    };
-  }
+  if (before) return duplicate(line, before);
   const forced = reversal ? null : await forcedBecause(svc, fields);
   const origin =
     reversal || !fields.get(90)
       ? null
-      : await original(svc, line.kind === 'refund' ? 'financial' : 'authorization', fields.get(90) as string);
+      : await original(svc, line.kind === 'refund' ? 'financial' : 'authorization', fields.get(90) as string, acquirer);
   let answer: LinkAnswer;
   try {
     answer = reversal ? await reversalAnswer(svc, mti, fields) : await financialAdvice(svc, mti, fields);
@@ -213,34 +261,34 @@ async function importOne(svc: Services, index: number, msg: IsoMessage): Promise
     svc.log.warn({ err: { name: (err as Error).name, message: (err as Error).message }, stan }, 'clearing import: message failed');
     answer = { code: '96' };
   }
-  const posted = answer.tradeId ? { tradeId: answer.tradeId } : {};
+  // Another import (or the link) claimed it between the look above and the claim: its posting, not this one's.
+  if (answer.replayed) return duplicate(line, answer);
   if (answer.code !== '00') {
     if (forced && answer.code === '12') return refused('12', `a forced post (${forced}): not supported yet, answered 12`);
     return refused(answer.code, `${answer.code} ${codeMeaning(answer.code)}`);
   }
-  if (forced) return { ...line, outcome: 'forced', code: '00', reason: forced, ...posted };
+  const { posted, minor } = await postedBy(svc, identity.msgClass, answer.tradeId);
+  const done = { ...line, code: '00', ...(answer.tradeId ? { tradeId: answer.tradeId } : {}), ...(posted ? { posted } : {}) };
+  if (forced) return { line: { ...done, outcome: 'forced', reason: forced }, minor };
   if (line.kind === 'clearing' && origin) {
     const authorized = Number((JSON.parse(origin.request) as Record<string, string>)['4'] ?? 0);
     const cleared = Number(fields.get(4) ?? 0);
     if (authorized !== cleared) {
       const difference = majorOf(cleared - authorized, line.currency);
-      return {
-        ...line,
-        outcome: 'matched-difference',
-        code: '00',
-        difference,
-        reason: `cleared ${majorOf(cleared, line.currency)}, authorized ${majorOf(authorized, line.currency)}`,
-        ...posted,
-      };
+      const reason = `cleared ${majorOf(cleared, line.currency)}, authorized ${majorOf(authorized, line.currency)}`;
+      return { line: { ...done, outcome: 'matched-difference', difference, reason }, minor };
     }
   }
-  return { ...line, outcome: 'matched', code: '00', ...posted };
+  return { line: { ...done, outcome: 'matched' }, minor };
 }
 
-function totalsOf(lines: ClearingLine[]): ClearingTotals[] {
+/**
+ * Per currency: the lines counted by their field 49's currency, and what they posted summed in
+ * minor units by the currency it was booked in, then given in major units once.
+ */
+function totalsOf(lines: Imported[]): ClearingTotals[] {
   const by = new Map<string, ClearingTotals>();
-  for (const l of lines) {
-    const currency = l.currency ?? 'unknown';
+  const row = (currency: string) => {
     let t = by.get(currency);
     if (!t) {
       t = {
@@ -257,17 +305,22 @@ function totalsOf(lines: ClearingLine[]): ClearingTotals[] {
       };
       by.set(currency, t);
     }
+    return t;
+  };
+  for (const { line, minor } of lines) {
+    const t = row(line.currency ?? 'unknown');
     t.messages++;
-    if (l.outcome === 'matched-difference') t.matchedDifference++;
-    else t[l.outcome]++;
-    if (['matched', 'matched-difference', 'forced'].includes(l.outcome) && l.amount !== null) {
-      if (l.kind === 'clearing') t.cleared += l.amount;
-      else if (l.kind === 'refund') t.refunded += l.amount;
-      else if (l.kind === 'reversal') t.reversed += l.reversing ?? l.amount;
-    }
+    if (line.outcome === 'matched-difference') t.matchedDifference++;
+    else t[line.outcome]++;
+    if (line.posted) row(line.posted.currency)[line.posted.movement] += minor;
   }
-  const round = (n: number) => Math.round(n * 1e6) / 1e6;
+  const major = (minor: number, currency: string) => (currency === 'unknown' || minor === 0 ? minor : toMajor(minor, currency));
   return [...by.values()]
-    .map((t) => ({ ...t, cleared: round(t.cleared), refunded: round(t.refunded), reversed: round(t.reversed) }))
+    .map((t) => ({
+      ...t,
+      cleared: major(t.cleared, t.currency),
+      refunded: major(t.refunded, t.currency),
+      reversed: major(t.reversed, t.currency),
+    }))
     .sort((a, b) => a.currency.localeCompare(b.currency));
 }

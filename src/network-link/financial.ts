@@ -1,6 +1,6 @@
 import type { Services } from '../context.js';
 import { toMinor } from '../money/currency.js';
-import { type LinkAnswer, type LinkClass, type LinkIdentity, LinkReplay, originalMessage, storedAnswer } from '../network/link.js';
+import { type LinkAnswer, type LinkClass, LinkReplay, linkIdentity, originalMessage, storedAnswer } from '../network/link.js';
 import type { LinkFinancialInput } from '../network/link-financial.js';
 import { linkClear, linkRefund } from '../network/link-financial.js';
 import { runVerb } from '../runner.js';
@@ -14,7 +14,8 @@ import { cardByPan, contentHash, storedCopy } from './card-data.js';
  * the payment an earlier 0220 (or 0200) named in field 90 produced (field 90 naming another MTI is
  * `12`). Without such an original (no field 90, or none found) it is a forced post (§12.7) on the card of field 2 (`14` when none;
  * `12` without field 2), its amount from fields 4/49 (or 6/51) as an 0100's. Exactly once under its
- * own identity (class financial, 32, 11, 7).
+ * own identity (class financial, 32, 11, 7). Only the acquirer that sent the original names it (field 32
+ * equal by value, decisions §12.13); another's is a forced post as one without an original.
  */
 export async function financialAdvice(svc: Services, mti: string, fields: Map<number, string>): Promise<LinkAnswer> {
   const acquirer = fields.get(32);
@@ -26,10 +27,10 @@ export async function financialAdvice(svc: Services, mti: string, fields: Map<nu
   const kind = processing.slice(0, 2);
   if (!['00', '01', '20'].includes(kind) || processing.slice(2) !== '0000') return { code: '12' };
   const db = svc.database.db;
-  const identity: LinkIdentity = { msgClass: 'financial', acquirer, stan, transmitted };
+  const identity = linkIdentity('financial', acquirer, stan, transmitted);
   const hash = await contentHash(svc, fields);
   const stored = await storedAnswer(db, identity, hash);
-  if (stored) return stored;
+  if (stored) return { ...stored, replayed: true };
 
   const f90 = fields.get(90);
   const refund = kind === '20';
@@ -38,9 +39,8 @@ export async function financialAdvice(svc: Services, mti: string, fields: Map<nu
   // Field 90 naming what cannot be this one's original (a clearing of an 0200, already cleared) is
   // refused as before; naming an original not found, or absent, makes a forced post.
   if (f90 && !accepted.includes(f90.slice(0, 4))) return { code: '12' };
-  const original = f90
-    ? await originalMessage(db, originalClass, { stan: f90.slice(4, 10), transmitted: f90.slice(10, 20), acquirer: f90.slice(20, 31) })
-    : null;
+  // Another acquirer's clearing does not name this original (decisions §12.13): a forced post.
+  const original = f90 ? await originalMessage(db, originalClass, f90, acquirer) : null;
   const pan = fields.get(2);
   const byPan = pan === undefined ? null : await cardByPan(svc, pan);
   if (pan !== undefined && !byPan) return { code: '14' };
@@ -84,7 +84,10 @@ export async function financialAdvice(svc: Services, mti: string, fields: Map<nu
     });
     return answer;
   } catch (err) {
-    if (err instanceof LinkReplay) return (await storedAnswer(db, identity, hash)) ?? { code: '96' };
+    if (err instanceof LinkReplay) {
+      const first = await storedAnswer(db, identity, hash);
+      return first ? { ...first, replayed: true } : { code: '96' };
+    }
     const code = failureCode(err);
     if (code === '96')
       svc.log.error({ err: { name: (err as Error).name, message: (err as Error).message }, stan }, 'network link: financial advice failed');

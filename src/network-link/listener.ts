@@ -1,13 +1,18 @@
 import { readFileSync } from 'node:fs';
 import { createServer as createTcpServer, type Server, type Socket } from 'node:net';
 import { createServer as createTlsServer } from 'node:tls';
+import { linkAddress } from '../config-network.js';
 import type { Services } from '../context.js';
 import { encode } from '../iso8583/codec.js';
 import { FrameError, FrameReader, frame } from '../iso8583/frame.js';
+import { Admission } from './admission.js';
 import { handleFrame, type Peer } from './dispatch.js';
 
-/** Messages being decided at once on one connection: beyond it the connection is not read until some are answered. */
-const MAX_IN_FLIGHT = 256;
+/**
+ * Messages being decided at once on one connection (decisions §12.13), counted exactly: frames read
+ * beyond it wait in the connection's queue, the connection unread meanwhile.
+ */
+export const MAX_IN_FLIGHT = 256;
 /** Answers the peer has not read: beyond this many bytes it is not reading, and is disconnected. */
 const MAX_UNREAD = 1 << 20;
 /** How long a stop waits for the messages in flight to be answered. */
@@ -25,13 +30,17 @@ export interface LinkServer {
  * src/config.ts refuses to start without it). Each connection carries framed ISO 8583 messages,
  * many in flight; each is answered when decided, in any order. A frame over the limit or of
  * length 0, or a message whose MTI or STAN cannot be read, closes the connection; so does silence,
- * or a frame left incomplete, for CARDPROGRAM_NETWORK_IDLE_MS. Null when no port is set.
+ * or a frame left incomplete, for CARDPROGRAM_NETWORK_IDLE_MS. Who may connect at all (the caps,
+ * the handshake's time, the peers' list): src/network-link/admission.ts. Null when no port is set.
  */
 export async function startLink(svc: Services): Promise<LinkServer | null> {
   const cfg = svc.config.network;
   if (cfg.port === null) return null;
+  const address = await linkAddress(cfg);
+  const admission = new Admission(svc, cfg);
   const sockets = new Set<Socket>();
   const inFlight = new Map<Socket, number>();
+  let deciding = 0;
   // Decisions still running, answered or not (an answer of 91 leaves its decision to roll back).
   const decisions = new Set<Promise<unknown>>();
   const track = (p: Promise<unknown>) => {
@@ -43,6 +52,7 @@ export async function startLink(svc: Services): Promise<LinkServer | null> {
   svc.metrics.networkLink({
     connections: () => sockets.size,
     signedOn: () => [...peers.values()].filter((p) => p.signedOn).length,
+    inFlight: () => deciding,
   });
 
   const onConnection = (socket: Socket) => {
@@ -67,6 +77,24 @@ export async function startLink(svc: Services): Promise<LinkServer | null> {
       inFlight.delete(socket);
       peers.delete(socket);
     });
+    // Frames read while MAX_IN_FLIGHT are being decided wait here (one chunk's worth at most: the
+    // socket is paused while any wait), in order; none is dropped or answered out of turn.
+    const waiting: Array<Buffer | undefined> = [];
+    let head = 0;
+    const pump = () => {
+      while (head < waiting.length && (inFlight.get(socket) ?? 0) < MAX_IN_FLIGHT && !socket.destroyed && !stopping) {
+        const bytes = waiting[head] as Buffer;
+        waiting[head++] = undefined;
+        dispatch(socket, peer, bytes, close, pump);
+      }
+      if (head === waiting.length) {
+        waiting.length = 0;
+        head = 0;
+      }
+      const full = head < waiting.length || (inFlight.get(socket) ?? 0) >= MAX_IN_FLIGHT;
+      if (full) socket.pause();
+      else if (socket.isPaused() && !socket.destroyed && !stopping) socket.resume();
+    };
     socket.on('data', (chunk: Buffer) => {
       let frames: Buffer[];
       try {
@@ -81,15 +109,17 @@ export async function startLink(svc: Services): Promise<LinkServer | null> {
         clearTimeout(partial);
         partial = null;
       }
-      for (const bytes of frames) dispatch(socket, peer, bytes, close);
+      waiting.push(...frames);
+      pump();
     });
   };
 
-  const dispatch = (socket: Socket, peer: Peer, bytes: Buffer, close: (why: string) => void) => {
+  const dispatch = (socket: Socket, peer: Peer, bytes: Buffer, close: (why: string) => void, pump: () => void) => {
+    // Its arrival is when it is taken from the queue: a frame waiting its turn is, as one still in
+    // the socket's buffer, not yet read (the deadline counts from here).
     const arrived = svc.clock();
-    const n = (inFlight.get(socket) ?? 0) + 1;
-    inFlight.set(socket, n);
-    if (n >= MAX_IN_FLIGHT) socket.pause();
+    inFlight.set(socket, (inFlight.get(socket) ?? 0) + 1);
+    deciding++;
     handleFrame(svc, peer, bytes, arrived)
       .then(
         (outcome) => {
@@ -108,44 +138,63 @@ export async function startLink(svc: Services): Promise<LinkServer | null> {
         },
       )
       .finally(() => {
-        const left = (inFlight.get(socket) ?? 1) - 1;
-        if (inFlight.has(socket)) inFlight.set(socket, left);
-        if (left < MAX_IN_FLIGHT / 2 && socket.isPaused() && !socket.destroyed) socket.resume();
+        deciding--;
+        if (!inFlight.has(socket)) return;
+        inFlight.set(socket, (inFlight.get(socket) ?? 1) - 1);
+        pump();
       });
   };
 
   let server: Server;
   if (cfg.tls) {
-    server = createTlsServer(
-      {
-        ca: readFileSync(cfg.tls.ca),
-        cert: readFileSync(cfg.tls.cert),
-        key: readFileSync(cfg.tls.key),
-        requestCert: true,
-        rejectUnauthorized: true,
-        minVersion: 'TLSv1.2',
-      },
-      onConnection,
-    );
-    server.on('tlsClientError', () => undefined); // a refused handshake (no or a bad certificate) is the peer's problem
+    // The TLS server does not listen: the TCP server below admits each connection (the caps) and
+    // hands it over. Unverified certificates are refused by Admission.secured, which logs them.
+    const tlsServer = createTlsServer({
+      ca: readFileSync(cfg.tls.ca),
+      cert: readFileSync(cfg.tls.cert),
+      key: readFileSync(cfg.tls.key),
+      requestCert: true,
+      rejectUnauthorized: false,
+      minVersion: 'TLSv1.2',
+      // Admission closes a handshake at handshakeMs from the connection; Node's own (from the last byte) only backs it up.
+      handshakeTimeout: cfg.handshakeMs * 2,
+    });
+    tlsServer.on('secureConnection', (socket) => {
+      if (admission.secured(socket)) onConnection(socket);
+    });
+    tlsServer.on('tlsClientError', (err, socket) => admission.failed(err, socket));
+    server = createTcpServer((raw) => {
+      if (admission.admit(raw)) tlsServer.emit('connection', raw);
+    });
   } else {
-    server = createTcpServer(onConnection);
+    server = createTcpServer((raw) => {
+      if (admission.admit(raw)) onConnection(raw);
+    });
   }
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(cfg.port ?? 0, cfg.host, () => {
+    server.listen(cfg.port ?? 0, address, () => {
       server.off('error', reject);
       resolve();
     });
   });
+  // After listening, an error is one accept failing (EMFILE: out of file descriptors): logged, never
+  // a crash; the connection it concerned is lost, the listener goes on.
+  let acceptErrors = 0;
+  server.on('error', (err: NodeJS.ErrnoException) => {
+    if (acceptErrors++ % 100 === 0)
+      svc.log.error({ code: err.code, times: acceptErrors }, 'network link: a connection could not be accepted');
+  });
+  admission.checkOpenFiles();
   const port = (server.address() as { port: number }).port;
-  svc.log.info({ port, host: cfg.host, tls: cfg.tls !== null }, 'network link listening');
+  svc.log.info({ port, host: address, tls: cfg.tls !== null }, 'network link listening');
 
   return {
     port,
     stop: async () => {
       stopping = true;
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      admission.closeHandshaking();
       const until = Date.now() + STOP_GRACE_MS;
       while (([...inFlight.values()].some((n) => n > 0) || decisions.size > 0) && Date.now() < until) {
         await new Promise((r) => setTimeout(r, 20));

@@ -1,5 +1,5 @@
 import type { Services } from '../context.js';
-import { type LinkAnswer, type LinkIdentity, LinkReplay, linkReverse, originalMessage, storedAnswer } from '../network/link.js';
+import { type LinkAnswer, LinkReplay, linkIdentity, linkReverse, originalMessage, storedAnswer } from '../network/link.js';
 import { linkReversePayment } from '../network/link-financial.js';
 import { runVerb } from '../runner.js';
 import { failureCode } from './authorization.js';
@@ -10,7 +10,8 @@ import { cardByPan, contentHash, storedCopy } from './card-data.js';
  * or 0120 field 90 names (original MTI n4, STAN n6, field 7 n10, acquirer n11, forwarding id n11)
  * is reversed in full, or (field 95's first 12 digits, the actual amount) down to that amount; the
  * payment of an approved 0200 or 0220 named so is returned to the card the same way (a refund).
- * `25` when no approved original matches (or field 2, when sent, is another card's). Exactly once
+ * `25` when no approved original matches (or field 2, when sent, is another card's, or field 32 is
+ * not the original's: by value, decisions §12.13). Exactly once
  * like an 0100, under the reversal's own identity (class reversal, 32, 11, 7).
  */
 export async function reversalAnswer(svc: Services, mti: string, fields: Map<number, string>): Promise<LinkAnswer> {
@@ -22,19 +23,16 @@ export async function reversalAnswer(svc: Services, mti: string, fields: Map<num
   if (!acquirer || !transmitted || !f90) return { code: '30' };
   if (f95 !== undefined && !/^\d{12}/.test(f95)) return { code: '30' };
   const db = svc.database.db;
-  const identity: LinkIdentity = { msgClass: 'reversal', acquirer, stan, transmitted };
+  const identity = linkIdentity('reversal', acquirer, stan, transmitted);
   const hash = await contentHash(svc, fields);
   const stored = await storedAnswer(db, identity, hash);
-  if (stored) return stored;
+  if (stored) return { ...stored, replayed: true };
 
   const originalMti = f90.slice(0, 4);
   const ofAuthorization = ['0100', '0101', '0120', '0121'].includes(originalMti);
   if (!ofAuthorization && !['0200', '0201', '0220', '0221'].includes(originalMti)) return { code: '25' };
-  const original = await originalMessage(db, ofAuthorization ? 'authorization' : 'financial', {
-    stan: f90.slice(4, 10),
-    transmitted: f90.slice(10, 20),
-    acquirer: f90.slice(20, 31),
-  });
+  // Only the acquirer that sent the original reverses it (decisions §12.13): another's is 25.
+  const original = await originalMessage(db, ofAuthorization ? 'authorization' : 'financial', f90, acquirer);
   if (original?.code !== '00' || !original.tradeId || !original.cardId || !original.merchantId) return { code: '25' };
   const pan = fields.get(2);
   if (pan !== undefined && (await cardByPan(svc, pan))?.id !== original.cardId) return { code: '25' };
@@ -51,7 +49,10 @@ export async function reversalAnswer(svc: Services, mti: string, fields: Map<num
     if (!ofAuthorization) return await runVerb(svc, linkReversePayment, { input, ...run });
     return await runVerb(svc, linkReverse, { input: { ...input, advice: mti === '0420' || mti === '0421' }, ...run });
   } catch (err) {
-    if (err instanceof LinkReplay) return (await storedAnswer(db, identity, hash)) ?? { code: '96' };
+    if (err instanceof LinkReplay) {
+      const first = await storedAnswer(db, identity, hash);
+      return first ? { ...first, replayed: true } : { code: '96' };
+    }
     const code = failureCode(err);
     if (code === '96')
       svc.log.error({ err: { name: (err as Error).name, message: (err as Error).message }, stan }, 'network link: reversal failed');

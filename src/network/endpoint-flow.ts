@@ -18,6 +18,8 @@ const POLL_MS = 25;
 
 export interface AuthorizeKey extends Omit<RequestKey, 'merchantId'> {
   onReplay?: () => void;
+  /** The request's address: the typed actor's origin (a security freeze's audit record names it). */
+  origin?: string;
 }
 
 /**
@@ -41,7 +43,12 @@ export async function authorizeWithEndpoint(
   input: AuthorizeInput,
 ): Promise<TradeRecord> {
   const run = (verdict: NonNullable<AuthorizeInput['endpoint']>) =>
-    runVerb(svc, authorize, { input: { ...input, endpoint: verdict }, actor: `merchant:${merchantId}`, merchantId, once: key });
+    runVerb(svc, authorize, {
+      input: { ...input, endpoint: verdict },
+      actor: { kind: 'merchant', appId: merchantId, origin: key.origin ?? 'unknown' },
+      merchantId,
+      once: key,
+    });
   const now = svc.clock();
   const tradeId = newId('trd');
   const deadline = now + endpoint.timeoutMs;

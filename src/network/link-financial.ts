@@ -4,8 +4,10 @@ import { forcedClear, forcedRefund } from '../ledger/forced.js';
 import { lockedTrade } from '../ledger/locks.js';
 import { clear, refund } from '../ledger/settle.js';
 import { toMajor } from '../money/currency.js';
+import { partsOf } from '../trades/network-reads.js';
 import { TradeStatus, TradeType } from '../trades/types.js';
 import { claim, type LinkAnswer, type LinkRecord } from './link.js';
+import { cardPart, type Whole } from './link-amounts.js';
 
 /**
  * Financial advices of the card network link (0220, decisions §12.4): the clearing of an approved
@@ -26,9 +28,16 @@ export interface LinkFinancialInput {
   priced?: { amount: number; currencyTxn: string; txnAmount: number; remark?: string | undefined } | undefined;
 }
 
-/** Field 4 in the original's transaction currency → minor units of the card's, at the original's own ratio. */
-const inCardCurrency = (amount: number, trade: { amount: number; txn_amount: number }) =>
-  trade.txn_amount === trade.amount || trade.txn_amount === 0 ? amount : Math.round((amount * trade.amount) / trade.txn_amount);
+/**
+ * A clearing's field 4 (the original's transaction currency) in the card's, at the authorization's
+ * own ratio: the first clearing is a total of the authorization, rounded once (as the clearing
+ * file's check in src/network-link/clearing.ts converts it); a further one (an authorization
+ * cleared before: a forced post) a part after its payments (src/network/link-amounts.ts).
+ */
+async function clearingInCardCurrency(ctx: LedgerCtx, auth: Whole & { id: string; held: number }, f4: number): Promise<number> {
+  const before = auth.held > 0 ? { card: 0, txn: 0 } : await partsOf(ctx.tx, auth.id, TradeStatus.success);
+  return cardPart(auth, before, f4);
+}
 
 /** Refusals of the verbs before any write, as field 39. */
 function refusal(err: unknown): LinkAnswer {
@@ -58,11 +67,16 @@ export async function linkClear({ ctx, input }: { ctx: LedgerCtx; input: LinkFin
       answer = answered(await forcedClear({ ctx, input: { cardId: input.cardId, tradeId: null, ...p } }), true);
     } else {
       const { trade: auth, card } = await lockedTrade(ctx, input.tradeId);
-      const amount = inCardCurrency(input.amount, auth);
+      const amount = await clearingInCardCurrency(ctx, auth, input.amount);
       const holds = auth.trade_type === TradeType.authorization && auth.trade_status === TradeStatus.success && auth.held > 0;
       if (amount <= 0) answer = { code: '13' };
       else if (holds && amount <= auth.held) {
-        answer = answered(await clear({ ctx, input: { tradeId: input.tradeId, amount: toMajor(amount, card.currency) } }));
+        const cleared = await clear({
+          ctx,
+          input: { tradeId: input.tradeId, amount: toMajor(amount, card.currency) },
+          txnAmount: input.amount,
+        });
+        answer = answered(cleared);
       } else {
         const payment = await forcedClear({
           ctx,
@@ -88,11 +102,17 @@ export async function linkRefund({ ctx, input }: { ctx: LedgerCtx; input: LinkFi
       const [record] = await forcedRefund({ ctx, input: { cardId: input.cardId, payments: [], ...p } });
       answer = record ? answered(record, true) : { code: '12' };
     } else {
-      const { trade, card } = await lockedTrade(ctx, input.tradeId);
-      const amount = inCardCurrency(input.amount, trade);
+      const { trade: payment, card } = await lockedTrade(ctx, input.tradeId);
+      // A part of the payment: allocated after its refunds so far, so refunds of the whole sum to it.
+      const before = await partsOf(ctx.tx, payment.id, TradeStatus.refund);
+      const amount = cardPart(payment, { txn: before.txn, card: payment.refunded }, input.amount);
       if (amount <= 0) answer = { code: '13' };
       else {
-        const record = await refund({ ctx, input: { tradeId: input.tradeId, amount: toMajor(amount, card.currency) } });
+        const record = await refund({
+          ctx,
+          input: { tradeId: input.tradeId, amount: toMajor(amount, card.currency) },
+          txnAmount: input.amount,
+        });
         answer = answered(record);
       }
     }
@@ -121,13 +141,18 @@ export async function linkReversePayment({
   let answer: LinkAnswer;
   const { trade: payment, card } = await lockedTrade(ctx, input.tradeId);
   const left = payment.amount - payment.refunded;
-  const amount = left - (input.actual === null ? 0 : inCardCurrency(input.actual, payment));
+  // What the payment keeps is field 95's actual amount (a total): the refunds so far and this one
+  // take the rest of the transaction amount, allocated as the refunds' parts are.
+  const before = await partsOf(ctx.tx, payment.id, TradeStatus.refund);
+  const txnPart = payment.txn_amount - before.txn - (input.actual ?? 0);
+  const amount = input.actual === null ? left : cardPart(payment, { txn: before.txn, card: payment.refunded }, txnPart);
   if (payment.trade_type !== TradeType.payment || payment.trade_status !== TradeStatus.success || left === 0) answer = { code: '12' };
-  else if (amount < 0) answer = { code: '13' };
+  else if (amount < 0 || amount > left) answer = { code: '13' };
   else if (amount === 0) answer = answered({ authCode: payment.auth_code, tradeId: payment.id });
   else {
     try {
-      answer = answered(await refund({ ctx, input: { tradeId: payment.id, amount: toMajor(amount, card.currency) } }));
+      const asked = { tradeId: payment.id, amount: toMajor(amount, card.currency) };
+      answer = answered(await refund({ ctx, input: asked, txnAmount: Math.max(0, txnPart) }));
     } catch (err) {
       answer = refusal(err);
     }

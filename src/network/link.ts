@@ -1,7 +1,8 @@
 import type { Kysely } from 'kysely';
+import { resetVerificationFailures, verifiedBoth } from '../cards/verification.js';
 import type { DB, NetworkMessagesTable } from '../db/schema.js';
 import { CommittedFailure, DomainError } from '../errors.js';
-import { type AuthorizeInput, authorize } from '../ledger/authorize.js';
+import { type AuthorizeInput, authorize, declineInquiry } from '../ledger/authorize.js';
 import { balanceInquiry } from '../ledger/balance-inquiry.js';
 import { reverse } from '../ledger/cancel.js';
 import type { LedgerCtx } from '../ledger/context.js';
@@ -12,6 +13,7 @@ import { clear } from '../ledger/settle.js';
 import { toMajor } from '../money/currency.js';
 import { paymentsOf, tradeAmounts } from '../trades/books.js';
 import { DeclineReason, type DeclineReasonValue } from '../trades/types.js';
+import { cardTotal } from './link-amounts.js';
 
 /**
  * The card network link's verbs (decisions §12, docs/network.md): what an ISO 8583 message does,
@@ -21,12 +23,34 @@ import { DeclineReason, type DeclineReasonValue } from '../trades/types.js';
 
 export type LinkClass = NetworkMessagesTable['msg_class'];
 
-/** A message's identity (decisions §12.6): its class, field 32, field 11 and field 7. */
+/** A message's identity (decisions §12.6): its class, field 32, field 11 and field 7, by value (linkIdentity). */
 export interface LinkIdentity {
   msgClass: LinkClass;
   acquirer: string;
   stan: string;
   transmitted: string;
+}
+
+/** Digits as the number they write (decisions §12.13, identity by value): without leading zeros (`0412345` is `412345`). */
+export const byValue = (digits: string) => digits.replace(/^0+(?=\d)/, '');
+
+/**
+ * A message's identity by value, built once here for every class (decisions §12.13): field 32 (n..11,
+ * variable) without leading zeros, fields 11 and 7 (n6, n10) at their fixed widths. Stored so
+ * (migration 0025), so the unique key and the field 90 look-ups compare numbers.
+ */
+export function linkIdentity(msgClass: LinkClass, acquirer: string, stan: string, transmitted: string): LinkIdentity {
+  return {
+    msgClass,
+    acquirer: byValue(acquirer),
+    stan: byValue(stan).padStart(6, '0'),
+    transmitted: byValue(transmitted).padStart(10, '0'),
+  };
+}
+
+/** The original field 90 names: its MTI, STAN, field 7 and acquirer (n11), the acquirer by value. */
+export function originalOf(f90: string): { mti: string; stan: string; transmitted: string; acquirer: string } {
+  return { mti: f90.slice(0, 4), stan: f90.slice(4, 10), transmitted: f90.slice(10, 20), acquirer: byValue(f90.slice(20, 31)) };
 }
 
 /** What an answer carries beside the fields it echoes: field 39, and 38 and 54 when they apply. */
@@ -41,6 +65,11 @@ export interface LinkAnswer {
   tradeId?: string | undefined;
   /** A forced post (decisions §12.7): posted though the rules would have refused it. */
   forced?: boolean | undefined;
+  /**
+   * Never stored: this answer is the one another copy of the message stored when it acted (a
+   * repeat, or a copy that won the claim first: the link, another import); this copy did nothing.
+   */
+  replayed?: true | undefined;
 }
 
 /** What is stored of a message: its identity, a keyed hash of its content, its fields of §12.3 with the PAN masked and no CVV2. */
@@ -163,6 +192,10 @@ export function declineCode(reason: DeclineReasonValue | undefined, cardStatus: 
     case DeclineReason.countryBlocked:
     case DeclineReason.channelNotAllowed:
       return '57';
+    case DeclineReason.expiryMismatch:
+      return '54';
+    case DeclineReason.cvv2Mismatch:
+      return '82';
     default:
       return '05';
   }
@@ -198,10 +231,15 @@ export async function linkAuthorize({
 }): Promise<LinkAnswer> {
   const cardId = input.authorize.cardId;
   let answer: LinkAnswer;
-  if (input.kind === 'balance') {
+  // A balance inquiry's card data is checked as an authorization's (it would tell a CVV2 too).
+  const declined = input.kind === 'balance' ? await declineInquiry(ctx, input.authorize) : null;
+  if (declined) answer = { code: declineCode(declined.reason, 'active'), tradeId: declined.tradeId };
+  else if (input.kind === 'balance') {
     try {
       const trade = await balanceInquiry({ ctx, input: { cardId } });
       const card = await lockCard(ctx, cardId);
+      if (verifiedBoth(input.authorize.verification) && card.verification_failures !== null)
+        await resetVerificationFailures(ctx.tx, cardId);
       answer = {
         code: '00',
         authCode: trade.authCode,
@@ -249,22 +287,29 @@ export async function linkAdvice({
   return answer;
 }
 
-/** The original a message's field 90 names (its class, STAN, field 7, acquirer): the message that acted, or null. */
+/**
+ * The original a message's field 90 names (its class, STAN, field 7, acquirer), compared by value:
+ * the message that acted, or null. Only the acquirer that sent the original names it (decisions
+ * §12.13): a message whose own field 32 is another acquirer's finds nothing, whatever its field 90
+ * says (then `25` for a reversal, a forced post for a clearing).
+ */
 export async function originalMessage(
   db: Kysely<DB>,
   msgClass: LinkClass,
-  original: { stan: string; transmitted: string; acquirer: string },
+  f90: string,
+  ownAcquirer: string,
 ): Promise<{ tradeId: string | null; cardId: string | null; merchantId: string | null; code: string } | null> {
-  const rows = await db
+  const original = originalOf(f90);
+  if (byValue(ownAcquirer) !== original.acquirer) return null;
+  const identity = linkIdentity(msgClass, original.acquirer, original.stan, original.transmitted);
+  const row = await db
     .selectFrom('network_messages')
-    .select(['acquirer', 'trade_id', 'card_id', 'merchant_id', 'response_code'])
-    .where('msg_class', '=', msgClass)
-    .where('stan', '=', original.stan)
-    .where('transmitted', '=', original.transmitted)
-    .execute();
-  // Field 90 carries the acquirer as n11 (zeros on the left); field 32 as sent.
-  const acquirer = original.acquirer.replace(/^0+/, '');
-  const row = rows.find((r) => r.acquirer.replace(/^0+/, '') === acquirer);
+    .select(['trade_id', 'card_id', 'merchant_id', 'response_code'])
+    .where('msg_class', '=', identity.msgClass)
+    .where('acquirer', '=', identity.acquirer)
+    .where('stan', '=', identity.stan)
+    .where('transmitted', '=', identity.transmitted)
+    .executeTakeFirst();
   return row ? { tradeId: row.trade_id, cardId: row.card_id, merchantId: row.merchant_id, code: row.response_code } : null;
 }
 
@@ -292,13 +337,9 @@ export async function linkReverse({ ctx, input }: { ctx: LedgerCtx; input: LinkR
   let answer: LinkAnswer;
   try {
     const { auth, card } = await heldAuthorization(ctx, { tradeId: input.tradeId }, 'reversed');
-    // Field 95 is in the original's transaction currency: in the card's, prorated as the hold was converted.
-    const actual =
-      input.actual === null
-        ? 0
-        : auth.txn_amount === auth.amount
-          ? input.actual
-          : Math.round((input.actual * auth.amount) / auth.txn_amount);
+    // Field 95 is in the original's transaction currency: a total of the authorization, in the card's
+    // at its own ratio, rounded once (so partial reversals down to nothing release the whole hold).
+    const actual = input.actual === null ? 0 : cardTotal(auth, input.actual);
     const amount = auth.held - actual;
     if (amount < 0) answer = { code: '13' };
     else if (amount === 0) answer = { code: '00', authCode: auth.auth_code, tradeId: auth.id };
@@ -324,8 +365,7 @@ async function reversedAfterClearing(ctx: LedgerCtx, input: LinkReverseInput): P
   const payments = await paymentsOf(ctx.tx, ctx.merchantId, input.tradeId);
   if (payments.length === 0) return null;
   const auth = await tradeAmounts(ctx.tx, input.tradeId);
-  const actual =
-    input.actual === null ? 0 : auth.txn_amount === auth.amount ? input.actual : Math.round((input.actual * auth.amount) / auth.txn_amount);
+  const actual = input.actual === null ? 0 : cardTotal(auth, input.actual);
   const cleared = payments.reduce((s, p) => s + p.amount, 0);
   const refunded = payments.reduce((s, p) => s + p.refunded, 0);
   let left = cleared - refunded - actual;

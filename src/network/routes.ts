@@ -54,14 +54,15 @@ export const networkSandboxRoutes: FastifyPluginAsyncTypebox<{ svc: Services }> 
       'sandboxAuthorize',
       'Authorize a card payment: holds funds (150, status 1)',
       S.AuthorizeBody,
-      'What a card network sends, with its acceptor (mcc, merchantName, merchantCity, merchantCountry, channel). Checked in order: the card’s status (2724), its spending controls and its cardholder’s: channel, merchant category, country, then spending limits (2728), the available balance (2725), then the merchant’s authorization endpoint when it has one (2729). A decline is recorded and answers detail {tradeId, declineReason}; read it with tradeQuery. A write.',
+      'What a card network sends, with its acceptor (mcc, merchantName, merchantCity, merchantCountry, channel). Checked in order: the card’s status (2724), the card data when sent (expiry, then cvv2: not the card’s is 2731, counted against the card; 5 within 24 hours freeze it, statusSource security), its spending controls and its cardholder’s: channel, merchant category, country, then spending limits (2728), the available balance (2725), then the merchant’s authorization endpoint when it has one (2729). A decline is recorded and answers detail {tradeId, declineReason}; read it with tradeQuery. A write.',
     ),
     async (req, reply) => {
       const endpoint = req.merchant.authorizationEndpoint;
       if (!endpoint) return simulate(req, reply, authorize);
       // The merchant decides too, in real time (decisions §11): src/network/endpoint-flow.ts.
       const { randomStr, input } = operationInput(req.body);
-      return ok(await authorizeWithEndpoint(svc, req.merchant.appId, endpoint, writeKey(req, reply, randomStr), input), req.id);
+      const key = { ...writeKey(req, reply, randomStr), origin: req.ip };
+      return ok(await authorizeWithEndpoint(svc, req.merchant.appId, endpoint, key, input), req.id);
     },
   );
   app.post('/sandbox/network/clear', simulation('sandboxClear', 'Clear an authorization into a payment (151)', S.ClearBody), (req, reply) =>

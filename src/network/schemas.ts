@@ -24,6 +24,21 @@ export const AuthorizeBody = body({
   merchantCity: Type.Optional(Type.String({ minLength: 1, maxLength: 40, description: 'must be 1 to 40 characters: the acceptor’s city' })),
   merchantCountry: Type.Optional(CountryCode('must be an ISO 3166-1 alpha-2 country code, e.g. DE')),
   channel: Type.Optional(StringEnum(Object.values(Channel), 'must be ecommerce, pos or atm')),
+  // Card verification (decisions §12.13): checked like the link's, each mismatch declined (2731) and counted.
+  cvv2: Type.Optional(
+    Type.String({
+      pattern: '^[0-9]{3,4}$',
+      description:
+        'must be 3 or 4 digits: the CVV2 as the cardholder typed it (cardDetails gives the card’s). Optional; when sent and not the card’s, the authorization is declined (2731, declineReason cvv2_mismatch) and counted: 5 mismatches within 24 hours freeze the card (statusSource security). Never stored or logged',
+    }),
+  ),
+  expiry: Type.Optional(
+    Type.String({
+      pattern: '^[0-9]{4}$',
+      description:
+        'must be 4 digits, YYMM: the expiry as the cardholder typed it (cardDetails gives MM/YY). Optional; when sent and not the card’s, declined (2731, declineReason expiry_mismatch) and counted as a CVV2 mismatch is',
+    }),
+  ),
 });
 export const ClearBody = body({ tradeId: TradeId, amount: Type.Optional(Money), businessDate: BusinessDate });
 export const ReverseBody = ClearBody;

@@ -1,105 +1,133 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/schema.js';
+import { decidedDisputes } from '../disputes/query.js';
 import { toMajor } from '../money/currency.js';
 import { settledMessages } from '../trades/network-reads.js';
-import { TradeStatus, TradeType } from '../trades/types.js';
+import { type Movement, movementOf } from './movements.js';
 
 /**
- * The day's settlement with the card network (decisions §12.10): per currency and merchant, what
- * the network's messages cleared, refunded and reversed on one business day, and the net the
- * program owes the network (cleared less refunded; a reversal releases a hold and moves no money).
- * Read from the trades the link's approved messages posted (network_messages, code 00), in the
- * card's currency as the journal booked them: the net is the day's movement of the journal's
- * settlement account for those trades (`program:settlement`), which `ledger check` balances.
+ * The day's settlement with the card network (decisions §12.10, §12.13): per currency and merchant,
+ * a table of lines, each what moved between the program and the network that business day, and the
+ * net the program owes the network. Amounts are in the card's currency as the journal booked them,
+ * so the net is the day's movement of the journal's network accounts, which `ledger check` balances:
+ * `program:settlement` for what the link's messages posted, `network:disputes` for what won disputes
+ * were paid back.
+ *
+ * A line is one entry of SETTLEMENT_LINES (its name, its sign in the net) and one source below
+ * that reports it: a new line (the forced posts' exceptions, say) is one more of each.
  */
+
+/** The lines, in the order they are shown, and what each does to the net owed to the network (+1 owed, −1 owed back, 0 no money). */
+export const SETTLEMENT_LINES = [
+  /** Payments of clearings (0220) and single messages (0200). */
+  { line: 'cleared', sign: 1 },
+  /** Money a clearing or an 0200 paid, returned: 0220 refunds, reversals of payments (src/network/movements.ts). */
+  { line: 'refunded', sign: -1 },
+  /** Holds released by reversals of authorizations: no money moves. */
+  { line: 'reversed', sign: 0 },
+  /** Disputes the network decided for the cardholder that day: what it paid back (`network:disputes`). */
+  { line: 'disputes-won', sign: -1 },
+  /** Disputes the network decided against the cardholder that day: the amount disputed, nothing paid. */
+  { line: 'disputes-lost', sign: 0 },
+] as const satisfies ReadonlyArray<{ line: string; sign: -1 | 0 | 1 }>;
+
+export type SettlementLineName = (typeof SETTLEMENT_LINES)[number]['line'];
+
+export interface SettlementLine {
+  line: SettlementLineName;
+  count: number;
+  /** Major units of the row's currency. */
+  amount: number;
+  /** What the line adds to the net owed to the network: the amount, negated or zero by its sign. */
+  net: number;
+}
 
 export interface SettlementRow {
   currency: string;
   merchantId: string;
-  /** Payments posted by clearings (0220) and single messages (0200): count and amount (major units). */
-  clearedCount: number;
-  cleared: number;
-  refundedCount: number;
-  refunded: number;
-  reversedCount: number;
-  reversed: number;
-  /** cleared − refunded: what the program owes the network for the day. */
+  /** Every line of SETTLEMENT_LINES, in its order (zero when nothing of it happened). */
+  lines: SettlementLine[];
+  /** The lines' net summed: what the program owes the network for the day (negative: what the network owes). */
   net: number;
 }
 
 export interface SettlementReport {
   date: string;
   rows: SettlementRow[];
-  /** Per currency, the rows summed (merchantId absent). */
+  /** Per currency, the rows summed. */
   totals: Array<Omit<SettlementRow, 'merchantId'>>;
 }
 
-export async function settlement(db: Kysely<DB>, date: string): Promise<SettlementReport> {
-  const rows = await settledMessages(db, date);
-  const minor = new Map<string, Omit<SettlementRow, 'net'>>();
-  for (const r of rows) {
-    const key = `${r.currency}\n${r.merchant_id}`;
-    let row = minor.get(key);
-    if (!row) {
-      row = {
-        currency: r.currency,
-        merchantId: r.merchant_id,
-        clearedCount: 0,
-        cleared: 0,
-        refundedCount: 0,
-        refunded: 0,
-        reversedCount: 0,
-        reversed: 0,
-      };
-      minor.set(key, row);
-    }
-    if (r.msg_class === 'reversal') {
-      // The reversal's own record (status 2); a reversal that reversed nothing names the authorization.
-      if (r.trade_type === TradeType.authorization && r.trade_status === TradeStatus.reversal) {
-        row.reversedCount++;
-        row.reversed += r.amount;
-      } else if (r.trade_type === TradeType.payment && r.trade_status === TradeStatus.refund) {
-        // A reversal of an 0200 or 0220 (or an 0420 after a clearing) returned a payment: money back from the network.
-        row.refundedCount++;
-        row.refunded += r.amount;
-      }
-      continue;
-    }
-    const processing = (JSON.parse(r.request) as Record<string, string>)['3'] ?? '';
-    if (processing.startsWith('20')) {
-      row.refundedCount++;
-      row.refunded += r.amount;
-    } else if (r.trade_type === TradeType.payment) {
-      row.clearedCount++;
-      row.cleared += r.amount;
-    }
+/** One source's entry: a line of a currency and merchant, `count` items of `amount` minor units in all. */
+interface Entry {
+  currency: string;
+  merchantId: string;
+  line: SettlementLineName;
+  count: number;
+  amount: number;
+}
+
+/** What the link's approved messages (over the link or imported) posted with the day as their trades' business date. */
+async function messageEntries(db: Kysely<DB>, date: string): Promise<Entry[]> {
+  const out: Entry[] = [];
+  for (const r of await settledMessages(db, date)) {
+    const movement: Movement | null = movementOf(r.msg_class, r);
+    if (movement) out.push({ currency: r.currency, merchantId: r.merchant_id, line: movement, count: 1, amount: r.amount });
   }
-  const major = (row: Omit<SettlementRow, 'net' | 'merchantId'>) => ({
-    ...row,
-    cleared: toMajor(row.cleared, row.currency),
-    refunded: toMajor(row.refunded, row.currency),
-    reversed: toMajor(row.reversed, row.currency),
-    net: toMajor(row.cleared - row.refunded, row.currency),
+  return out;
+}
+
+/** The disputes the network decided that day. */
+async function disputeEntries(db: Kysely<DB>, date: string): Promise<Entry[]> {
+  return (await decidedDisputes(db, date)).map((d) => ({ ...d, line: d.outcome === 'won' ? 'disputes-won' : 'disputes-lost' }));
+}
+
+const SOURCES: Array<(db: Kysely<DB>, date: string) => Promise<Entry[]>> = [messageEntries, disputeEntries];
+
+type Sums = Map<SettlementLineName, { count: number; amount: number }>;
+
+function add(sums: Sums, line: SettlementLineName, count: number, amount: number): void {
+  const s = sums.get(line) ?? { count: 0, amount: 0 };
+  s.count += count;
+  s.amount += amount;
+  sums.set(line, s);
+}
+
+/** Minor units summed → the table of lines and its net, in major units once. */
+function table(currency: string, sums: Sums): { lines: SettlementLine[]; net: number } {
+  let net = 0;
+  const lines = SETTLEMENT_LINES.map(({ line, sign }) => {
+    const s = sums.get(line) ?? { count: 0, amount: 0 };
+    const owed = sign * s.amount;
+    net += owed;
+    return { line, count: s.count, amount: toMajor(s.amount, currency), net: owed === 0 ? 0 : toMajor(owed, currency) };
   });
-  const sorted = [...minor.values()].sort((a, b) => a.currency.localeCompare(b.currency) || a.merchantId.localeCompare(b.merchantId));
-  const totals = new Map<string, Omit<SettlementRow, 'net' | 'merchantId'>>();
-  for (const r of sorted) {
-    const t = totals.get(r.currency) ?? {
-      currency: r.currency,
-      clearedCount: 0,
-      cleared: 0,
-      refundedCount: 0,
-      refunded: 0,
-      reversedCount: 0,
-      reversed: 0,
-    };
-    t.clearedCount += r.clearedCount;
-    t.cleared += r.cleared;
-    t.refundedCount += r.refundedCount;
-    t.refunded += r.refunded;
-    t.reversedCount += r.reversedCount;
-    t.reversed += r.reversed;
-    totals.set(r.currency, t);
+  return { lines, net: net === 0 ? 0 : toMajor(net, currency) };
+}
+
+export async function settlement(db: Kysely<DB>, date: string): Promise<SettlementReport> {
+  const entries = (await Promise.all(SOURCES.map((source) => source(db, date)))).flat();
+  const rows = new Map<string, { currency: string; merchantId: string; sums: Sums }>();
+  const totals = new Map<string, Sums>();
+  for (const e of entries) {
+    const key = `${e.currency}\n${e.merchantId}`;
+    let row = rows.get(key);
+    if (!row) {
+      row = { currency: e.currency, merchantId: e.merchantId, sums: new Map() };
+      rows.set(key, row);
+    }
+    add(row.sums, e.line, e.count, e.amount);
+    const total = totals.get(e.currency) ?? new Map();
+    add(total, e.line, e.count, e.amount);
+    totals.set(e.currency, total);
   }
-  return { date, rows: sorted.map((r) => ({ ...major(r), merchantId: r.merchantId })), totals: [...totals.values()].map(major) };
+  return {
+    date,
+    rows: [...rows.values()]
+      .sort((a, b) => a.currency.localeCompare(b.currency) || a.merchantId.localeCompare(b.merchantId))
+      .map((r) => ({ currency: r.currency, merchantId: r.merchantId, ...table(r.currency, r.sums) })),
+    totals: [...totals.entries()]
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([currency, sums]) => ({ currency, ...table(currency, sums) })),
+  };
 }

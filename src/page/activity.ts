@@ -93,6 +93,9 @@ const DECLINE_WORDS: Record<DeclineReasonValue, string> = {
   [DeclineReason.merchantDeclined]: 'declined by your card provider',
   [DeclineReason.merchantTimeout]: 'your card provider did not answer in time',
   [DeclineReason.merchantError]: 'your card provider could not be reached',
+  [DeclineReason.cvv2Mismatch]: 'the security code (CVV2) entered was not the card’s',
+  [DeclineReason.expiryMismatch]: 'the expiry date entered was not the card’s',
+  [DeclineReason.cardVerificationMissing]: 'the card’s security code (CVV2) was not given',
 };
 
 export function declineWords(reason: string | null): string {

@@ -4,6 +4,7 @@ import type { Static } from 'typebox';
 import type { MerchantCtx, Services, VerbCtx } from '../context.js';
 import { sessionFormToken, sessionFormTokenMatches } from '../crypto/form-token.js';
 import type { DB } from '../db/schema.js';
+import { reapInPages, type SweepDeps } from '../db/sweep.js';
 import { DomainError, rateLimited } from '../errors.js';
 import { emailHash } from '../holders/identity.js';
 import type { OperationInput } from '../operation-input.js';
@@ -242,13 +243,15 @@ export async function endPageAccess(tx: Kysely<DB>, merchantId: string): Promise
   await tx.deleteFrom('page_links').where('merchant_id', '=', merchantId).execute();
 }
 
-export async function reapPage(database: Services['database'], now: number): Promise<number> {
-  const links = await database.db.deleteFrom('page_links').where('expires_at', '<', now).executeTakeFirst();
-  const sessions = await database.db
-    .deleteFrom('page_sessions')
-    .where((eb) => eb.or([eb('last_seen_at', '<', now - SESSION_IDLE_MS), eb('created_at', '<', now - SESSION_MAX_MS)]))
-    .executeTakeFirst();
-  return Number(links.numDeletedRows) + Number(sessions.numDeletedRows);
+/** Spent or expired links and sessions past their bounds, deleted in pages (src/db/sweep.ts); returns how many went. */
+export async function reapPage(deps: SweepDeps, now: number): Promise<number> {
+  const links = await reapInPages(deps, 'reap_page_links', { table: 'page_links', key: ['token_hash'], where: sql`expires_at < ${now}` });
+  const sessions = await reapInPages(deps, 'reap_page_sessions', {
+    table: 'page_sessions',
+    key: ['id_hash'],
+    where: sql`(last_seen_at < ${now - SESSION_IDLE_MS} or created_at < ${now - SESSION_MAX_MS})`,
+  });
+  return links + sessions;
 }
 
 export type PageSession = NonNullable<Awaited<ReturnType<typeof loadSession>>>;

@@ -3,7 +3,7 @@ import type { CardDetails } from '../cards/details.js';
 import type { CardModel } from '../cards/model.js';
 import type { DisputeStatus } from '../db/schema.js';
 import { AUDIT_STATUS_NAMES, type AuditStatusValue } from '../holders/audit-status.js';
-import { exponent } from '../money/currency.js';
+import { fromMajor } from '../money/currency.js';
 import { type ActivityLine, type ActivityPage, formatCursor, formatMoney, type LineState } from './activity.js';
 
 /** Everything interpolated into the page goes through here. */
@@ -74,7 +74,7 @@ export function productPage(brand: string): string {
 }
 
 function money(amount: number, currency: string): string {
-  return formatMoney(Math.round(amount * 10 ** exponent(currency)), currency);
+  return formatMoney(fromMajor(amount, currency), currency);
 }
 
 export interface CardView {
@@ -133,9 +133,11 @@ function cardActions(card: CardModel, ctx: PageContext, revealed: boolean): stri
       ? form('freeze', 'Freeze card', 'danger')
       : card.status === 'frozen' && card.statusSource === 'cardholder'
         ? form('unfreeze', 'Unfreeze card', 'secondary')
-        : card.status === 'frozen'
-          ? '<p class="muted">Frozen by your card provider: only they can unfreeze it.</p>'
-          : '';
+        : card.status === 'frozen' && card.statusSource === 'security'
+          ? '<p class="muted">Frozen for your protection after wrong card details were entered several times: your card provider can unfreeze it.</p>'
+          : card.status === 'frozen'
+            ? '<p class="muted">Frozen by your card provider: only they can unfreeze it.</p>'
+            : '';
   return `<div class="actions">${reveal}${freeze}</div>`;
 }
 

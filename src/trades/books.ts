@@ -114,8 +114,10 @@ export async function spentOnCards(
 export async function holdingAuthorizations(
   db: Kysely<DB>,
   olderThan: number,
+  /** A page of them: after this one (created_at, id), at most `limit` (hold expiry's pass, src/ledger/expire.ts). */
+  page?: { after: { created_at: number; id: string } | null; limit: number },
 ): Promise<Array<{ id: string; merchant_id: string; created_at: number; mcc: string | null }>> {
-  return withTrades(db)
+  let q = withTrades(db)
     .selectFrom('trades')
     .leftJoin('authorizations', 'authorizations.id', 'trades.id')
     .select(['trades.id', 'trades.merchant_id', 'trades.created_at', 'authorizations.mcc'])
@@ -124,7 +126,17 @@ export async function holdingAuthorizations(
     .where('trades.trade_status', '=', TradeStatus.success)
     .where('trades.created_at', '<=', olderThan)
     .orderBy('trades.created_at')
-    .execute();
+    .orderBy('trades.id');
+  const after = page?.after;
+  if (after)
+    q = q.where((eb) =>
+      eb.or([
+        eb('trades.created_at', '>', after.created_at),
+        eb.and([eb('trades.created_at', '=', after.created_at), eb('trades.id', '>', after.id)]),
+      ]),
+    );
+  const rows = await (page ? q.limit(page.limit) : q).execute();
+  return rows.map((r) => ({ ...r, created_at: Number(r.created_at) }));
 }
 
 /** An authorization's successful payments (its clearings), oldest first (the link's 0420 after a clearing, src/network/link.ts). */

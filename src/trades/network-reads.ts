@@ -1,6 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 import type { DB } from '../db/schema.js';
 import { withTrades } from '../db/trades-table.js';
+import { TradeType } from './types.js';
 
 /*
  * The card network link's reads that join its stored messages with their trades: the clearing
@@ -27,6 +28,32 @@ export async function messagesWithTrades(db: Kysely<DB>, msgClass: string, stan:
     .where('m.stan', '=', stan)
     .where('m.transmitted', '=', transmitted)
     .execute();
+}
+
+/**
+ * What a whole's parts took so far, in the card's currency and the transaction's (minor units): a
+ * payment's refunds (status 10), or an authorization's payments (its clearings). The link allocates
+ * the next part from these (src/network/link-amounts.ts). Read inside the caller's transaction,
+ * under the card's lock.
+ */
+export async function partsOf(db: Kysely<DB>, originalId: string, status: number): Promise<{ card: number; txn: number }> {
+  const row = await withTrades(db)
+    .selectFrom('trades')
+    .select([sql<number>`coalesce(sum(amount), 0)`.as('card'), sql<number>`coalesce(sum(txn_amount), 0)`.as('txn')])
+    .where('original_id', '=', originalId)
+    .where('trade_type', '=', TradeType.payment)
+    .where('trade_status', '=', status)
+    .executeTakeFirst();
+  return { card: Number(row?.card ?? 0), txn: Number(row?.txn ?? 0) };
+}
+
+/** The record a message produced (the clearing file's report says what it posted): its kind, amount and currency. */
+export async function postedRecord(db: Kysely<DB>, tradeId: string) {
+  return withTrades(db)
+    .selectFrom('trades')
+    .select(['trade_type', 'trade_status', 'amount', 'currency'])
+    .where('id', '=', tradeId)
+    .executeTakeFirst();
 }
 
 /** The approved financial and reversal messages whose trades are of this business day, with those trades. */

@@ -69,7 +69,7 @@ export const DecisionSchema = Type.Object({
     description: 'null when approved',
   }),
   code: Type.Union([Type.String(), Type.Null()], {
-    description: 'the result code the decline answered (2724, 2725, 2728, 2729); null when approved',
+    description: 'the result code the decline answered (2724, 2725, 2728, 2729, 2731); null when approved',
   }),
   message: Type.String({ description: 'the decision in words' }),
   endpoint: Type.Union(

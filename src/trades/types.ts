@@ -30,7 +30,8 @@ export const DEFAULT_LIST_STATUSES: readonly TradeStatusValue[] = [TradeStatus.s
 /**
  * Why an authorization was declined (decisions §11): stored with the decline, returned by
  * tradeQuery and the `authorization.declined` callback. Each maps to one result code: card
- * status 2724, balance 2725, the spending controls 2728, the merchant's authorization endpoint 2729.
+ * status 2724, balance 2725, the spending controls 2728, the merchant's authorization endpoint 2729,
+ * the card verification 2731 (the card network link answers these with its own codes, §12.5).
  */
 export const DeclineReason = {
   /** The card is frozen or closed (2724). */
@@ -55,6 +56,12 @@ export const DeclineReason = {
   merchantTimeout: 'merchant_timeout',
   /** Unreachable, refused URL, non-2xx or unreadable answer, and the default is `decline` (2729). */
   merchantError: 'merchant_error',
+  /** The CVV2 presented is not the card's (2731; the link's 82). Counted against the card (decisions §12.13). */
+  cvv2Mismatch: 'cvv2_mismatch',
+  /** The expiry presented is not the card's (2731; the link's 54). Counted against the card (decisions §12.13). */
+  expiryMismatch: 'expiry_mismatch',
+  /** A key-entered or e-commerce authorization on the link without a CVV2 (the link's 05; not counted). */
+  cardVerificationMissing: 'card_verification_missing',
 } as const;
 export type DeclineReasonValue = (typeof DeclineReason)[keyof typeof DeclineReason];
 

@@ -84,6 +84,10 @@ export async function runLinkCrashTest(opts: LinkCrashOptions): Promise<LinkCras
         CARDPROGRAM_NETWORK_PORT: String(linkPort),
         CARDPROGRAM_NETWORK_HOST: '127.0.0.1',
         CARDPROGRAM_NETWORK_DEADLINE_MS: String(opts.deadlineMs),
+        // Every connection comes from 127.0.0.1: above the link's default per-address cap (8), and a
+        // reconnection may arrive before the server has seen its predecessor close.
+        CARDPROGRAM_NETWORK_MAX_PER_ADDRESS: String(2 * opts.connections),
+        CARDPROGRAM_NETWORK_MAX_CONNECTIONS: String(Math.max(64, 2 * opts.connections)),
       },
       cleanups,
     );

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 export interface TestCert {
@@ -38,4 +38,62 @@ export function selfSigned(dir: string, host: string, { days = 2 }: { days?: num
     { stdio: 'ignore' },
   );
   return { host, certFile, keyFile, cert: readFileSync(certFile, 'utf8'), key: readFileSync(keyFile, 'utf8') };
+}
+
+export interface TestCa {
+  certFile: string;
+  keyFile: string;
+  /** A client certificate (extendedKeyUsage clientAuth) this CA signs, with subject CN `cn` and the DNS names given. */
+  issue(cn: string, opts?: { dns?: string[] }): TestCert;
+}
+
+/** A certificate authority (P-256, self-signed) made with the system's openssl into `dir`, that signs client certificates. */
+export function certificateAuthority(dir: string, name: string): TestCa {
+  const ca = selfSigned(dir, name);
+  let n = 0;
+  return {
+    certFile: ca.certFile,
+    keyFile: ca.keyFile,
+    issue(cn, { dns = [] } = {}) {
+      const base = join(dir, `${name}-client-${++n}`);
+      const [certFile, keyFile, csr, ext] = [`${base}.crt`, `${base}.key`, `${base}.csr`, `${base}.ext`];
+      const run = (args: string[]) => execFileSync('openssl', args, { stdio: 'ignore' });
+      run([
+        'req',
+        '-new',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:P-256',
+        '-nodes',
+        '-keyout',
+        keyFile,
+        '-out',
+        csr,
+        '-subj',
+        `/CN=${cn}`,
+      ]);
+      const san = dns.length ? `subjectAltName=${dns.map((d) => `DNS:${d}`).join(',')}\n` : '';
+      writeFileSync(ext, `${san}extendedKeyUsage=clientAuth\n`);
+      run([
+        'x509',
+        '-req',
+        '-in',
+        csr,
+        '-CA',
+        ca.certFile,
+        '-CAkey',
+        ca.keyFile,
+        '-set_serial',
+        String(Date.now() + n),
+        '-days',
+        '2',
+        '-extfile',
+        ext,
+        '-out',
+        certFile,
+      ]);
+      return { host: cn, certFile, keyFile, cert: readFileSync(certFile, 'utf8'), key: readFileSync(keyFile, 'utf8') };
+    },
+  };
 }

@@ -43,8 +43,8 @@ export class Peer {
     this.closed = new Promise((resolve) => socket.on('close', () => resolve()));
   }
 
-  static async open(t: TestContext, port: number): Promise<Peer> {
-    const socket = connect(port, '127.0.0.1');
+  static async open(t: TestContext, port: number, host = '127.0.0.1'): Promise<Peer> {
+    const socket = connect(port, host);
     await new Promise<void>((resolve, reject) => {
       socket.once('connect', resolve);
       socket.once('error', reject);

@@ -9,10 +9,16 @@ export interface Started {
   url: string;
 }
 
-/** Starts the built `cardprogram serve` as its own process on a free port and waits until it is ready. */
-export function startService(env: Record<string, string>): Promise<Started> {
+/**
+ * Starts the built `cardprogram serve` as its own process on a free port and waits until it is ready.
+ * `openFiles`: its open-file limit (ulimit -n), to see it under descriptor pressure.
+ */
+export function startService(env: Record<string, string>, { openFiles }: { openFiles?: number } = {}): Promise<Started> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['bin/cardprogram.js', 'serve'], {
+    const command: [string, string[]] = openFiles
+      ? ['/bin/sh', ['-c', `ulimit -n ${openFiles} && exec "$0" "$@"`, process.execPath, 'bin/cardprogram.js', 'serve']]
+      : [process.execPath, ['bin/cardprogram.js', 'serve']];
+    const child = spawn(...command, {
       cwd: ROOT,
       env: { ...process.env, PORT: '0', ...(auditing ? { LOG_LEVEL: 'trace' } : {}), ...env },
       stdio: ['ignore', 'pipe', 'pipe'],

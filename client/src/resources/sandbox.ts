@@ -49,6 +49,8 @@ export class Sandbox {
    *
    * @example
    * const { tradeId } = await client.sandbox.authorize({ cardId, amount: 12.5, remark: 'Coffee', mcc: '5814', channel: 'pos' });
+   * // With the card data an online shop takes (cardDetails gives the card's):
+   * await client.sandbox.authorize({ cardId, amount: 30, channel: 'ecommerce', cvv2: '123', expiry: '2911' });
    */
   authorize(
     p: {
@@ -64,6 +66,13 @@ export class Sandbox {
       /** ISO 3166-1 alpha-2. */
       merchantCountry?: string;
       channel?: ChannelValue;
+      /**
+       * The card data as the cardholder typed it, each checked when sent: one that is not the card's
+       * is declined (`2731`, `cvv2_mismatch` / `expiry_mismatch`) and counted; 5 within 24 hours
+       * freeze the card (`statusSource: 'security'`). `cvv2`: 3 or 4 digits; `expiry`: YYMM.
+       */
+      cvv2?: string;
+      expiry?: string;
     } & Dated,
   ): Promise<SandboxTrade> {
     return this.write('/sandbox/network/authorize', p);

@@ -18,6 +18,7 @@ export function callbackCommands(program: Command): void {
       const database = openDatabase(config.databaseUrl);
       await migrateToLatest(database);
       const svc = createServices(config, database, pino({ level: config.logLevel }));
+      for (const warning of config.warnings ?? []) svc.log.warn(warning);
       await readyVault(svc);
       const worker = startWorker(svc);
       svc.log.info({ owner: worker.owner }, 'callback worker running');
@@ -35,14 +36,14 @@ export function callbackCommands(program: Command): void {
   const callbacks = program.command('callbacks').description('callback deliveries');
   callbacks
     .command('list')
-    .description('recent callback events and their delivery state')
+    .description('recent callback events and their delivery state (--json: with each payload, secrets and codes redacted)')
     .addOption(new Option('--status <status>', 'only these').choices(['pending', 'delivered', 'failed']))
     .option('--merchant <appId>', 'only this merchant’s')
     .option('--limit <n>', 'how many (default 50)', intArg)
     .option('--json', 'print JSON')
     .action(async (o: { status?: 'pending' | 'delivered' | 'failed'; merchant?: string; limit?: number; json?: boolean }) => {
       const rows = await withServices((svc) =>
-        listCallbacks(svc.database.db, { status: o.status, merchantId: o.merchant, limit: o.limit }),
+        listCallbacks(svc.database.db, { status: o.status, merchantId: o.merchant, limit: o.limit }, svc.box),
       );
       print(!!o.json, rows, () =>
         rows.length

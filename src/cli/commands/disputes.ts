@@ -61,6 +61,12 @@ export function disputeCommands(program: Command): void {
     .option('--json', 'print JSON')
     .action(async (o: { json?: boolean }) => {
       const r = await withServices((svc) => expireDisputes(svc, svc.clock()));
-      print(!!o.json, r, () => `${r.expired} disputes expired`);
+      print(!!o.json, r, () =>
+        [
+          `${r.expired} disputes expired`,
+          ...r.failed.map((f) => `not expired: ${f.disputeId}: ${f.error} (${f.failures} passes in a row)`),
+        ].join('\n'),
+      );
+      if (r.failed.length > 0) process.exitCode = 1;
     });
 }

@@ -43,7 +43,12 @@ export function ledgerCommands(program: Command): void {
         expireHolds(svc, now, { actor: OPERATOR, audit: (tradeId) => audited('holds.expire', tradeId) }),
       );
       print(!!o.json, result, () =>
-        result.released ? `${result.released} holds released: ${result.tradeIds.join(', ')}` : 'no hold is due',
+        [
+          result.released ? `${result.released} holds released: ${result.tradeIds.join(', ')}` : 'no hold is due',
+          // Each failed release was skipped (the others went on); the log has why, and the next pass tries it again.
+          ...result.failed.map((f) => `not released: ${f.tradeId}: ${f.error} (${f.failures} passes in a row)`),
+        ].join('\n'),
       );
+      if (result.failed.length > 0) process.exitCode = 1;
     });
 }

@@ -182,7 +182,9 @@ async function buildMessage(svc: Services | null, o: SendOptions): Promise<IsoMe
     ...common,
     14: card.expiry,
     18: o.mcc,
-    22: o.type === 'cash' ? '051' : '810',
+    // E-commerce with the CVV2 (--card, or --pan with --cvv); without one, credential on file (102),
+    // as a merchant's stored card: an e-commerce purchase without a CVV2 is declined (decisions §12.13).
+    22: o.type === 'cash' ? '051' : card.cvv ? '810' : '102',
     43: acceptor,
     49: f49,
   };

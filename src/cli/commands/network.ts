@@ -1,7 +1,7 @@
 import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { type Command, Option } from 'commander';
 import { ConfigError } from '../../config.js';
-import { settlement } from '../../network/settlement.js';
+import { type SettlementLine, settlement } from '../../network/settlement.js';
 import { ClearingFileError, type ClearingReport, clearingFile, importClearing } from '../../network-link/clearing.js';
 import { dateArg, print, withDatabase, withServices } from '../util.js';
 import { type SendOptions, SIMULATOR_ACQUIRER, send, TYPES } from './network-send.js';
@@ -22,6 +22,7 @@ function showImport(r: ClearingReport): string {
       (l.kind ?? '-').padEnd(8),
       amount.padStart(14),
       l.outcome.padEnd(18),
+      (l.posted ? `${l.posted.movement} ${l.posted.currency} ${l.posted.amount}` : '').padEnd(24),
       l.reason ?? '',
     ]
       .join('  ')
@@ -31,7 +32,12 @@ function showImport(r: ClearingReport): string {
     (t) =>
       `${t.currency}: ${t.messages} messages (${t.matched} matched, ${t.matchedDifference} matched-difference, ${t.forced} forced, ${t.duplicate} duplicate, ${t.refused} refused); posted: cleared ${t.cleared}, refunded ${t.refunded}, reversed ${t.reversed}`,
   );
-  return [`   #  MTI   STAN    kind              amount  outcome             reason`, ...lines, '', ...totals].join('\n');
+  return [
+    `   #  MTI   STAN    kind              amount  outcome             posted                    reason`,
+    ...lines,
+    '',
+    ...totals,
+  ].join('\n');
 }
 
 export function networkCommands(program: Command): void {
@@ -50,7 +56,10 @@ export function networkCommands(program: Command): void {
     )
     .option('--pan <pan>', 'the card number instead (needs --expiry; --cvv optional)')
     .option('--expiry <yymm>', 'with --pan: the expiry, YYMM or MM/YY')
-    .option('--cvv <cvv2>', 'with --pan: the CVV2 (field 48, subelement 92)')
+    .option(
+      '--cvv <cvv2>',
+      'with --pan: the CVV2 (field 48, subelement 92); without it a purchase is sent as credential on file (field 22 102)',
+    )
     .addOption(new Option('--type <type>', 'the message').choices(TYPES as unknown as string[]).makeOptionMandatory())
     .option(
       '--amount <amount>',
@@ -86,7 +95,7 @@ export function networkCommands(program: Command): void {
   network
     .command('import <file>')
     .description(
-      'post a clearing file (framed 0220 and 0420 advices, as on the link) exactly once; print per message matched, matched-difference, forced, duplicate or refused (with the reason), and totals per currency',
+      'post a clearing file (framed 0220 and 0420 advices, as on the link) exactly once; print per message matched, matched-difference, forced, duplicate or refused (with the reason) and what it posted (cleared, refunded or reversed), and totals per currency',
     )
     .option('--json', 'print JSON')
     .action(async (file: string, o: { json?: boolean }) => {
@@ -101,46 +110,28 @@ export function networkCommands(program: Command): void {
   network
     .command('settlement')
     .description(
-      "what the network's messages cleared, refunded and reversed on one business day, per currency and merchant, and the net owed to the network (cleared − refunded)",
+      "the day's settlement with the network, per currency and merchant: what its messages cleared, refunded and reversed, the disputes it decided (won, lost), and the net owed to the network",
     )
     .requiredOption('--date <yyyy-mm-dd>', 'the business day', dateArg)
-    .option('--csv', 'print CSV')
+    .option('--csv', 'print CSV: a row per line (date,currency,merchant_id,line,count,amount,net); the net column sums to the net owed')
     .option('--json', 'print JSON')
     .action(async (o: { date: string; csv?: boolean; json?: boolean }) => {
       const report = await withDatabase((database) => settlement(database.db, o.date));
       if (o.csv) {
         const rows = [
-          'date,currency,merchant_id,cleared_count,cleared,refunded_count,refunded,reversed_count,reversed,net',
-          ...report.rows.map((r) =>
-            [
-              o.date,
-              r.currency,
-              r.merchantId,
-              r.clearedCount,
-              r.cleared,
-              r.refundedCount,
-              r.refunded,
-              r.reversedCount,
-              r.reversed,
-              r.net,
-            ].join(','),
-          ),
+          'date,currency,merchant_id,line,count,amount,net',
+          ...report.rows.flatMap((r) => r.lines.map((l) => [o.date, r.currency, r.merchantId, l.line, l.count, l.amount, l.net].join(','))),
         ];
         process.stdout.write(`${rows.join('\n')}\n`);
         return;
       }
+      const shown = (lines: SettlementLine[]) => lines.map((l) => `${l.line} ${l.amount} (${l.count})`).join(', ');
       print(!!o.json, report, () =>
         [
           `settlement of ${o.date}`,
-          ...(report.rows.length === 0 ? ['nothing cleared, refunded or reversed by the network that day'] : []),
-          ...report.rows.map(
-            (r) =>
-              `${r.currency} ${r.merchantId}: cleared ${r.cleared} (${r.clearedCount}), refunded ${r.refunded} (${r.refundedCount}), reversed ${r.reversed} (${r.reversedCount}); net owed ${r.net}`,
-          ),
-          ...report.totals.map(
-            (t) =>
-              `${t.currency} total: cleared ${t.cleared}, refunded ${t.refunded}, reversed ${t.reversed}; net owed to the network ${t.net}`,
-          ),
+          ...(report.rows.length === 0 ? ['nothing cleared, refunded, reversed or disputed with the network that day'] : []),
+          ...report.rows.map((r) => `${r.currency} ${r.merchantId}: ${shown(r.lines)}; net owed ${r.net}`),
+          ...report.totals.map((t) => `${t.currency} total: ${shown(t.lines)}; net owed to the network ${t.net}`),
         ].join('\n'),
       );
     });

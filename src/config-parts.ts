@@ -1,0 +1,24 @@
+import type { Config } from './config.js';
+
+/**
+ * The service's optional parts, one row each: the ready line names each with its state ("off",
+ * or how it is on), so an operator sees at a glance what a start has running (issue 43.7: a
+ * misspelled variable left the console off without a word). A new part (3-D Secure, wallet
+ * tokens) adds its row here.
+ */
+export const OPTIONAL_PARTS: ReadonlyArray<{ name: string; state: (config: Config) => string | null }> = [
+  { name: 'console', state: (c) => (c.console ? 'on' : null) },
+  { name: 'link', state: (c) => (c.network.port === null ? null : c.network.tls ? 'TLS' : 'plain TCP') },
+  {
+    name: 'metrics',
+    state: (c) =>
+      [c.metricsToken !== null ? 'token' : null, c.metricsPort !== null ? 'own port' : null].filter((s) => s !== null).join(', ') || null,
+  },
+  { name: 'https', state: (c) => (c.httpsPort === null ? null : 'on') },
+  { name: 'worker', state: (c) => (c.callbacks.worker ? 'on' : null) },
+];
+
+/** Each optional part's state, as the ready line shows it: `{ console: 'on', link: 'off', … }`. */
+export function partsState(config: Config): Record<string, string> {
+  return Object.fromEntries(OPTIONAL_PARTS.map((part) => [part.name, part.state(config) ?? 'off']));
+}

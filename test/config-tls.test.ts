@@ -1,0 +1,121 @@
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { ConfigError, loadConfig } from '../src/config.js';
+import { TLS_LISTENERS, tlsFileProblems, tlsFilesVar } from '../src/config-tls.js';
+import { serve } from '../src/server.js';
+import { testConfig } from './helpers/app.js';
+import { selfSigned } from './helpers/certs.js';
+import { runCli } from './helpers/cli.js';
+
+/**
+ * Issue 43.5 and 43.6: the link's TLS files are read and checked at start, and a wrong one is named
+ * with its variable and its file, listed with any other configuration problem, before anything
+ * listens (it was OpenSSL's `DECODER routines::unsupported` or `key values mismatch`, after a
+ * "Server listening" line).
+ */
+describe('TLS files at start: each named with its variable, before anything listens (issue 43.5, 43.6)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'cp-tls-files-'));
+  const a = selfSigned(dir, 'link.example');
+  const b = selfSigned(dir, 'other.example');
+  after(() => rmSync(dir, { recursive: true, force: true }));
+  const base = { CARDPROGRAM_DATA_DIR: dir, CARDPROGRAM_NETWORK_PORT: '8583' };
+  const tls = (ca: string, cert: string, key: string) => ({
+    ...base,
+    CARDPROGRAM_NETWORK_TLS_CA: ca,
+    CARDPROGRAM_NETWORK_TLS_CERT: cert,
+    CARDPROGRAM_NETWORK_TLS_KEY: key,
+  });
+  const refused = (env: Record<string, string>): string => {
+    try {
+      loadConfig(env);
+    } catch (err) {
+      assert.ok(err instanceof ConfigError, String(err));
+      return err.message;
+    }
+    assert.fail('the configuration was accepted');
+  };
+
+  it('the right three files are accepted', () => {
+    assert.deepEqual(loadConfig(tls(a.certFile, a.certFile, a.keyFile)).network.tls, { ca: a.certFile, cert: a.certFile, key: a.keyFile });
+  });
+
+  it('a certificate given as the key: the variable, the file and what it holds', () => {
+    assert.equal(
+      refused(tls(a.certFile, a.certFile, a.certFile)),
+      `CARDPROGRAM_NETWORK_TLS_KEY: ${a.certFile} is not a PEM private key (it holds a certificate)`,
+    );
+  });
+
+  it('a key that is not the certificate’s: both named', () => {
+    assert.equal(
+      refused(tls(a.certFile, a.certFile, b.keyFile)),
+      `CARDPROGRAM_NETWORK_TLS_KEY: ${b.keyFile} is not the key of the certificate in ${a.certFile} (CARDPROGRAM_NETWORK_TLS_CERT): their public keys differ`,
+    );
+  });
+
+  it('a key given as the certificate and as the CA, a CA that is not PEM, a directory, an encrypted key: all listed at once with the other problems', () => {
+    const der = join(dir, 'ca.der');
+    writeFileSync(der, Buffer.from([0x30, 0x82, 0x01, 0x0a, 0x02]));
+    const encrypted = join(dir, 'encrypted.key');
+    execFileSync('openssl', ['pkey', '-in', a.keyFile, '-aes256', '-passout', 'pass:secret', '-out', encrypted], { stdio: 'ignore' });
+    assert.deepEqual(refused({ ...tls(a.keyFile, a.keyFile, a.keyFile), PORT: 'eighty' }).split('\n'), [
+      '3 configuration problems:',
+      '- PORT must be a whole number, got "eighty"',
+      `- CARDPROGRAM_NETWORK_TLS_CA: ${a.keyFile} is not a PEM certificate (it holds a private key)`,
+      `- CARDPROGRAM_NETWORK_TLS_CERT: ${a.keyFile} is not a PEM certificate (it holds a private key)`,
+    ]);
+    assert.deepEqual(refused(tls(der, dir, encrypted)).split('\n'), [
+      '3 configuration problems:',
+      `- CARDPROGRAM_NETWORK_TLS_CERT: ${dir} is a directory, not a file`,
+      `- CARDPROGRAM_NETWORK_TLS_CA: ${der} is not a PEM certificate (it has no -----BEGIN line; a DER file converts with openssl x509 -inform DER, a DER key with openssl pkey -inform DER)`,
+      `- CARDPROGRAM_NETWORK_TLS_KEY: ${encrypted} is encrypted (a passphrase-protected key): the service cannot ask for a passphrase; decrypt it (openssl pkey -in ${encrypted} -out ${encrypted}.plain, readable by the service only) and name that file`,
+    ]);
+  });
+
+  it('one or two of the three: says which are set and which are missing', () => {
+    assert.equal(
+      refused({ ...base, CARDPROGRAM_NETWORK_TLS_CA: a.certFile }),
+      'CARDPROGRAM_NETWORK_TLS_CA, CARDPROGRAM_NETWORK_TLS_CERT and CARDPROGRAM_NETWORK_TLS_KEY go together: CARDPROGRAM_NETWORK_TLS_CA is set, CARDPROGRAM_NETWORK_TLS_CERT and CARDPROGRAM_NETWORK_TLS_KEY are not (set all three, or none)',
+    );
+    assert.equal(
+      refused({ ...base, CARDPROGRAM_NETWORK_TLS_CERT: a.certFile, CARDPROGRAM_NETWORK_TLS_KEY: a.keyFile }),
+      'CARDPROGRAM_NETWORK_TLS_CA, CARDPROGRAM_NETWORK_TLS_CERT and CARDPROGRAM_NETWORK_TLS_KEY go together: CARDPROGRAM_NETWORK_TLS_CERT and CARDPROGRAM_NETWORK_TLS_KEY are set, CARDPROGRAM_NETWORK_TLS_CA is not (set all three, or none)',
+    );
+  });
+
+  it('an expired certificate is refused with its date', () => {
+    // A certificate valid for two days, judged a week later.
+    const files = tlsFilesVar(tls(a.certFile, a.certFile, a.keyFile), TLS_LISTENERS.network);
+    assert.ok(files);
+    const later = Date.now() + 7 * 86_400_000;
+    assert.match(
+      tlsFileProblems(TLS_LISTENERS.network, files, later).join('\n'),
+      /^CARDPROGRAM_NETWORK_TLS_CERT: the certificate in \S+ expired on /,
+    );
+  });
+
+  it('`cardprogram serve` with a certificate as the key exits 1 naming the variable and the file, and listens on nothing', async () => {
+    const res = await runCli(['serve'], { ...tls(a.certFile, a.certFile, a.certFile), PORT: '0', CARDPROGRAM_NETWORK_PORT: '0' });
+    assert.equal(res.code, 1, res.stderr);
+    assert.equal(
+      res.stderr.trim(),
+      `cardprogram: CARDPROGRAM_NETWORK_TLS_KEY: ${a.certFile} is not a PEM private key (it holds a certificate)`,
+    );
+    assert.doesNotMatch(res.stdout + res.stderr, /listening|DECODER/i);
+  });
+
+  it('serve() given a configuration with a mismatched key (not read from the environment) refuses before listening', async () => {
+    const config = testConfig(dir, { logLevel: 'silent' });
+    await assert.rejects(
+      serve(
+        { ...config, network: { ...config.network, port: 0, tls: { ca: a.certFile, cert: a.certFile, key: b.keyFile } } },
+        { handleSignals: false },
+      ),
+      (err: Error) => err instanceof ConfigError && err.message.startsWith(`CARDPROGRAM_NETWORK_TLS_KEY: ${b.keyFile} is not the key of`),
+    );
+  });
+});
