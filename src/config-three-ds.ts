@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { BlockList, isIP } from 'node:net';
-import { ConfigError, type Env, intVar } from './config-vars.js';
+import { ConfigError, type Env, intVar, type VarName } from './config-vars.js';
 
 /** The access control server of 3-D Secure (decisions §14.1, docs/3ds.md). */
 export interface ThreeDsConfig {
@@ -42,7 +42,7 @@ export function isLoopbackAddress(address: string): boolean {
   return LOOPBACK.check(address, family === 6 ? 'ipv6' : 'ipv4');
 }
 
-function referenceVar(env: Env, name: string, fallback: string | null): string | null {
+function referenceVar(env: Env, name: VarName, fallback: string | null): string | null {
   const raw = env[name]?.trim();
   if (!raw) return fallback;
   if (!/^[\x21-\x7e]{1,32}$/.test(raw))
@@ -51,7 +51,7 @@ function referenceVar(env: Env, name: string, fallback: string | null): string |
 }
 
 function filesVar(env: Env, prefix: string, names: readonly string[]): Record<string, string | undefined> {
-  return Object.fromEntries(names.map((n) => [n, env[`${prefix}${n.toUpperCase()}`]?.trim() || undefined]));
+  return Object.fromEntries(names.map((n) => [n, env[`${prefix}${n.toUpperCase()}` as VarName]?.trim() || undefined]));
 }
 
 function missingFiles(prefix: string, files: Record<string, string | undefined>): void {
