@@ -1,5 +1,5 @@
-import { existsSync } from 'node:fs';
 import { BlockList, isIP } from 'node:net';
+import { TLS_CLIENTS, TLS_LISTENERS, type TlsFiles, tlsFilesVar } from './config-tls.js';
 import { ConfigError, type Env, intVar, type VarName } from './config-vars.js';
 
 /** The access control server of 3-D Secure (decisions §14.1, docs/3ds.md). */
@@ -8,8 +8,11 @@ export interface ThreeDsConfig {
   port: number | null;
   /** CARDPROGRAM_3DS_HOST, default HOST. */
   host: string;
-  /** CARDPROGRAM_3DS_TLS_CA/_CERT/_KEY (files): the DS's client certificates are verified against the CA; null: plain HTTP (sandbox, loopback only). */
-  tls: { ca: string; cert: string; key: string } | null;
+  /**
+   * CARDPROGRAM_3DS_TLS_CA/_CERT/_KEY (files, checked at start by src/config-tls.ts): the DS's client
+   * certificates are verified against the CA; null: plain HTTP (sandbox, loopback only).
+   */
+  tls: TlsFiles<typeof TLS_LISTENERS.threeDs> | null;
   /** CARDPROGRAM_3DS_MAX_CONNECTIONS (default 256): connections open at once; beyond, a new one is closed at once. */
   maxConnections: number;
   /** CARDPROGRAM_3DS_MAX_PER_ADDRESS (default 64): connections open at once from one remote address. */
@@ -22,7 +25,8 @@ export interface ThreeDsConfig {
   operatorId: string | null;
   /**
    * Where results go (`RReq`, decisions §14.1): CARDPROGRAM_3DS_DS_URL with the client certificate
-   * CARDPROGRAM_3DS_DS_CERT/_KEY (files); null: no DS configured (the sandbox's results stay queued).
+   * CARDPROGRAM_3DS_DS_CERT/_KEY (files, checked at start: TLS_CLIENTS in src/config-tls.ts); null: no
+   * DS configured (the sandbox's results stay queued).
    */
   ds: { url: string; cert: string | null; key: string | null } | null;
 }
@@ -50,17 +54,6 @@ function referenceVar(env: Env, name: VarName, fallback: string | null): string 
   return raw;
 }
 
-function filesVar(env: Env, prefix: string, names: readonly string[]): Record<string, string | undefined> {
-  return Object.fromEntries(names.map((n) => [n, env[`${prefix}${n.toUpperCase()}` as VarName]?.trim() || undefined]));
-}
-
-function missingFiles(prefix: string, files: Record<string, string | undefined>): void {
-  const missing = Object.entries(files).filter(([, file]) => file && !existsSync(file));
-  if (missing.length > 0) {
-    throw new ConfigError(missing.map(([name, file]) => `${prefix}${name.toUpperCase()}: no file ${file}`).join('\n'));
-  }
-}
-
 /**
  * The ACS's settings. Production refuses an ACS without its TLS files (the DS authenticates with
  * a client certificate); the sandbox allows plain HTTP on a loopback address only: an address here,
@@ -75,19 +68,9 @@ export function threeDsConfig(
 ): ThreeDsConfig {
   const port = env.CARDPROGRAM_3DS_PORT ? check(() => intVar(env, 'CARDPROGRAM_3DS_PORT', 0, 0, 65535), null) : null;
   const acsHost = env.CARDPROGRAM_3DS_HOST?.trim() || host;
-  const files = filesVar(env, 'CARDPROGRAM_3DS_TLS_', ['ca', 'cert', 'key']);
-  const given = Object.values(files).filter(Boolean).length;
-  const tlsOk = check(() => {
-    if (given > 0 && given < 3) {
-      throw new ConfigError(
-        'CARDPROGRAM_3DS_TLS_CA, CARDPROGRAM_3DS_TLS_CERT and CARDPROGRAM_3DS_TLS_KEY go together: set all three or none',
-      );
-    }
-    missingFiles('CARDPROGRAM_3DS_TLS_', files);
-    return true;
-  }, false);
-  const tls = tlsOk && given === 3 ? { ca: files.ca as string, cert: files.cert as string, key: files.key as string } : null;
-  if (tlsOk && port !== null && tls === null) {
+  // Each file read and checked for what it must be (src/config-tls.ts), as the link's; undefined: refused.
+  const tls = check(() => tlsFilesVar(env, TLS_LISTENERS.threeDs), undefined);
+  if (tls === null && port !== null) {
     check(() => {
       if (envName === 'production') {
         throw new ConfigError(
@@ -104,7 +87,7 @@ export function threeDsConfig(
   return {
     port,
     host: acsHost,
-    tls,
+    tls: tls ?? null,
     maxConnections: check(() => intVar(env, 'CARDPROGRAM_3DS_MAX_CONNECTIONS', 256, 1, 100_000), 256),
     maxPerAddress: check(() => intVar(env, 'CARDPROGRAM_3DS_MAX_PER_ADDRESS', 64, 1, 100_000), 64),
     handshakeMs: 10_000,
@@ -120,12 +103,9 @@ export function threeDsConfig(
 /** CARDPROGRAM_3DS_DS_URL (and its client certificate): https in production, http to a loopback address allowed in the sandbox. */
 function dsVar(env: Env, envName: 'sandbox' | 'production'): ThreeDsConfig['ds'] {
   const raw = env.CARDPROGRAM_3DS_DS_URL?.trim();
-  const files = filesVar(env, 'CARDPROGRAM_3DS_DS_', ['cert', 'key']);
-  const given = Object.values(files).filter(Boolean).length;
-  if (given === 1) throw new ConfigError('CARDPROGRAM_3DS_DS_CERT and CARDPROGRAM_3DS_DS_KEY go together: set both or neither');
-  missingFiles('CARDPROGRAM_3DS_DS_', files);
+  const files = tlsFilesVar(env, TLS_CLIENTS.threeDsDirectory);
   if (!raw) {
-    if (given > 0) throw new ConfigError('CARDPROGRAM_3DS_DS_CERT and CARDPROGRAM_3DS_DS_KEY need CARDPROGRAM_3DS_DS_URL');
+    if (files) throw new ConfigError('CARDPROGRAM_3DS_DS_CERT and CARDPROGRAM_3DS_DS_KEY need CARDPROGRAM_3DS_DS_URL');
     return null;
   }
   let url: URL;
@@ -141,10 +121,10 @@ function dsVar(env: Env, envName: 'sandbox' | 'production'): ThreeDsConfig['ds']
       `CARDPROGRAM_3DS_DS_URL must be an https:// address${envName === 'sandbox' ? ' (http:// to a loopback address in the sandbox)' : ''}, got "${raw}"`,
     );
   }
-  if (envName === 'production' && given === 0) {
+  if (envName === 'production' && files === null) {
     throw new ConfigError(
       'CARDPROGRAM_3DS_DS_URL: set CARDPROGRAM_3DS_DS_CERT and CARDPROGRAM_3DS_DS_KEY, the client certificate the DS expects',
     );
   }
-  return { url: raw, cert: files.cert ?? null, key: files.key ?? null };
+  return { url: raw, cert: files?.cert ?? null, key: files?.key ?? null };
 }

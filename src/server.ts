@@ -65,12 +65,13 @@ export async function serve(
   { handleSignals = true, readNonceFile }: { handleSignals?: boolean; readNonceFile?: string } = {},
 ): Promise<Running> {
   const started = performance.now();
-  // The link's files again, now: a configuration built without the environment, or a file changed
-  // since it was read, still stops the start before anything listens (issue 43.5).
-  if (config.network.port !== null && config.network.tls) {
-    const problems = tlsFileProblems(TLS_LISTENERS.network, config.network.tls);
-    if (problems.length > 0) throw problemsError(problems);
-  }
+  // The listeners' files again, now: a configuration built without the environment, or a file
+  // changed since it was read, still stops the start before anything listens (issue 43.5).
+  const problems = [
+    ...(config.network.port !== null && config.network.tls ? tlsFileProblems(TLS_LISTENERS.network, config.network.tls) : []),
+    ...(config.threeDs.port !== null && config.threeDs.tls ? tlsFileProblems(TLS_LISTENERS.threeDs, config.threeDs.tls) : []),
+  ];
+  if (problems.length > 0) throw problemsError(problems);
   const app = await buildApp(config, readNonceFile ? { readNonceFile } : {});
   for (const warning of config.warnings ?? []) app.log.warn(warning);
   app.starting = true;
