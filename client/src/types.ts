@@ -183,4 +183,8 @@ export const CALLBACK_EVENTS = {
   'authorization.declined': 'the program declined an authorization (a declined one is not a listed trade)',
   'dispute.updated':
     'a dispute is created or changes status (submitted, won, lost, expired, withdrawn), and every money movement it causes',
+  'threeDs.otp':
+    'a 3-D Secure challenge by one-time code began: deliver its `code` to the cardholder at once (valid until `expiresAt`, 5 minutes); never log or keep it',
+  'threeDs.challenge': 'a 3-D Secure challenge out of band began (`challengeMethod` `oob`): authenticate the cardholder in your app',
+  'threeDs.result': 'a 3-D Secure challenge ended: `transStatus` `Y` (authenticated) or `N`, with `transStatusReason`',
 } as const satisfies Record<CallbackEvent['type'], string>;
