@@ -201,15 +201,17 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
       // Each failed item is logged by the pass itself (src/db/sweep.ts) and skipped.
       const { released, failed } = await expireHolds(svc, clock());
       if (released > 0 || failed.length > 0) app.log.info({ released, failed: failed.length }, 'hold expiry: authorizations released');
-      // 3-D Secure: the browser's data of authentications older than 30 days (decisions §14.7).
-      const purged = await purgeBrowserData(svc, clock());
-      if (purged > 0) app.log.info({ purged }, '3-D Secure: browser data of authentications older than 30 days dropped');
     },
     // Beside hold expiry: unsubmitted disputes past their deadline (decisions §13.2); its own pass,
     // so that one failing does not stop the other.
     expireDisputes: async () => {
       const { expired, failed } = await expireDisputes(svc, clock());
       if (expired > 0 || failed.length > 0) app.log.info({ expired, failed: failed.length }, 'dispute expiry: disputes expired');
+    },
+    // 3-D Secure: the browser's data of authentications older than 30 days (decisions §14.7); its own pass too.
+    purgeBrowserData: async () => {
+      const purged = await purgeBrowserData(svc, clock());
+      if (purged > 0) app.log.info({ purged }, '3-D Secure: browser data of authentications older than 30 days dropped');
     },
   });
   await app.register(workerPlugin, { svc });

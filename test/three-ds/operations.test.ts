@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { purgeBrowserData } from '../../src/three-ds/purge.js';
+import { BROWSER_DATA_PURGE, purgeBrowserData } from '../../src/three-ds/purge.js';
 import { randomStr } from '../helpers/app.js';
 import { eachDialect } from '../helpers/dialects.js';
 import { acs, card, notifyTo } from './helpers/acs.js';
@@ -175,5 +175,42 @@ eachDialect('3-D Secure: what is kept', (dialect) => {
     assert.match(metrics, /cardprogram_3ds_areq_duration_seconds_count 2/);
     await send(url, { messageType: 'AReq', messageVersion: '9.9.9' });
     assert.match(await h.app.svc.metrics.text(), /cardprogram_3ds_errors_total\{code="102"\} 1/);
+  });
+
+  it('the purge is a periodic pass in pages (src/db/sweep.ts): 2,500 authentications past 30 days in three pages, a younger one kept', async (t) => {
+    let now = Date.now();
+    const { h, url } = await acs(t, dialect, {}, { clock: () => now });
+    const c = await card(h);
+    const first = (await send(url, areq({ pan: c.pan, expiry: c.expiry, amount: '100' }))).json ?? {};
+    const db = h.db.database.db;
+    const model = await db
+      .selectFrom('three_ds_authentications')
+      .selectAll()
+      .where('acs_trans_id', '=', String(first.acsTransID))
+      .executeTakeFirstOrThrow();
+    // Copies of the one authentication, older by a millisecond each (the pages' order is created_at, then the id).
+    await h.db.database.withTx(async (tx) => {
+      for (let i = 0; i < 2500; i++)
+        await tx
+          .insertInto('three_ds_authentications')
+          .values({
+            ...model,
+            acs_trans_id: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`,
+            av_hash: null,
+            created_at: Number(model.created_at) - (i % 7),
+          })
+          .execute();
+    });
+    now += 20 * 86_400_000;
+    const young = (await send(url, areq({ pan: c.pan, expiry: c.expiry, amount: '100' }))).json ?? {};
+    now += 11 * 86_400_000;
+    assert.equal(await purgeBrowserData(h.app.svc, now), 2501);
+    const kept = await db.selectFrom('three_ds_authentications').select(['acs_trans_id']).where('browser', 'is not', null).execute();
+    assert.deepEqual(
+      kept.map((r) => r.acs_trans_id),
+      [young.acsTransID],
+    );
+    assert.equal(await purgeBrowserData(h.app.svc, now), 0, 'again: nothing left to drop');
+    assert.deepEqual(await db.selectFrom('sweep_failures').selectAll().where('job', '=', BROWSER_DATA_PURGE).execute(), []);
   });
 });
