@@ -22,7 +22,8 @@ export interface CardState {
  * Locks the card's 3-D Secure row, creating it the first time, and reads it: the first thing an
  * AReq's transaction does, so that two AReqs of a card are decided one after the other (the hourly
  * limit, the exemption's counters). On SQLite the transaction holds the write lock already.
- * Lock order: this row alone; nothing that locks a card (money) locks it, and it locks no card.
+ * Lock order: this row before its card (an expiry mismatch then locks the card to count it:
+ * ./verification-failure.ts); nothing that holds a card's lock takes this row.
  */
 export async function lockCardState(ctx: TxCtx, cardId: string): Promise<CardState> {
   // One statement: the row is created the first time, and on PostgreSQL an upsert that finds the row
