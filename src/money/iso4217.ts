@@ -1,9 +1,9 @@
 import { CURRENCY_EXPONENTS } from './currency.js';
 
 /**
- * ISO 4217 numeric codes of the currencies the service knows (./currency.ts), for messages that
- * name a currency by number (3-D Secure's purchaseCurrency). src/network-link/amounts.ts holds the
- * same table for the card network link (NUMERIC).
+ * ISO 4217 numeric codes of the currencies the service knows (./currency.ts), the one table for
+ * every message that names a currency by number: the card network link's fields 49, 50 and 51,
+ * 3-D Secure's purchaseCurrency, the acquirer simulator's --currency.
  */
 const NUMERIC_TO_ALPHA: Readonly<Record<string, string>> = {
   '978': 'EUR',
