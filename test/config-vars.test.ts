@@ -117,7 +117,14 @@ eachDialect('unknown variables and the optional parts at start', (dialect) => {
         .split('\n')
         .find((l) => l.includes('"msg":"cardprogram ready"')) ?? '{}',
     );
-    assert.deepEqual(secondReady.parts, { console: 'on', link: 'plain TCP', '3ds': 'plain HTTP', metrics: 'token', https: 'off', worker: 'off' });
+    assert.deepEqual(secondReady.parts, {
+      console: 'on',
+      link: 'plain TCP',
+      '3ds': 'plain HTTP',
+      metrics: 'token',
+      https: 'off',
+      worker: 'off',
+    });
     assert.deepEqual(
       Object.keys(secondReady.parts),
       OPTIONAL_PARTS.map((p) => p.name),
