@@ -113,6 +113,31 @@ export const RECORDS = [
   },
   { name: 'Dispute', doc: 'A dispute (docs/disputes.md).', at: ['disputeQuery', 'model'] },
   { name: 'DisputePage', doc: 'A page of the merchant’s disputes (disputeList).', at: ['disputeList', 'model'] },
+  {
+    name: 'ThreeDsAuthentication',
+    doc: 'A 3-D Secure authentication of one of the merchant’s cards (docs/3ds.md).',
+    at: ['threeDsQuery', 'model'],
+  },
+  {
+    name: 'ThreeDsAuthenticationPage',
+    doc: 'A page of the merchant’s 3-D Secure authentications (threeDsList).',
+    at: ['threeDsList', 'model'],
+  },
+  {
+    name: 'ThreeDsSettings',
+    doc: 'The merchant’s 3-D Secure settings: decision endpoint and challenge method.',
+    at: ['threeDsSettingsQuery', 'model'],
+  },
+  {
+    name: 'ThreeDsARes',
+    doc: 'The ACS’s answer to an AReq (EMV 3-D Secure), as the sandbox’s DS returns it.',
+    at: ['sandboxThreeDsAuthenticate', 'model', 'ares'],
+  },
+  {
+    name: 'SandboxThreeDsAuthentication',
+    doc: 'The sandbox’s DS: the ARes, and for a challenge the form that opens it.',
+    at: ['sandboxThreeDsAuthenticate', 'model'],
+  },
 ];
 
 export function find(doc: Record<string, any>, [operationId, ...path]: string[]): JsonSchema {

@@ -34,6 +34,8 @@ import { merchantRoutes } from './merchants/routes.js';
 import { networkSandboxRoutes } from './network/routes.js';
 import { pageRoutes } from './page/routes.js';
 import { createServices, readyVault } from './services.js';
+import { purgeBrowserData } from './three-ds/purge.js';
+import { threeDsRoutes, threeDsSandboxRoutes } from './three-ds/routes.js';
 import { tradeRoutes } from './trades/routes.js';
 
 declare module 'fastify' {
@@ -177,6 +179,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   await app.register(merchantRoutes, { svc });
   await app.register(kycRoutes, { svc });
   await app.register(disputeRoutes, { svc });
+  await app.register(threeDsRoutes, { svc });
   await app.register(pageRoutes, { svc });
   // The operators' console answers nothing unless it is turned on (CARDPROGRAM_CONSOLE).
   if (config.console) await app.register(consoleRoutes, { svc });
@@ -185,6 +188,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     await app.register(networkSandboxRoutes, { svc });
     await app.register(kycSandboxRoutes, { svc });
     await app.register(disputeSandboxRoutes, { svc });
+    await app.register(threeDsSandboxRoutes, { svc });
   }
 
   await app.register(reaperPlugin, {
@@ -203,6 +207,11 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     expireDisputes: async () => {
       const { expired, failed } = await expireDisputes(svc, clock());
       if (expired > 0 || failed.length > 0) app.log.info({ expired, failed: failed.length }, 'dispute expiry: disputes expired');
+    },
+    // 3-D Secure: the browser's data of authentications older than 30 days (decisions §14.7); its own pass too.
+    purgeBrowserData: async () => {
+      const purged = await purgeBrowserData(svc, clock());
+      if (purged > 0) app.log.info({ purged }, '3-D Secure: browser data of authentications older than 30 days dropped');
     },
   });
   await app.register(workerPlugin, { svc });

@@ -3,12 +3,14 @@ import type { Config } from './config.js';
 /**
  * The service's optional parts, one row each: the ready line names each with its state ("off",
  * or how it is on), so an operator sees at a glance what a start has running (issue 43.7: a
- * misspelled variable left the console off without a word). A new part (3-D Secure, wallet
- * tokens) adds its row here.
+ * misspelled variable left the console off without a word). A new part (wallet tokens) adds its
+ * row here.
  */
 export const OPTIONAL_PARTS: ReadonlyArray<{ name: string; state: (config: Config) => string | null }> = [
   { name: 'console', state: (c) => (c.console ? 'on' : null) },
   { name: 'link', state: (c) => (c.network.port === null ? null : c.network.tls ? 'TLS' : 'plain TCP') },
+  // The 3-D Secure ACS for the card scheme's directory server (docs/3ds.md): mutual TLS, or plain HTTP on loopback (sandbox).
+  { name: '3ds', state: (c) => (c.threeDs.port === null ? null : c.threeDs.tls ? 'HTTPS' : 'plain HTTP') },
   {
     name: 'metrics',
     state: (c) =>

@@ -14,13 +14,22 @@ export interface TlsVars {
 }
 
 /**
- * Every TLS listener of the service, one row each. A new listener (3-D Secure, wallet tokens) adds
+ * Every TLS listener of the service, one row each. A new listener (wallet tokens) adds
  * its row here, its variables to KNOWN_VARIABLES (src/config-vars.ts), and reads its files with
  * `tlsFilesVar(env, TLS_LISTENERS.itsName)` where its configuration is read: its files are then
  * checked at start like the link's, and a problem named with its variable and file.
  */
 export const TLS_LISTENERS = {
   network: { ca: 'CARDPROGRAM_NETWORK_TLS_CA', cert: 'CARDPROGRAM_NETWORK_TLS_CERT', key: 'CARDPROGRAM_NETWORK_TLS_KEY' },
+  threeDs: { ca: 'CARDPROGRAM_3DS_TLS_CA', cert: 'CARDPROGRAM_3DS_TLS_CERT', key: 'CARDPROGRAM_3DS_TLS_KEY' },
+} as const satisfies Record<string, TlsVars>;
+
+/**
+ * The client certificates the service presents, one row each, read and checked as the listeners'
+ * files are (`tlsFilesVar`): the 3-D Secure ACS's to its directory server (the `RReq`).
+ */
+export const TLS_CLIENTS = {
+  threeDsDirectory: { cert: 'CARDPROGRAM_3DS_DS_CERT', key: 'CARDPROGRAM_3DS_DS_KEY' },
 } as const satisfies Record<string, TlsVars>;
 
 /** The files of a listener's row: paths, `ca` when the row has one. */

@@ -4,6 +4,7 @@ import { isIP } from 'node:net';
 import { join, resolve } from 'node:path';
 import { type ForcedPostsConfig, forcedPostsConfig } from './config-forced.js';
 import { type NetworkConfig, networkConfig } from './config-network.js';
+import { type ThreeDsConfig, threeDsConfig } from './config-three-ds.js';
 import { ConfigError, type Env, intVar, jsonVar, problemsError, unknownVariables, type VarName } from './config-vars.js';
 import { keyWeakness } from './crypto/key-quality.js';
 import { makePrivateDir } from './db/files.js';
@@ -13,6 +14,7 @@ import { DEFAULT_RATES, type RateTable, validateRates } from './money/fx.js';
 
 export { DEFAULT_FORCED_POSTS, type ForcedPostsConfig } from './config-forced.js';
 export { DEFAULT_NETWORK_CURRENCIES, type NetworkConfig } from './config-network.js';
+export { DEFAULT_ACS_REFERENCE, type ThreeDsConfig } from './config-three-ds.js';
 export { ConfigError } from './config-vars.js';
 
 /** A merchant's budget: `perSecond` requests a second on average, up to `burst` at once. */
@@ -95,6 +97,8 @@ export interface Config {
   disputes: { sandboxMs: number };
   callbacks: CallbackConfig;
   network: NetworkConfig;
+  /** The 3-D Secure access control server (decisions §14, docs/3ds.md). */
+  threeDs: ThreeDsConfig;
   /** What the start logs as warnings: `CARDPROGRAM_*` variables set that are not read (misspelled?), with the nearest name. */
   warnings?: readonly string[];
   /** The card network's forced posts' ceilings (decisions §12.13): above them an advice waits in suspense. */
@@ -449,6 +453,7 @@ export function loadConfig(env: Env = process.env): Config {
     },
     network: networkConfig(env, envName ?? 'production', host, check),
     forcedPosts: forcedPostsConfig(env, check),
+    threeDs: threeDsConfig(env, envName ?? 'production', host, check),
     program: {
       bins,
       fees: check(() => jsonVar(env, 'CARDPROGRAM_FEES', DEFAULT_FEES, validateFees), DEFAULT_FEES),

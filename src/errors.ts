@@ -45,6 +45,8 @@ export const ErrorCodes = {
   disputeState: { code: '2742', status: 409, msg: 'Dispute not in a status that allows the operation' },
   disputeDeadline: { code: '2743', status: 409, msg: 'The dispute’s deadline has passed' },
   disputeEvidence: { code: '2744', status: 400, msg: 'Evidence file refused' },
+  authenticationNotFound: { code: '2750', status: 404, msg: '3-D Secure authentication not found' },
+  authenticationState: { code: '2751', status: 409, msg: '3-D Secure authentication not in a state that allows the operation' },
   unavailable: { code: '1', status: 503, msg: 'Service temporarily unavailable' },
 } as const;
 

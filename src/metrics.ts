@@ -125,6 +125,62 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  private readonly threeDsOutcomes = new Counter({
+    name: 'cardprogram_3ds_authentications_total',
+    help: '3-D Secure authentications answered by an ARes, by transStatus (Y, N, U, C) and transStatusReason ("" without one)',
+    labelNames: ['status', 'reason'] as const,
+    registers: [this.registry],
+  });
+
+  private readonly threeDsLatency = new Histogram({
+    name: 'cardprogram_3ds_areq_duration_seconds',
+    help: 'Time from an AReq’s arrival to its ARes (the merchant’s decision endpoint included)',
+    buckets: [0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [this.registry],
+  });
+
+  private readonly threeDsErrors = new Counter({
+    name: 'cardprogram_3ds_errors_total',
+    help: '3-D Secure messages answered by an Erro, by errorCode (101, 102, 201, 202, 203, 204, 404)',
+    labelNames: ['code'] as const,
+    registers: [this.registry],
+  });
+
+  private readonly threeDsChallenges = new Histogram({
+    name: 'cardprogram_3ds_challenge_duration_seconds',
+    help: 'Time from a challenge’s ARes (C) to its outcome, by transStatus',
+    labelNames: ['status'] as const,
+    buckets: [5, 10, 20, 30, 60, 120, 180, 300, 600],
+    registers: [this.registry],
+  });
+
+  private readonly threeDsConnectionsRefused = new Counter({
+    name: 'cardprogram_3ds_connections_refused_total',
+    help: 'Connections to the ACS closed at once: beyond CARDPROGRAM_3DS_MAX_CONNECTIONS or CARDPROGRAM_3DS_MAX_PER_ADDRESS, or while stopping',
+    labelNames: ['why'] as const,
+    registers: [this.registry],
+  });
+
+  /** An AReq answered with an ARes (src/three-ds/areq.ts). */
+  threeDsAuthentication(status: string, reason: string, seconds: number): void {
+    this.threeDsOutcomes.inc({ status, reason });
+    this.threeDsLatency.observe(seconds);
+  }
+
+  /** A message answered with an Erro. */
+  threeDsError(code: string): void {
+    this.threeDsErrors.inc({ code });
+  }
+
+  /** A challenge ended (src/three-ds/finish.ts), this long after its ARes. */
+  threeDsChallenge(status: string, seconds: number): void {
+    this.threeDsChallenges.observe({ status }, seconds);
+  }
+
+  threeDsConnectionRefused(why: 'capacity' | 'per_address' | 'stopping'): void {
+    this.threeDsConnectionsRefused.inc({ why });
+  }
+
   private readonly verificationFailures = new Counter({
     name: 'cardprogram_verification_failures_total',
     help: 'CVV2 and expiry mismatches counted against cards (decisions §12.13), by kind (cvv2, expiry) and where presented (link, sandbox, 3ds, tsp)',

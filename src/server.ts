@@ -11,6 +11,7 @@ import { problemsError } from './config-vars.js';
 import { ensureSandboxAdmin, sandboxAdminFile } from './console/sandbox.js';
 import { ensureDemoMerchant } from './merchants/demo.js';
 import { type LinkServer, startLink } from './network-link/listener.js';
+import { type AcsServer, startAcs } from './three-ds/listener.js';
 
 export interface Running {
   app: FastifyInstance;
@@ -21,6 +22,8 @@ export interface Running {
   metricsPort: number | null;
   /** The card network link's port, when CARDPROGRAM_NETWORK_PORT is set. */
   networkPort: number | null;
+  /** The 3-D Secure ACS's port, when CARDPROGRAM_3DS_PORT is set. */
+  acsPort?: number | null;
   stop(): Promise<void>;
 }
 
@@ -62,12 +65,13 @@ export async function serve(
   { handleSignals = true, readNonceFile }: { handleSignals?: boolean; readNonceFile?: string } = {},
 ): Promise<Running> {
   const started = performance.now();
-  // The link's files again, now: a configuration built without the environment, or a file changed
-  // since it was read, still stops the start before anything listens (issue 43.5).
-  if (config.network.port !== null && config.network.tls) {
-    const problems = tlsFileProblems(TLS_LISTENERS.network, config.network.tls);
-    if (problems.length > 0) throw problemsError(problems);
-  }
+  // The listeners' files again, now: a configuration built without the environment, or a file
+  // changed since it was read, still stops the start before anything listens (issue 43.5).
+  const problems = [
+    ...(config.network.port !== null && config.network.tls ? tlsFileProblems(TLS_LISTENERS.network, config.network.tls) : []),
+    ...(config.threeDs.port !== null && config.threeDs.tls ? tlsFileProblems(TLS_LISTENERS.threeDs, config.threeDs.tls) : []),
+  ];
+  if (problems.length > 0) throw problemsError(problems);
   const app = await buildApp(config, readNonceFile ? { readNonceFile } : {});
   for (const warning of config.warnings ?? []) app.log.warn(warning);
   app.starting = true;
@@ -114,6 +118,17 @@ export async function serve(
     await app.close();
     throw err;
   }
+  // The 3-D Secure ACS (decisions §14.1): its own listener for the directory server, stopped with the link.
+  let acs: AcsServer | null = null;
+  try {
+    acs = await startAcs(app.svc);
+  } catch (err) {
+    await link?.stop();
+    await new Promise<void>((resolve) => (metricsServer ? metricsServer.close(() => resolve()) : resolve()));
+    https?.close();
+    await app.close();
+    throw err;
+  }
   const demo = await ensureDemoMerchant(app.svc);
   const admin = await ensureSandboxAdmin(app.svc);
   app.starting = false;
@@ -123,6 +138,7 @@ export async function serve(
       httpsPort: app.svc.config.httpsPort,
       metricsPort: metricsServer ? (metricsServer.address() as { port: number }).port : null,
       networkPort: link?.port ?? null,
+      acsPort: acs?.port ?? null,
       env: config.env,
       database: app.svc.database.dialect,
       // Which optional parts this start runs (src/config-parts.ts).
@@ -161,6 +177,7 @@ export async function serve(
     stopping ??= (async () => {
       // The link first: its messages in flight are answered while the database is still open.
       if (link) await link.stop();
+      if (acs) await acs.stop();
       if (https) {
         const closed = new Promise<void>((resolve) => https?.close(() => resolve()));
         https.closeIdleConnections();
@@ -187,5 +204,5 @@ export async function serve(
   // requests rarely pay for it.
   app.compileSchemas().catch((err) => app.log.error({ err }, 'compiling the request and reply schemas failed'));
   const metricsPort = metricsServer ? (metricsServer.address() as { port: number }).port : null;
-  return { app, url, httpsPort: app.svc.config.httpsPort, metricsPort, networkPort: link?.port ?? null, stop };
+  return { app, url, httpsPort: app.svc.config.httpsPort, metricsPort, networkPort: link?.port ?? null, acsPort: acs?.port ?? null, stop };
 }

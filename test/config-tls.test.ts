@@ -119,3 +119,99 @@ describe('TLS files at start: each named with its variable, before anything list
     );
   });
 });
+
+/**
+ * The 3-D Secure ACS's files go through the same checker (a `threeDs` row in TLS_LISTENERS), and so
+ * does the client certificate it presents to its directory server (TLS_CLIENTS.threeDsDirectory).
+ */
+describe('TLS files at start: the 3-D Secure ACS and its directory server’s client certificate, by the same checker', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'cp-tls-3ds-'));
+  const a = selfSigned(dir, 'acs.example');
+  const b = selfSigned(dir, 'ds-client.example');
+  after(() => rmSync(dir, { recursive: true, force: true }));
+  const production = {
+    CARDPROGRAM_DATA_DIR: dir,
+    CARDPROGRAM_ENV: 'production',
+    CARDPROGRAM_PUBLIC_URL: 'https://cards.example.org',
+    CARDPROGRAM_BINS: '{"EUR":"41234567","USDT":"51234567"}',
+    CARDPROGRAM_MASTER_KEY: 'aa6f1c2e9b4d7f30c8e5a1b6d2f9c4e7b3a8d5f1e6c2b9a4d7f3e8c1b5a2d6f9',
+    CARDPROGRAM_3DS_PORT: '8443',
+  };
+  const acsTls = (ca: string, cert: string, key: string) => ({
+    CARDPROGRAM_3DS_TLS_CA: ca,
+    CARDPROGRAM_3DS_TLS_CERT: cert,
+    CARDPROGRAM_3DS_TLS_KEY: key,
+  });
+  const refused = (env: Record<string, string>): string[] => {
+    try {
+      loadConfig(env);
+    } catch (err) {
+      assert.ok(err instanceof ConfigError, String(err));
+      return err.message.split('\n');
+    }
+    assert.fail('the configuration was accepted');
+  };
+
+  it('the right files are accepted: the ACS’s three, the DS client’s two', () => {
+    const config = loadConfig({
+      ...production,
+      ...acsTls(b.certFile, a.certFile, a.keyFile),
+      CARDPROGRAM_3DS_DS_URL: 'https://ds.example.org/rreq',
+      CARDPROGRAM_3DS_DS_CERT: b.certFile,
+      CARDPROGRAM_3DS_DS_KEY: b.keyFile,
+    });
+    assert.deepEqual(config.threeDs.tls, { ca: b.certFile, cert: a.certFile, key: a.keyFile });
+    assert.deepEqual(config.threeDs.ds, { url: 'https://ds.example.org/rreq', cert: b.certFile, key: b.keyFile });
+  });
+
+  it('a wrong ACS file, or a DS client key that is not its certificate’s: each named with its variable and file, listed with the other problems', () => {
+    assert.deepEqual(refused({ ...production, ...acsTls(b.certFile, a.certFile, a.certFile), PORT: 'x' }), [
+      '2 configuration problems:',
+      '- PORT must be a whole number, got "x"',
+      `- CARDPROGRAM_3DS_TLS_KEY: ${a.certFile} is not a PEM private key (it holds a certificate)`,
+    ]);
+    assert.deepEqual(
+      refused({
+        ...production,
+        ...acsTls(b.certFile, a.certFile, a.keyFile),
+        CARDPROGRAM_3DS_DS_URL: 'https://ds.example.org/rreq',
+        CARDPROGRAM_3DS_DS_CERT: b.certFile,
+        CARDPROGRAM_3DS_DS_KEY: a.keyFile,
+      }),
+      [
+        `CARDPROGRAM_3DS_DS_KEY: ${a.keyFile} is not the key of the certificate in ${b.certFile} (CARDPROGRAM_3DS_DS_CERT): their public keys differ`,
+      ],
+    );
+    assert.deepEqual(refused({ ...production, ...acsTls(b.certFile, join(dir, 'none.pem'), a.keyFile) }), [
+      `CARDPROGRAM_3DS_TLS_CERT: no file ${join(dir, 'none.pem')}`,
+    ]);
+  });
+
+  it('one or two of the files: says which are set and which are missing', () => {
+    assert.deepEqual(refused({ ...production, CARDPROGRAM_3DS_TLS_CA: b.certFile }), [
+      'CARDPROGRAM_3DS_TLS_CA, CARDPROGRAM_3DS_TLS_CERT and CARDPROGRAM_3DS_TLS_KEY go together: CARDPROGRAM_3DS_TLS_CA is set, CARDPROGRAM_3DS_TLS_CERT and CARDPROGRAM_3DS_TLS_KEY are not (set all three, or none)',
+    ]);
+    assert.deepEqual(
+      refused({
+        ...production,
+        ...acsTls(b.certFile, a.certFile, a.keyFile),
+        CARDPROGRAM_3DS_DS_URL: 'https://ds.example.org/rreq',
+        CARDPROGRAM_3DS_DS_CERT: b.certFile,
+      }),
+      [
+        'CARDPROGRAM_3DS_DS_CERT and CARDPROGRAM_3DS_DS_KEY go together: CARDPROGRAM_3DS_DS_CERT is set, CARDPROGRAM_3DS_DS_KEY is not (set both, or none)',
+      ],
+    );
+  });
+
+  it('serve() given an ACS configuration with a mismatched key (not read from the environment) refuses before listening', async () => {
+    const config = testConfig(dir, { logLevel: 'silent' });
+    await assert.rejects(
+      serve(
+        { ...config, threeDs: { ...config.threeDs, port: 0, tls: { ca: b.certFile, cert: a.certFile, key: b.keyFile } } },
+        { handleSignals: false },
+      ),
+      (err: Error) => err instanceof ConfigError && err.message.startsWith(`CARDPROGRAM_3DS_TLS_KEY: ${b.keyFile} is not the key of`),
+    );
+  });
+});

@@ -97,7 +97,7 @@ eachDialect('unknown variables and the optional parts at start', (dialect) => {
     const ready = lines.findIndex((l) => l.msg === 'cardprogram ready');
     assert.ok(warned >= 0 && warned < ready, first.output());
     assert.equal(lines[warned]?.msg, 'CARDPROGRAM_CONSOL is not a variable cardprogram reads (ignored): did you mean CARDPROGRAM_CONSOLE?');
-    assert.deepEqual(lines[ready]?.parts, { console: 'off', link: 'off', metrics: 'off', https: 'off', worker: 'on' });
+    assert.deepEqual(lines[ready]?.parts, { console: 'off', link: 'off', '3ds': 'off', metrics: 'off', https: 'off', worker: 'on' });
     first.child.kill('SIGTERM');
     await stopped(first.child);
 
@@ -105,6 +105,7 @@ eachDialect('unknown variables and the optional parts at start', (dialect) => {
       ...env,
       CARDPROGRAM_CONSOLE: 'on',
       CARDPROGRAM_NETWORK_PORT: String(await freePort()),
+      CARDPROGRAM_3DS_PORT: String(await freePort()),
       CARDPROGRAM_METRICS_TOKEN: 'a-metrics-token-of-24-chars',
       CARDPROGRAM_WORKER: 'off',
     });
@@ -116,7 +117,14 @@ eachDialect('unknown variables and the optional parts at start', (dialect) => {
         .split('\n')
         .find((l) => l.includes('"msg":"cardprogram ready"')) ?? '{}',
     );
-    assert.deepEqual(secondReady.parts, { console: 'on', link: 'plain TCP', metrics: 'token', https: 'off', worker: 'off' });
+    assert.deepEqual(secondReady.parts, {
+      console: 'on',
+      link: 'plain TCP',
+      '3ds': 'plain HTTP',
+      metrics: 'token',
+      https: 'off',
+      worker: 'off',
+    });
     assert.deepEqual(
       Object.keys(secondReady.parts),
       OPTIONAL_PARTS.map((p) => p.name),

@@ -11,7 +11,9 @@ import { codeAt, newTotpSecret, stepOf } from '../src/console/totp.js';
 import { SEALED_COLUMNS } from '../src/crypto/reseal.js';
 import { SecretBox } from '../src/crypto/secretbox.js';
 import { addDomain } from '../src/domains/store.js';
+import { updateMerchant } from '../src/merchants/manage.js';
 import { runVerb } from '../src/runner.js';
+import { finishChallenge } from '../src/three-ds/finish.js';
 import { build, kycBody, randomStr, sign } from './helpers/app.js';
 import { fundedCard } from './helpers/cards.js';
 import { selfSigned } from './helpers/certs.js';
@@ -64,6 +66,14 @@ eachDialect('keys at rest: master key rotation and PAN data keys', (dialect) => 
       actor: 'test',
     });
     assert.equal(typeof setUp, 'object');
+    // A 3-D Secure challenge passed: its RReq waits for the DS sealed (it carries the authentication value).
+    await runVerb(h.app.svc, updateMerchant, { input: { appId: h.merchant.appId, notifyUrl: 'http://127.0.0.1:9/hooks' }, actor: 'test' });
+    const challenged = await h.call('/sandbox/3ds/authenticate', { cardId, amount: 1, challengeInd: '04', randomStr: randomStr() });
+    assert.equal(challenged.body.model?.ares.transStatus, 'C', JSON.stringify(challenged.body));
+    await runVerb(h.app.svc, finishChallenge, {
+      input: { acsTransID: challenged.body.model.ares.acsTransID, transStatus: 'Y' },
+      actor: 'test',
+    });
 
     // Every column whose name ends in _enc is one the reseal knows about.
     const encColumns = (await ownTables(h.db))
@@ -71,7 +81,7 @@ eachDialect('keys at rest: master key rotation and PAN data keys', (dialect) => 
       .filter((c) => c !== 'cards.pan_enc') // under a data key, not the master key
       // Not named _enc: a write's stored first answer (it may carry a holder's idno and mobile).
       .concat('idempotency_keys.response_body')
-      // Not named _enc either: a kyc.result event's stored payload (it carries the request's e-mail).
+      // Not named _enc either: a kyc.result or threeDs.otp event's stored payload (the request's e-mail, the code).
       .concat('callback_events.payload')
       .sort();
     assert.deepEqual(encColumns, [...SEALED_COLUMNS].sort());

@@ -16,6 +16,8 @@ it('the secrets audit finds noted secrets and secret shapes in logs, and passes 
       { kind: 'page-token', value: token },
       { kind: 'cvv', value: '731' },
       { kind: 'pan', value: '5555555555554444' },
+      // A 3-D Secure one-time code (issue 41): six digits, found beside a name that says code or otp.
+      { kind: 'otp', value: '482913' },
     ]
       .map((x) => JSON.stringify(x))
       .join('\n'),
@@ -26,6 +28,7 @@ it('the secrets audit finds noted secrets and secret shapes in logs, and passes 
     '{"sign":"9f04958cc839b5534d16a5a59501c5cc30b42bd60172528fa17179d3e9f84120","statusCode":731}',
     '{"url":"/page/open?token=[redacted]"}',
     '{"url":"/console/login?next=%2Fconsole%2Fsearch","res":{"statusCode":303,"location":"/console/cards/card_x"}}',
+    '{"amount":482913,"statusCode":482913,"code":"000000"}',
   ];
   const dirty: Array<[string, string]> = [
     ['pan', '{"msg":"declined","pan":"4242424242424242"}'],
@@ -40,11 +43,13 @@ it('the secrets audit finds noted secrets and secret shapes in logs, and passes 
     ['pan', '{"url":"/console/login?next=%2Fconsole%2Fsearch%3Fq%3D4242%2B4242%2B4242%2B4242"}'],
     ['pan', '{"url":"/console/login?next=%252Fconsole%252Fsearch%253Fq%253D4242%25204242%25204242%25204242"}'],
     ['pan', '/console/login?next=%2Fconsole%2Fsearch%3Fq%3D%35%35%35%35%35%35%35%35%35%35%35%35%34%34%34%34'],
+    ['otp', '{"type":"threeDs.otp","code":"482913"}'],
+    ['otp', 'the cardholder typed otp=482913'],
   ];
   writeFileSync(join(dir, 'app-1.log'), `${[...clean, ...dirty.map(([, line]) => line)].join('\n')}\n`);
   const result = scanLogs(dir, ['424242', '535353']);
   assert.equal(result.files, 1);
-  assert.equal(result.secrets, 3);
+  assert.equal(result.secrets, 4);
   assert.deepEqual(
     result.findings.map((f) => [f.kind, f.line]),
     dirty.map(([kind], i) => [kind, clean.length + i + 1]),

@@ -9,6 +9,7 @@ import { Holders } from './resources/holders.js';
 import { Kyc } from './resources/kyc.js';
 import { Page } from './resources/page.js';
 import { Sandbox } from './resources/sandbox.js';
+import { ThreeDs } from './resources/three-ds.js';
 import { Trades } from './resources/trades.js';
 import { Webhooks } from './resources/webhooks.js';
 import { type Credentials, signature, signingString } from './signing.js';
@@ -78,6 +79,7 @@ export class CardProgram implements Requester {
   readonly authorizationEndpoint: AuthorizationEndpointSettings;
   readonly trades: Trades;
   readonly disputes: Disputes;
+  readonly threeDs: ThreeDs;
   readonly kyc: Kyc;
   readonly page: Page;
   readonly sandbox: Sandbox;
@@ -106,6 +108,7 @@ export class CardProgram implements Requester {
     this.authorizationEndpoint = new AuthorizationEndpointSettings(this);
     this.trades = new Trades(this);
     this.disputes = new Disputes(this);
+    this.threeDs = new ThreeDs(this);
     this.kyc = new Kyc(this);
     this.page = new Page(this);
     this.sandbox = new Sandbox(this);

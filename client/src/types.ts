@@ -23,8 +23,13 @@ export {
   type FundingMovement,
   type FundingStatementPage,
   type KycStatus,
+  type SandboxThreeDsAuthentication,
   type SpendingLimit,
   type SpendingState,
+  type ThreeDsARes,
+  type ThreeDsAuthentication,
+  type ThreeDsAuthenticationPage,
+  type ThreeDsSettings,
   type TradeDetail,
   type TradePage,
   type TradeRecord,
@@ -109,7 +114,61 @@ export type CallbackEvent =
         change: 'created' | 'submitted' | 'provisional_credit' | 'won' | 'lost' | 'credit_reversed' | 'expired' | 'withdrawn';
         /** The money it moved, major units (negative: provisional credit taken back), and its journal entry; null when none. */
         movement: { amount: number; entryId: string | null } | null;
-      });
+      })
+  /**
+   * 3-D Secure: deliver this one-time code to the cardholder (SMS, e-mail, your app), now; it is valid
+   * until `expiresAt` (5 minutes). Never log or store it.
+   */
+  | (EventBase & ThreeDsChallengeAbout & { type: 'threeDs.otp'; code: string })
+  /** 3-D Secure, challenge method oob: ask the cardholder in your app, then answer threeDsChallengeRespond. */
+  | (EventBase & ThreeDsChallengeAbout & { type: 'threeDs.challenge' })
+  /** 3-D Secure: a challenge ended (docs/3ds.md). */
+  | (EventBase & {
+      type: 'threeDs.result';
+      acsTransID: string;
+      cardId: string;
+      holderId: string;
+      transStatus: 'Y' | 'N';
+      transStatusReason: string | null;
+      eci: string | null;
+      authenticationType: string | null;
+      challengeMethod: 'otp' | 'oob' | null;
+    });
+
+/** What a 3-D Secure challenge's callbacks say of the purchase. */
+export interface ThreeDsChallengeAbout {
+  acsTransID: string;
+  cardId: string;
+  holderId: string;
+  merchantName: string | null;
+  /** Major units of `currency`; null for a non-payment authentication. */
+  amount: number | null;
+  currency: string | null;
+  expiresAt: string;
+}
+
+/**
+ * What the merchant's 3-D Secure decision endpoint receives (docs/3ds.md), signed as callbacks are;
+ * answer `{"decision": "frictionless" | "challenge" | "decline"}` within 1 s (else: challenge).
+ */
+export interface ThreeDsDecisionRequest {
+  type: 'threeDs.decision';
+  acsTransID: string;
+  cardId: string;
+  holderId: string;
+  amount: number | null;
+  currency: string | null;
+  merchantName: string | null;
+  mcc: string | null;
+  /** ISO 3166-1 numeric, as the AReq carries it. */
+  merchantCountryCode: string | null;
+  deviceChannel: string;
+  messageCategory: string;
+  threeDSRequestorChallengeInd: string | null;
+  /** Whether the purchase is small enough (≤ 30.00 EUR) for the low-value exemption. */
+  exemptionEligible: boolean;
+  occurredAt: string;
+}
 
 /**
  * Every event `webhooks.verify` may return (`CallbackEvent['type']`), and when it is sent. One entry
@@ -124,4 +183,8 @@ export const CALLBACK_EVENTS = {
   'authorization.declined': 'the program declined an authorization (a declined one is not a listed trade)',
   'dispute.updated':
     'a dispute is created or changes status (submitted, won, lost, expired, withdrawn), and every money movement it causes',
+  'threeDs.otp':
+    'a 3-D Secure challenge by one-time code began: deliver its `code` to the cardholder at once (valid until `expiresAt`, 5 minutes); never log or keep it',
+  'threeDs.challenge': 'a 3-D Secure challenge out of band began (`challengeMethod` `oob`): authenticate the cardholder in your app',
+  'threeDs.result': 'a 3-D Secure challenge ended: `transStatus` `Y` (authenticated) or `N`, with `transStatusReason`',
 } as const satisfies Record<CallbackEvent['type'], string>;

@@ -374,3 +374,96 @@ export interface DisputePage {
   total: number;
   disputes: Dispute[];
 }
+
+/** A 3-D Secure authentication of one of the merchant’s cards (docs/3ds.md). */
+export interface ThreeDsAuthentication {
+  /** the ACS’s transaction id (a random UUID) */
+  acsTransID: string;
+  cardId: string;
+  /** first 6 and last 4 digits, the rest * */
+  cardNo: string;
+  /** Y authenticated, N not authenticated, U could not be performed, C challenge under way */
+  transStatus: string;
+  /** why N or U, EMVCo’s code (docs/3ds.md); null otherwise */
+  transStatusReason: string | null;
+  /** the electronic commerce indicator; null when none */
+  eci: string | null;
+  /** 02 one-time code, 03 out of band; null without a challenge */
+  authenticationType: string | null;
+  /** how the cardholder was challenged; null: no challenge */
+  challengeMethod: 'otp' | 'oob' | null;
+  /** refused, exemption, mandate, risk, endpoint, endpoint_timeout or endpoint_error: a refusal of the card's checks or limit, the low-value exemption, a challenge mandated by the requestor or by risk, the merchant's decision endpoint (answered, not in time, unreadable) */
+  decidedBy: 'refused' | 'exemption' | 'mandate' | 'risk' | 'endpoint' | 'endpoint_timeout' | 'endpoint_error';
+  /** the acceptor’s name as the AReq gave it */
+  merchantName: string | null;
+  /** the purchase amount, major units; null for a non-payment authentication */
+  amount: number | null;
+  /** ISO 4217 (alphabetic when the service knows the currency, else the numeric code) */
+  currency: string | null;
+  /** 01 app, 02 browser, 03 requestor-initiated */
+  deviceChannel: string;
+  /** 01 payment, 02 non-payment */
+  messageCategory: string;
+  /** ISO 8601: when the AReq arrived */
+  createdAt: string;
+  /** ISO 8601: when the outcome was final (the ARes, or the end of the challenge); null while a challenge runs */
+  completedAt: string | null;
+  /** the authorizations that carried its authentication value */
+  tradeIds: string[];
+}
+
+/** A page of the merchant’s 3-D Secure authentications (threeDsList). */
+export interface ThreeDsAuthenticationPage {
+  /** authentications matching the filters */
+  total: number;
+  authentications: ThreeDsAuthentication[];
+}
+
+/** The merchant’s 3-D Secure settings: decision endpoint and challenge method. */
+export interface ThreeDsSettings {
+  /** where each AReq the program would not refuse is sent as a threeDs.decision event; null: none (the program decides) */
+  decisionUrl: string | null;
+  /** otp or oob: how cardholders are challenged */
+  challengeMethod: 'otp' | 'oob';
+}
+
+/** The ACS’s answer to an AReq (EMV 3-D Secure), as the sandbox’s DS returns it. */
+export interface ThreeDsARes {
+  messageType: 'ARes';
+  /** the AReq’s */
+  messageVersion: string;
+  threeDSServerTransID: string;
+  dsTransID: string;
+  dsReferenceNumber: string;
+  /** a random UUID (v4) */
+  acsTransID: string;
+  acsReferenceNumber: string;
+  acsOperatorID?: string;
+  sdkTransID?: string;
+  /** Y authenticated (frictionless), N not authenticated, U could not be performed, C challenge required */
+  transStatus: 'Y' | 'N' | 'U' | 'C';
+  /** why N or U (EMVCo’s table, docs/3ds.md) */
+  transStatusReason?: string;
+  /** Visa (BIN 4…) 05 authenticated, 07 not; Mastercard (51–55, 2221–2720) 02 and 00 */
+  eci?: string;
+  /** 20 bytes, 28 Base64 characters; with Y */
+  authenticationValue?: string;
+  /** where the challenge runs: {public}/3ds/challenge; with C */
+  acsURL?: string;
+  acsChallengeMandated?: 'Y';
+  /** 02 one-time code, 03 out of band; with C */
+  authenticationType?: string;
+}
+
+/** The sandbox’s DS: the ARes, and for a challenge the form that opens it. */
+export interface SandboxThreeDsAuthentication {
+  ares: ThreeDsARes;
+  /** with transStatus C, the form that opens the challenge in a browser; else null */
+  challenge: {
+    /** where the form posts */
+    acsURL: string;
+    method: 'POST';
+    /** the form’s field creq: Base64url JSON CReq (challengeWindowSize 05) */
+    creq: string;
+  } | null;
+}

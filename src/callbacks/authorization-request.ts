@@ -62,6 +62,54 @@ export function endpointResult(answer: {
   return answer.sentMs === null ? 'timeout_before_sending' : 'timeout_waiting';
 }
 
+/** What one ask of a merchant's endpoint gave: its answer as `read` made it, or why there is none. */
+export interface MerchantAnswer<T> {
+  /** The answer; null: none in time (timedOut) or none readable (problem says why). */
+  answer: T | null;
+  timedOut: boolean;
+  latencyMs: number;
+  problem: string | null;
+  sentMs: number | null;
+}
+
+/**
+ * Asks a merchant's endpoint once: an event of `type`, signed as callbacks are (Standard Webhooks,
+ * the merchant's webhook secret; `webhook-id` is `id`), posted with the SSRF rules of callbacks
+ * checked at connect time. No answer within `timeoutMs` is a timeout; `read` turns the answer into
+ * what the caller needs, or says why it cannot (a string). The one low-level ask of the service:
+ * the authorization endpoint (askEndpoint, below) and the 3-D Secure decision endpoint
+ * (src/three-ds/decision-endpoint.ts) both ask through it.
+ */
+export async function askMerchant<T>(opts: {
+  url: string;
+  webhookSecret: string;
+  id: string;
+  type: string;
+  payload: Record<string, unknown>;
+  timeoutMs: number;
+  env: 'sandbox' | 'production';
+  now: number;
+  resolver?: Resolver;
+  read: (status: number | null, body: string) => T | string;
+}): Promise<MerchantAnswer<T>> {
+  const body = JSON.stringify({ type: opts.type, ...opts.payload });
+  const result = await deliver({
+    url: opts.url,
+    body,
+    headers: webhookHeaders(opts.webhookSecret, opts.id, Math.floor(opts.now / 1000), body),
+    timeoutMs: opts.timeoutMs,
+    env: opts.env,
+    ...(opts.resolver ? { resolver: opts.resolver } : {}),
+  });
+  const latencyMs = Math.min(result.durationMs, opts.timeoutMs);
+  if (result.error !== null) {
+    return { answer: null, timedOut: result.error.startsWith('timed out'), latencyMs, problem: result.error, sentMs: result.sentMs };
+  }
+  const answer = opts.read(result.status, result.excerpt);
+  if (typeof answer === 'string') return { answer: null, timedOut: false, latencyMs, problem: answer, sentMs: result.sentMs };
+  return { answer, timedOut: false, latencyMs, problem: null, sentMs: result.sentMs };
+}
+
 /**
  * Asks the merchant's endpoint (decisions §11): an `authorization.request` event, signed as callbacks
  * are (Standard Webhooks, the merchant's webhook secret; `webhook-id` is the authorization's id),
@@ -78,21 +126,8 @@ export async function askEndpoint(opts: {
   now: number;
   resolver?: Resolver;
 }): Promise<EndpointAnswer> {
-  const body = JSON.stringify({ type: 'authorization.request', ...opts.payload });
-  const result = await deliver({
-    url: opts.url,
-    body,
-    headers: webhookHeaders(opts.webhookSecret, opts.id, Math.floor(opts.now / 1000), body),
-    timeoutMs: opts.timeoutMs,
-    env: opts.env,
-    ...(opts.resolver ? { resolver: opts.resolver } : {}),
-  });
-  const latencyMs = Math.min(result.durationMs, opts.timeoutMs);
-  if (result.error !== null) {
-    const timeout = result.error.startsWith('timed out');
-    return { outcome: timeout ? 'timeout' : 'error', reason: null, latencyMs, problem: result.error, sentMs: result.sentMs };
-  }
-  const answer = readAnswer(result.status, result.excerpt);
-  if (typeof answer === 'string') return { outcome: 'error', reason: null, latencyMs, problem: answer, sentMs: result.sentMs };
-  return { outcome: answer.approved ? 'approved' : 'declined', reason: answer.reason, latencyMs, problem: null, sentMs: result.sentMs };
+  const asked = await askMerchant({ ...opts, type: 'authorization.request', read: readAnswer });
+  const { latencyMs, problem, sentMs } = asked;
+  if (asked.answer === null) return { outcome: asked.timedOut ? 'timeout' : 'error', reason: null, latencyMs, problem, sentMs };
+  return { outcome: asked.answer.approved ? 'approved' : 'declined', reason: asked.answer.reason, latencyMs, problem: null, sentMs };
 }

@@ -1,4 +1,5 @@
 import type { TxCtx } from '../context.js';
+import type { SecretBox } from '../crypto/secretbox.js';
 import { type EventType, emitEvent, notifyUrlOf } from './outbox.js';
 
 /**
@@ -7,9 +8,13 @@ import { type EventType, emitEvent, notifyUrlOf } from './outbox.js';
  */
 export async function notifyMerchant(
   ctx: TxCtx,
-  event: { merchantId: string; type: EventType; subject: string; body: Record<string, unknown> },
+  /**
+   * `sealWith`: the box that seals the payload of a SEALED_EVENTS type (required for them). `url`: the
+   * notify URL when the caller read it in this transaction already (null: none); else it is read here.
+   */
+  event: { merchantId: string; type: EventType; subject: string; body: Record<string, unknown>; sealWith?: SecretBox; url?: string | null },
 ): Promise<void> {
-  const url = await notifyUrlOf(ctx.tx, event.merchantId);
+  const url = event.url !== undefined ? event.url : await notifyUrlOf(ctx.tx, event.merchantId);
   if (!url) return;
   await emitEvent(ctx.tx, { ...event, url, now: ctx.now }, ctx.wake);
 }

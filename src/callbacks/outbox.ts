@@ -6,17 +6,36 @@ import type { Part } from '../db/one-statement.js';
 import type { DB } from '../db/schema.js';
 import { endpointOf } from './endpoint.js';
 
-export type EventType = 'kyc.result' | 'holder.audit' | 'trade' | 'card.status' | 'authorization.declined' | 'dispute.updated';
+export type EventType =
+  | 'kyc.result'
+  | 'holder.audit'
+  | 'trade'
+  | 'card.status'
+  | 'authorization.declined'
+  | 'dispute.updated'
+  | 'threeDs.otp'
+  | 'threeDs.challenge'
+  | 'threeDs.result';
 
 /** The events sent to the merchant's notify URL (a `kyc.result` goes to its request's own `callbackUrl`). */
-export const NOTIFY_EVENTS: readonly EventType[] = ['holder.audit', 'trade', 'card.status', 'authorization.declined', 'dispute.updated'];
+export const NOTIFY_EVENTS: readonly EventType[] = [
+  'holder.audit',
+  'trade',
+  'card.status',
+  'authorization.declined',
+  'dispute.updated',
+  'threeDs.otp',
+  'threeDs.challenge',
+  'threeDs.result',
+];
 
 /**
- * Events whose stored payload carries personal data (a `kyc.result` holds the request's e-mail):
- * sealed at rest under the master key, bound to the event (issue 26.9), opened only to be sent or
- * shown. Other payloads (ids, statuses, amounts) stay plain JSON.
+ * Events whose stored payload carries personal data (a `kyc.result` holds the request's e-mail) or
+ * a secret (a `threeDs.otp` holds the one-time code, decisions §14.4): sealed at rest under the
+ * master key, bound to the event (issue 26.9), opened only to be sent or shown. Other payloads (ids,
+ * statuses, amounts) stay plain JSON.
  */
-export const SEALED_EVENTS: readonly EventType[] = ['kyc.result'];
+export const SEALED_EVENTS: readonly EventType[] = ['kyc.result', 'threeDs.otp'];
 
 const payloadContext = (eventId: string) => `callback-payload:${eventId}`;
 

@@ -3,7 +3,12 @@ import type { Kysely } from 'kysely';
 import type { SecretBox } from '../crypto/secretbox.js';
 import type { DB } from '../db/schema.js';
 
-type Purpose = 'pan' | 'pan-hash' | 'cvv' | 'holder-hash';
+/** '3ds': the ACS's key (authentication values and one-time codes, src/three-ds/keys.ts). */
+type Purpose = 'pan' | 'pan-hash' | 'cvv' | 'holder-hash' | '3ds';
+
+/** The purposes whose key `keys rotate` renews: new values under the new version, old ones keep theirs. */
+export const ROTATABLE = ['pan', '3ds'] as const;
+export type RotatablePurpose = (typeof ROTATABLE)[number];
 
 interface DataKey {
   id: string;
@@ -43,7 +48,7 @@ export class PanVault {
    * disk, and everything encrypted under it with it.
    */
   async ensureKeys(db: Kysely<DB>): Promise<void> {
-    for (const purpose of ['pan', 'pan-hash', 'cvv', 'holder-hash'] as const) {
+    for (const purpose of ['pan', 'pan-hash', 'cvv', 'holder-hash', '3ds'] as const) {
       const row = await db.selectFrom('data_keys').select('id').where('purpose', '=', purpose).limit(1).executeTakeFirst();
       if (!row) await this.insertVersion(db, purpose, 1);
       // Opening the key now proves the master key is the one this database was sealed with.
@@ -105,8 +110,8 @@ export class PanVault {
     }));
   }
 
-  /** Adds a new version of the PAN encryption key: new cards use it, old ones keep theirs. */
-  async rotate(db: Kysely<DB>, purpose: 'pan' = 'pan'): Promise<string> {
+  /** Adds a new version of a key (the PAN's, the ACS's): new values use it, old ones keep theirs. */
+  async rotate(db: Kysely<DB>, purpose: RotatablePurpose = 'pan'): Promise<string> {
     const current = await db
       .selectFrom('data_keys')
       .select('version')
@@ -124,6 +129,15 @@ export class PanVault {
     const cached = this.keys.get(id);
     if (cached) return cached;
     return this.open(await db.selectFrom('data_keys').select(['id', 'key_enc']).where('id', '=', id).executeTakeFirstOrThrow());
+  }
+
+  /**
+   * A versioned key of a rotatable purpose, for values that name the version they were made under
+   * (the ACS's authentication values): the current one, or the given version's. Never leaves memory.
+   */
+  async versionedKey(db: Kysely<DB>, purpose: RotatablePurpose, version?: number): Promise<{ version: number; key: Buffer }> {
+    const k = version === undefined ? await this.currentKey(db, purpose) : await this.keyById(db, `dk_${purpose}_v${version}`);
+    return { version: Number(k.id.slice(k.id.lastIndexOf('_v') + 2)), key: k.key };
   }
 
   /** Encrypts a PAN for one card: the card id is bound as associated data. */

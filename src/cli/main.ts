@@ -17,6 +17,7 @@ import { merchantCommands } from './commands/merchants.js';
 import { networkCommands } from './commands/network.js';
 import { operatorCommands } from './commands/operators.js';
 import { reviewCommands } from './commands/review.js';
+import { threeDsCommands } from './commands/threeds.js';
 import { toolCommands } from './commands/tools.js';
 import { intArg, print } from './util.js';
 
@@ -68,6 +69,7 @@ export function buildCli(): Command {
   auditCommands(program);
   operatorCommands(program);
   networkCommands(program);
+  threeDsCommands(program);
   return program;
 }
 

@@ -27,6 +27,11 @@ export async function controlsDecision(
    * as of the lock (lockCardAtOnce); else they are read here.
    */
   given?: string | null,
+  /**
+   * false: decide without holding anything (3-D Secure asks whether the controls would decline a
+   * purchase, src/three-ds): the limits' counters are read, not locked, and `check.record` must not be called.
+   */
+  lock = true,
 ): Promise<{ decline: ControlsDecline } | { decline: null; check: SpendCheck }> {
   // Read in a statement of their own, after the card's lock, unless given: a statement that waited
   // for the lock would otherwise see the cardholder's controls as they were before it waited
@@ -41,7 +46,7 @@ export async function controlsDecision(
   };
   const broken = brokenRule(effectiveRules(owners.card.controls, owners.holder.controls), acceptor);
   if (broken) return { decline: { reason: broken.reason, error: new DomainError('spendingControl', `cardId: ${broken.message}`) } };
-  const check = await checkSpend(ctx, owners, amount, acceptor.mcc, ctx.svc.clock);
+  const check = await checkSpend(ctx, owners, amount, acceptor.mcc, ctx.svc.clock, lock);
   if (check.exceeded) {
     const { source, limit, remaining } = check.exceeded;
     const scope = limit.mccs ? ` for categories ${limit.mccs.join(', ')}` : '';

@@ -56,7 +56,7 @@ interface CounterRow {
   period_start: number;
 }
 
-async function lockCounters(ctx: TxCtx, owners: string[], currency: string): Promise<CounterRow[]> {
+async function lockCounters(ctx: TxCtx, owners: string[], currency: string, lock = true): Promise<CounterRow[]> {
   if (owners.length === 0) return [];
   const q = ctx.tx
     .selectFrom('spend_counters')
@@ -65,7 +65,7 @@ async function lockCounters(ctx: TxCtx, owners: string[], currency: string): Pro
     .where('currency', '=', currency)
     .orderBy('owner_id')
     .orderBy('limit_key');
-  return (await forUpdate(ctx.tx, q).execute()).map(counterRow);
+  return (await (lock ? forUpdate(ctx.tx, q) : q).execute()).map(counterRow);
 }
 
 /** A counter as read: its numbers as numbers (bigint columns). */
@@ -110,11 +110,13 @@ export async function checkSpend(
   amount: number,
   mcc: string | null | undefined,
   clock: () => number,
+  /** false: read the counters without locking them (a check that moves no money: 3-D Secure's, src/three-ds). */
+  lock = true,
 ): Promise<SpendCheck> {
   const { card, holder } = owners;
   const effective = effectiveLimits(owners);
   const tracked = [...(counted(card.controls).length ? [card.id] : []), ...(counted(holder.controls).length ? [holder.id] : [])].sort();
-  const rows = await lockCounters(ctx, tracked, card.currency);
+  const rows = await lockCounters(ctx, tracked, card.currency, lock);
   const row = (owner: string, key: string) => rows.find((r) => r.owner_id === owner && r.limit_key === key);
   const at = Math.max(ctx.now, clock(), ...rows.map((r) => r.period_start));
 

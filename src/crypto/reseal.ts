@@ -23,7 +23,9 @@ const SEALED: Array<{ table: keyof DB; key: string | string[]; column: string; c
     column: 'data_enc',
     context: (r) => `dispute-evidence:${r.dispute_id}:${r.id}`,
   },
-  // Only kyc.result payloads are sealed (callbacks/outbox.ts); the others are JSON, left alone below.
+  // A 3-D Secure result waiting for the DS: the RReq carries the authentication value (src/three-ds/finish.ts).
+  { table: 'three_ds_results', key: 'acs_trans_id', column: 'rreq_enc', context: (r) => `three-ds-rreq:${r.acs_trans_id}` },
+  // Only kyc.result and threeDs.otp payloads are sealed (callbacks/outbox.ts); the others are JSON, left alone below.
   { table: 'callback_events', key: 'id', column: 'payload', context: (r) => `callback-payload:${r.id}` },
   {
     table: 'idempotency_keys',

@@ -4,12 +4,20 @@ import type { AuditEventsTable, ConsoleLoginThrottleTable, OperatorSessionsTable
 import type { DisputeEventsTable, DisputeEvidenceTable, DisputesTable } from './schema-disputes.js';
 import type { NetworkExceptionsTable } from './schema-exceptions.js';
 import type { NetworkMessagesTable } from './schema-network.js';
+import type {
+  ChallengeMethod,
+  ThreeDsAuthenticationsTable,
+  ThreeDsCardStateTable,
+  ThreeDsResultsTable,
+  ThreeDsUsesTable,
+} from './schema-three-ds.js';
 
 export type { CallbackEndpointsTable, SweepFailuresTable } from './schema-callbacks.js';
 export * from './schema-console.js';
 export * from './schema-disputes.js';
 export * from './schema-exceptions.js';
 export type { NetworkMessagesTable } from './schema-network.js';
+export * from './schema-three-ds.js';
 
 /** Timestamps are integer Unix milliseconds; booleans are 0/1: one representation on both dialects. */
 export interface MerchantsTable {
@@ -34,6 +42,10 @@ export interface MerchantsTable {
   credential_gen: ColumnType<number, number | undefined, number>;
   /** 1: a dispute's submission credits the card provisionally (migration 0022, decisions §13.3). */
   dispute_provisional_credit: ColumnType<number, number | undefined, number>;
+  /** The merchant's 3-D Secure decision endpoint (migration 0029, decisions §14.3.4); null: none. */
+  three_ds_decision_url: ColumnType<string | null, string | null | undefined, string | null>;
+  /** How its cardholders are challenged (decisions §14.4): otp (default) or oob. */
+  three_ds_challenge_method: ColumnType<ChallengeMethod, ChallengeMethod | undefined, ChallengeMethod>;
   created_at: number;
   updated_at: number;
 }
@@ -100,7 +112,8 @@ export interface IdempotencyKeysTable {
 
 export interface DataKeysTable {
   id: string;
-  purpose: 'pan' | 'pan-hash' | 'cvv' | 'holder-hash';
+  /** '3ds': the ACS's key (authentication values, OTP hashes; src/three-ds/keys.ts). */
+  purpose: 'pan' | 'pan-hash' | 'cvv' | 'holder-hash' | '3ds';
   version: number;
   key_enc: string;
   created_at: number;
@@ -404,6 +417,10 @@ export interface CardStatusEventsTable {
 }
 
 export interface DB {
+  three_ds_authentications: ThreeDsAuthenticationsTable;
+  three_ds_card_state: ThreeDsCardStateTable;
+  three_ds_results: ThreeDsResultsTable;
+  three_ds_uses: ThreeDsUsesTable;
   disputes: DisputesTable;
   dispute_evidence: DisputeEvidenceTable;
   dispute_events: DisputeEventsTable;

@@ -4,9 +4,9 @@ import type { Database } from './index.js';
 import type { DB } from './schema.js';
 
 /**
- * Periodic passes over many rows (issue 46): hold expiry, dispute expiry, the reaper's deletes. A
- * pass reads its rows in pages (keyset: never all of them in memory, never OFFSET) and takes each
- * row as its own unit of work: a row that throws is recorded (the log, the counter
+ * Periodic passes over many rows (issue 46): hold expiry, dispute expiry, the reaper's deletes, the
+ * 3-D Secure browser data's purge. A pass reads its rows in pages (keyset: never all of them in
+ * memory, never OFFSET) and takes each row as its own unit of work: a row that throws is recorded (the log, the counter
  * `cardprogram_sweep_failures_total{job}`, and `sweep_failures`, whose gauges an alert watches)
  * and skipped, and the pass goes on with the next. The next pass meets it again, in its place,
  * without it blocking any other. docs/operations.md, "Periodic passes".
@@ -132,24 +132,44 @@ export async function sweep<Row, R>(
 /** `(a, b) > (x, y)`, the keyset's "after", on both dialects (row values). */
 const rowValue = (values: readonly unknown[]) => sql`(${sql.join(values.map((v) => sql`${v}`))})`;
 
+/** Which rows a paged statement works on: those matching `where`, in pages ordered by `key` (an index's columns, ending with the primary key's). */
+export interface PagedRows {
+  table: keyof DB & string;
+  key: readonly string[];
+  where: RawBuilder<unknown>;
+}
+
 /**
- * Deletes a table's rows that match `where` in pages ordered by `key` (an index's columns, ending
- * with the primary key's): each page's keys read, then that range deleted in one statement. A page
- * whose delete fails is deleted row by row, each row's failure recorded and skipped. Returns how
- * many rows went.
+ * Deletes a table's rows that match `where` in pages ordered by `key`: each page's keys read, then
+ * that range deleted in one statement. A page whose delete fails is deleted row by row, each row's
+ * failure recorded and skipped. Returns how many rows went.
  */
-export async function reapInPages(
+export function reapInPages(deps: SweepDeps, job: string, spec: PagedRows, pageSize = 1000): Promise<number> {
+  return inPages(deps, job, spec, sql`delete from ${sql.table(spec.table)}`, pageSize);
+}
+
+/**
+ * As reapInPages, but the rows stay: `set` is applied to each page in one statement (a field kept
+ * for a while, then cleared), row by row when the page's statement fails. `where` must no longer
+ * match a row once it is set, so that a pass ends. Returns how many rows were set.
+ */
+export function updateInPages(
   deps: SweepDeps,
   job: string,
-  spec: { table: keyof DB & string; key: readonly string[]; where: RawBuilder<unknown> },
+  spec: PagedRows & { set: RawBuilder<unknown> },
   pageSize = 1000,
 ): Promise<number> {
+  return inPages(deps, job, spec, sql`update ${sql.table(spec.table)} set ${spec.set}`, pageSize);
+}
+
+/** A statement (`head`: `delete from t` or `update t set …`) over the rows of `spec`, a page at a time. */
+async function inPages(deps: SweepDeps, job: string, spec: PagedRows, head: RawBuilder<unknown>, pageSize: number): Promise<number> {
   const db: Kysely<DB> = deps.database.db;
   const table = sql.table(spec.table);
   const keys = sql.join(spec.key.map((k) => sql.ref(k)));
   const started = deps.clock();
   let after: unknown[] | null = null;
-  let deleted = 0;
+  let done = 0;
   const failedIds: string[] = [];
   for (;;) {
     const from: RawBuilder<unknown> = after === null ? sql`` : sql`and (${keys}) > ${rowValue(after)}`;
@@ -159,14 +179,14 @@ export async function reapInPages(
     if (!last) break;
     const lastKey: unknown[] = spec.key.map((k) => last[k]);
     try {
-      const res = await sql`delete from ${table} where ${spec.where} ${from} and (${keys}) <= ${rowValue(lastKey)}`.execute(db);
-      deleted += Number(res.numAffectedRows ?? 0);
+      const res = await sql`${head} where ${spec.where} ${from} and (${keys}) <= ${rowValue(lastKey)}`.execute(db);
+      done += Number(res.numAffectedRows ?? 0);
     } catch {
       for (const row of rows) {
         const rowKey = spec.key.map((k) => row[k]);
         try {
-          const res = await sql`delete from ${table} where (${keys}) = ${rowValue(rowKey)}`.execute(db);
-          deleted += Number(res.numAffectedRows ?? 0);
+          const res = await sql`${head} where (${keys}) = ${rowValue(rowKey)}`.execute(db);
+          done += Number(res.numAffectedRows ?? 0);
         } catch (err) {
           failedIds.push((await failed(deps, job, rowKey.join(' '), err)).id);
         }
@@ -176,7 +196,7 @@ export async function reapInPages(
     after = lastKey;
   }
   await passDone(deps, job, started, failedIds);
-  return deleted;
+  return done;
 }
 
 /** The periodic passes' failing items, per pass: how many, and how long the oldest has failed (the gauges). */

@@ -53,6 +53,9 @@ const SAMPLES: Record<string, unknown> = {
   kycPlatform: 'SUMSUB',
   authorizationUrl: 'https://merchant.example/authorize',
   mcc: '5411',
+  acsTransID: '3f2c8a6e-4b1d-4c7a-9e5f-2a8b6d0c1e47',
+  decisionUrl: 'https://merchant.example/3ds-decision',
+  challengeMethod: 'otp',
   cvv2: '123',
   expiry: '2911',
 };

@@ -114,9 +114,46 @@ export function duplicateKey(text: string): string | null {
   return null;
 }
 
-function charsetOf(contentType: string | undefined): string | null {
+export function charsetOf(contentType: string | undefined): string | null {
   const m = /;\s*charset\s*=\s*"?([^";\s]+)"?/i.exec(contentType ?? '');
   return m?.[1]?.toLowerCase() ?? null;
+}
+
+/** Why a body is not JSON the service reads: the kind of problem, the field it is in and the rule broken. */
+export interface BodyProblem extends ShapeProblem {
+  kind: 'empty' | 'encoding' | 'syntax' | 'prototype' | 'shape' | 'duplicate';
+}
+
+/**
+ * Parses a body by the service's rules, for every listener that reads JSON (the HTTP API here, the
+ * 3-D Secure ACS in src/three-ds/listener.ts): UTF-8, well-formed, no `__proto__` or
+ * `constructor.prototype` keys, no control characters or lone surrogates, not nested deeper than
+ * MAX_DEPTH, no key repeated in an object.
+ */
+export function parseJsonBody(buffer: Buffer): { value: unknown } | { problem: BodyProblem } {
+  if (buffer.length === 0) return { problem: { kind: 'empty', field: 'body', rule: 'must be a JSON object' } };
+  let text: string;
+  try {
+    text = utf8.decode(buffer);
+  } catch {
+    return { problem: { kind: 'encoding', field: 'body', rule: 'must be UTF-8 encoded' } };
+  }
+  let parsed: unknown;
+  try {
+    // __proto__ and constructor.prototype keys are refused: they are how prototype pollution starts.
+    parsed = sjson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' });
+  } catch (err) {
+    return /prototype/i.test((err as Error).message)
+      ? { problem: { kind: 'prototype', field: 'body', rule: 'must not contain __proto__ or constructor.prototype keys' } }
+      : { problem: { kind: 'syntax', field: 'body', rule: 'must be well-formed JSON' } };
+  }
+  const problem = jsonShapeProblem(parsed);
+  if (problem) return { problem: { kind: 'shape', ...problem } };
+  const repeated = duplicateKey(text);
+  if (repeated !== null) {
+    return { problem: { kind: 'duplicate', field: repeated.slice(0, 64), rule: `must not repeat the key "${repeated.slice(0, 64)}"` } };
+  }
+  return { value: parsed };
 }
 
 /**
@@ -137,39 +174,12 @@ export function registerJsonBody(app: FastifyInstance): void {
       done(invalid('Content-Type', 'charset must be utf-8'), undefined);
       return;
     }
-    const buffer = raw as Buffer;
-    if (buffer.length === 0) {
-      done(invalid('body', 'must be a JSON object'), undefined);
+    const parsed = parseJsonBody(raw as Buffer);
+    if ('problem' in parsed) {
+      const { kind, field, rule } = parsed.problem;
+      done(invalid(kind === 'duplicate' ? 'body' : field, rule), undefined);
       return;
     }
-    let text: string;
-    try {
-      text = utf8.decode(buffer);
-    } catch {
-      done(invalid('body', 'must be UTF-8 encoded'), undefined);
-      return;
-    }
-    let parsed: unknown;
-    try {
-      // __proto__ and constructor.prototype keys are refused: they are how prototype pollution starts.
-      parsed = sjson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' });
-    } catch (err) {
-      const msg = /prototype/i.test((err as Error).message)
-        ? 'must not contain __proto__ or constructor.prototype keys'
-        : 'must be well-formed JSON';
-      done(invalid('body', msg), undefined);
-      return;
-    }
-    const problem = jsonShapeProblem(parsed);
-    if (problem) {
-      done(invalid(problem.field, problem.rule), undefined);
-      return;
-    }
-    const repeated = duplicateKey(text);
-    if (repeated !== null) {
-      done(invalid('body', `must not repeat the key "${repeated.slice(0, 64)}"`), undefined);
-      return;
-    }
-    done(null, parsed);
+    done(null, parsed.value);
   });
 }

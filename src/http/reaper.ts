@@ -21,6 +21,8 @@ export interface ReaperOptions {
   expireHolds?: () => Promise<unknown>;
   /** Expires the unsubmitted disputes past their deadline (decisions §13.2, src/disputes/expire.ts); as safe. */
   expireDisputes?: () => Promise<unknown>;
+  /** Drops the 3-D Secure browser data of authentications older than 30 days (decisions §14.7, src/three-ds/purge.ts); as safe. */
+  purgeBrowserData?: () => Promise<unknown>;
   /** The read-nonce store, whose aged buckets go every minute (src/idempotency/read-nonces.ts). */
   readNonces?: ReadNonceStore | null;
 }
@@ -28,8 +30,8 @@ export interface ReaperOptions {
 /**
  * Once an hour, forgets what has outlived its use: randomStr keys past the retention period, and
  * spent or expired page links and sessions, and console sessions past their bounds; releases the
- * authorizations' holds whose window is over (hold expiry) and expires disputes past their deadline;
- * and, on PostgreSQL, makes the coming months' partitions of `trades` (src/db/partitions.ts). Every
+ * authorizations' holds whose window is over (hold expiry), expires disputes past their deadline
+ * and drops the 3-D Secure browser data of authentications older than 30 days; and, on PostgreSQL, makes the coming months' partitions of `trades` (src/db/partitions.ts). Every
  * minute, drops the read-nonce store's aged buckets. Stopped when the service closes.
  *
  * Each job is a pass of its own (one failing stops no other), and each works in pages, each row its
@@ -37,7 +39,10 @@ export interface ReaperOptions {
  * it again (src/db/sweep.ts; docs/operations.md, "Periodic passes").
  */
 export const reaperPlugin = fp(
-  async (app: FastifyInstance, { database, clock, metrics, retentionMs, expireHolds, expireDisputes, readNonces }: ReaperOptions) => {
+  async (
+    app: FastifyInstance,
+    { database, clock, metrics, retentionMs, expireHolds, expireDisputes, purgeBrowserData, readNonces }: ReaperOptions,
+  ) => {
     const deps = { database, clock, metrics, log: app.log };
     const timer = setInterval(() => {
       reapKeys(deps, clock() - retentionMs).catch((err) => app.log.warn({ err }, 'reaping idempotency keys failed'));
@@ -46,6 +51,7 @@ export const reaperPlugin = fp(
       ensureTradePartitions(database, clock()).catch((err) => app.log.warn({ err }, 'creating partitions of trades failed'));
       expireHolds?.().catch((err) => app.log.warn({ err }, 'releasing expired holds failed'));
       expireDisputes?.().catch((err) => app.log.warn({ err }, 'expiring disputes failed'));
+      purgeBrowserData?.().catch((err) => app.log.warn({ err }, 'dropping 3-D Secure browser data failed'));
     }, EVERY_MS);
     timer.unref();
     const nonces = readNonces

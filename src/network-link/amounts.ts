@@ -2,31 +2,8 @@ import type { CardRow } from '../cards/model.js';
 import type { NetworkConfig } from '../config.js';
 import { exponent } from '../money/currency.js';
 import { convert, type RateTable } from '../money/fx.js';
+import { currencyAlpha } from '../money/iso4217.js';
 import type { ChannelValue } from '../trades/types.js';
-
-/** ISO 4217 numeric codes of the currencies the service knows (src/money/currency.ts). */
-export const NUMERIC: Readonly<Record<string, string>> = {
-  '978': 'EUR',
-  '840': 'USD',
-  '826': 'GBP',
-  '756': 'CHF',
-  '985': 'PLN',
-  '203': 'CZK',
-  '348': 'HUF',
-  '752': 'SEK',
-  '208': 'DKK',
-  '578': 'NOK',
-  '946': 'RON',
-  '949': 'TRY',
-  '124': 'CAD',
-  '036': 'AUD',
-  '156': 'CNY',
-  '392': 'JPY',
-  '410': 'KRW',
-  '352': 'ISK',
-  '414': 'KWD',
-  '048': 'BHD',
-};
 
 /** What an authorization holds, in the card's currency (major units, as the verbs take it), and what the acceptor charged. */
 export interface LinkAmounts {
@@ -56,8 +33,8 @@ export function linkAmounts(
   if (minor === 0) return { code: '13' };
   const cardCode = network.currencies[card.currency];
   if (f49 === cardCode) return { amount: major(minor, card.currency), currencyTxn: card.currency, txnAmount: major(minor, card.currency) };
-  const currencyTxn = NUMERIC[f49];
-  if (currencyTxn === undefined) return { code: '12' };
+  const currencyTxn = currencyAlpha(f49);
+  if (currencyTxn === null) return { code: '12' };
   const f6 = fields.get(6);
   if (f6 !== undefined && fields.get(51) === cardCode) {
     if (Number(f6) === 0) return { code: '13' };

@@ -2,11 +2,11 @@ import type { Services } from '../context.js';
 import { decode, encode, Iso8583Error, type IsoMessage } from '../iso8583/codec.js';
 import { FrameError, FrameReader, frame } from '../iso8583/frame.js';
 import { exponent, toMajor } from '../money/currency.js';
+import { currencyAlpha } from '../money/iso4217.js';
 import { byValue, type LinkAnswer, type LinkClass, linkIdentity, originalOf, storedAnswer } from '../network/link.js';
 import { cardTotal } from '../network/link-amounts.js';
 import { type Movement, movementOf } from '../network/movements.js';
 import { messagesWithTrades, postedRecord } from '../trades/network-reads.js';
-import { NUMERIC } from './amounts.js';
 import { contentHash, maskedPan } from './card-data.js';
 import { codeMeaning } from './client.js';
 import { financialAdvice } from './financial.js';
@@ -108,7 +108,7 @@ export class ClearingFileError extends Error {
   override name = 'ClearingFileError';
 }
 
-const currencyOf = (f49: string | undefined) => (f49 === undefined ? null : (NUMERIC[f49] ?? null));
+const currencyOf = (f49: string | undefined) => (f49 === undefined ? null : currencyAlpha(f49));
 const majorOf = (minor: number, currency: string | null) => {
   try {
     return minor / 10 ** exponent(currency ?? 'EUR');

@@ -2,7 +2,14 @@ import { randomBytes } from 'node:crypto';
 import type { TestContext } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.js';
-import { type Config, DEFAULT_FORCED_POSTS, DEFAULT_KYC_PLATFORMS, DEFAULT_NETWORK_CURRENCIES, SANDBOX_BINS } from '../../src/config.js';
+import {
+  type Config,
+  DEFAULT_ACS_REFERENCE,
+  DEFAULT_FORCED_POSTS,
+  DEFAULT_KYC_PLATFORMS,
+  DEFAULT_NETWORK_CURRENCIES,
+  SANDBOX_BINS,
+} from '../../src/config.js';
 import type { Services } from '../../src/context.js';
 import type { DB } from '../../src/db/schema.js';
 import { type TradesDB, withTrades } from '../../src/db/trades-table.js';
@@ -101,6 +108,17 @@ export function testConfig(dataDir: string, overrides: Partial<Config> = {}): Co
       peers: null,
     },
     forcedPosts: DEFAULT_FORCED_POSTS,
+    threeDs: {
+      port: null,
+      host: '127.0.0.1',
+      tls: null,
+      maxConnections: 256,
+      maxPerAddress: 64,
+      handshakeMs: 10_000,
+      referenceNumber: DEFAULT_ACS_REFERENCE,
+      operatorId: null,
+      ds: null,
+    },
     ...overrides,
   };
 }

@@ -55,7 +55,8 @@ export function noteSecret(kind: SecretKind, value: unknown): void {
   append(join(DIR as string, `secrets-${process.pid}.jsonl`), `${JSON.stringify({ kind, value })}\n`);
 }
 
-export type SecretKind = 'pan' | 'cvv' | 'merchant-secret' | 'webhook-secret' | 'page-token';
+/** `otp`: a 3-D Secure one-time code a test received in its threeDs.otp callback (looked for beside a code's name, as a CVV). */
+export type SecretKind = 'pan' | 'cvv' | 'merchant-secret' | 'webhook-secret' | 'page-token' | 'otp';
 
 /** Notes the secrets in an API reply: a full card number and CVV (sandbox card details), a page link's token. */
 export function noteReplySecrets(body: unknown): void {
@@ -102,11 +103,13 @@ export function scanLogs(dir: string, bins: readonly string[]): { files: number;
   const names = readdirSync(dir);
   const known = new Map<string, string>();
   const cvvs = new Set<string>();
+  const otps = new Set<string>();
   for (const name of names.filter((n) => n.startsWith('secrets-'))) {
     for (const line of readFileSync(join(dir, name), 'utf8').split('\n')) {
       if (!line) continue;
       const { kind, value } = JSON.parse(line) as { kind: SecretKind; value: string };
       if (kind === 'cvv') cvvs.add(value);
+      else if (kind === 'otp') otps.add(value);
       else known.set(value, kind);
     }
   }
@@ -144,7 +147,9 @@ export function scanLogs(dir: string, bins: readonly string[]): { files: number;
         if (kind && kind !== 'pan') found(kind, m.index ?? 0);
       }
       for (const m of line.matchAll(/\bcvv\D{0,6}(\d{3,4})\b/gi)) if (cvvs.has(m[1] ?? '')) found('cvv', m.index ?? 0);
+      // A one-time code is six digits, as plenty else is: it counts beside a name that says code or otp.
+      for (const m of line.matchAll(/\b(?:code|otp)\D{0,6}(\d{6})\b/gi)) if (otps.has(m[1] ?? '')) found('otp', m.index ?? 0);
     });
   }
-  return { files: logs.length, bytes, secrets: known.size + cvvs.size, findings };
+  return { files: logs.length, bytes, secrets: known.size + cvvs.size + otps.size, findings };
 }

@@ -35,6 +35,7 @@ const AUTHORIZATION: IdField = { of: (s) => s.authId, unknown: [409, '2730'] };
 const PAYMENT: IdField = { of: (s) => s.paymentId, unknown: [409, '2730'] };
 const DISPUTE: IdField = { of: (s) => s.disputeId, unknown: [404, '2740'] };
 const KYC_REQUEST: IdField = { of: (s) => s.requestNo, unknown: [404, '2613'] };
+const AUTHENTICATION: IdField = { of: (s) => s.acsTransId, unknown: [404, '2750'] };
 // Unique within one merchant only: another merchant's value is as free as a new one (no 2611, 1008 or 2610).
 const IDNO: IdField = { of: (s) => s.idno, unknown: [200, undefined] };
 const FREE_REQUEST_NO: IdField = { of: (s) => s.requestNo, unknown: [200, '0'] };
@@ -365,6 +366,44 @@ export const OPERATIONS: Operation[] = [
     body: async (s) => ({ disputeId: await submittedDispute(s), outcome: 'won', randomStr: randomStr() }),
     ids: { disputeId: DISPUTE },
     change: (b) => ({ ...b, outcome: 'lost' }),
+  },
+  {
+    operation: 'threeDsQuery',
+    path: '/api/network/threeDsQuery.html',
+    kind: 'read',
+    body: (s) => ({ acsTransID: s.acsTransId, randomStr: randomStr() }),
+    ids: { acsTransID: AUTHENTICATION },
+  },
+  {
+    operation: 'threeDsList',
+    path: '/api/network/threeDsList.html',
+    kind: 'read',
+    body: (s) => ({ cardId: s.cardId, start: 0, randomStr: randomStr() }),
+    // Another merchant's card lists nothing, as an unknown one.
+    ids: { cardId: { of: (s) => s.cardId, unknown: [200, '0'] } },
+  },
+  {
+    operation: 'threeDsSettingsUpdate',
+    path: '/api/network/threeDsSettingsUpdate.html',
+    kind: 'write',
+    body: () => ({ challengeMethod: 'oob', randomStr: randomStr() }),
+    ids: {},
+    change: (b) => ({ ...b, challengeMethod: 'otp' }),
+  },
+  {
+    operation: 'threeDsSettingsQuery',
+    path: '/api/network/threeDsSettingsQuery.html',
+    kind: 'read',
+    body: () => ({ randomStr: randomStr() }),
+    ids: {},
+  },
+  {
+    operation: 'sandboxThreeDsAuthenticate',
+    path: '/sandbox/3ds/authenticate',
+    kind: 'write',
+    body: (s) => ({ cardId: s.cardId, amount: 12.5, randomStr: randomStr() }),
+    ids: { cardId: CARD },
+    change: (b) => ({ ...b, amount: 13 }),
   },
   {
     operation: 'sandboxCardDetails',

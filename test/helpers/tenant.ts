@@ -41,6 +41,8 @@ export interface Tenant {
   /** A KYC request not yet decided. */
   requestNo: string;
   kycEmail: string;
+  /** A 3-D Secure authentication of cardId (frictionless: the sandbox's directory server). */
+  acsTransId: string;
 }
 
 export const authorization = async (s: Tenant) => (await ok(s.h, AUTHORIZE, { cardId: s.cardId, amount: 1 }, s.m)).tradeId as string;
@@ -101,6 +103,7 @@ export async function tenant(h: Harness, m: TestMerchant): Promise<Tenant> {
     disputeId: '',
     requestNo: '',
     kycEmail: '',
+    acsTransId: '',
   };
   s.authId = await authorization(s);
   s.paymentId = await payment(s);
@@ -108,6 +111,7 @@ export async function tenant(h: Harness, m: TestMerchant): Promise<Tenant> {
   const kyc = await kycRequest(s);
   s.requestNo = kyc.requestNo as string;
   s.kycEmail = kyc.email as string;
+  s.acsTransId = (await ok(h, '/sandbox/3ds/authenticate', { cardId: card.cardId, amount: 10 }, m)).ares.acsTransID as string;
   return s;
 }
 

@@ -1,5 +1,14 @@
 import type { Requester } from '../request.js';
-import type { AuditStatusValue, CardDetails, Cardholder, ChannelValue, Dispute, KycStatus, TradeRecord } from '../types.js';
+import type {
+  AuditStatusValue,
+  CardDetails,
+  Cardholder,
+  ChannelValue,
+  Dispute,
+  KycStatus,
+  SandboxThreeDsAuthentication,
+  TradeRecord,
+} from '../types.js';
 
 type Dated = { businessDate?: string; randomStr?: string };
 export type SandboxTrade = TradeRecord & { cardId?: string };
@@ -77,6 +86,24 @@ export class Sandbox {
    */
   decideDispute(p: { disputeId: string; outcome: 'won' | 'lost'; amount?: number; randomStr?: string }): Promise<Dispute> {
     return this.write('/sandbox/dispute/decide', p);
+  }
+  /**
+   * Authenticates a purchase with 3-D Secure as a directory server would: the ARes, and for a
+   * challenge the form (acsURL, creq) that opens it in a browser.
+   *
+   * @example
+   * const { ares, challenge } = await client.sandbox.authenticate({ cardId, amount: 12.5, challengeInd: '04' });
+   */
+  authenticate(p: {
+    cardId: string;
+    amount: number;
+    currency?: string;
+    merchantName?: string;
+    /** threeDSRequestorChallengeInd, 01–09 (04: challenge mandated). */
+    challengeInd?: string;
+    randomStr?: string;
+  }): Promise<SandboxThreeDsAuthentication> {
+    return this.write('/sandbox/3ds/authenticate', p);
   }
 
   /** @example await client.sandbox.clear({ tradeId }); // the payment (151) takes the held amount */

@@ -1,5 +1,6 @@
 import { type Command, Option } from 'commander';
 import { recordAudit } from '../../audit/trail.js';
+import { ROTATABLE, type RotatablePurpose } from '../../cards/vault.js';
 import { resealAll } from '../../crypto/reseal.js';
 import { audited, print, withServices } from '../util.js';
 
@@ -26,10 +27,12 @@ export function keyCommands(program: Command): void {
     });
   keys
     .command('rotate')
-    .description('add a new version of a data key: new cards are encrypted under it, existing ones keep theirs')
-    .addOption(new Option('--purpose <purpose>', 'which key').choices(['pan']).default('pan'))
+    .description(
+      'add a new version of a data key: pan, new cards are encrypted under it; 3ds, new authentication values and one-time codes are made with it (docs/3ds.md); existing ones keep theirs',
+    )
+    .addOption(new Option('--purpose <purpose>', 'which key').choices([...ROTATABLE]).default('pan'))
     .option('--json', 'print JSON')
-    .action(async (o: { purpose: 'pan'; json?: boolean }) => {
+    .action(async (o: { purpose: RotatablePurpose; json?: boolean }) => {
       // In the audit trail with who and which key ids, in the rotation's transaction; never a key.
       const id = await withServices((svc) =>
         svc.database.withTx(async (tx) => {

@@ -7,7 +7,7 @@ import { DomainError } from '../../errors.js';
 import type { IsoMessage } from '../../iso8583/codec.js';
 import { FIELDS, type FieldSpec } from '../../iso8583/fields.js';
 import { exponent } from '../../money/currency.js';
-import { NUMERIC } from '../../network-link/amounts.js';
+import { currencyAlpha, currencyNumeric } from '../../money/iso4217.js';
 import { cardByPan, maskedPan, subelements } from '../../network-link/card-data.js';
 import { clearingFile } from '../../network-link/clearing.js';
 import { acceptorField, codeMeaning, LinkClient, transmissionTime } from '../../network-link/client.js';
@@ -48,18 +48,16 @@ export interface SendOptions {
   json?: boolean;
 }
 
-const ALPHA: Record<string, string> = Object.fromEntries(Object.entries(NUMERIC).map(([num, alpha]) => [alpha, num]));
-
 function numericCurrency(c: string): string {
   if (/^\d{3}$/.test(c)) return c;
-  const code = ALPHA[c.toUpperCase()] ?? DEFAULT_NETWORK_CURRENCIES[c.toUpperCase()];
+  const code = currencyNumeric(c.toUpperCase()) ?? DEFAULT_NETWORK_CURRENCIES[c.toUpperCase()];
   if (!code) throw new ConfigError(`--currency: no ISO 4217 numeric code known for ${c}`);
   return code;
 }
 
 function minorAmount(amount: string, numeric: string): string {
   if (!/^\d+(\.\d+)?$/.test(amount)) throw new ConfigError('--amount must be a positive amount, e.g. 12.50');
-  const digits = exponent(NUMERIC[numeric] ?? 'EUR');
+  const digits = exponent(currencyAlpha(numeric) ?? 'EUR');
   const [whole, frac = ''] = amount.split('.');
   if (frac.length > digits) throw new ConfigError(`--amount: at most ${digits} decimals`);
   return String(Number(whole) * 10 ** digits + Number(frac.padEnd(digits, '0') || 0)).padStart(12, '0');
