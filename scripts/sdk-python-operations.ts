@@ -13,13 +13,14 @@
 // The methods are read by Python itself (cardprogram._operations.describe); without python3 3.10+
 // the decorators are read from the source and the arguments are not checked (it says so).
 import { spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { OPERATIONS as TABLE } from '../test/helpers/operations.js';
 import type { JsonSchema } from './sdk-types.js';
 
 const PACKAGE = join('sdk', 'python');
 const RESOURCES = join(PACKAGE, 'cardprogram', 'resources');
+const NODE_RESOURCES = join('client', 'src', 'resources');
 
 /** The envelope fields every request has and the client fills in itself. */
 export const SIGNED_ENVELOPE = ['appId', 'sign', 'timestamp'];
@@ -36,6 +37,45 @@ export const pascal = (s: string) => s.replace(/(^|[^A-Za-z0-9])([A-Za-z0-9])/g,
 export function snake(field: string): string {
   const name = field.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase();
   return PY_KEYWORDS.has(name) ? `${name}_` : name;
+}
+
+const DIGITS = ['zero', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine'];
+
+/**
+ * A Python module (and client attribute) name for any text: its words in lower snake case
+ * ("Login-free page" → login_free_page, "KYC" → kyc, "cardControls" → card_controls), a leading
+ * number spelled out digit by digit ("3-D Secure" → three_d_secure, "2FA" → two_fa: a module name
+ * cannot start with a digit), a keyword given a trailing underscore (`class_`), and `resource` for
+ * text with no ASCII letter or digit.
+ */
+export function pythonModuleName(text: string): string {
+  const words = text
+    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
+    .replace(/([A-Z]+)([A-Z][a-z])/g, '$1 $2')
+    .split(/[^A-Za-z0-9]+/)
+    .filter((w) => w !== '')
+    .map((w) => w.toLowerCase());
+  const name = words
+    .join('_')
+    .replace(/^[0-9]+/, (n) => `${[...n].map((d) => DIGITS[Number(d)]).join('_')}_`)
+    .replace(/_+/g, '_')
+    .replace(/_$/, '');
+  if (name === '') return 'resource';
+  return PY_KEYWORDS.has(name) ? `${name}_` : name;
+}
+
+/**
+ * Where the method of an operation of a new group goes: the module named as the Node SDK's resource
+ * that sends it (client/src/resources/three-ds.ts → three_ds, client.threeDs → client.three_ds: the
+ * two SDKs have one shape), else one named for its tag.
+ */
+export function newResourceModule(op: Pick<DocOperation, 'path' | 'tag'>, nodeResources = NODE_RESOURCES): string {
+  const node = existsSync(nodeResources)
+    ? readdirSync(nodeResources)
+        .filter((f) => f.endsWith('.ts'))
+        .find((f) => readFileSync(join(nodeResources, f), 'utf8').includes(`'${op.path}'`))
+    : undefined;
+  return pythonModuleName(node ? node.slice(0, -3) : op.tag);
 }
 
 export interface DocOperation {
@@ -173,9 +213,8 @@ export async function checkPythonOperations(doc: Record<string, any>): Promise<s
     }
     if (mine.length === 0) {
       const sibling = methods.find((m) => ops.find((o) => o.operationId === m.operation)?.tag === op.tag);
-      const file = sibling
-        ? sibling.file
-        : `${RESOURCES}/${snake(pascal(op.tag).replace(/^./, (c) => c.toLowerCase()))}.py (a new resource, attached in _client.py)`;
+      const module = sibling ? '' : newResourceModule(op);
+      const file = sibling ? sibling.file : `${RESOURCES}/${module}.py (a new resource, attached in _client.py as client.${module})`;
       out.push(`operation ${op.operationId} (POST ${op.path}) has no method in the Python SDK.\n${stub(op, kind ?? 'write', file)}`);
       continue;
     }

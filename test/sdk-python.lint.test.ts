@@ -4,10 +4,11 @@
 // 3-D Secure, a new field on an operation) must fail the check, naming what to add.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
 import { openapiDocument } from '../scripts/openapi-doc.js';
-import { checkPythonOperations } from '../scripts/sdk-python-operations.js';
+import { checkPythonOperations, newResourceModule, operationsOf, PY_KEYWORDS, pythonModuleName } from '../scripts/sdk-python-operations.js';
 import { generatePython, PY_OUT } from '../scripts/sdk-python-types.js';
 
 const hasPython = spawnSync(process.env.PYTHON || 'python3', ['-c', 'import sys; sys.exit(sys.version_info < (3, 10))']).status === 0;
@@ -60,6 +61,52 @@ describe('the Python SDK’s lint checks', () => {
     assert.match(
       problems[0] ?? '',
       /^sdk\/python\/cardprogram\/resources\/sandbox\.py:\d+ sandbox\.authorize \(sandboxAuthorize\) takes no argument for the field terminalId: add `terminal_id: Optional\[str\] = None` and "terminalId": terminal_id to the body it sends$/,
+    );
+  });
+
+  it('a new group’s module is a Python identifier: the Node SDK’s resource name, else its tag in snake case', async () => {
+    const identifier = (name: string) => /^[a-z_][a-z0-9_]*$/.test(name) && !PY_KEYWORDS.has(name);
+    const cases: Array<[string, string]> = [
+      ['3-D Secure', 'three_d_secure'],
+      ['2FA', 'two_fa'],
+      ['30-day statements', 'three_zero_day_statements'],
+      ['KYC', 'kyc'],
+      ['Login-free page', 'login_free_page'],
+      ['cardControls', 'card_controls'],
+      ['three-ds', 'three_ds'],
+      ['Cards', 'cards'],
+      ['Class', 'class_'],
+      ['  Wallet  tokens!', 'wallet_tokens'],
+      ['—', 'resource'],
+    ];
+    for (const [tag, name] of cases) assert.equal(pythonModuleName(tag), name, tag);
+    for (const op of operationsOf(doc)) assert.ok(identifier(pythonModuleName(op.tag)), `${op.tag} → ${pythonModuleName(op.tag)}`);
+    // The Node SDK's resource first: the two SDKs have one shape (client.threeDs, client.three_ds).
+    assert.equal(newResourceModule({ path: '/api/network/threeDsQuery.html', tag: '3-D Secure' }), 'three_ds');
+    assert.equal(newResourceModule({ path: '/api/network/threeDsNext.html', tag: '3-D Secure' }), 'three_d_secure');
+    // The existing resources keep their modules: each operation's rule names the file its method is in.
+    const resources = join('sdk', 'python', 'cardprogram', 'resources');
+    const moduleOf = new Map<string, string>();
+    for (const f of readdirSync(resources).filter((n) => n.endsWith('.py'))) {
+      for (const m of readFileSync(join(resources, f), 'utf8').matchAll(/@operation\("(\w+)"/g)) moduleOf.set(m[1] ?? '', f.slice(0, -3));
+    }
+    for (const op of operationsOf(doc)) assert.equal(newResourceModule(op), moduleOf.get(op.operationId), op.operationId);
+  });
+
+  it('an operation of a new group without a Python method names a module Python can import', async () => {
+    const changed = clone(doc);
+    changed.paths['/api/network/threeDsTokenQuery.html'] = {
+      post: {
+        ...clone(changed.paths['/api/network/threeDsQuery.html'].post),
+        operationId: 'threeDsTokenQuery',
+        tags: ['3-D Secure tokens'],
+      },
+    };
+    const missing = (await checkPythonOperations(changed)).find((p) => p.startsWith('operation threeDsTokenQuery (POST'));
+    assert.ok(missing);
+    assert.match(
+      missing,
+      /Add it to sdk\/python\/cardprogram\/resources\/three_d_secure_tokens\.py \(a new resource, attached in _client\.py as client\.three_d_secure_tokens\):/,
     );
   });
 });

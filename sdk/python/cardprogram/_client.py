@@ -25,6 +25,7 @@ from .resources.holders import Holders
 from .resources.kyc import Kyc
 from .resources.page import Page
 from .resources.sandbox import Sandbox
+from .resources.three_ds import ThreeDs
 from .resources.trades import Trades
 from .webhooks import Webhooks
 
@@ -118,6 +119,7 @@ class Client(Requester):
         self.authorization_endpoint = AuthorizationEndpointSettings(self)
         self.trades = Trades(self)
         self.disputes = Disputes(self)
+        self.three_ds = ThreeDs(self)
         self.kyc = Kyc(self)
         self.page = Page(self)
         self.sandbox = Sandbox(self)

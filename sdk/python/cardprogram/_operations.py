@@ -45,6 +45,21 @@ def operation(operation_id: str, kind: str) -> Callable[[F], F]:
     return mark
 
 
+class _Unset:
+    """The default of an argument whose field is left out of the request (the setting unchanged),
+    where ``None`` sends ``null`` (the setting removed): ``three_ds.settings_update(decision_url=None)``."""
+
+    def __repr__(self) -> str:
+        return "UNSET"
+
+    def __bool__(self) -> bool:
+        return False
+
+
+#: The one value of :class:`_Unset`.
+UNSET: Any = _Unset()
+
+
 class Requester:
     """What a resource sends through: the client (``request(path, body, kind)``)."""
 
@@ -59,12 +74,13 @@ class Resource:
         self._client = client
 
     def _call(self, operation_id: str, body: Mapping[str, Any], keep_none: tuple = ()) -> Any:
-        """Sends an operation; ``None`` values are left out of the body except the fields in ``keep_none``."""
+        """Sends an operation; ``None`` values are left out of the body except the fields in ``keep_none``
+        (sent as ``null``), and ``UNSET`` ones always."""
         path = OPERATIONS.get(operation_id)
         if path is None:
             raise ValueError(f"the service's OpenAPI document has no operation {operation_id} (regenerate _wire.py)")
         kind = REGISTRY[operation_id]
-        sent = {k: v for k, v in body.items() if v is not None or k in keep_none}
+        sent = {k: v for k, v in body.items() if v is not UNSET and (v is not None or k in keep_none)}
         return self._client.request(path, sent, kind)
 
 

@@ -454,6 +454,123 @@ class DisputePage(TypedDict):
     disputes: list[Dispute]
 
 
+ThreeDsAuthenticationChallengeMethod = Literal["otp", "oob"]
+"""otp or oob"""
+
+
+ThreeDsAuthenticationDecidedBy = Literal["refused", "exemption", "mandate", "risk", "endpoint", "endpoint_timeout", "endpoint_error"]
+"""refused, exemption, mandate, risk, endpoint, endpoint_timeout or endpoint_error: a refusal of the card's checks or limit, the low-value exemption, a challenge mandated by the requestor or by risk, the merchant's decision endpoint (answered, not in time, unreadable)"""
+
+
+class ThreeDsAuthentication(TypedDict):
+    """A 3-D Secure authentication of one of the merchant’s cards (docs/3ds.md)."""
+
+    #: the ACS’s transaction id (a random UUID)
+    acsTransID: str
+    cardId: str
+    #: first 6 and last 4 digits, the rest *
+    cardNo: str
+    #: Y authenticated, N not authenticated, U could not be performed, C challenge under way
+    transStatus: str
+    #: why N or U, EMVCo’s code (docs/3ds.md); null otherwise
+    transStatusReason: str | None
+    #: the electronic commerce indicator; null when none
+    eci: str | None
+    #: 02 one-time code, 03 out of band; null without a challenge
+    authenticationType: str | None
+    #: how the cardholder was challenged; null: no challenge
+    challengeMethod: ThreeDsAuthenticationChallengeMethod | None
+    #: refused, exemption, mandate, risk, endpoint, endpoint_timeout or endpoint_error: a refusal of the card's checks or limit, the low-value exemption, a challenge mandated by the requestor or by risk, the merchant's decision endpoint (answered, not in time, unreadable)
+    decidedBy: ThreeDsAuthenticationDecidedBy
+    #: the acceptor’s name as the AReq gave it
+    merchantName: str | None
+    #: the purchase amount, major units; null for a non-payment authentication
+    amount: float | None
+    #: ISO 4217 (alphabetic when the service knows the currency, else the numeric code)
+    currency: str | None
+    #: 01 app, 02 browser, 03 requestor-initiated
+    deviceChannel: str
+    #: 01 payment, 02 non-payment
+    messageCategory: str
+    #: ISO 8601: when the AReq arrived
+    createdAt: str
+    #: ISO 8601: when the outcome was final (the ARes, or the end of the challenge); null while a challenge runs
+    completedAt: str | None
+    #: the authorizations that carried its authentication value
+    tradeIds: list[str]
+
+
+class ThreeDsAuthenticationPage(TypedDict):
+    """A page of the merchant’s 3-D Secure authentications (threeDsList)."""
+
+    #: authentications matching the filters
+    total: int
+    authentications: list[ThreeDsAuthentication]
+
+
+class ThreeDsSettings(TypedDict):
+    """The merchant’s 3-D Secure settings: decision endpoint and challenge method."""
+
+    #: where each AReq the program would not refuse is sent as a threeDs.decision event; null: none (the program decides)
+    decisionUrl: str | None
+    #: otp or oob: how cardholders are challenged
+    challengeMethod: ThreeDsAuthenticationChallengeMethod
+
+
+ThreeDsAResTransStatus = Literal["Y", "N", "U", "C"]
+"""Y authenticated (frictionless), N not authenticated, U could not be performed, C challenge required"""
+
+
+class _ThreeDsAResRequired(TypedDict):
+    messageType: Literal["ARes"]
+    #: the AReq’s
+    messageVersion: str
+    threeDSServerTransID: str
+    dsTransID: str
+    dsReferenceNumber: str
+    #: a random UUID (v4)
+    acsTransID: str
+    acsReferenceNumber: str
+    #: Y authenticated (frictionless), N not authenticated, U could not be performed, C challenge required
+    transStatus: ThreeDsAResTransStatus
+
+
+class ThreeDsARes(_ThreeDsAResRequired, total=False):
+    """The ACS’s answer to an AReq (EMV 3-D Secure), as the sandbox’s DS returns it."""
+
+    acsOperatorID: str
+    sdkTransID: str
+    #: why N or U (EMVCo’s table, docs/3ds.md)
+    transStatusReason: str
+    #: Visa (BIN 4…) 05 authenticated, 07 not; Mastercard (51–55, 2221–2720) 02 and 00
+    eci: str
+    #: 20 bytes, 28 Base64 characters; with Y
+    authenticationValue: str
+    #: where the challenge runs: {public}/3ds/challenge; with C
+    acsURL: str
+    acsChallengeMandated: Literal["Y"]
+    #: 02 one-time code, 03 out of band; with C
+    authenticationType: str
+
+
+class SandboxThreeDsAuthenticationChallenge(TypedDict):
+    """The `challenge` of SandboxThreeDsAuthentication."""
+
+    #: where the form posts
+    acsURL: str
+    method: Literal["POST"]
+    #: the form’s field creq: Base64url JSON CReq (challengeWindowSize 05)
+    creq: str
+
+
+class SandboxThreeDsAuthentication(TypedDict):
+    """The sandbox’s DS: the ARes, and for a challenge the form that opens it."""
+
+    ares: ThreeDsARes
+    #: with transStatus C, the form that opens the challenge in a browser; else null
+    challenge: SandboxThreeDsAuthenticationChallenge | None
+
+
 class _HolderCreateParamsRequired(TypedDict):
     #: must be + followed by 6 to 15 digits (country code first)
     mobile: str
@@ -932,6 +1049,80 @@ DisputeListResult = DisputePage
 """What disputeList answers: The merchant’s disputes, newest first, by card, status and day of creation, paged."""
 
 
+class ThreeDsQueryParams(TypedDict):
+    """The body of threeDsQuery (/api/network/threeDsQuery.html) without appId, sign and timestamp."""
+
+    #: must be the acsTransID of the authentication (a UUID, as the ARes gave it)
+    acsTransID: str
+    #: must be exactly 32 letters or digits
+    randomStr: str
+
+
+ThreeDsQueryResult = ThreeDsAuthentication
+"""What threeDsQuery answers: One 3-D Secure authentication of the merchant’s cards: its outcome, reason, ECI, challenge, and the authorizations that used it."""
+
+
+_ThreeDsListParamsRequired = TypedDict(
+    "_ThreeDsListParamsRequired",
+    {
+        # must be a whole number ≥ 0: the index of the first authentication
+        "start": int,
+        # must be exactly 32 letters or digits
+        "randomStr": str,
+    },
+)
+
+
+_ThreeDsListParamsOptional = TypedDict(
+    "_ThreeDsListParamsOptional",
+    {
+        # must be a cardId
+        "cardId": str,
+        # must be the first day of creation written yyyy-MM-dd
+        "from": str,
+        # must be the last day of creation written yyyy-MM-dd
+        "to": str,
+        # must be a whole number from 1 to 100 (default 30)
+        "limit": int,
+    },
+    total=False,
+)
+
+
+class ThreeDsListParams(_ThreeDsListParamsRequired, _ThreeDsListParamsOptional):
+    """The body of threeDsList (/api/network/threeDsList.html) without appId, sign and timestamp."""
+
+
+ThreeDsListResult = ThreeDsAuthenticationPage
+"""What threeDsList answers: The merchant’s 3-D Secure authentications, newest first, by card and day, paged."""
+
+
+class _ThreeDsSettingsUpdateParamsRequired(TypedDict):
+    #: must be exactly 32 letters or digits
+    randomStr: str
+
+
+class ThreeDsSettingsUpdateParams(_ThreeDsSettingsUpdateParamsRequired, total=False):
+    """The body of threeDsSettingsUpdate (/api/network/threeDsSettingsUpdate.html) without appId, sign and timestamp."""
+
+    #: the 3-D Secure decision endpoint: https to a public host in production (the sandbox also allows http and loopback); null removes it; left out: unchanged
+    decisionUrl: str | None
+    #: must be otp or oob: otp, a one-time code the merchant delivers (threeDs.otp); oob, the merchant’s app approves (threeDs.challenge)
+    challengeMethod: ThreeDsAuthenticationChallengeMethod
+
+
+ThreeDsSettingsUpdateResult = ThreeDsSettings
+"""What threeDsSettingsUpdate answers: Set the 3-D Secure decision endpoint and the challenge method."""
+
+
+ThreeDsSettingsQueryParams = AuthorizationEndpointQueryParams
+"""The body of threeDsSettingsQuery (/api/network/threeDsSettingsQuery.html) without appId, sign and timestamp."""
+
+
+ThreeDsSettingsQueryResult = ThreeDsSettings
+"""What threeDsSettingsQuery answers: The 3-D Secure settings: decision endpoint and challenge method."""
+
+
 class LoginFreeLinkParams(TypedDict, total=False):
     """The body of loginFreeLink (/open/merchant/api/v2) without appId, sign and timestamp."""
 
@@ -1235,6 +1426,30 @@ SandboxDisputeDecideResult = Dispute
 """What sandboxDisputeDecide answers: Decide a submitted dispute at once, as the network would (sandbox only)."""
 
 
+class _SandboxThreeDsAuthenticateParamsRequired(TypedDict):
+    #: must be a cardId
+    cardId: str
+    #: must be the purchase amount in major units, e.g. 12.5
+    amount: float
+    #: must be exactly 32 letters or digits
+    randomStr: str
+
+
+class SandboxThreeDsAuthenticateParams(_SandboxThreeDsAuthenticateParamsRequired, total=False):
+    """The body of sandboxThreeDsAuthenticate (/sandbox/3ds/authenticate) without appId, sign and timestamp."""
+
+    #: must be a currency code, e.g. EUR
+    currency: str
+    #: must be 1 to 40 characters: the shop’s name
+    merchantName: str
+    #: must be threeDSRequestorChallengeInd as EMVCo codes it, 01 to 09 (04: challenge mandated)
+    challengeInd: str
+
+
+SandboxThreeDsAuthenticateResult = SandboxThreeDsAuthentication
+"""What sandboxThreeDsAuthenticate answers: Authenticate a purchase with 3-D Secure as a directory server would (sandbox only)."""
+
+
 class AuthorizationRequestAuthorization(TypedDict):
     """The `authorization` of AuthorizationRequest."""
 
@@ -1305,6 +1520,10 @@ OPERATIONS: dict[str, str] = {
     "disputeWithdraw": "/api/network/disputeWithdraw.html",
     "disputeQuery": "/api/network/disputeQuery.html",
     "disputeList": "/api/network/disputeList.html",
+    "threeDsQuery": "/api/network/threeDsQuery.html",
+    "threeDsList": "/api/network/threeDsList.html",
+    "threeDsSettingsUpdate": "/api/network/threeDsSettingsUpdate.html",
+    "threeDsSettingsQuery": "/api/network/threeDsSettingsQuery.html",
     "loginFreeLink": "/open/merchant/api/v2",
     "sandboxHolderReview": "/sandbox/holder/review",
     "sandboxAuthorize": "/sandbox/network/authorize",
@@ -1320,4 +1539,5 @@ OPERATIONS: dict[str, str] = {
     "sandboxCardDetails": "/sandbox/network/cardDetails",
     "sandboxKycReview": "/sandbox/kyc/review",
     "sandboxDisputeDecide": "/sandbox/dispute/decide",
+    "sandboxThreeDsAuthenticate": "/sandbox/3ds/authenticate",
 }

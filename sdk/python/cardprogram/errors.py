@@ -103,7 +103,7 @@ class PermissionDeniedError(APIError):
 
 
 class NotFoundError(APIError):
-    """404: ``1004`` no such operation, ``2606`` cardholder, ``2613`` KYC request, ``2648`` card, ``2740`` dispute."""
+    """404: ``1004`` no such operation, ``2606`` cardholder, ``2613`` KYC request, ``2648`` card, ``2740`` dispute, ``2750`` 3-D Secure authentication."""
 
 
 class ConflictError(APIError):

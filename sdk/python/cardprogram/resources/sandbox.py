@@ -4,7 +4,16 @@ import datetime
 from typing import Literal, Optional, Union
 
 from .._operations import Resource, operation
-from .._wire import AuditStatusValue, CardDetails, Cardholder, ChannelValue, Dispute, KycStatus, TradeRecord
+from .._wire import (
+    AuditStatusValue,
+    CardDetails,
+    Cardholder,
+    ChannelValue,
+    Dispute,
+    KycStatus,
+    SandboxThreeDsAuthentication,
+    TradeRecord,
+)
 
 #: A business day: ``YYYY-MM-DD`` or a ``datetime.date``.
 Day = Union[str, datetime.date]
@@ -234,4 +243,35 @@ class Sandbox(Resource):
         """Decides a submitted dispute at once, as the network would: ``won`` pays back ``amount`` (default all)."""
         return self._call(
             "sandboxDisputeDecide", {"disputeId": dispute_id, "outcome": outcome, "amount": amount, "randomStr": random_str}
+        )
+
+    @operation("sandboxThreeDsAuthenticate", "write")
+    def authenticate(
+        self,
+        *,
+        card_id: str,
+        amount: float,
+        currency: Optional[str] = None,
+        merchant_name: Optional[str] = None,
+        challenge_ind: Optional[str] = None,
+        random_str: Optional[str] = None,
+    ) -> SandboxThreeDsAuthentication:
+        """Authenticates a purchase with 3-D Secure as a directory server would: the ARes (``Y`` with
+        ``eci`` and ``authenticationValue``, ``N`` or ``U`` with ``transStatusReason``, ``C``), and for
+        a challenge the form (``acsURL``, ``creq``) that opens it in a browser. ``currency`` defaults to
+        the card's; ``challenge_ind`` is the EMV threeDSRequestorChallengeInd (``"04"``: challenge
+        mandated; a challenge needs your notify URL). Read it afterwards with ``client.three_ds.get``.
+
+        >>> client.sandbox.authenticate(card_id="card_…", amount=12.5, challenge_ind="04")["ares"]["transStatus"]  # doctest: +SKIP
+        """
+        return self._call(
+            "sandboxThreeDsAuthenticate",
+            {
+                "cardId": card_id,
+                "amount": amount,
+                "currency": currency,
+                "merchantName": merchant_name,
+                "challengeInd": challenge_ind,
+                "randomStr": random_str,
+            },
         )
