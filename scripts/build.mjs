@@ -8,7 +8,7 @@
 // inputs is newer than its last build: a check of file times, a few milliseconds, so a restart
 // after a crash pays nothing for it.
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -72,11 +72,15 @@ async function buildService() {
   // What the bundle leaves to node_modules: a native addon, pg's optional native binding, and the
   // API reference's renderer, imported only when /docs is first asked for (5 MB the service never runs).
   const external = ['better-sqlite3', 'pg-native', '@scalar/fastify-api-reference'];
-  rmSync(at('dist'), { recursive: true, force: true }); // the per-file output of earlier versions
+  // Built beside dist/ and moved in file by file (a rename replaces a file at once): a service or a
+  // command started while a build runs (a test beside another that rebuilds) finds the old bundle or
+  // the new one, never none.
+  const next = `dist-next-${process.pid}`;
+  rmSync(at(next), { recursive: true, force: true });
   await build({
     absWorkingDir: ROOT,
     entryPoints: { cardprogram: 'src/cli/index.ts' },
-    outdir: 'dist',
+    outdir: next,
     bundle: true,
     platform: 'node',
     format: 'esm',
@@ -93,6 +97,14 @@ async function buildService() {
     // an ES module has no require of its own.
     banner: { js: "import { createRequire as __createRequire } from 'node:module';\nconst require = __createRequire(import.meta.url);" },
   });
+  mkdirSync(at('dist'), { recursive: true });
+  const made = readdirSync(at(next));
+  for (const file of made) renameSync(at(join(next, file)), at(join('dist', file)));
+  rmSync(at(next), { recursive: true, force: true });
+  // What earlier versions left in dist/ (their per-file output) and this build did not make.
+  for (const entry of readdirSync(at('dist'))) {
+    if (!made.includes(entry) && entry !== '.build-stamp') rmSync(at(join('dist', entry)), { recursive: true, force: true });
+  }
 }
 
 function buildSdk() {
