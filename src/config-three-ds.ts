@@ -29,6 +29,13 @@ export interface ThreeDsConfig {
    * DS configured (the sandbox's results stay queued).
    */
   ds: { url: string; cert: string | null; key: string | null } | null;
+  /**
+   * CARDPROGRAM_3DS_REQUIRED (decisions §14.5; default on in production when the ACS is configured,
+   * off otherwise): an e-commerce authorization without a valid authentication value, outside the
+   * low-value exemption, is declined `authentication_required` (the link's `1A`); credential on file
+   * and amount 0 are exempt.
+   */
+  required: boolean;
 }
 
 /** What an ACS answers as `acsReferenceNumber` until configured. */
@@ -97,7 +104,17 @@ export function threeDsConfig(
     ) as string,
     operatorId: check(() => referenceVar(env, 'CARDPROGRAM_3DS_OPERATOR_ID', null), null),
     ds: check(() => dsVar(env, envName), null),
+    required: check(() => requiredVar(env, envName === 'production' && port !== null), false),
   };
+}
+
+/** CARDPROGRAM_3DS_REQUIRED: on, off, true, false, 1 or 0 (any case); unset or empty: the default. */
+function requiredVar(env: Env, fallback: boolean): boolean {
+  const raw = env.CARDPROGRAM_3DS_REQUIRED?.trim().toLowerCase();
+  if (raw === undefined || raw === '') return fallback;
+  if (raw === 'on' || raw === 'true' || raw === '1') return true;
+  if (raw === 'off' || raw === 'false' || raw === '0') return false;
+  throw new ConfigError(`CARDPROGRAM_3DS_REQUIRED must be "on" or "off", got "${env.CARDPROGRAM_3DS_REQUIRED}"`);
 }
 
 /** CARDPROGRAM_3DS_DS_URL (and its client certificate): https in production, http to a loopback address allowed in the sandbox. */

@@ -86,6 +86,7 @@ export const KNOWN_VARIABLES = [
   'CARDPROGRAM_3DS_DS_URL',
   'CARDPROGRAM_3DS_DS_CERT',
   'CARDPROGRAM_3DS_DS_KEY',
+  'CARDPROGRAM_3DS_REQUIRED',
   // Not the service's: the test runner's and CI's (known, so that a service they start does not warn).
   'CARDPROGRAM_TEST_DIALECTS',
   'CARDPROGRAM_TEST_LOG_AUDIT',

@@ -40,6 +40,12 @@ export const ErrorCodes = {
     msg: 'Transaction not found, or not in a state that allows the operation',
   },
   cardVerification: { code: '2731', status: 409, msg: 'Card verification failed: the CVV2 or expiry is not the card’s' },
+  authenticationFailed: {
+    code: '2732',
+    status: 409,
+    msg: '3-D Secure: the authentication value is not one issued for this card, unused, recent and for this amount',
+  },
+  authenticationRequired: { code: '2733', status: 409, msg: '3-D Secure: additional customer authentication required' },
   disputeNotFound: { code: '2740', status: 404, msg: 'Dispute not found' },
   disputeOpen: { code: '2741', status: 409, msg: 'The transaction already has an open dispute' },
   disputeState: { code: '2742', status: 409, msg: 'Dispute not in a status that allows the operation' },

@@ -307,5 +307,14 @@ eachDialect('getting started (docs/getting-started.md), as a new user runs it', 
     assert.equal(overLink.stdout.match(/^00 approved$/gm)?.length, 2, overLink.stdout);
     assert.match(overLink.stdout, /^\s+2 {2}primary account number\s+\d{6}\*+\d{4}$/m);
     assert.match(overLink.stdout, /92 CVV2 \(not shown\)/);
+
+    // 3d. A 3-D Secure purchase: authenticated (frictionless, the low-value exemption), authorized with eci and
+    // authenticationValue, tradeQuery shows it, the value a second time refused.
+    const threeDs = await sh(snippet('threeds-purchase'), { CARD_ID: cardId });
+    assert.equal(threeDs.code, 0, `${threeDs.stderr}\n${threeDs.stdout}`);
+    assert.match(threeDs.stdout, /^Y\n/);
+    assert.match(threeDs.stdout, /\{\s*acsTransID: '[0-9a-f-]{36}',\s*transStatus: 'Y',\s*eci: '0[25]',\s*method: 'frictionless'\s*\}/);
+    assert.match(threeDs.stdout, /"code": "2732",\n\s+"msg": "authenticationValue: refused, already used by an approved authorization"/);
+    assert.match(threeDs.stdout, /"declineReason": "authentication_failed"/);
   });
 });

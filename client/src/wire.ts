@@ -39,6 +39,8 @@ export const DeclineReason = {
   cvv2Mismatch: 'cvv2_mismatch',
   expiryMismatch: 'expiry_mismatch',
   cardVerificationMissing: 'card_verification_missing',
+  authenticationFailed: 'authentication_failed',
+  authenticationRequired: 'authentication_required',
 } as const;
 export type DeclineReasonValue = (typeof DeclineReason)[keyof typeof DeclineReason];
 
@@ -122,6 +124,17 @@ export interface TradeDetail {
   trade: TradeRecord | null;
   /** for an authorization (tradeType 150, or a declined one): the acceptor and the decision; null otherwise */
   authorization: Authorization | null;
+  /** the 3-D Secure authentication whose value the authorization carried (an approved one took it; a declined one shows it when the value was this card’s); null otherwise */
+  authentication: {
+    /** the authentication (threeDsQuery) */
+    acsTransID: string;
+    /** the authentication’s outcome: Y (a value is only good from a Y) */
+    transStatus: string;
+    /** the ECI it gave (05 Visa, 02 Mastercard) */
+    eci: string | null;
+    /** how the cardholder was authenticated: frictionless, or a challenge by otp or oob */
+    method: 'frictionless' | 'otp' | 'oob';
+  } | null;
 }
 
 /** A cardholder (interface §2.2). */

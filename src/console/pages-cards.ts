@@ -8,6 +8,7 @@ import type { TradePage } from '../trades/list.js';
 import { TradeStatus, TradeType } from '../trades/types.js';
 import { auditPill, major } from './pages-common.js';
 import type { SearchHit } from './queries.js';
+import type { CardAuthentication } from './queries-three-ds.js';
 import { can } from './roles.js';
 import { esc, type Frame, form, kv, link, page, pill, reasonField, table, when } from './view.js';
 
@@ -68,6 +69,8 @@ export interface CardView {
   query: CardQueryModel;
   holder: { id: string; first_name: string; last_name: string; audit_status: number } | undefined;
   declined: Array<Selectable<AuthorizationsTable>>;
+  /** Its latest 3-D Secure authentications (decisions §14.6). */
+  authentications: CardAuthentication[];
   /** CVV2 and expiry mismatches counting against the card now (decisions §12.13: 5 within 24 hours freeze it). */
   verificationFailures: number;
   merchantName: string;
@@ -79,6 +82,42 @@ export interface CardView {
   to: string;
   pageNo: number;
   pageSize: number;
+}
+
+const TRANS_STATUS_WORDS: Record<string, string> = {
+  Y: 'authenticated',
+  C: 'challenge',
+  N: 'refused',
+  U: 'could not authenticate',
+  A: 'attempted',
+  R: 'rejected',
+};
+
+/** A card's 3-D Secure authentications: outcome, reason, method, merchant, amount, and the authorization that used the value. */
+function authenticationsTable(list: CardAuthentication[]): string {
+  if (list.length === 0) return '<p class="muted">No 3-D Secure authentications.</p>';
+  return table(
+    'The last 20 authentications (3-D Secure), newest first',
+    ['When', 'Outcome', 'Reason', 'Method', 'Merchant', 'Amount', 'Used by'],
+    list.map((a) => {
+      const tone = a.trans_status === 'Y' ? 'good' : a.trans_status === 'C' ? 'warn' : 'bad';
+      const method = a.authentication_type === null ? a.decided_by : `challenge (${a.challenge_method ?? 'otp'})`;
+      const amount =
+        a.amount === null || a.currency === null
+          ? '—'
+          : `${(Number(a.amount) / 10 ** Number(a.exponent ?? 2)).toFixed(Number(a.exponent ?? 2))} ${a.currency}`;
+      return [
+        when(a.created_at),
+        `${pill(`${a.trans_status} ${TRANS_STATUS_WORDS[a.trans_status] ?? ''}`.trim(), tone)}${a.challenge_state && a.completed_at === null ? ` <span class="muted">${esc(a.challenge_state)}</span>` : ''}`,
+        a.trans_status_reason ? `<code>${esc(a.trans_status_reason)}</code>` : '—',
+        esc(method),
+        esc(a.merchant_name ?? '—'),
+        esc(amount),
+        a.used_trade_id ? `<code>${esc(a.used_trade_id)}</code>` : '—',
+      ];
+    }),
+    [5],
+  );
 }
 
 /**
@@ -169,7 +208,7 @@ export function cardPage(frame: Frame, v: CardView): string {
           : '<span class="muted">no recent failures</span>',
       ],
       ['Issued', when(v.createdAt)],
-    ])}</div>${actions}${settleDebt(frame, card)}<h2>Controls</h2><div class="panel"><p>Card: ${controlsText(card.controls)}</p><p>Cardholder: ${controlsText(v.query.holderControls)}</p>${spending}</div><h2>Transactions</h2><form method="get" class="inline" action="/console/cards/${esc(card.cardId)}"><label for="from">From</label><input id="from" name="from" type="date" value="${esc(v.from)}"><label for="to">To</label><input id="to" name="to" type="date" value="${esc(v.to)}"><button type="submit" class="secondary">Show</button></form>${v.rangeError ? `<p class="notice bad">${esc(v.rangeError)}</p>` : `${table(`${v.from} to ${v.to}, newest first (the transaction list of interface 4.1, every status)`, ['Day', 'Transaction', 'Type', 'Status', 'Description', 'Amount'], rows, [5])}${pager}`}<h2>Recent declines</h2>${table(
+    ])}</div>${actions}${settleDebt(frame, card)}<h2>Controls</h2><div class="panel"><p>Card: ${controlsText(card.controls)}</p><p>Cardholder: ${controlsText(v.query.holderControls)}</p>${spending}</div><h2>Transactions</h2><form method="get" class="inline" action="/console/cards/${esc(card.cardId)}"><label for="from">From</label><input id="from" name="from" type="date" value="${esc(v.from)}"><label for="to">To</label><input id="to" name="to" type="date" value="${esc(v.to)}"><button type="submit" class="secondary">Show</button></form>${v.rangeError ? `<p class="notice bad">${esc(v.rangeError)}</p>` : `${table(`${v.from} to ${v.to}, newest first (the transaction list of interface 4.1, every status)`, ['Day', 'Transaction', 'Type', 'Status', 'Description', 'Amount'], rows, [5])}${pager}`}<h2>Authentications (3-D Secure)</h2>${authenticationsTable(v.authentications)}<h2>Recent declines</h2>${table(
       'The last 10 declined authorizations',
       ['When', 'Id', 'Amount', 'Reason', 'Acceptor'],
       v.declined.map((d) => [

@@ -4,6 +4,7 @@ import { formatMoney } from '../page/activity.js';
 import { auditPill } from './pages-common.js';
 import { qrSvg } from './qr.js';
 import type { holderDetail, kycDetail, NetworkOverview, Overview, reviewQueues } from './queries.js';
+import type { ThreeDsToday } from './queries-three-ds.js';
 import { can, PERMISSIONS, type Permission } from './roles.js';
 import { otpauthUrl } from './totp.js';
 import { barePage, barList, esc, type Frame, form, hourChart, kv, link, page, pill, reasonField, table, when } from './view.js';
@@ -110,7 +111,29 @@ function networkSection(n: NetworkOverview, link: NetworkFigures): string {
   )}<p class="muted">“This instance”: the figures of the process that served this page, since it started (each instance’s <code>/metrics</code> has its own). Forced posts (today, UTC) and debt are read from the database: every instance’s.</p>`;
 }
 
-export function overviewPage(frame: Frame, o: Overview, network: { db: NetworkOverview; link: NetworkFigures }): string {
+/** 3-D Secure today (decisions §14.6): the authentications of every merchant by outcome, and the refusals by reason. */
+function threeDsSection(rows: ThreeDsToday): string {
+  const by = (status: string) => rows.filter((r) => r.status === status).reduce((s, r) => s + r.n, 0);
+  const total = rows.reduce((s, r) => s + r.n, 0);
+  const reasons = rows
+    .filter((r) => r.status !== 'Y' && r.status !== 'C' && r.reason !== null)
+    .map((r) => ({ label: `${r.status} / ${r.reason}`, n: r.n }))
+    .sort((a, b) => b.n - a.n);
+  return `<h2>3-D Secure</h2><div class="grid">${tile('Authentications today', String(total))}${tile('Authenticated (Y)', String(by('Y')))}${tile(
+    'Challenges open (C)',
+    String(by('C')),
+  )}${tile('Refused (N, R)', String(by('N') + by('R')))}${tile('Not authenticated (U, A)', String(by('U') + by('A')))}</div>${barList(
+    'Authentications refused today by outcome and reason',
+    reasons,
+  )}`;
+}
+
+export function overviewPage(
+  frame: Frame,
+  o: Overview,
+  network: { db: NetworkOverview; link: NetworkFigures },
+  threeDs: ThreeDsToday = [],
+): string {
   const volume = o.volume.length ? o.volume.map((v) => esc(formatMoney(v.amount, v.currency))).join('<br>') : '0';
   return page(
     `Today, ${o.day}`,
@@ -118,7 +141,7 @@ export function overviewPage(frame: Frame, o: Overview, network: { db: NetworkOv
     `<div class="grid">${tile('Authorizations approved', String(o.approved))}${tile('Authorizations declined', String(o.declined))}${tile('Approved volume', volume)}${tile('Callbacks failed', String(o.callbacksFailed), '/console/callbacks?status=failed')}${tile('Callbacks retrying', String(o.callbacksRetrying), '/console/callbacks?status=pending')}${tile('Cardholders waiting for review', String(o.holdersWaiting), '/console/reviews')}${tile('KYC requests waiting', String(o.kycWaiting), '/console/reviews')}${tile('Disputes open', String(o.disputesOpen), '/console/disputes')}</div><h2>Authorizations</h2>${hourChart(o.hours)}${barList(
       'Declines today by reason',
       o.declineReasons.map((r) => ({ label: r.reason, n: r.n })),
-    )}${networkSection(network.db, network.link)}`,
+    )}${threeDsSection(threeDs)}${networkSection(network.db, network.link)}`,
   );
 }
 

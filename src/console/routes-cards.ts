@@ -14,6 +14,7 @@ import { listTrades, MAX_RANGE_DAYS } from '../trades/list.js';
 import { TRADE_STATUSES } from '../trades/types.js';
 import * as pages from './pages.js';
 import { search } from './queries.js';
+import { cardAuthentications } from './queries-three-ds.js';
 import { type ConsoleKit, clean, isIdText, queryText, text } from './routes-kit.js';
 
 /** The console's search, a card and its actions (freeze, unfreeze, close) (src/console/routes.ts registers it with the shared kit, ./routes-kit.ts). */
@@ -69,7 +70,7 @@ export function cardsRoutes(app: FastifyInstance, kit: ConsoleKit): void {
       const last = Math.ceil(trades.total / PAGE) - 1;
       return redirect(reply, `/console/cards/${encodeURIComponent(card.id)}?from=${from}&to=${to}&page=${last}`);
     }
-    const [query, holder, declined, merchant] = await Promise.all([
+    const [query, holder, declined, merchant, authentications] = await Promise.all([
       queryCard(db, card.merchant_id, card.id, now),
       db
         .selectFrom('cardholders')
@@ -85,6 +86,7 @@ export function cardsRoutes(app: FastifyInstance, kit: ConsoleKit): void {
         .limit(10)
         .execute(),
       merchantSummary(db, card.merchant_id),
+      cardAuthentications(db, card.id),
     ]);
     return html(
       reply,
@@ -96,6 +98,7 @@ export function cardsRoutes(app: FastifyInstance, kit: ConsoleKit): void {
           query,
           holder,
           declined,
+          authentications,
           verificationFailures: failureCount(card, now),
           merchantName: merchant?.name ?? card.merchant_id,
           merchantId: card.merchant_id,

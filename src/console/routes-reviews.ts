@@ -8,6 +8,7 @@ import { decideKyc } from '../kyc/decide.js';
 import { runVerb } from '../runner.js';
 import * as pages from './pages.js';
 import { holderDetail, kycDetail, networkOverview, overview, reviewQueues } from './queries.js';
+import { threeDsToday } from './queries-three-ds.js';
 import { type ConsoleKit, clean, isIdText, text } from './routes-kit.js';
 import type { ConsoleSession } from './sessions.js';
 
@@ -19,12 +20,13 @@ export function reviewsRoutes(app: FastifyInstance, kit: ConsoleKit): void {
     const frame = await session(req, reply, 'read');
     if (!frame) return reply;
     const now = svc.clock();
-    const [today, db, link] = await Promise.all([
+    const [today, db, link, threeDs] = await Promise.all([
       overview(svc.database.db, now),
       networkOverview(svc.database.db, now),
       svc.metrics.networkFigures(),
+      threeDsToday(svc.database.db, now),
     ]);
-    return html(reply, 200, pages.overviewPage({ ...frame, current: '/console' }, today, { db, link }));
+    return html(reply, 200, pages.overviewPage({ ...frame, current: '/console' }, today, { db, link }, threeDs));
   });
 
   app.get('/console/reviews', { schema: { hide: true } }, async (req, reply) => {

@@ -23,6 +23,15 @@ import { exponent, toMajor, toMinor } from '../money/currency.js';
 import { feeFor } from '../money/fees.js';
 import type { AuthorizeBody } from '../network/schemas.js';
 import type { OperationInput } from '../operation-input.js';
+import {
+  type AuthenticationOutcome,
+  authenticationOutcome,
+  lockExemption,
+  readExemption,
+  recordAuthentication,
+  refusalWords,
+} from '../three-ds/authorization.js';
+import type { CardState } from '../three-ds/card-state.js';
 import { type TradeRecord, toAuthorization, toTradeRecord } from '../trades/record.js';
 import { DeclineReason, type DeclineReasonValue, TradeStatus, TradeType } from '../trades/types.js';
 import { convertedTxnAmount } from './amounts.js';
@@ -49,6 +58,8 @@ export type AuthorizeInput = OperationInput<Static<typeof AuthorizeBody>> & {
    * hand). Without it, the body's `cvv2` and `expiry` (the sandbox's) are checked here, when sent.
    */
   verification?: CardVerification | undefined;
+  /** The link's credential-on-file entry mode (field 22 `10x`): exempt from 3-D Secure (decisions §14.5). */
+  credentialOnFile?: boolean | undefined;
 };
 
 /** The endpoint's part in a decision: its answer, or none, and what then applies. */
@@ -139,6 +150,39 @@ const COUNTED: Partial<Record<DeclineReasonValue, VerificationKind>> = {
   [DeclineReason.cvv2Mismatch]: 'cvv2',
 };
 
+/** The decline 3-D Secure decides (decisions §14.5), or null. */
+function authenticationDecline(a: AuthenticationOutcome): ProgramDecline | null {
+  if (a.kind === 'refused')
+    return {
+      reason: DeclineReason.authenticationFailed,
+      error: new DomainError('authenticationFailed', `authenticationValue: refused, ${refusalWords(a.reason)}`),
+    };
+  if (a.kind === 'required')
+    return {
+      reason: DeclineReason.authenticationRequired,
+      error: new DomainError(
+        'authenticationRequired',
+        'authenticationValue: an e-commerce authorization needs 3-D Secure (CARDPROGRAM_3DS_REQUIRED), outside the low-value exemption',
+      ),
+    };
+  return null;
+}
+
+/** What 3-D Secure says of this authorization, its amounts priced (`state`: the card's exemption counters, when they may decide). */
+function authenticationOf(ctx: LedgerCtx, card: CardRow, input: AuthorizeInput, priced: Priced, state: CardState | null) {
+  return authenticationOutcome(ctx, {
+    cardId: card.id,
+    txnAmount: priced.txnAmount,
+    currencyTxn: priced.currencyTxn,
+    amount: priced.amount,
+    state,
+    eci: input.eci,
+    authenticationValue: input.authenticationValue,
+    channel: input.channel,
+    credentialOnFile: input.credentialOnFile,
+  });
+}
+
 /** What the card data presented came to: the link's, or the body's `cvv2`/`expiry` (the sandbox's) checked against the card; undefined when none was. */
 async function verificationOf(ctx: LedgerCtx, card: CardRow, input: AuthorizeInput): Promise<CardVerification | undefined> {
   if (input.verification) return input.verification;
@@ -161,6 +205,7 @@ async function programDecision(
   /** The cardholder's controls as of the card's lock, when read with it (else read by controlsDecision). */
   holderControls: string | null | undefined,
   verification: CardVerification | undefined,
+  authentication: AuthenticationOutcome,
 ): Promise<{ decline: ProgramDecline } | { decline: null; check: SpendCheck }> {
   if (card.status !== 'active') {
     return { decline: { reason: DeclineReason.cardInactive, error: new DomainError('cardStatus', `cardId: the card is ${card.status}`) } };
@@ -168,7 +213,12 @@ async function programDecision(
   // After the status: a frozen card answers the same whatever was presented, so once a brute force
   // has frozen it, the right CVV2 cannot be told from a wrong one.
   const failed = verificationFailure(verification);
-  if (failed) return { decline: VERIFICATION_DECLINES[failed]() };
+  if (failed === 'expiry' || failed === 'cvv2') return { decline: VERIFICATION_DECLINES[failed]() };
+  // 3-D Secure (decisions §14.5): a value carried and refused; none where one is required (the
+  // link's 1A, whether or not a CVV2 came); a value that passed stands in for a CVV2 left out (§12.13).
+  const refused = authenticationDecline(authentication);
+  if (refused) return { decline: refused };
+  if (failed === 'missing' && authentication.kind !== 'authenticated') return { decline: VERIFICATION_DECLINES.missing() };
   const controls = await controlsDecision(ctx, card, input, priced.amount, holderControls);
   if (controls.decline) return controls;
   const { check } = controls;
@@ -196,7 +246,12 @@ export async function endpointRequest(ctx: LedgerCtx, input: AuthorizeInput, tra
   let priced: Priced;
   try {
     priced = price(ctx, card, input);
-    if ((await programDecision(ctx, card, input, priced, undefined, await verificationOf(ctx, card, input))).decline !== null) return null;
+    const state = input.authenticationValue === undefined ? await readExemption(ctx.tx, card.id) : null;
+    const authentication = await authenticationOf(ctx, card, input, priced, state);
+    if (
+      (await programDecision(ctx, card, input, priced, undefined, await verificationOf(ctx, card, input), authentication)).decline !== null
+    )
+      return null;
   } catch {
     // A request the verb will refuse (a bad amount): the verb says so; the endpoint is not asked.
     return null;
@@ -274,6 +329,8 @@ export const authorize = claimsItsKey(async function authorize({
   ctx: LedgerCtx;
   input: AuthorizeInput;
 }): Promise<TradeRecord> {
+  // The card's 3-D Secure row before its card (lock order), when the low-value exemption may decide.
+  const exemption = await lockExemption(ctx, input.cardId, input, input.amount);
   const locked = await lockCardAtOnce(ctx, input.cardId, { holderControls: true });
   const { card } = locked;
   const priced = price(ctx, card, input);
@@ -283,6 +340,7 @@ export const authorize = claimsItsKey(async function authorize({
   let when = ctx.now;
   const record = (id: string, decision: Decision) => authorizationRow(card, priced, input, id, when, decision);
   const verification = await verificationOf(ctx, card, input);
+  const authentication = await authenticationOf(ctx, card, input, priced, exemption);
 
   const decline = async ({ reason, error }: ProgramDecline): Promise<never> => {
     // The id the endpoint was told, when it was asked; else a decline's own.
@@ -293,11 +351,13 @@ export const authorize = claimsItsKey(async function authorize({
       message: error.message,
     });
     await recordDecline(ctx, card, locked.notifyUrl, row, verification);
+    // A decline that carried this card's authentication value is listed with it (it takes nothing).
+    await recordAuthentication(ctx, authentication, { cardId: card.id, tradeId: row.id, approved: false });
     error.detail = { tradeId: row.id, declineReason: reason };
     throw new CommittedFailure(error);
   };
 
-  const program = await programDecision(ctx, card, input, priced, locked.holderControls, verification);
+  const program = await programDecision(ctx, card, input, priced, locked.holderControls, verification, authentication);
   if (program.decline) return decline(program.decline);
   // Decided (and counted against the limits) at the moment the locks were had, not when the
   // transaction began (checkSpend): the record says the same moment, and its day unless one was sent.
@@ -327,6 +387,10 @@ export const authorize = claimsItsKey(async function authorize({
     },
     when,
   );
+  // The value is taken by one approval (a conditional update): one that another took first since it
+  // was checked is declined; an exempted one counts against the card's exemption.
+  if (!(await recordAuthentication(ctx, authentication, { cardId: card.id, tradeId: trade.id, approved: true })))
+    return decline(authenticationDecline({ kind: 'refused', reason: 'used', acsTransId: null }) as ProgramDecline);
   const c = card.id;
   const approved = record(trade.id, { approved: 1, decline_reason: null, decline_code: null, message });
   const legs = [

@@ -17,7 +17,7 @@ import {
 } from '../network/link.js';
 import { runVerb } from '../runner.js';
 import { acceptorOf, channelOf, currencyCode, linkAmounts } from './amounts.js';
-import { cardByPan, cardVerification, contentHash, storedCopy } from './card-data.js';
+import { cardByPan, cardVerification, contentHash, storedCopy, subelements } from './card-data.js';
 
 /** What the endpoint is left of the deadline at least, and what the decision keeps for itself after it. */
 const DECISION_MARGIN_MS = 150;
@@ -63,6 +63,24 @@ function authorizeInput(svc: Services, fields: Map<number, string>, card: CardRo
     ...acceptorOf(fields),
     ...(channel ? { channel } : {}),
     ...(rrn ? { remark: `RRN ${rrn}` } : {}),
+    ...authenticationOf(fields),
+  };
+}
+
+/**
+ * 3-D Secure (decisions §14.5): field 48's subelement 42 (ECI) and 43 (the authentication value),
+ * checked by the authorization verb; and whether field 22 says credential on file (`10x`, exempt).
+ * Field 48 was read before (cardVerification: `30` when it does not parse).
+ */
+function authenticationOf(fields: Map<number, string>): Pick<AuthorizeInput, 'eci' | 'authenticationValue' | 'credentialOnFile'> {
+  const f48 = fields.get(48);
+  const sub = f48 === undefined ? null : subelements(f48);
+  const eci = sub?.get('42');
+  const value = sub?.get('43');
+  return {
+    ...(eci !== undefined ? { eci } : {}),
+    ...(value !== undefined ? { authenticationValue: value } : {}),
+    ...(fields.get(22)?.startsWith('10') ? { credentialOnFile: true } : {}),
   };
 }
 

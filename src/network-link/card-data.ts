@@ -2,6 +2,7 @@ import type { CardRow } from '../cards/model.js';
 import { maskPan } from '../cards/vault.js';
 import { type CardVerification, presentedCardData } from '../cards/verification.js';
 import type { Services } from '../context.js';
+import { decodeField48, Field48Error, SECRET_SUBELEMENTS } from '../iso8583/field48.js';
 import { USED_FIELDS } from '../iso8583/fields.js';
 import { byValue } from '../network/link.js';
 
@@ -18,19 +19,14 @@ export async function cardByPan(svc: Services, pan: string): Promise<CardRow | n
   return (await db.selectFrom('cards').selectAll().where('pan_hash', '=', hash).executeTakeFirst()) ?? null;
 }
 
-/** Field 48's subelements: tag n2, length n2, value; null when they do not parse. */
+/** Field 48's subelements (src/iso8583/field48.ts): null when they do not parse or one breaks its format. */
 export function subelements(field48: string): Map<string, string> | null {
-  const out = new Map<string, string>();
-  for (let pos = 0; pos < field48.length; ) {
-    const tag = field48.slice(pos, pos + 2);
-    const len = field48.slice(pos + 2, pos + 4);
-    if (!/^\d\d$/.test(tag) || !/^\d\d$/.test(len)) return null;
-    const value = field48.slice(pos + 4, pos + 4 + Number(len));
-    if (value.length !== Number(len)) return null;
-    out.set(tag, value);
-    pos += 4 + Number(len);
+  try {
+    return decodeField48(field48);
+  } catch (err) {
+    if (err instanceof Field48Error) return null;
+    throw err;
   }
-  return out;
 }
 
 /**
@@ -73,7 +69,8 @@ export function maskedPan(pan: string): string {
 
 /**
  * The copy of a message that is stored (decisions §12.12): its fields of §12.3 only, the PAN
- * masked, field 48 without subelement 92 (dropped whole when it does not parse).
+ * masked, field 48 without subelements 92 (CVV2) and 43 (the 3-D Secure authentication value, a
+ * one-time credential: the ACS keeps only its hash), dropped whole when it does not parse.
  */
 export function storedCopy(fields: Map<number, string>): Record<string, string> {
   const out: Record<string, string> = {};
@@ -84,7 +81,7 @@ export function storedCopy(fields: Map<number, string>): Record<string, string> 
     else if (f === 48) {
       const sub = subelements(value);
       if (sub === null) continue;
-      sub.delete('92');
+      for (const tag of SECRET_SUBELEMENTS) sub.delete(tag);
       const rest = [...sub].map(([tag, v]) => `${tag}${String(v.length).padStart(2, '0')}${v}`).join('');
       if (rest !== '') out[f] = rest;
     } else out[f] = value;

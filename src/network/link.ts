@@ -202,6 +202,9 @@ export function declineCode(reason: DeclineReasonValue | undefined, cardStatus: 
       return '54';
     case DeclineReason.cvv2Mismatch:
       return '82';
+    case DeclineReason.authenticationRequired:
+      // Additional customer authentication required (decisions §14.5); authentication_failed is a 05.
+      return '1A';
     default:
       return '05';
   }

@@ -54,7 +54,7 @@ export const networkSandboxRoutes: FastifyPluginAsyncTypebox<{ svc: Services }> 
       'sandboxAuthorize',
       'Authorize a card payment: holds funds (150, status 1)',
       S.AuthorizeBody,
-      'What a card network sends, with its acceptor (mcc, merchantName, merchantCity, merchantCountry, channel). Checked in order: the card’s status (2724), the card data when sent (expiry, then cvv2: not the card’s is 2731, counted against the card; 5 within 24 hours freeze it, statusSource security), its spending controls and its cardholder’s: channel, merchant category, country, then spending limits (2728), the available balance (2725), then the merchant’s authorization endpoint when it has one (2729). A decline is recorded and answers detail {tradeId, declineReason}; read it with tradeQuery. A write.',
+      'What a card network sends, with its acceptor (mcc, merchantName, merchantCity, merchantCountry, channel). Checked in order: the card’s status (2724), the card data when sent (expiry, then cvv2: not the card’s is 2731, counted against the card; 5 within 24 hours freeze it, statusSource security), 3-D Secure (authenticationValue and eci from /sandbox/3ds/authenticate: good once, for this card, up to the authenticated amount, else 2732; with CARDPROGRAM_3DS_REQUIRED on, an ecommerce authorization without one, outside the low-value exemption, is 2733), its spending controls and its cardholder’s: channel, merchant category, country, then spending limits (2728), the available balance (2725), then the merchant’s authorization endpoint when it has one (2729). A decline is recorded and answers detail {tradeId, declineReason}; read it with tradeQuery. A write.',
     ),
     async (req, reply) => {
       const endpoint = req.merchant.authorizationEndpoint;

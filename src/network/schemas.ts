@@ -39,6 +39,21 @@ export const AuthorizeBody = body({
         'must be 4 digits, YYMM: the expiry as the cardholder typed it (cardDetails gives MM/YY). Optional; when sent and not the card’s, declined (2731, declineReason expiry_mismatch) and counted as a CVV2 mismatch is',
     }),
   ),
+  // 3-D Secure (decisions §14.5): what the link's field 48 subelements 42 and 43 carry.
+  eci: Type.Optional(
+    Type.String({
+      pattern: '^[0-9]{2}$',
+      description:
+        'must be 2 digits: the ECI the 3-D Secure authentication gave (its ARes or RReq: 05 for a Visa card, 02 for a Mastercard). Optional; when sent with authenticationValue it must be the authentication’s',
+    }),
+  ),
+  authenticationValue: Type.Optional(
+    Type.String({
+      pattern: '^[A-Za-z0-9+/]{27}=$',
+      description:
+        'must be 28 Base64 characters: the authenticationValue of a successful 3-D Secure authentication of this card (/sandbox/3ds/authenticate, or the ACS). Checked once: a value not issued for this card, already used by an approved authorization, more than 30 days old or for less than this amount declines the authorization (2732, declineReason authentication_failed). With CARDPROGRAM_3DS_REQUIRED on, an ecommerce authorization without one, outside the low-value exemption, is declined 2733 (authentication_required)',
+    }),
+  ),
 });
 export const ClearBody = body({ tradeId: TradeId, amount: Type.Optional(Money), businessDate: BusinessDate });
 export const ReverseBody = ClearBody;

@@ -96,6 +96,8 @@ const DECLINE_WORDS: Record<DeclineReasonValue, string> = {
   [DeclineReason.cvv2Mismatch]: 'the security code (CVV2) entered was not the card’s',
   [DeclineReason.expiryMismatch]: 'the expiry date entered was not the card’s',
   [DeclineReason.cardVerificationMissing]: 'the card’s security code (CVV2) was not given',
+  [DeclineReason.authenticationFailed]: 'the online purchase’s verification (3-D Secure) did not match it',
+  [DeclineReason.authenticationRequired]: 'the shop did not verify the purchase with you (3-D Secure)',
 };
 
 export function declineWords(reason: string | null): string {

@@ -55,7 +55,8 @@ export type AvRefusal = 'malformed' | 'unknown' | 'forged' | 'other_card' | 'not
 
 export type AvCheck =
   | { ok: true; acsTransId: string; eci: string | null; amount: number; currency: string }
-  | { ok: false; reason: AvRefusal };
+  /** `acsTransId`: the authentication, when the value is this card's (its declined authorization is listed with it). */
+  | { ok: false; reason: AvRefusal; acsTransId?: string };
 
 const STRICT_BASE64_28 = /^[A-Za-z0-9+/]{27}=$/;
 
@@ -94,17 +95,18 @@ export async function verifyAuthenticationValue(
   const expected = mac(key, facts);
   if (raw.readUInt16BE(0) !== row.av_key_version || !timingSafeEqual(expected, raw.subarray(2))) return { ok: false, reason: 'forged' };
   if (row.card_id !== q.cardId) return { ok: false, reason: 'other_card' };
-  if (row.trans_status !== 'Y') return { ok: false, reason: 'not_authenticated' };
-  if (row.used_trade_id !== null) return { ok: false, reason: 'used' };
-  if (q.now - facts.issuedAt > AV_LIFETIME_MS) return { ok: false, reason: 'expired' };
-  if (facts.amount === null || facts.currency === null) return { ok: false, reason: 'amount' };
+  const acsTransId = row.acs_trans_id;
+  if (row.trans_status !== 'Y') return { ok: false, reason: 'not_authenticated', acsTransId };
+  if (row.used_trade_id !== null) return { ok: false, reason: 'used', acsTransId };
+  if (q.now - facts.issuedAt > AV_LIFETIME_MS) return { ok: false, reason: 'expired', acsTransId };
+  if (facts.amount === null || facts.currency === null) return { ok: false, reason: 'amount', acsTransId };
   let wanted: number;
   try {
     wanted = convert(q.amount, q.currency, facts.currency, svc.config.program.fxRates);
   } catch {
-    return { ok: false, reason: 'amount' };
+    return { ok: false, reason: 'amount', acsTransId };
   }
-  if (facts.amount < wanted) return { ok: false, reason: 'amount' };
+  if (facts.amount < wanted) return { ok: false, reason: 'amount', acsTransId };
   return { ok: true, acsTransId: row.acs_trans_id, eci: row.eci, amount: facts.amount, currency: facts.currency };
 }
 

@@ -24,9 +24,10 @@ export async function queryTrade({
   merchantId: string;
   tradeId: string;
 }): Promise<TradeDetail> {
-  const [trade, authorization] = await Promise.all([
+  const [trade, authorization, authentication] = await Promise.all([
     tradeById(db, merchantId, tradeId),
     db.selectFrom('authorizations').selectAll().where('id', '=', tradeId).where('merchant_id', '=', merchantId).executeTakeFirst(),
+    authenticationOf(db, merchantId, tradeId),
   ]);
   const cardId = trade?.card_id ?? authorization?.card_id;
   if (cardId === undefined) throw new DomainError('tradeState', 'tradeId: transaction not found');
@@ -39,5 +40,24 @@ export async function queryTrade({
   return {
     trade: trade ? toTradeRecord(trade, cardNo) : null,
     authorization: authorization ? toAuthorization(authorization, cardNo) : null,
+    authentication,
+  };
+}
+
+/** The 3-D Secure authentication an authorization carried the value of (decisions §14.5), of the merchant's card; null when none. */
+async function authenticationOf(db: Kysely<DB>, merchantId: string, tradeId: string): Promise<TradeDetail['authentication']> {
+  const row = await db
+    .selectFrom('three_ds_uses as u')
+    .innerJoin('three_ds_authentications as a', 'a.acs_trans_id', 'u.acs_trans_id')
+    .select(['a.acs_trans_id', 'a.trans_status', 'a.eci', 'a.authentication_type', 'a.challenge_method'])
+    .where('u.trade_id', '=', tradeId)
+    .where('a.merchant_id', '=', merchantId)
+    .executeTakeFirst();
+  if (!row) return null;
+  return {
+    acsTransID: row.acs_trans_id,
+    transStatus: row.trans_status,
+    eci: row.eci,
+    method: row.authentication_type === null ? 'frictionless' : (row.challenge_method ?? 'otp'),
   };
 }

@@ -108,11 +108,23 @@ export const AuthorizationSchema = Type.Object({
 
 export const TradeQueryBody = Type.Object({ ...SignedFields, tradeId: TradeId, randomStr: RandomStr }, { additionalProperties: false });
 
+/** The 3-D Secure authentication whose value an authorization carried (decisions §14.5). */
+export const TradeAuthenticationSchema = Type.Object({
+  acsTransID: Type.String({ description: 'the authentication (threeDsQuery)' }),
+  transStatus: Type.String({ description: 'the authentication’s outcome: Y (a value is only good from a Y)' }),
+  eci: Type.Union([Type.String(), Type.Null()], { description: 'the ECI it gave (05 Visa, 02 Mastercard)' }),
+  method: StringEnum(['frictionless', 'otp', 'oob'], 'how the cardholder was authenticated: frictionless, or a challenge by otp or oob'),
+});
+
 /** tradeQuery's answer: the record (null for a declined authorization) and the authorization, if it is one. */
 export const TradeDetailSchema = Type.Object({
   trade: Type.Union([TradeRecordSchema, Type.Null()], { description: 'the 4.1 record; null for a declined authorization' }),
   authorization: Type.Union([AuthorizationSchema, Type.Null()], {
     description: 'for an authorization (tradeType 150, or a declined one): the acceptor and the decision; null otherwise',
+  }),
+  authentication: Type.Union([TradeAuthenticationSchema, Type.Null()], {
+    description:
+      'the 3-D Secure authentication whose value the authorization carried (an approved one took it; a declined one shows it when the value was this card’s); null otherwise',
   }),
 });
 export const TradeDetailEnvelope = Envelope(TradeDetailSchema);

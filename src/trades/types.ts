@@ -31,7 +31,7 @@ export const DEFAULT_LIST_STATUSES: readonly TradeStatusValue[] = [TradeStatus.s
  * Why an authorization was declined (decisions §11): stored with the decline, returned by
  * tradeQuery and the `authorization.declined` callback. Each maps to one result code: card
  * status 2724, balance 2725, the spending controls 2728, the merchant's authorization endpoint 2729,
- * the card verification 2731 (the card network link answers these with its own codes, §12.5).
+ * the card verification 2731, 3-D Secure 2732 and 2733 (the card network link answers these with its own codes, §12.5).
  */
 export const DeclineReason = {
   /** The card is frozen or closed (2724). */
@@ -62,6 +62,17 @@ export const DeclineReason = {
   expiryMismatch: 'expiry_mismatch',
   /** A key-entered or e-commerce authorization on the link without a CVV2 (the link's 05; not counted). */
   cardVerificationMissing: 'card_verification_missing',
+  /**
+   * The 3-D Secure authentication value carried (the link's field 48 subelement 43, the sandbox's
+   * `authenticationValue`) is not one this ACS issued for this card, unused, at most 30 days old, for
+   * at least this amount, with this ECI (2732; the link's 05; decisions §14.5).
+   */
+  authenticationFailed: 'authentication_failed',
+  /**
+   * An e-commerce authorization without authentication, outside the low-value exemption, while
+   * `CARDPROGRAM_3DS_REQUIRED` is on (2733; the link's 1A, additional customer authentication required).
+   */
+  authenticationRequired: 'authentication_required',
 } as const;
 export type DeclineReasonValue = (typeof DeclineReason)[keyof typeof DeclineReason];
 

@@ -118,6 +118,7 @@ export function testConfig(dataDir: string, overrides: Partial<Config> = {}): Co
       referenceNumber: DEFAULT_ACS_REFERENCE,
       operatorId: null,
       ds: null,
+      required: false,
     },
     ...overrides,
   };

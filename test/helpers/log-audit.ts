@@ -55,8 +55,12 @@ export function noteSecret(kind: SecretKind, value: unknown): void {
   append(join(DIR as string, `secrets-${process.pid}.jsonl`), `${JSON.stringify({ kind, value })}\n`);
 }
 
-/** `otp`: a 3-D Secure one-time code a test received in its threeDs.otp callback (looked for beside a code's name, as a CVV). */
-export type SecretKind = 'pan' | 'cvv' | 'merchant-secret' | 'webhook-secret' | 'page-token' | 'otp';
+/**
+ * `otp`: a 3-D Secure one-time code a test received in its threeDs.otp callback (looked for beside a
+ * code's name, as a CVV). `authentication-value`: a 3-D Secure authentication value an ARes gave
+ * (a one-time credential: never in a log).
+ */
+export type SecretKind = 'pan' | 'cvv' | 'merchant-secret' | 'webhook-secret' | 'page-token' | 'otp' | 'authentication-value';
 
 /** Notes the secrets in an API reply: a full card number and CVV (sandbox card details), a page link's token. */
 export function noteReplySecrets(body: unknown): void {

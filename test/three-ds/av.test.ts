@@ -22,11 +22,11 @@ eachDialect('3-D Secure: the authentication value, checked for the authorization
 
     assert.deepEqual(await verify({}), { ok: true, acsTransId: acsTransID, eci, amount: 2500, currency: 'EUR' });
     assert.deepEqual((await verify({ amount: 1000 })).ok, true, 'a smaller authorization');
-    assert.deepEqual(await verify({ amount: 2501 }), { ok: false, reason: 'amount' });
+    assert.deepEqual(await verify({ amount: 2501 }), { ok: false, reason: 'amount', acsTransId: acsTransID });
     // 27.00 USD is 25.00 EUR at 1.08; 27.01 USD is more.
     assert.equal((await verify({ amount: 2700, currency: 'USD' })).ok, true);
-    assert.deepEqual(await verify({ amount: 2701, currency: 'USD' }), { ok: false, reason: 'amount' });
-    assert.deepEqual(await verify({ amount: 100, currency: 'XXX' }), { ok: false, reason: 'amount' });
+    assert.deepEqual(await verify({ amount: 2701, currency: 'USD' }), { ok: false, reason: 'amount', acsTransId: acsTransID });
+    assert.deepEqual(await verify({ amount: 100, currency: 'XXX' }), { ok: false, reason: 'amount', acsTransId: acsTransID });
     assert.deepEqual(await verify({ cardId: other.cardId }), { ok: false, reason: 'other_card' });
     // Forged: random bytes, a changed byte, not Base64 of 20 bytes.
     assert.deepEqual(await verify({ value: randomBytes(20).toString('base64') }), { ok: false, reason: 'unknown' });
@@ -38,7 +38,7 @@ eachDialect('3-D Secure: the authentication value, checked for the authorization
     }
     // More than 30 days after it was issued.
     now += 30 * 86_400_000 + 1;
-    assert.deepEqual(await verify({}), { ok: false, reason: 'expired' });
+    assert.deepEqual(await verify({}), { ok: false, reason: 'expired', acsTransId: acsTransID });
     now -= 30 * 86_400_000 + 1;
 
     // Used by an approved authorization: once. A declined one that carried it is listed too, and takes nothing.
@@ -55,7 +55,7 @@ eachDialect('3-D Secure: the authentication value, checked for the authorization
       ),
       true,
     );
-    assert.deepEqual(await verify({}), { ok: false, reason: 'used' });
+    assert.deepEqual(await verify({}), { ok: false, reason: 'used', acsTransId: acsTransID });
     assert.equal(
       await svc.database.withTx((tx) =>
         useAuthenticationValue({ tx, now, wake: { worker: false } }, { acsTransId: acsTransID, tradeId: 'trd_test2', approved: true }),

@@ -67,9 +67,11 @@ class DeclineReason(str, enum.Enum):
     CVV2_MISMATCH = "cvv2_mismatch"
     EXPIRY_MISMATCH = "expiry_mismatch"
     CARD_VERIFICATION_MISSING = "card_verification_missing"
+    AUTHENTICATION_FAILED = "authentication_failed"
+    AUTHENTICATION_REQUIRED = "authentication_required"
 
 
-DeclineReasonValue = Literal["card_inactive", "insufficient_funds", "spending_limit", "mcc_not_allowed", "mcc_blocked", "country_not_allowed", "country_blocked", "channel_not_allowed", "merchant_declined", "merchant_timeout", "merchant_error", "cvv2_mismatch", "expiry_mismatch", "card_verification_missing"]
+DeclineReasonValue = Literal["card_inactive", "insufficient_funds", "spending_limit", "mcc_not_allowed", "mcc_blocked", "country_not_allowed", "country_blocked", "channel_not_allowed", "merchant_declined", "merchant_timeout", "merchant_error", "cvv2_mismatch", "expiry_mismatch", "card_verification_missing", "authentication_failed", "authentication_required"]
 
 
 class Channel(str, enum.Enum):
@@ -172,6 +174,23 @@ class Authorization(TypedDict):
     createdAt: str
 
 
+TradeDetailAuthenticationMethod = Literal["frictionless", "otp", "oob"]
+"""how the cardholder was authenticated: frictionless, or a challenge by otp or oob"""
+
+
+class TradeDetailAuthentication(TypedDict):
+    """The `authentication` of TradeDetail."""
+
+    #: the authentication (threeDsQuery)
+    acsTransID: str
+    #: the authentication’s outcome: Y (a value is only good from a Y)
+    transStatus: str
+    #: the ECI it gave (05 Visa, 02 Mastercard)
+    eci: str | None
+    #: how the cardholder was authenticated: frictionless, or a challenge by otp or oob
+    method: TradeDetailAuthenticationMethod
+
+
 class TradeDetail(TypedDict):
     """One transaction (tradeQuery): its record, and the authorization when it is one."""
 
@@ -179,6 +198,8 @@ class TradeDetail(TypedDict):
     trade: TradeRecord | None
     #: for an authorization (tradeType 150, or a declined one): the acceptor and the decision; null otherwise
     authorization: Authorization | None
+    #: the 3-D Secure authentication whose value the authorization carried (an approved one took it; a declined one shows it when the value was this card’s); null otherwise
+    authentication: TradeDetailAuthentication | None
 
 
 class Cardholder(TypedDict):
@@ -1192,6 +1213,10 @@ class SandboxAuthorizeParams(_SandboxAuthorizeParamsRequired, total=False):
     cvv2: str
     #: must be 4 digits, YYMM: the expiry as the cardholder typed it (cardDetails gives MM/YY). Optional; when sent and not the card’s, declined (2731, declineReason expiry_mismatch) and counted as a CVV2 mismatch is
     expiry: str
+    #: must be 2 digits: the ECI the 3-D Secure authentication gave (its ARes or RReq: 05 for a Visa card, 02 for a Mastercard). Optional; when sent with authenticationValue it must be the authentication’s
+    eci: str
+    #: must be 28 Base64 characters: the authenticationValue of a successful 3-D Secure authentication of this card (/sandbox/3ds/authenticate, or the ACS). Checked once: a value not issued for this card, already used by an approved authorization, more than 30 days old or for less than this amount declines the authorization (2732, declineReason authentication_failed). With CARDPROGRAM_3DS_REQUIRED on, an ecommerce authorization without one, outside the low-value exemption, is declined 2733 (authentication_required)
+    authenticationValue: str
 
 
 SandboxAuthorizeResult = TradeRecord

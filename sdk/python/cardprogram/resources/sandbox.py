@@ -69,13 +69,17 @@ class Sandbox(Resource):
         channel: Optional[ChannelValue] = None,
         cvv2: Optional[str] = None,
         expiry: Optional[str] = None,
+        eci: Optional[str] = None,
+        authentication_value: Optional[str] = None,
         business_date: Optional[Day] = None,
         random_str: Optional[str] = None,
     ) -> TradeRecord:
         """A card payment's authorization (150): holds the amount. A decline raises a ``ConflictError``
-        (``2724``, ``2725``, ``2728``, ``2729``, ``2731``) whose ``decline`` names the declined authorization.
-        ``cvv2`` and ``expiry`` (YYMM), when sent, are checked against the card; a mismatch counts toward
-        the card's security freeze (5 within 24 hours).
+        (``2724``, ``2725``, ``2728``, ``2729``, ``2731``, ``2732``, ``2733``) whose ``decline`` names the
+        declined authorization. ``cvv2`` and ``expiry`` (YYMM), when sent, are checked against the card; a
+        mismatch counts toward the card's security freeze (5 within 24 hours). ``eci`` and
+        ``authentication_value`` are a 3-D Secure authentication's (``sandbox.authenticate``): good once,
+        for this card, up to the authenticated amount (else ``2732``).
 
         >>> client.sandbox.authorize(card_id="card_…", amount=12.5, remark="Coffee", mcc="5814", channel="pos")  # doctest: +SKIP
         """
@@ -94,6 +98,8 @@ class Sandbox(Resource):
                 "channel": channel,
                 "cvv2": cvv2,
                 "expiry": expiry,
+                "eci": eci,
+                "authenticationValue": authentication_value,
                 "businessDate": business_date,
                 "randomStr": random_str,
             },
