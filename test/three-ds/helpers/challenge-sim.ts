@@ -81,7 +81,13 @@ export function cresProblems(m: Message): string[] {
 
 async function listen(t: TestContext, server: http.Server, host: string): Promise<number> {
   await new Promise<void>((resolve) => server.listen(0, host, resolve));
-  t.after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  t.after(
+    () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  );
   return (server.address() as AddressInfo).port;
 }
 
