@@ -313,6 +313,33 @@ eachDialect('3-D Secure: the challenge (decisions §14.4)', (dialect) => {
     assert.deepEqual([sent.status, sent.attempts], ['sent', 3]);
   });
 
+  it('in flight: eight wrong codes at once count three and end it N/19 once; the right code and a cancel at once, one of them', async (t) => {
+    const { h, start, form, codes } = await setup(t, dialect);
+    const a = await start();
+    const pa = fieldsOf((await form('/3ds/challenge', { creq: creq(a) })).body);
+    const [code] = await codes(a.acsTransID);
+    const wrong = String((Number(code) + 1) % 1_000_000).padStart(6, '0');
+    const answers = await Promise.all(Array.from({ length: 8 }, () => form('/3ds/challenge/otp', { ...pa, code: wrong })));
+    assert.ok(answers.every((r) => r.statusCode === 200));
+    const ra = await stored(h, String(a.acsTransID));
+    assert.deepEqual([ra.trans_status, ra.trans_status_reason, Number(ra.otp_failures)], ['N', '19', 3]);
+    const results = await h.db.database.db
+      .selectFrom('three_ds_results')
+      .select('acs_trans_id')
+      .where('acs_trans_id', '=', String(a.acsTransID))
+      .execute();
+    assert.equal(results.length, 1);
+
+    const b = await start();
+    const pb = fieldsOf((await form('/3ds/challenge', { creq: creq(b) })).body);
+    const [codeB] = await codes(b.acsTransID);
+    await Promise.all([form('/3ds/challenge/otp', { ...pb, code: String(codeB) }), form('/3ds/challenge/cancel', pb)]);
+    const rb = await stored(h, String(b.acsTransID));
+    assert.ok(rb.trans_status === 'Y' || (rb.trans_status === 'N' && rb.challenge_cancel === '01'), JSON.stringify(rb.trans_status));
+    const events = await h.db.database.db.selectFrom('callback_events').selectAll().where('type', '=', 'threeDs.result').execute();
+    assert.equal(events.length, 2, 'one threeDs.result per challenge');
+  });
+
   it('the forms never answer 500: random, broken and hostile bodies on every challenge route', async (t) => {
     const { h, start, form } = await setup(t, dialect);
     const a = await start();
