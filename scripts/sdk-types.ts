@@ -138,6 +138,11 @@ export const RECORDS = [
     doc: 'The sandbox’s DS: the ARes, and for a challenge the form that opens it.',
     at: ['sandboxThreeDsAuthenticate', 'model'],
   },
+  {
+    name: 'SandboxThreeDsCompletion',
+    doc: 'A challenge finished in the sandbox without a browser: the authentication, the wrong codes still allowed, the CRes.',
+    at: ['sandboxThreeDsComplete', 'model'],
+  },
 ];
 
 export function find(doc: Record<string, any>, [operationId, ...path]: string[]): JsonSchema {

@@ -25,6 +25,7 @@ import { openApiPlugin } from './http/openapi.js';
 import { serverOptions } from './http/options.js';
 import { RateLimiter } from './http/rate-limit.js';
 import { reaperPlugin } from './http/reaper.js';
+import { threeDsWorkerPlugin } from './http/three-ds-worker.js';
 import { workerPlugin } from './http/worker.js';
 import { openReadNonces } from './idempotency/read-nonce-store.js';
 import { kycRoutes, kycSandboxRoutes } from './kyc/routes.js';
@@ -36,6 +37,7 @@ import { pageRoutes } from './page/routes.js';
 import { createServices, readyVault } from './services.js';
 import { purgeBrowserData } from './three-ds/purge.js';
 import { threeDsRoutes, threeDsSandboxRoutes } from './three-ds/routes.js';
+import { challengeRoutes } from './three-ds/routes-challenge.js';
 import { tradeRoutes } from './trades/routes.js';
 
 declare module 'fastify' {
@@ -181,6 +183,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   await app.register(disputeRoutes, { svc });
   await app.register(threeDsRoutes, { svc });
   await app.register(pageRoutes, { svc });
+  await app.register(challengeRoutes, { svc });
   // The operators' console answers nothing unless it is turned on (CARDPROGRAM_CONSOLE).
   if (config.console) await app.register(consoleRoutes, { svc });
   if (config.env === 'sandbox') {
@@ -215,5 +218,6 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     },
   });
   await app.register(workerPlugin, { svc });
+  await app.register(threeDsWorkerPlugin, { svc });
   return app;
 }

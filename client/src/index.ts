@@ -12,7 +12,12 @@ export type {
 export type { CreateHolderParams } from './resources/holders.js';
 export type { KycShareParams } from './resources/kyc.js';
 export type { SandboxTrade } from './resources/sandbox.js';
-export type { ThreeDsListParams, ThreeDsPageParams, ThreeDsSettingsParams } from './resources/three-ds.js';
+export type {
+  ThreeDsChallengeRespondParams,
+  ThreeDsListParams,
+  ThreeDsPageParams,
+  ThreeDsSettingsParams,
+} from './resources/three-ds.js';
 export { MAX_WINDOW_DAYS, type TradeListParams, type TradePageParams } from './resources/trades.js';
 export { Webhooks } from './resources/webhooks.js';
 export { type Credentials, canonicalJson, signature, signingString } from './signing.js';

@@ -24,6 +24,7 @@ export {
   type FundingStatementPage,
   type KycStatus,
   type SandboxThreeDsAuthentication,
+  type SandboxThreeDsCompletion,
   type SpendingLimit,
   type SpendingState,
   type ThreeDsARes,

@@ -480,3 +480,12 @@ export interface SandboxThreeDsAuthentication {
     creq: string;
   } | null;
 }
+
+/** A challenge finished in the sandbox without a browser: the authentication, the wrong codes still allowed, the CRes. */
+export interface SandboxThreeDsCompletion {
+  authentication: ThreeDsAuthentication;
+  /** wrong codes that may still be entered while the challenge goes on; null once it is over or for oob */
+  attemptsLeft: number | null;
+  /** once the challenge is over, the CRes the page would post to the notificationURL (Base64url JSON); else null */
+  cres: string | null;
+}

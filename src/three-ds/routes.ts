@@ -3,12 +3,16 @@ import type { Services } from '../context.js';
 import { operationInput, signedRead, signedWrite, writeKey } from '../http/operation.js';
 import { Envelope, errorResponses, ok } from '../http/schemas.js';
 import { listAuthentications, queryAuthentication } from './query.js';
+import { sandboxThreeDsComplete, threeDsChallengeRespond } from './respond.js';
 import { sandboxAuthenticate } from './sandbox.js';
 import {
   AuthenticationPageSchema,
   AuthenticationSchema,
   SandboxAuthenticateBody,
   SandboxAuthenticationSchema,
+  SandboxThreeDsCompleteBody,
+  SandboxThreeDsCompletionSchema,
+  ThreeDsChallengeRespondBody,
   ThreeDsListBody,
   ThreeDsQueryBody,
   ThreeDsSettingsQueryBody,
@@ -81,6 +85,25 @@ export const threeDsRoutes: FastifyPluginAsyncTypebox<{ svc: Services }> = async
   );
 
   app.post(
+    '/api/network/threeDsChallengeRespond.html',
+    {
+      schema: {
+        tags: TAGS,
+        summary: 'Answer an out-of-band 3-D Secure challenge: the cardholder approved or declined the purchase in your app',
+        description:
+          'For a challenge of method `oob` (a `threeDs.challenge` callback told you of it): `approved` ends it Y (the authentication value issued), `declined` N/01. The page waiting in the cardholder’s browser then posts the CRes to the 3DS Server, the RReq goes to the DS and a `threeDs.result` callback follows. Another merchant’s authentication is 2750; one that is over (answered, cancelled, timed out after 5 minutes) or not out of band is 2751. docs/3ds.md. A write.',
+        body: ThreeDsChallengeRespondBody,
+        response: { 200: Envelope(AuthenticationSchema), ...errorResponses },
+      },
+      config: { operation: 'threeDsChallengeRespond' },
+    },
+    async (req, reply) => {
+      const { randomStr, input } = operationInput(req.body);
+      return ok(await signedWrite(svc, req, reply, randomStr, threeDsChallengeRespond, input), req.id);
+    },
+  );
+
+  app.post(
     '/api/network/threeDsSettingsQuery.html',
     {
       schema: {
@@ -128,6 +151,24 @@ export const threeDsSandboxRoutes: FastifyPluginAsyncTypebox<{ svc: Services }> 
         }),
         req.id,
       );
+    },
+  );
+  app.post(
+    '/sandbox/3ds/complete',
+    {
+      schema: {
+        tags: ['Sandbox'],
+        summary: 'Finish a 3-D Secure challenge without a browser (sandbox only)',
+        description:
+          'For a challenge the sandbox’s authenticate (or an AReq) opened: `otp`, the code as the cardholder would type it (method otp; the code is in the `threeDs.otp` callback; a wrong one counts, the third ends it N/19), or `result`, `approved` or `declined`, as your app would answer (method oob). Answers the authentication, the wrong codes still allowed, and once it is over the CRes the page would post. The same verbs as the page; the RReq and the `threeDs.result` callback follow. docs/3ds.md. A write.',
+        body: SandboxThreeDsCompleteBody,
+        response: { 200: Envelope(SandboxThreeDsCompletionSchema), ...errorResponses },
+      },
+      config: { operation: 'sandboxThreeDsComplete' },
+    },
+    async (req, reply) => {
+      const { randomStr, input } = operationInput(req.body);
+      return ok(await signedWrite(svc, req, reply, randomStr, sandboxThreeDsComplete, input, { sandbox: true }), req.id);
     },
   );
 };

@@ -119,3 +119,36 @@ export const SandboxAuthenticationSchema = Type.Object({
   ),
 });
 export type SandboxAuthentication = Static<typeof SandboxAuthenticationSchema>;
+
+export const ThreeDsChallengeRespondBody = body({
+  acsTransID: AcsTransId,
+  result: StringEnum(
+    ['approved', 'declined'] as const,
+    'must be approved or declined: whether the cardholder confirmed the purchase in your app',
+  ),
+});
+
+export const SandboxThreeDsCompleteBody = body({
+  acsTransID: AcsTransId,
+  otp: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 16,
+      description: 'must be the code the cardholder would type (challenge method otp): 6 digits',
+    }),
+  ),
+  result: Type.Optional(
+    StringEnum(['approved', 'declined'] as const, 'must be approved or declined: the answer of your app (challenge method oob)'),
+  ),
+});
+
+export const SandboxThreeDsCompletionSchema = Type.Object({
+  authentication: AuthenticationSchema,
+  attemptsLeft: Type.Union([Type.Integer(), Type.Null()], {
+    description: 'wrong codes that may still be entered while the challenge goes on; null once it is over or for oob',
+  }),
+  cres: Type.Union([Type.String(), Type.Null()], {
+    description: 'once the challenge is over, the CRes the page would post to the notificationURL (Base64url JSON); else null',
+  }),
+});
+export type SandboxThreeDsCompletion = Static<typeof SandboxThreeDsCompletionSchema>;

@@ -2,6 +2,8 @@
 // isolation and authentication tests (test/isolation*.test.ts) run every operation against.
 import assert from 'node:assert/strict';
 import { randomInt } from 'node:crypto';
+import { updateMerchant } from '../../src/merchants/manage.js';
+import { runVerb } from '../../src/runner.js';
 import { type Harness, holderBody, kycBody, randomStr, type TestMerchant } from './app.js';
 import { ok } from './cards.js';
 
@@ -63,6 +65,20 @@ export async function spareCard(s: Tenant, frozen = false): Promise<string> {
   await ok(s.h, TOPUP, { cardId: card.cardId, amount: 5 }, s.m);
   if (frozen) await ok(s.h, '/api/network/cardFreeze.html', { cardId: card.cardId }, s.m);
   return card.cardId;
+}
+
+/**
+ * A new 3-D Secure challenge of a new card of the tenant, under way: out of band (the merchant's
+ * method set to oob) or a one-time code. A challenge needs the merchant's notify URL: one is set
+ * (nothing delivers to it here).
+ */
+export async function challenge(s: Tenant, method: 'otp' | 'oob' = 'oob'): Promise<string> {
+  await runVerb(s.h.app.svc, updateMerchant, { input: { appId: s.m.appId, notifyUrl: 'http://127.0.0.1:9/hooks' }, actor: 'test' });
+  await ok(s.h, '/api/network/threeDsSettingsUpdate.html', { challengeMethod: method }, s.m);
+  const cardId = await spareCard(s);
+  const ares = (await ok(s.h, '/sandbox/3ds/authenticate', { cardId, amount: 1, challengeInd: '04' }, s.m)).ares;
+  assert.equal(ares.transStatus, 'C', JSON.stringify(ares));
+  return ares.acsTransID as string;
 }
 
 export async function pendingHolder(s: Tenant): Promise<string> {

@@ -7,6 +7,7 @@ import type {
   Dispute,
   KycStatus,
   SandboxThreeDsAuthentication,
+  SandboxThreeDsCompletion,
   TradeRecord,
 } from '../types.js';
 
@@ -104,6 +105,22 @@ export class Sandbox {
     randomStr?: string;
   }): Promise<SandboxThreeDsAuthentication> {
     return this.write('/sandbox/3ds/authenticate', p);
+  }
+
+  /**
+   * Finishes a 3-D Secure challenge without a browser: `otp` as the cardholder would type it (the
+   * code is in your `threeDs.otp` callback), or `result` as your app would answer an oob challenge.
+   *
+   * @example
+   * const { authentication, cres } = await client.sandbox.completeChallenge({ acsTransID, otp: event.code });
+   */
+  completeChallenge(p: {
+    acsTransID: string;
+    otp?: string;
+    result?: 'approved' | 'declined';
+    randomStr?: string;
+  }): Promise<SandboxThreeDsCompletion> {
+    return this.write('/sandbox/3ds/complete', p);
   }
 
   /** @example await client.sandbox.clear({ tradeId }); // the payment (151) takes the held amount */

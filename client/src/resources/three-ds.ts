@@ -22,6 +22,14 @@ export interface ThreeDsSettingsParams {
   challengeMethod?: 'otp' | 'oob';
 }
 
+export interface ThreeDsChallengeRespondParams {
+  /** The challenge's acsTransID (from the threeDs.challenge callback). */
+  acsTransID: string;
+  /** approved: the cardholder confirmed in your app; declined: not. */
+  result: 'approved' | 'declined';
+  randomStr?: string;
+}
+
 /** 3-D Secure (docs/3ds.md): the authentications of your cards, and how the ACS decides and challenges for you. */
 export class ThreeDs {
   constructor(private readonly client: Requester) {}
@@ -80,5 +88,17 @@ export class ThreeDs {
    */
   settingsQuery(): Promise<ThreeDsSettings> {
     return this.client.request<ThreeDsSettings>('/api/network/threeDsSettingsQuery.html', {}, 'read');
+  }
+
+  /**
+   * Answers an out-of-band challenge (your method is `oob`; a `threeDs.challenge` callback told you of
+   * it): `approved` once the cardholder confirmed the purchase in your app (Y), `declined` otherwise
+   * (N/01). The page in the cardholder's browser then returns to the shop.
+   *
+   * @example
+   * await client.threeDs.challengeRespond({ acsTransID: event.acsTransID, result: 'approved' });
+   */
+  challengeRespond(params: ThreeDsChallengeRespondParams): Promise<ThreeDsAuthentication> {
+    return this.client.request<ThreeDsAuthentication>('/api/network/threeDsChallengeRespond.html', { ...params }, 'write');
   }
 }

@@ -34,6 +34,7 @@ from ._wire import (
     FundingStatementPage,
     KycStatus,
     SandboxThreeDsAuthentication,
+    SandboxThreeDsCompletion,
     SpendingLimit,
     SpendingState,
     ThreeDsARes,

@@ -592,6 +592,16 @@ class SandboxThreeDsAuthentication(TypedDict):
     challenge: SandboxThreeDsAuthenticationChallenge | None
 
 
+class SandboxThreeDsCompletion(TypedDict):
+    """A challenge finished in the sandbox without a browser: the authentication, the wrong codes still allowed, the CRes."""
+
+    authentication: ThreeDsAuthentication
+    #: wrong codes that may still be entered while the challenge goes on; null once it is over or for oob
+    attemptsLeft: int | None
+    #: once the challenge is over, the CRes the page would post to the notificationURL (Base64url JSON); else null
+    cres: str | None
+
+
 class _HolderCreateParamsRequired(TypedDict):
     #: must be + followed by 6 to 15 digits (country code first)
     mobile: str
@@ -1136,6 +1146,21 @@ ThreeDsSettingsUpdateResult = ThreeDsSettings
 """What threeDsSettingsUpdate answers: Set the 3-D Secure decision endpoint and the challenge method."""
 
 
+class ThreeDsChallengeRespondParams(TypedDict):
+    """The body of threeDsChallengeRespond (/api/network/threeDsChallengeRespond.html) without appId, sign and timestamp."""
+
+    #: must be the acsTransID of the authentication (a UUID, as the ARes gave it)
+    acsTransID: str
+    #: must be approved or declined: whether the cardholder confirmed the purchase in your app
+    result: Literal["approved", "declined"]
+    #: must be exactly 32 letters or digits
+    randomStr: str
+
+
+ThreeDsChallengeRespondResult = ThreeDsAuthentication
+"""What threeDsChallengeRespond answers: Answer an out-of-band 3-D Secure challenge: the cardholder approved or declined the purchase in your app."""
+
+
 ThreeDsSettingsQueryParams = AuthorizationEndpointQueryParams
 """The body of threeDsSettingsQuery (/api/network/threeDsSettingsQuery.html) without appId, sign and timestamp."""
 
@@ -1475,6 +1500,26 @@ SandboxThreeDsAuthenticateResult = SandboxThreeDsAuthentication
 """What sandboxThreeDsAuthenticate answers: Authenticate a purchase with 3-D Secure as a directory server would (sandbox only)."""
 
 
+class _SandboxThreeDsCompleteParamsRequired(TypedDict):
+    #: must be the acsTransID of the authentication (a UUID, as the ARes gave it)
+    acsTransID: str
+    #: must be exactly 32 letters or digits
+    randomStr: str
+
+
+class SandboxThreeDsCompleteParams(_SandboxThreeDsCompleteParamsRequired, total=False):
+    """The body of sandboxThreeDsComplete (/sandbox/3ds/complete) without appId, sign and timestamp."""
+
+    #: must be the code the cardholder would type (challenge method otp): 6 digits
+    otp: str
+    #: must be approved or declined: the answer of your app (challenge method oob)
+    result: Literal["approved", "declined"]
+
+
+SandboxThreeDsCompleteResult = SandboxThreeDsCompletion
+"""What sandboxThreeDsComplete answers: Finish a 3-D Secure challenge without a browser (sandbox only)."""
+
+
 class AuthorizationRequestAuthorization(TypedDict):
     """The `authorization` of AuthorizationRequest."""
 
@@ -1548,6 +1593,7 @@ OPERATIONS: dict[str, str] = {
     "threeDsQuery": "/api/network/threeDsQuery.html",
     "threeDsList": "/api/network/threeDsList.html",
     "threeDsSettingsUpdate": "/api/network/threeDsSettingsUpdate.html",
+    "threeDsChallengeRespond": "/api/network/threeDsChallengeRespond.html",
     "threeDsSettingsQuery": "/api/network/threeDsSettingsQuery.html",
     "loginFreeLink": "/open/merchant/api/v2",
     "sandboxHolderReview": "/sandbox/holder/review",
@@ -1565,4 +1611,5 @@ OPERATIONS: dict[str, str] = {
     "sandboxKycReview": "/sandbox/kyc/review",
     "sandboxDisputeDecide": "/sandbox/dispute/decide",
     "sandboxThreeDsAuthenticate": "/sandbox/3ds/authenticate",
+    "sandboxThreeDsComplete": "/sandbox/3ds/complete",
 }

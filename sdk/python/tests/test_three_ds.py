@@ -78,6 +78,31 @@ class ThreeDs(unittest.TestCase):
         self.assertEqual(len(list(self.client.three_ds.list(card_id=card_id, from_=today, to=today))), 3)
         self.assertEqual(list(self.client.three_ds.list(card_id=card_id, to="2000-01-01")), [])
 
+    def test_a_challenge_finished_with_the_code_and_an_out_of_band_one_answered(self):
+        card_id = funded_card(self.client, 100)["card"]["cardId"]
+        acs_trans_id = self.client.sandbox.authenticate(card_id=card_id, amount=4, challenge_ind="04")["ares"]["acsTransID"]
+
+        def otp_sent() -> bool:
+            return any(r["body"].get("acsTransID") == acs_trans_id for r in self.rx.received)
+
+        eventually(otp_sent, 15, "the threeDs.otp callback")
+        sent = next(r for r in self.rx.received if r["body"].get("acsTransID") == acs_trans_id)
+        code = self.client.webhooks.verify(sent["raw"], sent["headers"])["code"]
+        note_secret("otp", code)
+        wrong = self.client.sandbox.complete_challenge(acs_trans_id=acs_trans_id, otp="000000" if code != "000000" else "111111")
+        self.assertEqual([wrong["authentication"]["transStatus"], wrong["attemptsLeft"], wrong["cres"]], ["C", 2, None])
+        done = self.client.sandbox.complete_challenge(acs_trans_id=acs_trans_id, otp=code)
+        self.assertEqual([done["authentication"]["transStatus"], done["authentication"]["eci"]], ["Y", "05"])
+        self.assertIsNotNone(done["cres"])
+
+        client = self.svc.client(self.svc.new_merchant(extra=("--notify-url", self.rx.url)))
+        client.three_ds.settings_update(challenge_method="oob")
+        oob_card = funded_card(client, 100)["card"]["cardId"]
+        oob = client.sandbox.authenticate(card_id=oob_card, amount=4, challenge_ind="04")["ares"]
+        self.assertEqual([oob["transStatus"], oob["authenticationType"]], ["C", "03"])
+        answered = client.three_ds.challenge_respond(acs_trans_id=oob["acsTransID"], result="declined")
+        self.assertEqual([answered["transStatus"], answered["transStatusReason"]], ["N", "01"])
+
     def test_another_merchant_can_neither_read_nor_authenticate_with_the_card(self):
         card_id = funded_card(self.client, 50)["card"]["cardId"]
         acs_trans_id = self.client.sandbox.authenticate(card_id=card_id, amount=4)["ares"]["acsTransID"]

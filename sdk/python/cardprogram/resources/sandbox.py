@@ -12,6 +12,7 @@ from .._wire import (
     Dispute,
     KycStatus,
     SandboxThreeDsAuthentication,
+    SandboxThreeDsCompletion,
     TradeRecord,
 )
 
@@ -280,4 +281,25 @@ class Sandbox(Resource):
                 "challengeInd": challenge_ind,
                 "randomStr": random_str,
             },
+        )
+
+    @operation("sandboxThreeDsComplete", "write")
+    def complete_challenge(
+        self,
+        *,
+        acs_trans_id: str,
+        otp: Optional[str] = None,
+        result: Optional[Literal["approved", "declined"]] = None,
+        random_str: Optional[str] = None,
+    ) -> SandboxThreeDsCompletion:
+        """Finishes a 3-D Secure challenge without a browser: ``otp`` as the cardholder would type it
+        (the code is in your ``threeDs.otp`` callback; a wrong one counts, the third ends it ``N``/``19``),
+        or ``result`` (``"approved"``/``"declined"``) as your app would answer an out-of-band one. Gives
+        the authentication, the wrong codes still allowed, and once it is over the ``cres``.
+
+        >>> client.sandbox.complete_challenge(acs_trans_id="0b9c…", otp="123456")["authentication"]["transStatus"]  # doctest: +SKIP
+        """
+        return self._call(
+            "sandboxThreeDsComplete",
+            {"acsTransID": acs_trans_id, "otp": otp, "result": result, "randomStr": random_str},
         )

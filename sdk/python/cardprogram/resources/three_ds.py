@@ -89,6 +89,25 @@ class ThreeDs(Resource):
             keep_none=("decisionUrl",),
         )
 
+    @operation("threeDsChallengeRespond", "write")
+    def challenge_respond(
+        self,
+        *,
+        acs_trans_id: str,
+        result: Literal["approved", "declined"],
+        random_str: Optional[str] = None,
+    ) -> ThreeDsAuthentication:
+        """Answers an out-of-band challenge (your method is ``oob``; a ``threeDs.challenge`` callback
+        told you of it): ``"approved"`` once the cardholder confirmed in your app (``Y``),
+        ``"declined"`` otherwise (``N``/``01``). One that is over is a ``ConflictError`` (``2751``).
+
+        >>> client.three_ds.challenge_respond(acs_trans_id="0b9c…", result="approved")["transStatus"]  # doctest: +SKIP
+        """
+        return self._call(
+            "threeDsChallengeRespond",
+            {"acsTransID": acs_trans_id, "result": result, "randomStr": random_str},
+        )
+
     @operation("threeDsSettingsQuery", "read")
     def settings_query(self) -> ThreeDsSettings:
         """The settings as they are now (``decisionUrl`` ``None``: none, the program decides).
