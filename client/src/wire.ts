@@ -122,6 +122,17 @@ export interface TradeDetail {
   trade: TradeRecord | null;
   /** for an authorization (tradeType 150, or a declined one): the acceptor and the decision; null otherwise */
   authorization: Authorization | null;
+  /** the card network message that produced it (or its authorization’s): its RRN, acquirer, STAN and type; null for the sandbox’s transactions */
+  network: {
+    /** the retrieval reference number (field 37); null when not sent */
+    rrn: string | null;
+    /** the acquiring institution id (field 32) */
+    acquirer: string;
+    /** the system trace audit number (field 11) */
+    stan: string;
+    /** the message type, e.g. 0100, 0200, 0220 */
+    mti: string;
+  } | null;
 }
 
 /** A cardholder (interface §2.2). */

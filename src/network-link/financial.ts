@@ -4,7 +4,7 @@ import { type LinkAnswer, type LinkClass, LinkReplay, linkIdentity, originalMess
 import type { LinkFinancialInput } from '../network/link-financial.js';
 import { linkClear, linkRefund } from '../network/link-financial.js';
 import { runVerb } from '../runner.js';
-import { linkAmounts } from './amounts.js';
+import { acceptorRemark, linkAmounts } from './amounts.js';
 import { failureCode } from './authorization.js';
 import { cardByPan, contentHash, storedCopy } from './card-data.js';
 
@@ -60,7 +60,7 @@ export async function financialAdvice(svc: Services, mti: string, fields: Map<nu
     if (!card) return { code: '12' };
     const amounts = linkAmounts(fields, card, svc.config.network, svc.config.program.fxRates);
     if ('code' in amounts) return amounts;
-    const rrn = fields.get(37)?.trim();
+    const remark = acceptorRemark(fields);
     target = {
       tradeId: null,
       cardId: card.id,
@@ -69,7 +69,7 @@ export async function financialAdvice(svc: Services, mti: string, fields: Map<nu
         amount: toMinor(amounts.amount, card.currency),
         currencyTxn: amounts.currencyTxn,
         txnAmount: toMinor(amounts.txnAmount, amounts.currencyTxn),
-        ...(rrn ? { remark: `RRN ${rrn}` } : {}),
+        ...(remark ? { remark } : {}),
       },
     };
   }

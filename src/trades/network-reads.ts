@@ -102,3 +102,33 @@ export async function messagesOfTrade(db: Kysely<DB>, tradeId: string) {
     .orderBy('created_at')
     .execute();
 }
+
+/**
+ * The card network message behind a transaction (tradeQuery's `network`): the one that produced it,
+ * else its original's (a clearing's authorization), else, for an authorization the network cleared
+ * at once (0200), the message of its payment. Null for the sandbox's transactions.
+ */
+export async function networkOrigin(
+  db: Kysely<DB>,
+  tradeId: string,
+  originalId: string | null,
+): Promise<{ mti: string; acquirer: string; stan: string; request: string } | null> {
+  const first = (ids: string[]) =>
+    ids.length === 0
+      ? Promise.resolve(undefined)
+      : db
+          .selectFrom('network_messages')
+          .select(['mti', 'acquirer', 'stan', 'request'])
+          .where('trade_id', 'in', ids)
+          .orderBy('created_at')
+          .executeTakeFirst();
+  const own = (await first([tradeId])) ?? (originalId ? await first([originalId]) : undefined);
+  if (own) return own;
+  const payments = await withTrades(db)
+    .selectFrom('trades')
+    .select('id')
+    .where('original_id', '=', tradeId)
+    .where('trade_type', '=', TradeType.payment)
+    .execute();
+  return (await first(payments.map((p) => p.id))) ?? null;
+}

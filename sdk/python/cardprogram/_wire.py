@@ -172,6 +172,19 @@ class Authorization(TypedDict):
     createdAt: str
 
 
+class TradeDetailNetwork(TypedDict):
+    """The `network` of TradeDetail."""
+
+    #: the retrieval reference number (field 37); null when not sent
+    rrn: str | None
+    #: the acquiring institution id (field 32)
+    acquirer: str
+    #: the system trace audit number (field 11)
+    stan: str
+    #: the message type, e.g. 0100, 0200, 0220
+    mti: str
+
+
 class TradeDetail(TypedDict):
     """One transaction (tradeQuery): its record, and the authorization when it is one."""
 
@@ -179,6 +192,8 @@ class TradeDetail(TypedDict):
     trade: TradeRecord | None
     #: for an authorization (tradeType 150, or a declined one): the acceptor and the decision; null otherwise
     authorization: Authorization | None
+    #: the card network message that produced it (or its authorization’s): its RRN, acquirer, STAN and type; null for the sandbox’s transactions
+    network: TradeDetailNetwork | None
 
 
 class Cardholder(TypedDict):
