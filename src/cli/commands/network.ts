@@ -86,6 +86,10 @@ export function networkCommands(program: Command): void {
     .option('--servername <name>', "TLS: the name the link's certificate must carry (default: --host, when it is a name)")
     .option('--timeout <ms>', 'how long to wait for the answer', (v) => Number(v), 10_000)
     .option('--write <file>', 'append the framed message to FILE instead of sending it (to make a clearing file)')
+    .option(
+      '--force',
+      'with --type clear: send it even when the authorization holds nothing any more (cleared already, released): a forced post',
+    )
     .option('--json', 'print JSON')
     .addHelpText(
       'after',
