@@ -3,7 +3,6 @@ import { appendFileSync } from 'node:fs';
 import { ConfigError } from '../../config.js';
 import { DEFAULT_NETWORK_CURRENCIES } from '../../config-network.js';
 import type { Services } from '../../context.js';
-import { DomainError } from '../../errors.js';
 import type { IsoMessage } from '../../iso8583/codec.js';
 import { FIELDS, type FieldSpec } from '../../iso8583/fields.js';
 import { exponent } from '../../money/currency.js';
