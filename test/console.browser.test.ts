@@ -96,7 +96,7 @@ eachDialect('the operators’ console in a real browser (Chromium)', (dialect) =
     assert.match(tiles, /Approved volume85\.59 EUR/);
     assert.match(tiles, /Cardholders waiting for review1/);
     // The card network link (no link in this test): nothing forced, no debt, no connection.
-    assert.match(tiles, /Forced posts today0 \| Card debt0 \| Connections \(this instance\)0/);
+    assert.match(tiles, /Forced posts today0 \| Card debt0 cards · 0\.00 EUR0 cards · 0\.00 USDT \| Connections \(this instance\)0/);
     assert.ok(await page.getByRole('img', { name: /Authorizations per hour today: 5 in all/ }).isVisible(), 'the chart');
     await shot(page, 'console-overview');
 

@@ -307,6 +307,9 @@ eachDialect('getting started (docs/getting-started.md), as a new user runs it', 
     assert.equal(overLink.stdout.match(/^00 approved$/gm)?.length, 2, overLink.stdout);
     assert.match(overLink.stdout, /^\s+2 {2}primary account number\s+\d{6}\*+\d{4}$/m);
     assert.match(overLink.stdout, /92 CVV2 \(not shown\)/);
+    // Each prints the transaction it made (issue 43): the clear, its payment and the authorization it cleared.
+    assert.match(overLink.stdout, /^tradeId trd_\w+ \(authorization\)$/m);
+    assert.match(overLink.stdout, /^tradeId trd_\w+ \(payment of trd_\w+\)$/m);
 
     // 3d. A 3-D Secure purchase: authenticated (frictionless, the low-value exemption), authorized with eci and
     // authenticationValue, tradeQuery shows it, the value a second time refused.

@@ -197,7 +197,8 @@ eachDialect('network link: a card’s debt and the link in the console', (dialec
     // Before any message: nothing forced, no debt, one connection, no peer signed on, no answer.
     assert.deepEqual(
       await Promise.all(['Forced posts today', 'Card debt', 'Connections (this instance)', 'Signed-on peers (this instance)'].map(tile)),
-      ['0', '0', '1', '0'],
+      // The debt is an amount with its currency, also when nothing is owed (issue 43).
+      ['0', '0 cards · 0.00 EUR<br>0 cards · 0.00 USDT', '1', '0'],
     );
     assert.equal(await tile('Decision time (this instance)'), '—');
 
@@ -217,10 +218,14 @@ eachDialect('network link: a card’s debt and the link in the console', (dialec
       /^p50 ≤ [\d.]+ ms · p99 ≤ [\d.]+ ms<br><span class="muted">mean [\d.]+ ms<\/span>$/,
     );
     const body = (await consoleGet(h, viewer, '/console')).body;
-    const rows = [...body.matchAll(/<tr><td>(\d{4})<\/td><td>(\d\d)<\/td><td class="num">(\d+)<\/td><\/tr>/g)].map((m) =>
+    const rows = [...body.matchAll(/<tr><td>(\d{4})<\/td><td>(\d\d)<\/td><td>([^<]*)<\/td><td class="num">(\d+)<\/td><\/tr>/g)].map((m) =>
       m.slice(1).join(' '),
     );
-    assert.deepEqual(rows, ['0110 51 1', '0130 00 1', '0810 00 1'], 'answers by MTI and response code');
+    assert.deepEqual(
+      rows,
+      ['0110 51 insufficient funds 1', '0130 00 approved 1', '0810 00 approved 1'],
+      'answers by MTI and response code, with its meaning',
+    );
   });
 });
 

@@ -135,6 +135,17 @@ export interface TradeDetail {
     /** how the cardholder was authenticated: frictionless, or a challenge by otp or oob */
     method: 'frictionless' | 'otp' | 'oob';
   } | null;
+  /** the card network message that produced it (or its authorization’s): its RRN, acquirer, STAN and type; null for the sandbox’s transactions */
+  network: {
+    /** the retrieval reference number (field 37); null when not sent */
+    rrn: string | null;
+    /** the acquiring institution id (field 32) */
+    acquirer: string;
+    /** the system trace audit number (field 11) */
+    stan: string;
+    /** the message type, e.g. 0100, 0200, 0220 */
+    mti: string;
+  } | null;
 }
 
 /** A cardholder (interface §2.2). */

@@ -5,11 +5,12 @@ import { VERIFICATION_LIMIT } from '../cards/verification.js';
 import type { AuthorizationsTable } from '../db/schema.js';
 import { formatMoney } from '../page/activity.js';
 import type { TradePage } from '../trades/list.js';
-import { TradeStatus, TradeType } from '../trades/types.js';
+import type { RecordFacts } from '../trades/network-reads.js';
 import { auditPill, major } from './pages-common.js';
 import type { SearchHit } from './queries.js';
 import type { CardAuthentication } from './queries-three-ds.js';
 import { can } from './roles.js';
+import { statementRow } from './statement.js';
 import { esc, type Frame, form, kv, link, page, pill, reasonField, table, when } from './view.js';
 
 /** The console's search and card pages (re-exported by ./pages.ts). */
@@ -39,29 +40,6 @@ export function searchPage(frame: Frame, q: string, hits: SearchHit[] | null): s
   );
 }
 
-const TYPE_NAMES: Record<number, string> = {
-  [TradeType.authorization]: 'Authorization (hold)',
-  [TradeType.payment]: 'Payment (cleared)',
-  [TradeType.topUp]: 'Top-up',
-  [TradeType.withdrawal]: 'Cash withdrawal',
-  [TradeType.transferIn]: 'Transfer in',
-  [TradeType.transferOut]: 'Transfer out',
-  [TradeType.settlementAdjustment]: 'Settlement adjustment',
-  [TradeType.balanceInquiry]: 'Balance inquiry',
-  [TradeType.fee]: 'Fee',
-};
-const STATUS_NAMES: Record<number, string> = {
-  [TradeStatus.success]: 'Done',
-  [TradeStatus.reversal]: 'Reversal',
-  [TradeStatus.reversed]: 'Reversed',
-  [TradeStatus.voided]: 'Voided',
-  [TradeStatus.void]: 'Void',
-  [TradeStatus.refund]: 'Refund',
-};
-/** Money into the card: a top-up, a transfer in, a refund, a reversal; everything else takes money out. */
-const credits = (type: number, status: number) =>
-  type === TradeType.topUp || type === TradeType.transferIn || status === TradeStatus.refund || status === TradeStatus.reversal;
-
 const controlsText = (c: object) => (Object.keys(c).length === 0 ? 'none' : `<code>${esc(JSON.stringify(c))}</code>`);
 
 export interface CardView {
@@ -77,6 +55,8 @@ export interface CardView {
   merchantId: string;
   createdAt: number;
   trades: TradePage | null;
+  /** Each listed record's hold, original, forced mark and clearings (src/trades/network-reads.ts). */
+  facts: Map<string, RecordFacts>;
   rangeError: string | null;
   from: string;
   to: string;
@@ -151,14 +131,10 @@ export function cardPage(frame: Frame, v: CardView): string {
     : '';
   const t = v.trades;
   const rows = t
-    ? t.tradeList.map((r) => [
-        esc(r.businessDate),
-        `<code>${esc(r.tradeId)}</code>`,
-        esc(TYPE_NAMES[r.tradeType] ?? r.tradeType),
-        esc(STATUS_NAMES[r.tradeStatus] ?? r.tradeStatus),
-        esc(r.remark),
-        `${credits(r.tradeType, r.tradeStatus) ? '+' : '−'}${esc(major(r.amount, r.currency))}`,
-      ])
+    ? t.tradeList.map((r) => {
+        const line = statementRow(r, v.facts.get(r.tradeId));
+        return [esc(r.businessDate), `<code>${esc(r.tradeId)}</code>`, line.type, line.status, line.description, line.amount];
+      })
     : [];
   const pages = t ? Math.max(1, Math.ceil(t.total / v.pageSize)) : 1;
   const href = (p: number) => `/console/cards/${encodeURIComponent(card.cardId)}?from=${v.from}&to=${v.to}&page=${p}`;

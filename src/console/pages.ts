@@ -1,5 +1,8 @@
 import { AUDIT_TRANSITIONS, AuditStatus, type AuditStatusValue } from '../holders/audit-status.js';
 import type { NetworkFigures } from '../metrics.js';
+import { CARD_CURRENCIES, exponent } from '../money/currency.js';
+import { codeMeaning } from '../network/response-codes.js';
+import { SETTLEMENT_LINES } from '../network/settlement.js';
 import { formatMoney } from '../page/activity.js';
 import { auditPill } from './pages-common.js';
 import { qrSvg } from './qr.js';
@@ -80,6 +83,27 @@ const under = (seconds: number | null) =>
   seconds === null ? '—' : seconds === Number.POSITIVE_INFINITY ? 'over 2.5 s' : `≤ ${Math.round(seconds * 1000 * 10) / 10} ms`;
 
 /**
+ * The day's clearing and settlement with the network (decisions §12.10), per currency, as `cardprogram
+ * network settlement` gives it: each line's amount and count, and the net owed to the network.
+ */
+function settlementTable(r: NetworkOverview['settlement']): string {
+  const head = ['Currency', ...SETTLEMENT_LINES.map((l) => l.line.replace('-', ' ')), 'Net owed to the network'];
+  return table(
+    `Clearing and settlement of ${r.date} (the business day; every instance’s, from the database)`,
+    head.map((h, i) => (i === 0 ? h : h.charAt(0).toUpperCase() + h.slice(1))),
+    r.totals.map((t) => [
+      esc(t.currency),
+      ...t.lines.map(
+        (l) =>
+          `${esc(formatMoney(Math.round(l.amount * 10 ** exponent(t.currency)), t.currency))}${l.count ? ` <span class="muted">(${l.count})</span>` : ''}`,
+      ),
+      `<b>${t.net < 0 ? '−' : ''}${esc(formatMoney(Math.round(t.net * 10 ** exponent(t.currency)), t.currency))}</b>`,
+    ]),
+    head.map((_, i) => i).slice(1),
+  );
+}
+
+/**
  * The card network link (docs/console.md): today's forced posts and the cards in debt from the
  * database (every instance's); this instance's own figures since it started, labelled so.
  */
@@ -95,7 +119,11 @@ function networkSection(n: NetworkOverview, link: NetworkFigures): string {
     money(n.forced, (r) => String(r.n)),
   )}${tile(
     'Card debt',
-    money(n.debt, (r) => `${r.cards} card${r.cards === 1 ? '' : 's'}`),
+    // An amount, with its currency, also when nothing is owed (it read a bare "0").
+    money(
+      n.debt.length ? n.debt : CARD_CURRENCIES.map((currency) => ({ currency, cards: 0, amount: 0 })),
+      (r) => `${r.cards} card${r.cards === 1 ? '' : 's'}`,
+    ),
   )}${tile('Connections (this instance)', String(link.connections))}${tile('Signed-on peers (this instance)', String(link.signedOn))}${tile(
     'Answers (this instance)',
     String(link.messages.reduce((s, m) => s + m.n, 0)),
@@ -103,11 +131,11 @@ function networkSection(n: NetworkOverview, link: NetworkFigures): string {
     'Exceptions open',
     money(n.exceptions, (r) => String(r.n)),
     '/console/exceptions',
-  )}</div>${table(
+  )}</div>${settlementTable(n.settlement)}${table(
     'Answers this instance sent since it started, by MTI and response code (field 39)',
-    ['Answer MTI', 'Response code', 'Answers'],
-    link.messages.map((m) => [esc(m.mti), esc(m.code), String(m.n)]),
-    [2],
+    ['Answer MTI', 'Response code', 'Meaning', 'Answers'],
+    link.messages.map((m) => [esc(m.mti), esc(m.code), esc(codeMeaning(m.code)), String(m.n)]),
+    [3],
   )}<p class="muted">“This instance”: the figures of the process that served this page, since it started (each instance’s <code>/metrics</code> has its own). Forced posts (today, UTC) and debt are read from the database: every instance’s.</p>`;
 }
 

@@ -8,6 +8,7 @@ import { documentHash, emailHash, openIdentity } from '../holders/identity.js';
 import { kycEmail } from '../kyc/email.js';
 import type { KycData } from '../kyc/submit.js';
 import { openExceptions } from '../ledger/exceptions-query.js';
+import { settlement } from '../network/settlement.js';
 import { locateTrade } from '../trades/card-history.js';
 import { forcedPostsSince } from '../trades/network-reads.js';
 import { openDisputes } from './queries-disputes.js';
@@ -99,9 +100,10 @@ export async function overview(db: Kysely<DB>, now: number): Promise<Overview> {
   };
 }
 
-/** The card network link on the overview, from the database (every instance's): today's forced posts and the cards in debt, per currency. */
+/** The card network link on the overview, from the database (every instance's): today's forced posts, the cards in debt, per currency, and the day's settlement. */
 export async function networkOverview(db: Kysely<DB>, now: number) {
-  const [forced, debt] = await Promise.all([
+  const day = new Date(startOfDay(now)).toISOString().slice(0, 10);
+  const [forced, debt, settled] = await Promise.all([
     forcedPostsSince(db, startOfDay(now)),
     db
       .selectFrom('cards')
@@ -110,6 +112,8 @@ export async function networkOverview(db: Kysely<DB>, now: number) {
       .where(sql<boolean>`debt > 0`)
       .groupBy('currency')
       .execute(),
+    // The day's clearing and settlement with the network, as `cardprogram network settlement` gives it.
+    settlement(db, day),
   ]);
   return {
     forced,
@@ -117,6 +121,7 @@ export async function networkOverview(db: Kysely<DB>, now: number) {
     debt: debt
       .map((r) => ({ currency: r.currency, cards: Number(r.n), amount: Number(r.amount ?? 0) }))
       .sort((a, b) => a.currency.localeCompare(b.currency)),
+    settlement: settled,
   };
 }
 export type NetworkOverview = Awaited<ReturnType<typeof networkOverview>>;

@@ -11,6 +11,7 @@ import { settleCardDebt } from '../ledger/settle-debt.js';
 import { merchantSummary } from '../merchants/manage.js';
 import { runVerb } from '../runner.js';
 import { listTrades, MAX_RANGE_DAYS } from '../trades/list.js';
+import { recordFacts } from '../trades/network-reads.js';
 import { TRADE_STATUSES } from '../trades/types.js';
 import * as pages from './pages.js';
 import { search } from './queries.js';
@@ -70,7 +71,7 @@ export function cardsRoutes(app: FastifyInstance, kit: ConsoleKit): void {
       const last = Math.ceil(trades.total / PAGE) - 1;
       return redirect(reply, `/console/cards/${encodeURIComponent(card.id)}?from=${from}&to=${to}&page=${last}`);
     }
-    const [query, holder, declined, merchant, authentications] = await Promise.all([
+    const [query, holder, declined, merchant, authentications, facts] = await Promise.all([
       queryCard(db, card.merchant_id, card.id, now),
       db
         .selectFrom('cardholders')
@@ -87,6 +88,7 @@ export function cardsRoutes(app: FastifyInstance, kit: ConsoleKit): void {
         .execute(),
       merchantSummary(db, card.merchant_id),
       cardAuthentications(db, card.id),
+      recordFacts(db, trades?.tradeList.map((r) => r.tradeId) ?? []),
     ]);
     return html(
       reply,
@@ -104,6 +106,7 @@ export function cardsRoutes(app: FastifyInstance, kit: ConsoleKit): void {
           merchantId: card.merchant_id,
           createdAt: card.created_at,
           trades,
+          facts,
           rangeError,
           from,
           to,

@@ -6,6 +6,7 @@ import { DomainError } from '../errors.js';
 import { lockedTrade } from '../ledger/locks.js';
 import { toMajor, toMinor } from '../money/currency.js';
 import type { OperationInput } from '../operation-input.js';
+import { paymentsOf } from '../trades/books.js';
 import { tradeById } from '../trades/by-id.js';
 import type { TradeRow } from '../trades/record.js';
 import { TradeStatus, TradeType } from '../trades/types.js';
@@ -27,7 +28,8 @@ export function deadlineOf(clearingDate: string): number {
 
 /**
  * Why a transaction cannot be disputed (2730), or nothing: only a cleared purchase (a payment,
- * tradeType 151, status 1, a forced post's too) can be; an authorization not cleared, a reversed or
+ * tradeType 151, status 1, a forced post's too, or named by its authorization's id when that has
+ * exactly one: clearedPurchase) can be; an authorization not cleared, a reversed or
  * voided one, a refund, and one refunded in full cannot.
  */
 function notDisputable(t: TradeRow): string | null {
@@ -40,6 +42,26 @@ function notDisputable(t: TradeRow): string | null {
   if (t.trade_status !== TradeStatus.success) return 'tradeId: a refund or reversal record cannot be disputed; dispute the purchase';
   if (t.refunded >= t.amount) return 'tradeId: the purchase was refunded in full';
   return null;
+}
+
+/**
+ * The transaction a dispute is about, locked (its card first): the one named, or, for an
+ * authorization's id (the id a merchant sees first), its payment when it has exactly one. An
+ * authorization cleared more than once is refused (2730) with its payments' ids named: which one is
+ * disputed is the merchant's choice.
+ */
+async function clearedPurchase(ctx: MerchantCtx, tradeId: string): Promise<Awaited<ReturnType<typeof lockedTrade>>> {
+  const named = await lockedTrade(ctx, tradeId);
+  if (named.trade.trade_type !== TradeType.authorization) return named;
+  // Read under the card's lock: a clearing of this authorization waits for it.
+  const payments = await paymentsOf(ctx.tx, ctx.merchantId, named.trade.id);
+  if (payments.length === 1) return lockedTrade(ctx, (payments[0] as { id: string }).id);
+  if (payments.length > 1)
+    throw new DomainError(
+      'tradeState',
+      `tradeId: the authorization was cleared by ${payments.length} payments (${payments.map((p) => p.id).join(', ')}); dispute one of them by its tradeId`,
+    );
+  return named;
 }
 
 /** What is left to dispute of a payment: cleared, less refunded, less its disputes not withdrawn or expired. */
@@ -94,7 +116,7 @@ export async function createDispute({ ctx, input }: { ctx: MerchantCtx; input: D
       declined ? 'tradeId: a declined authorization charged nothing; it cannot be disputed' : 'tradeId: transaction not found',
     );
   }
-  const { trade, card } = await lockedTrade(ctx, input.tradeId);
+  const { trade, card } = await clearedPurchase(ctx, input.tradeId);
   const why = notDisputable(trade);
   if (why) throw new DomainError('tradeState', why);
   const open = await ctx.tx

@@ -22,7 +22,7 @@ import { withdrawDispute } from './withdraw.js';
 export const EVIDENCE_BODY_LIMIT = 8 * 1024 * 1024;
 
 const RULES =
-  'Disputable: a cleared purchase (tradeType 151, status 1; a forced post too), not refunded in full (2730), within 120 days of its clearing (2743), one open dispute per transaction (2741), at most what was cleared less refunds and earlier disputes (2723). Evidence: PDF, PNG or JPEG recognised by its first bytes, ≤ 5 MB decoded, ≤ 10 per dispute (2744); the body at most 8 MiB. docs/disputes.md.';
+  'Disputable: a cleared purchase (tradeType 151, status 1; a forced post too; or its authorization’s tradeId when exactly one payment cleared it, the dispute then being that payment’s; with more than one, 2730 names their tradeIds), not refunded in full (2730), within 120 days of its clearing (2743), one open dispute per transaction (2741), at most what was cleared less refunds and earlier disputes (2723). Evidence: PDF, PNG or JPEG recognised by its first bytes, ≤ 5 MB decoded, ≤ 10 per dispute (2744); the body at most 8 MiB. docs/disputes.md.';
 
 /** The merchant's disputes (decisions §13.1): writes idempotent by randomStr, reads single-use. */
 export const disputeRoutes: FastifyPluginAsyncTypebox<{ svc: Services }> = async (app, { svc }) => {

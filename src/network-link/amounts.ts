@@ -76,3 +76,13 @@ export function acceptorOf(fields: Map<number, string>): { merchantName?: string
     ...(country ? { merchantCountry: country } : {}),
   };
 }
+
+/**
+ * The remark of a record the link makes (interface §2.1: "transaction merchant description"): the
+ * acceptor's name and city from field 43, as a statement shows them ("Corner Grocery, Berlin"); empty
+ * without field 43. The RRN is not a description: tradeQuery's `network` carries it.
+ */
+export function acceptorRemark(fields: Map<number, string>): string {
+  const { merchantName, merchantCity } = acceptorOf(fields);
+  return [merchantName, merchantCity].filter((p) => p !== undefined).join(', ');
+}

@@ -16,7 +16,7 @@ import {
   storedAnswer,
 } from '../network/link.js';
 import { runVerb } from '../runner.js';
-import { acceptorOf, channelOf, currencyCode, linkAmounts } from './amounts.js';
+import { acceptorOf, acceptorRemark, channelOf, currencyCode, linkAmounts } from './amounts.js';
 import { cardByPan, cardVerification, contentHash, storedCopy, subelements } from './card-data.js';
 
 /** What the endpoint is left of the deadline at least, and what the decision keeps for itself after it. */
@@ -54,7 +54,7 @@ export function failureCode(err: unknown): string {
 function authorizeInput(svc: Services, fields: Map<number, string>, card: CardRow): AuthorizeInput | { code: string } {
   const amounts = linkAmounts(fields, card, svc.config.network, svc.config.program.fxRates);
   if ('code' in amounts) return amounts;
-  const rrn = fields.get(37)?.trim();
+  const remark = acceptorRemark(fields);
   const channel = channelOf(fields);
   return {
     cardId: card.id,
@@ -62,7 +62,7 @@ function authorizeInput(svc: Services, fields: Map<number, string>, card: CardRo
     ...(fields.has(18) ? { mcc: fields.get(18) as string } : {}),
     ...acceptorOf(fields),
     ...(channel ? { channel } : {}),
-    ...(rrn ? { remark: `RRN ${rrn}` } : {}),
+    ...(remark ? { remark } : {}),
     ...authenticationOf(fields),
   };
 }

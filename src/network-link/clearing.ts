@@ -7,6 +7,7 @@ import { byValue, type LinkAnswer, type LinkClass, linkIdentity, originalOf, sto
 import { cardTotal } from '../network/link-amounts.js';
 import { type Movement, movementOf } from '../network/movements.js';
 import { messagesWithTrades, postedRecord } from '../trades/network-reads.js';
+import type { ImportAudit } from './audit.js';
 import { contentHash, maskedPan } from './card-data.js';
 import { codeMeaning } from './client.js';
 import { financialAdvice } from './financial.js';
@@ -152,7 +153,7 @@ async function forcedBecause(svc: Services, fields: Map<number, string>): Promis
 }
 
 /** Imports a clearing file: each message posted once, in the file's order; the reconciliation. */
-export async function importClearing(svc: Services, file: Uint8Array): Promise<ClearingReport> {
+export async function importClearing(svc: Services, file: Uint8Array, audit?: ImportAudit): Promise<ClearingReport> {
   const lines: Imported[] = [];
   let index = 0;
   for (const bytes of clearingFrames(file)) {
@@ -169,7 +170,7 @@ export async function importClearing(svc: Services, file: Uint8Array): Promise<C
       });
       continue;
     }
-    lines.push(await importOne(svc, index, msg));
+    lines.push(await importOne(svc, index, msg, audit));
   }
   return { lines: lines.map((l) => l.line), totals: totalsOf(lines) };
 }
@@ -232,7 +233,7 @@ async function postedBy(svc: Services, msgClass: LinkClass, tradeId: string | un
   return { posted: { movement, currency: record.currency, amount: toMajor(record.amount, record.currency) }, minor: record.amount };
 }
 
-async function importOne(svc: Services, index: number, msg: IsoMessage): Promise<Imported> {
+async function importOne(svc: Services, index: number, msg: IsoMessage, audit: ImportAudit | undefined): Promise<Imported> {
   const { mti, fields } = msg;
   const line = describe(index, mti, fields);
   const refused = (code: string | null, reason: string): Imported => ({ line: { ...line, outcome: 'refused', code, reason }, minor: 0 });
@@ -256,7 +257,7 @@ async function importOne(svc: Services, index: number, msg: IsoMessage): Promise
       : await original(svc, line.kind === 'refund' ? 'financial' : 'authorization', fields.get(90) as string, acquirer);
   let answer: LinkAnswer;
   try {
-    answer = reversal ? await reversalAnswer(svc, mti, fields) : await financialAdvice(svc, mti, fields);
+    answer = reversal ? await reversalAnswer(svc, mti, fields, audit) : await financialAdvice(svc, mti, fields, audit);
   } catch (err) {
     svc.log.warn({ err: { name: (err as Error).name, message: (err as Error).message }, stan }, 'clearing import: message failed');
     answer = { code: '96' };

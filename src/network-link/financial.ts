@@ -4,7 +4,8 @@ import { type LinkAnswer, type LinkClass, LinkReplay, linkIdentity, originalMess
 import type { LinkFinancialInput } from '../network/link-financial.js';
 import { linkClear, linkRefund } from '../network/link-financial.js';
 import { runVerb } from '../runner.js';
-import { linkAmounts } from './amounts.js';
+import { acceptorRemark, linkAmounts } from './amounts.js';
+import type { ImportAudit } from './audit.js';
 import { failureCode } from './authorization.js';
 import { cardByPan, contentHash, storedCopy } from './card-data.js';
 
@@ -17,7 +18,7 @@ import { cardByPan, contentHash, storedCopy } from './card-data.js';
  * own identity (class financial, 32, 11, 7). Only the acquirer that sent the original names it (field 32
  * equal by value, decisions §12.13); another's is a forced post as one without an original.
  */
-export async function financialAdvice(svc: Services, mti: string, fields: Map<number, string>): Promise<LinkAnswer> {
+export async function financialAdvice(svc: Services, mti: string, fields: Map<number, string>, audit?: ImportAudit): Promise<LinkAnswer> {
   const acquirer = fields.get(32);
   const transmitted = fields.get(7);
   const processing = fields.get(3);
@@ -60,7 +61,7 @@ export async function financialAdvice(svc: Services, mti: string, fields: Map<nu
     if (!card) return { code: '12' };
     const amounts = linkAmounts(fields, card, svc.config.network, svc.config.program.fxRates);
     if ('code' in amounts) return amounts;
-    const rrn = fields.get(37)?.trim();
+    const remark = acceptorRemark(fields);
     target = {
       tradeId: null,
       cardId: card.id,
@@ -69,7 +70,7 @@ export async function financialAdvice(svc: Services, mti: string, fields: Map<nu
         amount: toMinor(amounts.amount, card.currency),
         currencyTxn: amounts.currencyTxn,
         txnAmount: toMinor(amounts.txnAmount, amounts.currencyTxn),
-        ...(rrn ? { remark: `RRN ${rrn}` } : {}),
+        ...(remark ? { remark } : {}),
       },
     };
   }
@@ -85,6 +86,7 @@ export async function financialAdvice(svc: Services, mti: string, fields: Map<nu
       },
       actor: `network:${acquirer}`,
       merchantId: target.merchantId,
+      ...(audit ? { audit: audit(target.cardId) } : {}),
     });
     return answer;
   } catch (err) {

@@ -2,6 +2,7 @@ import type { Services } from '../context.js';
 import { type LinkAnswer, LinkReplay, linkIdentity, linkReverse, originalMessage, storedAnswer } from '../network/link.js';
 import { linkReversePayment } from '../network/link-financial.js';
 import { runVerb } from '../runner.js';
+import type { ImportAudit } from './audit.js';
 import { failureCode } from './authorization.js';
 import { cardByPan, contentHash, storedCopy } from './card-data.js';
 
@@ -14,7 +15,7 @@ import { cardByPan, contentHash, storedCopy } from './card-data.js';
  * not the original's: by value, decisions §12.13). Exactly once
  * like an 0100, under the reversal's own identity (class reversal, 32, 11, 7).
  */
-export async function reversalAnswer(svc: Services, mti: string, fields: Map<number, string>): Promise<LinkAnswer> {
+export async function reversalAnswer(svc: Services, mti: string, fields: Map<number, string>, audit?: ImportAudit): Promise<LinkAnswer> {
   const acquirer = fields.get(32);
   const transmitted = fields.get(7);
   const stan = fields.get(11) as string;
@@ -43,7 +44,11 @@ export async function reversalAnswer(svc: Services, mti: string, fields: Map<num
     cardId: original.cardId,
     actual: f95 === undefined ? null : Number(f95.slice(0, 12)),
   };
-  const run = { actor: `network:${acquirer}`, merchantId: original.merchantId };
+  const run = {
+    actor: `network:${acquirer}`,
+    merchantId: original.merchantId,
+    ...(audit ? { audit: audit(original.cardId) } : {}),
+  };
   try {
     // An 0200 or 0220 posted a payment: reversing it returns the payment (a refund).
     if (!ofAuthorization) return await runVerb(svc, linkReversePayment, { input, ...run });

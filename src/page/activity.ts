@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { DB, DisputeStatus } from '../db/schema.js';
 import { exponent } from '../money/currency.js';
 import { cardRootTrades, type HistoryCursor, tradesFollowing } from '../trades/card-history.js';
+import { forcedAmong } from '../trades/network-reads.js';
 import type { AuthorizationRow, TradeRow } from '../trades/record.js';
 import { DeclineReason, type DeclineReasonValue, TradeStatus, TradeType } from '../trades/types.js';
 
@@ -106,6 +107,7 @@ export function declineWords(reason: string | null): string {
 
 const KIND: Record<number, string> = {
   [TradeType.authorization]: 'Card payment',
+  [TradeType.payment]: 'Card payment',
   [TradeType.topUp]: 'Top-up',
   [TradeType.withdrawal]: 'Cash withdrawal',
   [TradeType.transferIn]: 'Transfer in',
@@ -117,7 +119,7 @@ const KIND: Record<number, string> = {
 const OUT: ReadonlySet<number> = new Set([TradeType.withdrawal, TradeType.transferOut, TradeType.fee]);
 
 /** One purchase: its hold (150) and what the network sent for it since. */
-function purchaseLine(auth: TradeRow, parts: TradeRow[], acceptor: AuthorizationRow | undefined): ActivityLine {
+function purchaseLine(auth: TradeRow, parts: TradeRow[], acceptor: AuthorizationRow | undefined, forced: Set<string>): ActivityLine {
   const c = auth.currency;
   const payments = parts.filter((p) => p.trade_type === TradeType.payment && p.original_id === auth.id);
   const paymentIds = new Set(payments.map((p) => p.id));
@@ -148,6 +150,15 @@ function purchaseLine(auth: TradeRow, parts: TradeRow[], acceptor: Authorization
     amount = -(held + fee);
     if (reversed > 0) notes.push(`${formatMoney(reversed, c)} of the hold released`);
   }
+  // Each clearing named when there are several or one was forced (issue 43): "charged three times"
+  // reads as what the network sent, the hold once, never as a charge of its own.
+  const cleared = payments.filter((p) => p.trade_status === TradeStatus.success);
+  if (cleared.length > 1 || cleared.some((p) => forced.has(p.id)))
+    for (const [i, p] of cleared.entries())
+      notes.push(
+        `Cleared ${i + 1} of ${cleared.length}: ${formatMoney(Number(p.amount), c)} on ${p.business_date}${forced.has(p.id) ? ' (a forced post: the card network cleared it again, with nothing left on hold)' : ''}`,
+      );
+  if (forced.has(auth.id)) notes.push('Approved by the card network on the card’s behalf (a forced post)');
   for (const r of refunds) notes.push(`Refunded ${formatMoney(Number(r.amount), c)} on ${r.business_date}`);
   if (fee > 0 && amount !== null) notes.push(`Includes a ${formatMoney(fee, c)} fee`);
   const title = acceptor?.merchant_name ?? (auth.remark || 'Card payment');
@@ -167,14 +178,21 @@ function purchaseLine(auth: TradeRow, parts: TradeRow[], acceptor: Authorization
   };
 }
 
-function recordLine(t: TradeRow): ActivityLine {
-  const kind = KIND[t.trade_type] ?? String(t.trade_type);
+function recordLine(t: TradeRow, forced: Set<string>): ActivityLine {
+  const refund = t.trade_type === TradeType.payment && t.trade_status === TradeStatus.refund;
+  const kind = refund ? 'Refund' : (KIND[t.trade_type] ?? String(t.trade_type));
   const a = Number(t.amount);
   const fee = Number(t.fee);
   // What reached or left the balance, its fee folded in (a top-up's fee is taken from what arrives);
   // a debit adjustment is recorded with a negative amount, the others positive.
-  const amount = OUT.has(t.trade_type) ? -(Math.abs(a) + fee) : a - fee;
+  const out = OUT.has(t.trade_type) || (t.trade_type === TradeType.payment && !refund);
+  const amount = out ? -(Math.abs(a) + fee) : a - fee;
   const notes = fee > 0 ? [`Includes a ${formatMoney(fee, t.currency)} fee`] : [];
+  // A payment or refund standing alone: the network posted it with no original (a forced post).
+  if (forced.has(t.id))
+    notes.push(
+      refund ? 'A forced post: returned by the card network' : 'A forced post: the card network charged it without an authorization',
+    );
   return { date: t.business_date, title: t.remark || kind, kind, state: 'Posted', amount, asked: Math.abs(a), currency: t.currency, notes };
 }
 
@@ -240,11 +258,14 @@ export async function cardActivity(db: Kysely<DB>, cardId: string, cursor: Activ
     partsOf.set(root, [...(partsOf.get(root) ?? []), p]);
   }
 
-  const disputes = await purchaseDisputes(db, paymentAuth, now);
+  const [disputes, forced] = await Promise.all([
+    purchaseDisputes(db, paymentAuth, now),
+    forcedAmong(db, [...page.flatMap((e) => (e.trade ? [e.trade.id] : [])), ...paymentIds]),
+  ]);
   const lines = page.map((e) => {
     if (e.decline) return declineLine(e.decline);
-    if (e.trade?.trade_type !== TradeType.authorization) return recordLine(e.trade as TradeRow);
-    const l = purchaseLine(e.trade, partsOf.get(e.trade.id) ?? [], acceptorOf.get(e.trade.id));
+    if (e.trade?.trade_type !== TradeType.authorization) return recordLine(e.trade as TradeRow, forced);
+    const l = purchaseLine(e.trade, partsOf.get(e.trade.id) ?? [], acceptorOf.get(e.trade.id), forced);
     const dispute = disputes.get(e.trade.id);
     return dispute ? { ...l, dispute } : l;
   });

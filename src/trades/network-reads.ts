@@ -1,7 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 import type { DB } from '../db/schema.js';
 import { withTrades } from '../db/trades-table.js';
-import { TradeType } from './types.js';
+import { TradeStatus, TradeType } from './types.js';
 
 /*
  * The card network link's reads that join its stored messages with their trades: the clearing
@@ -101,4 +101,87 @@ export async function messagesOfTrade(db: Kysely<DB>, tradeId: string) {
     .where('trade_id', 'in', ids)
     .orderBy('created_at')
     .execute();
+}
+
+/**
+ * The card network message behind a transaction (tradeQuery's `network`): the one that produced it,
+ * else its original's (a clearing's authorization), else, for an authorization the network cleared
+ * at once (0200), the message of its payment. Null for the sandbox's transactions.
+ */
+export async function networkOrigin(
+  db: Kysely<DB>,
+  tradeId: string,
+  originalId: string | null,
+): Promise<{ mti: string; acquirer: string; stan: string; request: string } | null> {
+  const first = (ids: string[]) =>
+    ids.length === 0
+      ? Promise.resolve(undefined)
+      : db
+          .selectFrom('network_messages')
+          .select(['mti', 'acquirer', 'stan', 'request'])
+          .where('trade_id', 'in', ids)
+          .orderBy('created_at')
+          .executeTakeFirst();
+  const own = (await first([tradeId])) ?? (originalId ? await first([originalId]) : undefined);
+  if (own) return own;
+  const payments = await withTrades(db)
+    .selectFrom('trades')
+    .select('id')
+    .where('original_id', '=', tradeId)
+    .where('trade_type', '=', TradeType.payment)
+    .execute();
+  return (await first(payments.map((p) => p.id))) ?? null;
+}
+
+/** What a statement line needs beyond the 4.1 record (issue 43): what a hold holds, what a record follows, whether it was forced. */
+export interface RecordFacts {
+  held: number;
+  originalId: string | null;
+  /** A forced post of the card network (decisions §12.7): its stored answer says so, or an operator posted its held advice. */
+  forced: boolean;
+  /** For an authorization: the payments that cleared it, oldest first. */
+  clearedBy: string[];
+}
+
+/**
+ * The facts of these records (the console's card page), by id: what a hold still holds, what a
+ * record follows, whether it was forced (forcedAmong), and an authorization's payments.
+ */
+export async function recordFacts(db: Kysely<DB>, ids: readonly string[]): Promise<Map<string, RecordFacts>> {
+  const out = new Map<string, RecordFacts>();
+  if (ids.length === 0) return out;
+  const [rows, payments, forced] = await Promise.all([
+    withTrades(db).selectFrom('trades').select(['id', 'held', 'original_id']).where('id', 'in', ids).execute(),
+    withTrades(db)
+      .selectFrom('trades')
+      .select(['id', 'original_id'])
+      .where('original_id', 'in', ids)
+      .where('trade_type', '=', TradeType.payment)
+      .where('trade_status', 'in', [TradeStatus.success, TradeStatus.voided])
+      .orderBy('seq')
+      .execute(),
+    forcedAmong(db, ids),
+  ]);
+  for (const r of rows) out.set(r.id, { held: Number(r.held), originalId: r.original_id, forced: forced.has(r.id), clearedBy: [] });
+  for (const p of payments) if (p.original_id) out.get(p.original_id)?.clearedBy.push(p.id);
+  return out;
+}
+
+/**
+ * Which of these records are forced posts of the card network (decisions §12.7): their message's
+ * stored answer says so (`"forced":true`, the partial index's predicate of migration
+ * 2026_11_25_0024), or an operator posted their held advice (src/ledger/exceptions.ts).
+ */
+export async function forcedAmong(db: Kysely<DB>, ids: readonly string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const [messages, posted] = await Promise.all([
+    db
+      .selectFrom('network_messages')
+      .select('trade_id')
+      .where('trade_id', 'in', ids)
+      .where(sql<boolean>`answer like '%"forced":true%'`)
+      .execute(),
+    db.selectFrom('network_exceptions').select('trade_id').where('trade_id', 'in', ids).where('status', '=', 'posted').execute(),
+  ]);
+  return new Set([...messages, ...posted].flatMap((r) => (r.trade_id ? [r.trade_id] : [])));
 }

@@ -4,10 +4,11 @@ import { maskedCardNo } from '../cards/model.js';
 import type { DB } from '../db/schema.js';
 import { DomainError } from '../errors.js';
 import { tradeById } from './by-id.js';
+import { networkOrigin } from './network-reads.js';
 import { toAuthorization, toTradeRecord } from './record.js';
 import type { TradeDetailSchema } from './schemas.js';
 
-/** tradeQuery's answer: a record and, for an authorization, its acceptor and decision. */
+/** tradeQuery's answer: a record and, for an authorization, its acceptor and decision; the network message behind it. */
 export type TradeDetail = Static<typeof TradeDetailSchema>;
 
 /**
@@ -37,10 +38,13 @@ export async function queryTrade({
     .where('id', '=', cardId)
     .executeTakeFirstOrThrow();
   const cardNo = maskedCardNo(card);
+  const origin = await networkOrigin(db, tradeId, trade?.original_id ?? null);
+  const rrn = origin ? (JSON.parse(origin.request) as Record<string, string>)['37']?.trim() : undefined;
   return {
     trade: trade ? toTradeRecord(trade, cardNo) : null,
     authorization: authorization ? toAuthorization(authorization, cardNo) : null,
     authentication,
+    network: origin ? { rrn: rrn || null, acquirer: origin.acquirer, stan: origin.stan, mti: origin.mti } : null,
   };
 }
 

@@ -66,7 +66,7 @@ export const tradeRoutes: FastifyPluginAsyncTypebox<{ svc: Services }> = async (
         tags: ['Transactions'],
         summary: 'One transaction by tradeId, with the acceptor and decision of an authorization (approved or declined)',
         description:
-          'The 4.1 record (null for a declined authorization, which is not a listed trade) and, for an authorization, the acceptor data the network sent and how the program decided. Another merchant’s tradeId is answered as an unknown one (2730). A read: randomStr is single-use.',
+          'The 4.1 record (null for a declined authorization, which is not a listed trade) and, for an authorization, the acceptor data the network sent and how the program decided; network: the card network message behind it (its RRN, field 37; acquirer, STAN, MTI), null for the sandbox’s. Over the link the record’s remark is the merchant (field 43’s name and city), not the RRN. Another merchant’s tradeId is answered as an unknown one (2730). A read: randomStr is single-use.',
         body: TradeQueryBody,
         response: { 200: TradeDetailEnvelope, ...errorResponses },
       },

@@ -116,6 +116,17 @@ export const TradeAuthenticationSchema = Type.Object({
   method: StringEnum(['frictionless', 'otp', 'oob'], 'how the cardholder was authenticated: frictionless, or a challenge by otp or oob'),
 });
 
+/**
+ * The card network message behind a transaction (decisions §12.3): the retrieval reference number a
+ * cardholder's bank or the acquirer quotes, which is not the record's remark (its merchant).
+ */
+export const NetworkOriginSchema = Type.Object({
+  rrn: Type.Union([Type.String(), Type.Null()], { description: 'the retrieval reference number (field 37); null when not sent' }),
+  acquirer: Type.String({ description: 'the acquiring institution id (field 32)' }),
+  stan: Type.String({ description: 'the system trace audit number (field 11)' }),
+  mti: Type.String({ description: 'the message type, e.g. 0100, 0200, 0220' }),
+});
+
 /** tradeQuery's answer: the record (null for a declined authorization) and the authorization, if it is one. */
 export const TradeDetailSchema = Type.Object({
   trade: Type.Union([TradeRecordSchema, Type.Null()], { description: 'the 4.1 record; null for a declined authorization' }),
@@ -125,6 +136,10 @@ export const TradeDetailSchema = Type.Object({
   authentication: Type.Union([TradeAuthenticationSchema, Type.Null()], {
     description:
       'the 3-D Secure authentication whose value the authorization carried (an approved one took it; a declined one shows it when the value was this card’s); null otherwise',
+  }),
+  network: Type.Union([NetworkOriginSchema, Type.Null()], {
+    description:
+      'the card network message that produced it (or its authorization’s): its RRN, acquirer, STAN and type; null for the sandbox’s transactions',
   }),
 });
 export const TradeDetailEnvelope = Envelope(TradeDetailSchema);

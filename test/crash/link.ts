@@ -123,7 +123,8 @@ export async function runLinkCrashTest(opts: LinkCrashOptions): Promise<LinkCras
       const msg = authorizationRequest(card, {
         amount,
         mti: i % 4 === 3 ? '0200' : '0100',
-        extra: { 7: transmissionTime(), 11: pad(i + 1, 6), 37: rrn },
+        // The acceptor named by the RRN (no city): each message's records are found by their remark.
+        extra: { 7: transmissionTime(), 11: pad(i + 1, 6), 37: rrn, 43: `${rrn.padEnd(38)}DE` },
       });
       return { msg, cardId: card.cardId, amount, rrn, answers: [], sends: 0 };
     });
@@ -274,7 +275,7 @@ export async function runLinkCrashTest(opts: LinkCrashOptions): Promise<LinkCras
     const trades = await withTrades(check.db)
       .selectFrom('trades')
       .select(['id', 'card_id', 'trade_type', 'amount', 'held', 'remark', 'original_id'])
-      .where('remark', 'like', 'RRN CR%')
+      .where('remark', 'like', 'CR%')
       .execute();
     const tradesOf = new Map<string, typeof trades>();
     for (const t of trades) tradesOf.set(t.remark, [...(tradesOf.get(t.remark) ?? []), t]);
@@ -288,7 +289,7 @@ export async function runLinkCrashTest(opts: LinkCrashOptions): Promise<LinkCras
       if (code === undefined) continue;
       codes[code] = (codes[code] ?? 0) + 1;
       const row = byStan.get(stan);
-      const mine = tradesOf.get(`RRN ${s.rrn}`) ?? [];
+      const mine = tradesOf.get(s.rrn) ?? [];
       const financial = s.msg.mti === '0200';
       if (code !== '00' && code !== '51') problems.push(`STAN ${stan}: answered ${code}`);
       if (!row || row.response_code !== code)

@@ -191,6 +191,19 @@ class TradeDetailAuthentication(TypedDict):
     method: TradeDetailAuthenticationMethod
 
 
+class TradeDetailNetwork(TypedDict):
+    """The `network` of TradeDetail."""
+
+    #: the retrieval reference number (field 37); null when not sent
+    rrn: str | None
+    #: the acquiring institution id (field 32)
+    acquirer: str
+    #: the system trace audit number (field 11)
+    stan: str
+    #: the message type, e.g. 0100, 0200, 0220
+    mti: str
+
+
 class TradeDetail(TypedDict):
     """One transaction (tradeQuery): its record, and the authorization when it is one."""
 
@@ -200,6 +213,8 @@ class TradeDetail(TypedDict):
     authorization: Authorization | None
     #: the 3-D Secure authentication whose value the authorization carried (an approved one took it; a declined one shows it when the value was this card’s); null otherwise
     authentication: TradeDetailAuthentication | None
+    #: the card network message that produced it (or its authorization’s): its RRN, acquirer, STAN and type; null for the sandbox’s transactions
+    network: TradeDetailNetwork | None
 
 
 class Cardholder(TypedDict):

@@ -3,7 +3,6 @@ import { appendFileSync } from 'node:fs';
 import { ConfigError } from '../../config.js';
 import { DEFAULT_NETWORK_CURRENCIES } from '../../config-network.js';
 import type { Services } from '../../context.js';
-import { DomainError } from '../../errors.js';
 import type { IsoMessage } from '../../iso8583/codec.js';
 import { FIELDS, type FieldSpec } from '../../iso8583/fields.js';
 import { exponent } from '../../money/currency.js';
@@ -12,41 +11,17 @@ import { cardByPan, maskedPan, subelements } from '../../network-link/card-data.
 import { clearingFile } from '../../network-link/clearing.js';
 import { acceptorField, codeMeaning, LinkClient, transmissionTime } from '../../network-link/client.js';
 import { print, withServices } from '../util.js';
+import { cardFromVault, findOriginal, madeLine, madeTrade, refuseEmptyHold, type SendOptions, TYPES } from './network-send-reads.js';
+
+export { type SendOptions, TYPES };
 
 /** `cardprogram network send`: the acquirer simulator (decisions §12.11), a message built for a card, sent, and both shown (./network.ts registers it). */
-
-export const TYPES = ['purchase', 'cash', 'refund', 'balance', 'clear', 'reverse', 'advice'] as const;
-type SendType = (typeof TYPES)[number];
 
 /** Field 32 of what the simulator sends unless --acquirer: how it finds the authorizations it sent. */
 export const SIMULATOR_ACQUIRER = '99999999';
 
 /** The link's port when neither --port nor CARDPROGRAM_NETWORK_PORT says (the one docs/getting-started.md starts it on). */
 const DEFAULT_LINK_PORT = 8583;
-
-export interface SendOptions {
-  card?: string;
-  pan?: string;
-  expiry?: string;
-  cvv?: string;
-  type: SendType;
-  amount?: string;
-  currency?: string;
-  mcc: string;
-  acceptor: string;
-  original?: string;
-  acquirer: string;
-  mti?: string;
-  host?: string;
-  port?: number;
-  cert?: string;
-  key?: string;
-  ca?: string;
-  servername?: string;
-  timeout: number;
-  write?: string;
-  json?: boolean;
-}
 
 function numericCurrency(c: string): string {
   if (/^\d{3}$/.test(c)) return c;
@@ -61,57 +36,6 @@ function minorAmount(amount: string, numeric: string): string {
   const [whole, frac = ''] = amount.split('.');
   if (frac.length > digits) throw new ConfigError(`--amount: at most ${digits} decimals`);
   return String(Number(whole) * 10 ** digits + Number(frac.padEnd(digits, '0') || 0)).padStart(12, '0');
-}
-
-/** The card's PAN, expiry (YYMM) and CVV2 from the vault (never printed), and its id and currency. */
-async function cardFromVault(svc: Services, cardId: string) {
-  const db = svc.database.db;
-  const card = await db.selectFrom('cards').selectAll().where('id', '=', cardId).executeTakeFirst();
-  if (!card) throw new DomainError('cardNotFound', `no card ${cardId}`);
-  const pan = await svc.vault.decrypt(db, card.id, card.pan_enc, card.pan_key_id);
-  return {
-    id: card.id,
-    pan,
-    expiry: `${String(card.expiry_year % 100).padStart(2, '0')}${String(card.expiry_month).padStart(2, '0')}`,
-    cvv: await svc.vault.cvv(db, pan, card.expiry_month, card.expiry_year),
-    currency: card.currency,
-  };
-}
-
-/**
- * The original a clear, reverse or refund names: by --original (a STAN sent with this acquirer id,
- * or a trade id), else the card's newest approved one sent with this acquirer id. An authorization
- * (0100) for clear and reverse; a payment (a clearing 0220 or a single message 0200) for refund.
- */
-async function findOriginal(svc: Services, o: SendOptions, cardId: string | null) {
-  const refund = o.type === 'refund';
-  let q = svc.database.db
-    .selectFrom('network_messages')
-    .select(['mti', 'stan', 'transmitted', 'acquirer', 'request', 'trade_id', 'card_id', 'created_at'])
-    .where('msg_class', '=', refund ? 'financial' : 'authorization')
-    .where('response_code', '=', '00')
-    .orderBy('created_at', 'desc');
-  if (o.original?.startsWith('trd_')) q = q.where('trade_id', '=', o.original);
-  else {
-    if (o.original !== undefined) q = q.where('stan', '=', o.original.padStart(6, '0'));
-    if (cardId) q = q.where('card_id', '=', cardId);
-  }
-  const rows = await q.limit(200).execute();
-  const acquirer = o.acquirer.replace(/^0+/, '');
-  const found = rows.find((r) => {
-    const processing = (JSON.parse(r.request) as Record<string, string>)['3'] ?? '';
-    if (refund ? !/^0[01]/.test(processing) : processing.startsWith('31') || !r.mti.startsWith('01')) return false;
-    return o.original?.startsWith('trd_') || r.acquirer.replace(/^0+/, '') === acquirer;
-  });
-  if (!found) {
-    const what = refund ? 'an approved payment (0220 clearing or 0200)' : 'an approved authorization (0100)';
-    throw new ConfigError(
-      o.original === undefined
-        ? `--type ${o.type}: the card has no ${what} sent with acquirer ${o.acquirer}; name one with --original STAN|TRADE_ID`
-        : `--original ${o.original}: no ${what} with that ${o.original.startsWith('trd_') ? 'trade' : `STAN from acquirer ${o.acquirer}`}`,
-    );
-  }
-  return { ...found, fields: JSON.parse(found.request) as Record<string, string> };
 }
 
 const pad2 = (n: number) => String(n).padStart(2, '0');
@@ -148,6 +72,7 @@ async function buildMessage(svc: Services | null, o: SendOptions): Promise<IsoMe
   if (o.type === 'clear' || o.type === 'reverse' || o.type === 'refund') {
     if (!svc) throw new Error('unreachable');
     const orig = await findOriginal(svc, o, card.id);
+    if (o.type === 'clear') await refuseEmptyHold(svc, o, orig);
     const f49 = o.currency ? numericCurrency(o.currency) : (orig.fields['49'] ?? '978');
     const origAmount = Number(orig.fields['4'] ?? 0);
     const f90 = `${orig.mti.startsWith('02') ? orig.mti.slice(0, 3).concat('0') : '0100'}${orig.stan}${orig.transmitted}${orig.acquirer.padStart(11, '0')}${'0'.repeat(11)}`;
@@ -281,6 +206,7 @@ export async function send(o: SendOptions): Promise<void> {
     }
     const ms = Math.round(performance.now() - started);
     const code = answer.fields.get(39);
+    const made = code === '00' ? await madeTrade(svc, request) : null;
     print(
       !!o.json,
       {
@@ -291,6 +217,9 @@ export async function send(o: SendOptions): Promise<void> {
         code: code ?? null,
         meaning: codeMeaning(code),
         approved: code === '00',
+        tradeId: made?.tradeId ?? null,
+        originalId: made?.originalId ?? null,
+        forced: made?.forced ?? false,
         ms,
       },
       () =>
@@ -298,6 +227,7 @@ export async function send(o: SendOptions): Promise<void> {
           showMessage(`sent to ${target.host}:${target.port}${target.tls ? ' (TLS)' : ''}:`, request),
           showMessage(`received in ${ms} ms:`, answer),
           `${code ?? '--'} ${codeMeaning(code)}`,
+          ...(made ? [madeLine(made)] : []),
         ].join('\n'),
     );
     if (code !== '00') {

@@ -3,7 +3,7 @@ import { type Command, Option } from 'commander';
 import { ConfigError } from '../../config.js';
 import { type SettlementLine, settlement } from '../../network/settlement.js';
 import { ClearingFileError, type ClearingReport, clearingFile, importClearing } from '../../network-link/clearing.js';
-import { dateArg, print, withDatabase, withServices } from '../util.js';
+import { audited, dateArg, print, withDatabase, withServices } from '../util.js';
 import { exceptionCommands } from './network-exceptions.js';
 import { type SendOptions, SIMULATOR_ACQUIRER, send, TYPES } from './network-send.js';
 
@@ -86,6 +86,10 @@ export function networkCommands(program: Command): void {
     .option('--servername <name>', "TLS: the name the link's certificate must carry (default: --host, when it is a name)")
     .option('--timeout <ms>', 'how long to wait for the answer', (v) => Number(v), 10_000)
     .option('--write <file>', 'append the framed message to FILE instead of sending it (to make a clearing file)')
+    .option(
+      '--force',
+      'with --type clear: send it even when the authorization holds nothing any more (cleared already, released): a forced post',
+    )
     .option('--json', 'print JSON')
     .addHelpText(
       'after',
@@ -101,7 +105,19 @@ export function networkCommands(program: Command): void {
     .option('--json', 'print JSON')
     .action(async (file: string, o: { json?: boolean }) => {
       const bytes = readFileSync(file);
-      const report = await withServices((svc) => importClearing(svc, bytes)).catch((err: unknown) => {
+      // Each message that posts is recorded in the audit trail under its card, with the operator (issue 43).
+      const audit = (cardId: string) =>
+        audited(
+          'network.import',
+          cardId,
+          async (tx) =>
+            (await tx
+              .selectFrom('cards')
+              .select(['available_balance', 'ledger_balance', 'debt', 'currency'])
+              .where('id', '=', cardId)
+              .executeTakeFirst()) ?? null,
+        );
+      const report = await withServices((svc) => importClearing(svc, bytes, audit)).catch((err: unknown) => {
         if (err instanceof ClearingFileError) throw new ConfigError(`${file}: ${err.message}`);
         throw err;
       });
