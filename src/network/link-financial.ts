@@ -4,7 +4,7 @@ import { forcedClear, forcedRefund } from '../ledger/forced.js';
 import { lockedTrade } from '../ledger/locks.js';
 import { clear, refund } from '../ledger/settle.js';
 import { isSuspended, type Suspended } from '../ledger/suspense.js';
-import { toMajor } from '../money/currency.js';
+import { MAX_MINOR, toMajor } from '../money/currency.js';
 import { partsOf } from '../trades/network-reads.js';
 import { TradeStatus, TradeType } from '../trades/types.js';
 import { adviceMessage, claim, type LinkAnswer, type LinkRecord } from './link.js';
@@ -76,7 +76,8 @@ export async function linkClear({ ctx, input }: { ctx: LedgerCtx; input: LinkFin
       const { trade: auth, card } = await lockedTrade(ctx, input.tradeId);
       const amount = await clearingInCardCurrency(ctx, auth, input.amount);
       const holds = auth.trade_type === TradeType.authorization && auth.trade_status === TradeStatus.success && auth.held > 0;
-      if (amount <= 0) answer = { code: '13' };
+      // At the authorization's ratio, beyond the largest amount one operation may move: 13, as a typed one.
+      if (amount <= 0 || amount > MAX_MINOR) answer = { code: '13' };
       else if (holds && amount <= auth.held) {
         const cleared = await clear({
           ctx,
@@ -120,7 +121,7 @@ export async function linkRefund({ ctx, input }: { ctx: LedgerCtx; input: LinkFi
       // A part of the payment: allocated after its refunds so far, so refunds of the whole sum to it.
       const before = await partsOf(ctx.tx, payment.id, TradeStatus.refund);
       const amount = cardPart(payment, { txn: before.txn, card: payment.refunded }, input.amount);
-      if (amount <= 0) answer = { code: '13' };
+      if (amount <= 0 || amount > MAX_MINOR) answer = { code: '13' };
       else {
         const record = await refund({
           ctx,

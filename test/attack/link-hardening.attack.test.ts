@@ -5,7 +5,7 @@ import { checkLedger } from '../../src/ledger/check.js';
 import { build, type Harness } from '../helpers/app.js';
 import { balances, fundedCard, todaysTrades } from '../helpers/cards.js';
 import { eachDialect } from '../helpers/dialects.js';
-import { authorizationRequest, cardSecrets, linkOf, Peer } from '../helpers/link.js';
+import { authorizationRequest, cardSecrets, linkOf, Peer, trace } from '../helpers/link.js';
 
 /**
  * Issue 39, the attack pass after it was built (an outsider against the link, the port and the
@@ -64,6 +64,47 @@ eachDialect('attack on the hardened link (issue 39)', (dialect) => {
     assert.notEqual((await peer.ask(cash)).fields.get(39), '30');
     await clean(h);
   });
+
+  it('F4: a conversion beyond the largest amount (10^12 minor units) is 13, nothing booked: an 0100, an 0200, an 0220 with and without an original', async (t) => {
+    const { h, cardId, card, peer } = await linked(t, dialect, 1000);
+    // 9 999 999 999.99 GBP is 11 764 705 882.34 EUR at the program's rates: beyond MAX_MINOR in EUR.
+    const huge = 999_999_999_999;
+    const gbp = { currency: '826', amount: huge };
+    const before = await todaysTrades(h, cardId);
+    for (const mti of ['0100', '0200']) {
+      const a = await peer.ask(authorizationRequest(card, { ...gbp, mti }));
+      assert.equal(a.fields.get(39), '13', `${mti}: ${a.fields.get(39)}`);
+    }
+    // A clearing without an original (a forced post on the card of field 2).
+    const forced = message('0220', {
+      2: card.pan,
+      3: '000000',
+      4: String(huge).padStart(12, '0'),
+      ...trace(),
+      32: '12345678',
+      49: '826',
+    });
+    assert.equal((await peer.ask(forced)).fields.get(39), '13', 'a forced clearing');
+    // A clearing of a 1.00 GBP authorization, for 9 999 999 999.99 GBP: at the authorization's ratio, beyond the largest amount.
+    const auth = authorizationRequest(card, { currency: '826', amount: 100 });
+    assert.equal((await peer.ask(auth)).fields.get(39), '00');
+    const o = auth.fields;
+    const clearingOf = message('0220', {
+      3: '000000',
+      4: String(huge).padStart(12, '0'),
+      ...trace(),
+      32: '12345678',
+      49: '826',
+      90: `0100${o.get(11)}${o.get(7)}${(o.get(32) as string).padStart(11, '0')}${'0'.repeat(11)}`,
+    });
+    assert.equal((await peer.ask(clearingOf)).fields.get(39), '13', 'a clearing above its hold');
+    // The connection is still up, and nothing but the 1.00 GBP hold was booked.
+    assert.equal((await peer.ask(message('0800', { ...trace(), 70: '301' }))).fields.get(39), '00');
+    const after = await todaysTrades(h, cardId);
+    assert.equal(after.length, before.length + 1, JSON.stringify(after));
+    const open = await h.db.database.db.selectFrom('network_exceptions').select('id').execute();
+    assert.deepEqual(open, [], 'nothing held in suspense either');
+    await clean(h);
+  });
 });
 
-export { message };
