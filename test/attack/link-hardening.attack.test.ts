@@ -107,4 +107,3 @@ eachDialect('attack on the hardened link (issue 39)', (dialect) => {
     await clean(h);
   });
 });
-
