@@ -2,8 +2,11 @@ import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { message } from '../../src/iso8583/codec.js';
 import { checkLedger } from '../../src/ledger/check.js';
+import { listExceptions } from '../../src/ledger/exceptions-query.js';
+import { clearingFile, importClearing } from '../../src/network-link/clearing.js';
 import { build, type Harness } from '../helpers/app.js';
 import { balances, fundedCard, todaysTrades } from '../helpers/cards.js';
+import { amount12, naming } from '../helpers/clearing.js';
 import { eachDialect } from '../helpers/dialects.js';
 import { authorizationRequest, cardSecrets, linkOf, Peer, trace } from '../helpers/link.js';
 
@@ -104,6 +107,38 @@ eachDialect('attack on the hardened link (issue 39)', (dialect) => {
     assert.equal(after.length, before.length + 1, JSON.stringify(after));
     const open = await h.db.database.db.selectFrom('network_exceptions').select('id').execute();
     assert.deepEqual(open, [], 'nothing held in suspense either');
+    await clean(h);
+  });
+
+  it('F3/F7: the import reports each line by the answer its verb gave: a clearing held in suspense is `held`, not posted; the totals count the outcomes', async (t) => {
+    const { h, cardId, card, peer } = await linked(t, dialect, 1000);
+    const auth = authorizationRequest(card, { amount: 2000 });
+    assert.equal((await peer.ask(auth)).fields.get(39), '00');
+    const noOriginal = (minor: number) =>
+      message('0220', { 2: card.pan, 3: '000000', 4: amount12(minor), ...trace(), 32: '12345678', 49: '978' });
+    // Above CARDPROGRAM_FORCED_POST_MAX (5 000.00): acknowledged and held in suspense, not on the card.
+    const held = noOriginal(600_000);
+    const forced = noOriginal(1_000);
+    const matched = naming(auth, '0220', 2000);
+    const report = await importClearing(h.app.svc, clearingFile([held, forced, matched]));
+    const [l1, l2, l3] = report.lines;
+    const [exception] = await listExceptions(h.db.database.db);
+    assert.ok(exception, 'one exception');
+    assert.equal(l1?.outcome, 'held', JSON.stringify(l1));
+    assert.equal(l1?.posted, undefined, 'nothing posted');
+    assert.match(l1?.reason ?? '', new RegExp(exception.exceptionId));
+    assert.equal(l2?.outcome, 'forced', JSON.stringify(l2));
+    assert.deepEqual(l2?.posted, { movement: 'cleared', currency: 'EUR', amount: 10 });
+    assert.equal(l3?.outcome, 'matched', JSON.stringify(l3));
+    assert.deepEqual(l3?.posted, { movement: 'cleared', currency: 'EUR', amount: 20 });
+    const [eur] = report.totals;
+    assert.deepEqual(
+      eur && [eur.messages, eur.matched, eur.forced, eur.held, eur.refused, eur.duplicate, eur.cleared],
+      [3, 1, 1, 1, 0, 0, 30],
+      JSON.stringify(report.totals),
+    );
+    // The card was charged what the report says it posted, no more.
+    assert.equal((await balances(h, cardId)).available, 1000 - 30);
     await clean(h);
   });
 });
