@@ -56,6 +56,13 @@ const asMerchant = (ctx: VerbCtx, row: ExceptionRow): LedgerCtx => ({ ...ctx, me
  */
 export async function postException({ ctx, input }: { ctx: VerbCtx; input: ExceptionDecisionInput }): Promise<ExceptionRecord> {
   const row = await claimDecision(ctx, input.exceptionId, 'posted');
+  // Its clearing was posted without it (issue 39's attack pass, F5): its hold would charge the card
+  // a second time. The clearing marks it under this same row's lock, so one of the two wins.
+  if (row.consumed_by !== null)
+    throw new DomainError(
+      'tradeState',
+      `exceptionId: ${row.id}: its clearing was posted without it (${row.consumed_by}); posting its hold would charge the card twice: return it; nothing moved`,
+    );
   const lctx = asMerchant(ctx, row);
   const details = JSON.parse(row.details) as Record<string, unknown>;
   let tradeId: string;

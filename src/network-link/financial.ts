@@ -1,8 +1,8 @@
 import type { Services } from '../context.js';
 import { toMinor } from '../money/currency.js';
-import { type LinkAnswer, type LinkClass, LinkReplay, linkIdentity, originalMessage, storedAnswer } from '../network/link.js';
+import { type LinkAnswer, type LinkClass, LinkReplay, linkIdentity, originalMessage, originalOf, storedAnswer } from '../network/link.js';
 import type { LinkFinancialInput } from '../network/link-financial.js';
-import { linkClear, linkRefund } from '../network/link-financial.js';
+import { AdviceDecided, linkClear, linkRefund } from '../network/link-financial.js';
 import { runVerb } from '../runner.js';
 import { linkAmounts } from './amounts.js';
 import { failureCode } from './authorization.js';
@@ -17,7 +17,7 @@ import { cardByPan, contentHash, storedCopy } from './card-data.js';
  * own identity (class financial, 32, 11, 7). Only the acquirer that sent the original names it (field 32
  * equal by value, decisions §12.13); another's is a forced post as one without an original.
  */
-export async function financialAdvice(svc: Services, mti: string, fields: Map<number, string>): Promise<LinkAnswer> {
+export async function financialAdvice(svc: Services, mti: string, fields: Map<number, string>, again = false): Promise<LinkAnswer> {
   const acquirer = fields.get(32);
   const transmitted = fields.get(7);
   const processing = fields.get(3);
@@ -82,12 +82,16 @@ export async function financialAdvice(svc: Services, mti: string, fields: Map<nu
         cardId: target.cardId,
         amount,
         priced: target.priced,
+        // The advice's exception is locked and marked with the clearing (src/network/link-financial.ts).
+        heldAdvice: heldAdvice && f90 ? heldIdentity(f90) : undefined,
       },
       actor: `network:${acquirer}`,
       merchantId: target.merchantId,
     });
     return answer;
   } catch (err) {
+    // The held advice was posted meanwhile: decided again, this clearing now takes its hold.
+    if (err instanceof AdviceDecided && !again) return financialAdvice(svc, mti, fields, true);
     if (err instanceof LinkReplay) {
       const first = await storedAnswer(db, identity, hash);
       return first ? { ...first, replayed: true } : { code: '96' };
@@ -97,4 +101,11 @@ export async function financialAdvice(svc: Services, mti: string, fields: Map<nu
       svc.log.error({ err: { name: (err as Error).name, message: (err as Error).message }, stan }, 'network link: financial advice failed');
     return { code };
   }
+}
+
+/** The identity of the authorization advice field 90 names, as its exception keeps it. */
+function heldIdentity(f90: string): { acquirer: string; stan: string; transmitted: string } {
+  const o = originalOf(f90);
+  const id = linkIdentity('authorization', o.acquirer, o.stan, o.transmitted);
+  return { acquirer: id.acquirer, stan: id.stan, transmitted: id.transmitted };
 }

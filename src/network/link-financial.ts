@@ -1,3 +1,4 @@
+import { forUpdate } from '../db/locks.js';
 import { DomainError } from '../errors.js';
 import type { LedgerCtx } from '../ledger/context.js';
 import { forcedClear, forcedRefund } from '../ledger/forced.js';
@@ -27,6 +28,50 @@ export interface LinkFinancialInput {
   amount: number;
   /** Without an original: the amount in the card's currency and the transaction's (minor units), from fields 4/49 (6/51). */
   priced?: { amount: number; currencyTxn: string; txnAmount: number; remark?: string | undefined } | undefined;
+  /** A clearing of an authorization advice (0120) held in suspense: the advice's identity (its exception's). */
+  heldAdvice?: { acquirer: string; stan: string; transmitted: string } | undefined;
+}
+
+/**
+ * The authorization advice a clearing names was posted by an operator between the look at its
+ * message and this clearing's transaction: the clearing is decided again, and then takes its hold.
+ */
+export class AdviceDecided extends Error {
+  override name = 'AdviceDecided';
+}
+
+/**
+ * A clearing of an authorization advice held in suspense (issue 39's attack pass, F5): the advice's
+ * exception, locked before the card (the operator's post takes it first too, so the two are in one
+ * order), so that the clearing and the operator's post of the advice cannot both happen. Open: the
+ * clearing is posted without it (a forced post), and the exception is marked with what it posted and
+ * why its hold must not be posted now. Posted meanwhile: AdviceDecided. Returned: nothing to mark.
+ */
+async function lockHeldAdvice(ctx: LedgerCtx, advice: NonNullable<LinkFinancialInput['heldAdvice']>) {
+  const row = await forUpdate(
+    ctx.tx,
+    ctx.tx
+      .selectFrom('network_exceptions')
+      .select(['id', 'status', 'reason'])
+      .where('msg_class', '=', 'authorization')
+      .where('acquirer', '=', advice.acquirer)
+      .where('stan', '=', advice.stan)
+      .where('transmitted', '=', advice.transmitted)
+      .where('kind', '=', 'authorization'),
+  ).executeTakeFirst();
+  if (row?.status === 'posted') throw new AdviceDecided();
+  return row?.status === 'open' ? row : null;
+}
+
+async function markConsumed(ctx: LedgerCtx, advice: { id: string; reason: string }, answer: LinkAnswer): Promise<void> {
+  const by = answer.tradeId ?? answer.exceptionId;
+  if (answer.code !== '00' || !by) return;
+  const why = `its clearing was posted without it (${by}): posting its hold too would charge the card twice; return it`;
+  await ctx.tx
+    .updateTable('network_exceptions')
+    .set({ consumed_by: by, reason: `${why}. Held: ${advice.reason}`.slice(0, 300) })
+    .where('id', '=', advice.id)
+    .execute();
 }
 
 /**
@@ -69,9 +114,11 @@ export async function linkClear({ ctx, input }: { ctx: LedgerCtx; input: LinkFin
     if (input.tradeId === null) {
       const p = input.priced;
       if (!p) throw new Error('a clearing without an original needs its amounts');
+      const advice = input.heldAdvice ? await lockHeldAdvice(ctx, input.heldAdvice) : null;
       answer = forcedAnswer(
         await forcedClear({ ctx, input: { cardId: input.cardId, tradeId: null, ...p, message: adviceMessage(input.record) } }),
       );
+      if (advice) await markConsumed(ctx, advice, answer);
     } else {
       const { trade: auth, card } = await lockedTrade(ctx, input.tradeId);
       const amount = await clearingInCardCurrency(ctx, auth, input.amount);

@@ -1,9 +1,13 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
+import type { Actor } from '../../src/context.js';
+import { DomainError } from '../../src/errors.js';
 import { message } from '../../src/iso8583/codec.js';
 import { checkLedger } from '../../src/ledger/check.js';
-import { listExceptions } from '../../src/ledger/exceptions-query.js';
+import { postException, returnException } from '../../src/ledger/exceptions.js';
+import { type ExceptionRecord, listExceptions } from '../../src/ledger/exceptions-query.js';
 import { clearingFile, importClearing } from '../../src/network-link/clearing.js';
+import { runVerb } from '../../src/runner.js';
 import { build, type Harness } from '../helpers/app.js';
 import { balances, fundedCard, todaysTrades } from '../helpers/cards.js';
 import { amount12, naming } from '../helpers/clearing.js';
@@ -20,13 +24,44 @@ async function clean(h: Harness): Promise<void> {
   assert.deepEqual((await checkLedger(h.db.database)).problems, []);
 }
 
-async function linked(t: Parameters<typeof build>[0], dialect: Parameters<typeof build>[1], topUp = 100) {
-  const h = await build(t, dialect);
+async function linked(
+  t: Parameters<typeof build>[0],
+  dialect: Parameters<typeof build>[1],
+  topUp = 100,
+  overrides: Parameters<typeof build>[2] = {},
+) {
+  const h = await build(t, dialect, overrides);
   const { cardId } = await fundedCard(h, { topUp });
   const card = await cardSecrets(h, cardId);
   const link = await linkOf(t, h);
   const peer = await Peer.open(t, link.port);
   return { h, cardId, card, peer, port: link.port };
+}
+
+const ALICE: Actor = { kind: 'operator', via: 'cli', who: 'alice', origin: 'test' };
+
+/** An operator's decision on an exception, as the CLI runs it. */
+const decide = (h: Harness, verb: typeof postException | typeof returnException, exceptionId: string): Promise<ExceptionRecord> =>
+  runVerb(h.app.svc, verb, {
+    input: { exceptionId },
+    actor: ALICE,
+    audit: { action: verb === postException ? 'exception.post' : 'exception.return', target: exceptionId },
+  });
+
+/** Forced posts above 50.00 EUR are held (the default ceilings are 5 000.00 and 10 000.00). */
+const LOW_CEILING = {
+  forcedPosts: { postMax: { EUR: 5_000, USDT: 5_000 }, debtMax: { EUR: 1_000_000, USDT: 1_000_000 } },
+};
+
+/** The card's available balance and what it holds, minor units. */
+async function money(h: Harness, cardId: string) {
+  const c = await h.db.database.db
+    .selectFrom('cards')
+    .select(['available_balance', 'ledger_balance', 'debt'])
+    .where('id', '=', cardId)
+    .executeTakeFirstOrThrow();
+  // The column ledger_balance is available + held (cardQuery's ledgerBalance also takes the debt off).
+  return { available: Number(c.available_balance), held: Number(c.ledger_balance) - Number(c.available_balance), debt: Number(c.debt) };
 }
 
 eachDialect('attack on the hardened link (issue 39)', (dialect) => {
@@ -139,6 +174,57 @@ eachDialect('attack on the hardened link (issue 39)', (dialect) => {
     );
     // The card was charged what the report says it posted, no more.
     assert.equal((await balances(h, cardId)).available, 1000 - 30);
+    await clean(h);
+  });
+
+  it('F5: a held 0120 whose clearing was posted without it cannot be posted too (charged twice): refused, the exception marked and explained', async (t) => {
+    const { h, cardId, card, peer } = await linked(t, dialect, 100, LOW_CEILING);
+    // An 0120 of 60.00, above the 50.00 ceiling: held. Its clearing of 40.00 names it: a forced post on the card.
+    const advice = authorizationRequest(card, { amount: 6000, mti: '0120' });
+    assert.equal((await peer.ask(advice)).fields.get(39), '00');
+    const [held] = await listExceptions(h.db.database.db);
+    assert.equal(held?.kind, 'authorization');
+    assert.equal((await peer.ask(naming(advice, '0220', 4000))).fields.get(39), '00');
+    assert.deepEqual(await money(h, cardId), { available: 6000, held: 0, debt: 0 }, 'charged 40.00 once');
+    const [marked] = await listExceptions(h.db.database.db);
+    assert.ok(marked?.consumedBy, JSON.stringify(marked));
+    assert.match(marked?.reason ?? '', /charge the card twice/);
+    await assert.rejects(decide(h, postException, held?.exceptionId as string), (err: unknown) => {
+      assert.ok(err instanceof DomainError && err.kind === 'tradeState', String(err));
+      assert.match(err.message, /charge the card twice/);
+      return true;
+    });
+    assert.deepEqual(await money(h, cardId), { available: 6000, held: 0, debt: 0 }, 'still charged once');
+    assert.equal((await listExceptions(h.db.database.db))[0]?.status, 'open', 'nothing decided');
+    // Returning it is the way out: nothing moves.
+    assert.equal((await decide(h, returnException, held?.exceptionId as string)).status, 'returned');
+    assert.deepEqual(await money(h, cardId), { available: 6000, held: 0, debt: 0 });
+    await clean(h);
+  });
+
+  it('F5: the operator’s post of a held 0120 and its clearing at the same moment: the card is charged once, whichever wins', async (t) => {
+    const { h, cardId, card, peer } = await linked(t, dialect, 1000, LOW_CEILING);
+    for (let round = 0; round < 6; round++) {
+      const before = await money(h, cardId);
+      const advice = authorizationRequest(card, { amount: 6000, mti: '0120' });
+      assert.equal((await peer.ask(advice)).fields.get(39), '00');
+      const open = (await listExceptions(h.db.database.db)).find((e) => e.kind === 'authorization');
+      assert.ok(open);
+      const [posted, cleared] = await Promise.allSettled([
+        decide(h, postException, open.exceptionId),
+        peer.ask(naming(advice, '0220', 4000)),
+      ]);
+      assert.equal(cleared.status === 'fulfilled' && cleared.value.fields.get(39), '00');
+      const after = await money(h, cardId);
+      // Either way 40.00 was paid and nothing more is held: the hold, if posted first, was cleared by it (the rest released).
+      assert.deepEqual(
+        [before.available - after.available, after.held - before.held],
+        [4000, 0],
+        `round ${round}: operator ${posted.status}; ${JSON.stringify({ before, after })}`,
+      );
+      if (posted.status === 'rejected') await decide(h, returnException, open.exceptionId);
+      assert.deepEqual(await listExceptions(h.db.database.db), [], 'nothing left open');
+    }
     await clean(h);
   });
 });
