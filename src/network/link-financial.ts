@@ -2,14 +2,14 @@ import { forUpdate } from '../db/locks.js';
 import { DomainError } from '../errors.js';
 import type { LedgerCtx } from '../ledger/context.js';
 import { forcedClear, forcedRefund } from '../ledger/forced.js';
-import { lockedTrade } from '../ledger/locks.js';
+import { lockCard, lockedTrade } from '../ledger/locks.js';
 import { clear, refund } from '../ledger/settle.js';
-import { isSuspended, type Suspended } from '../ledger/suspense.js';
+import { isSuspended, type Suspended, suspend } from '../ledger/suspense.js';
 import { MAX_MINOR, toMajor } from '../money/currency.js';
 import { partsOf } from '../trades/network-reads.js';
 import { TradeStatus, TradeType } from '../trades/types.js';
 import { adviceMessage, claim, type LinkAnswer, type LinkRecord } from './link.js';
-import { cardPart, type Whole } from './link-amounts.js';
+import { cardPart, cardTotal, type Whole } from './link-amounts.js';
 
 /**
  * Financial advices of the card network link (0220, decisions §12.4): the clearing of an approved
@@ -28,6 +28,8 @@ export interface LinkFinancialInput {
   amount: number;
   /** Without an original: the amount in the card's currency and the transaction's (minor units), from fields 4/49 (6/51). */
   priced?: { amount: number; currencyTxn: string; txnAmount: number; remark?: string | undefined } | undefined;
+  /** A refund of a clearing held in suspense (issue 39's attack pass, F6): the clearing's exception; the refund waits with it. */
+  heldClearing?: string | undefined;
   /** A clearing of an authorization advice (0120) held in suspense: the advice's identity (its exception's). */
   heldAdvice?: { acquirer: string; stan: string; transmitted: string } | undefined;
 }
@@ -154,11 +156,50 @@ export async function linkClear({ ctx, input }: { ctx: LedgerCtx; input: LinkFin
   return answer;
 }
 
+/**
+ * A refund of a clearing held in suspense (issue 39's attack pass, F6): the card was not charged, so
+ * it is not credited either. The clearing's exception is locked first (as an operator's decision
+ * claims it first); still undecided or returned, the refund is held too, as a `refund` exception
+ * naming it, moving no money (`suspended` 0): it is posted when its clearing is posted, returned when
+ * it is returned (src/ledger/exceptions.ts). Posted meanwhile: AdviceDecided (decided again: a refund
+ * of the payment the post made).
+ */
+async function heldRefund(ctx: LedgerCtx, input: LinkFinancialInput, clearingId: string): Promise<LinkAnswer> {
+  const clearing = await forUpdate(
+    ctx.tx,
+    ctx.tx.selectFrom('network_exceptions').selectAll().where('id', '=', clearingId).where('kind', '=', 'clearing'),
+  ).executeTakeFirst();
+  if (!clearing) throw new Error(`no held clearing ${clearingId}`);
+  if (clearing.status === 'posted') throw new AdviceDecided();
+  const card = await lockCard(ctx, input.cardId);
+  // Field 4 in the clearing's transaction currency, at its own ratio; at most what it would have charged.
+  const amount = cardTotal({ amount: Number(clearing.amount), txn_amount: Number(clearing.txn_amount) }, input.amount);
+  if (amount <= 0 || amount > Number(clearing.amount)) return { code: '13' };
+  const why =
+    clearing.status === 'open'
+      ? `a refund of the clearing held in suspense as ${clearing.id}: it waits with it (posted or returned with it)`
+      : `a refund of the clearing ${clearing.id}, returned to the network: the card was never charged; return it`;
+  const held = await suspend(ctx, {
+    kind: 'refund',
+    message: adviceMessage(input.record),
+    card,
+    amount,
+    currencyTxn: clearing.currency_txn,
+    txnAmount: input.amount,
+    originalId: null,
+    details: {},
+    reason: why,
+    heldWith: clearing.id,
+  });
+  return { code: '00', forced: true, exceptionId: held.exceptionId };
+}
+
 /** An 0220 with processing code 20: a refund of field 4 of the payment field 90's clearing produced; without one, a forced credit. */
 export async function linkRefund({ ctx, input }: { ctx: LedgerCtx; input: LinkFinancialInput }): Promise<LinkAnswer> {
   let answer: LinkAnswer;
   try {
-    if (input.tradeId === null) {
+    if (input.heldClearing) answer = await heldRefund(ctx, input, input.heldClearing);
+    else if (input.tradeId === null) {
       const p = input.priced;
       if (!p) throw new Error('a refund without an original needs its amounts');
       const [record] = await forcedRefund({ ctx, input: { cardId: input.cardId, payments: [], ...p } });

@@ -227,4 +227,48 @@ eachDialect('attack on the hardened link (issue 39)', (dialect) => {
     }
     await clean(h);
   });
+
+  it('F6: a refund of a clearing held in suspense is held with it: no credit for a charge never made; posted with the clearing, returned with it', async (t) => {
+    const { h, cardId, card, peer } = await linked(t, dialect, 100, LOW_CEILING);
+    const db = h.db.database.db;
+    const noOriginal = () => message('0220', { 2: card.pan, 3: '000000', 4: amount12(6000), ...trace(), 32: '12345678', 49: '978' });
+    // A clearing of 60.00 above the 50.00 ceiling: held. A refund of 20.00 of it arrives before anyone decides.
+    const clearing = noOriginal();
+    assert.equal((await peer.ask(clearing)).fields.get(39), '00');
+    const refund = naming(clearing, '0220', 2000, { processing: '200000' });
+    assert.equal((await peer.ask(refund)).fields.get(39), '00', 'acknowledged');
+    assert.deepEqual(await money(h, cardId), { available: 10000, held: 0, debt: 0 }, 'no credit for a charge never made');
+    const open = await listExceptions(db);
+    const c = open.find((e) => e.kind === 'clearing');
+    const r = open.find((e) => e.kind === 'refund');
+    assert.ok(c && r, JSON.stringify(open));
+    assert.equal(r.heldWith, c.exceptionId);
+    assert.match(r.reason, /waits with it/);
+    // The refund cannot be posted alone.
+    await assert.rejects(decide(h, postException, r.exceptionId), /waits with the clearing/);
+    // Posted with its clearing: charged 60.00, refunded 20.00.
+    assert.equal((await decide(h, postException, c.exceptionId)).status, 'posted');
+    assert.deepEqual(await money(h, cardId), { available: 10000 - 4000, held: 0, debt: 0 });
+    assert.equal((await listExceptions(db, { status: 'posted' })).length, 2, 'the refund posted with it');
+    // A later refund of the posted clearing refunds its payment at once.
+    assert.equal((await peer.ask(naming(clearing, '0220', 1000, { processing: '200000' }))).fields.get(39), '00');
+    assert.deepEqual(await money(h, cardId), { available: 10000 - 3000, held: 0, debt: 0 });
+    await clean(h);
+
+    // Another held clearing and its refund, returned: nothing reaches the card; a refund after the return is held, for returning.
+    const second = noOriginal();
+    assert.equal((await peer.ask(second)).fields.get(39), '00');
+    assert.equal((await peer.ask(naming(second, '0220', 2500, { processing: '200000' }))).fields.get(39), '00');
+    const c2 = (await listExceptions(db)).find((e) => e.kind === 'clearing');
+    assert.ok(c2);
+    await decide(h, returnException, c2.exceptionId);
+    assert.deepEqual(await listExceptions(db), [], 'its refund returned with it');
+    assert.equal((await peer.ask(naming(second, '0220', 500, { processing: '200000' }))).fields.get(39), '00');
+    const late = await listExceptions(db);
+    assert.equal(late.length, 1);
+    await assert.rejects(decide(h, postException, late[0]?.exceptionId as string), /never charged/);
+    await decide(h, returnException, late[0]?.exceptionId as string);
+    assert.deepEqual(await money(h, cardId), { available: 10000 - 3000, held: 0, debt: 0 }, 'the card untouched by the second');
+    await clean(h);
+  });
 });
