@@ -1,18 +1,27 @@
 import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { type Socket, connect as tcpConnect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { it } from 'node:test';
+import { connect as tlsConnect } from 'node:tls';
 import type { Actor } from '../../src/context.js';
 import { DomainError } from '../../src/errors.js';
-import { message } from '../../src/iso8583/codec.js';
+import { decode, encode, message } from '../../src/iso8583/codec.js';
+import { FrameReader, frame } from '../../src/iso8583/frame.js';
 import { checkLedger } from '../../src/ledger/check.js';
 import { postException, returnException } from '../../src/ledger/exceptions.js';
 import { type ExceptionRecord, listExceptions } from '../../src/ledger/exceptions-query.js';
 import { clearingFile, importClearing } from '../../src/network-link/clearing.js';
+import { startLink } from '../../src/network-link/listener.js';
 import { runVerb } from '../../src/runner.js';
 import { build, type Harness } from '../helpers/app.js';
 import { balances, fundedCard, todaysTrades } from '../helpers/cards.js';
+import { certificateAuthority, selfSigned } from '../helpers/certs.js';
 import { amount12, naming } from '../helpers/clearing.js';
 import { eachDialect } from '../helpers/dialects.js';
 import { authorizationRequest, cardSecrets, linkOf, Peer, trace } from '../helpers/link.js';
+import { eventually } from '../helpers/receiver.js';
 
 /**
  * Issue 39, the attack pass after it was built (an outsider against the link, the port and the
@@ -64,7 +73,102 @@ async function money(h: Harness, cardId: string) {
   return { available: Number(c.available_balance), held: Number(c.ledger_balance) - Number(c.available_balance), debt: Number(c.debt) };
 }
 
+/** The link's CA, the service's certificate and the listed peer's. */
+function pki() {
+  const dir = mkdtempSync(join(tmpdir(), 'cp-attack-'));
+  const ca = certificateAuthority(dir, 'link-ca');
+  return { ca, server: selfSigned(dir, 'localhost'), peer: ca.issue('acquirer one') };
+}
+
+/** A raw TCP connection from `from` that never starts its handshake; resolves once connected (or closed). */
+function idle(port: number, from: string): Promise<{ socket: Socket; closed: () => boolean }> {
+  return new Promise((resolve) => {
+    let closed = false;
+    const socket = tcpConnect({ port, host: '127.0.0.1', localAddress: from });
+    socket.on('error', () => undefined);
+    socket.on('close', () => {
+      closed = true;
+    });
+    const done = () => resolve({ socket, closed: () => closed });
+    socket.once('connect', done);
+    socket.once('close', done);
+  });
+}
+
+/** The certified peer's echo (0800, 301) over TLS, on `raw` when given (a TCP connection made earlier): field 39, or 'closed'. */
+function peerEcho(port: number, p: ReturnType<typeof pki>, raw?: Socket): Promise<string> {
+  return new Promise((resolve) => {
+    const tls = {
+      servername: 'localhost',
+      ca: readFileSync(p.server.certFile),
+      cert: readFileSync(p.peer.certFile),
+      key: readFileSync(p.peer.keyFile),
+    };
+    const socket = raw ? tlsConnect({ ...tls, socket: raw }) : tlsConnect({ ...tls, port, host: '127.0.0.1' });
+    const reader = new FrameReader();
+    socket.on('secureConnect', () => socket.write(frame(encode(message('0800', { ...trace(), 70: '301' })))));
+    socket.on('data', (d) => {
+      const [f] = reader.push(d);
+      if (f) {
+        resolve(decode(f).fields.get(39) ?? '');
+        socket.destroy();
+      }
+    });
+    socket.on('error', () => resolve('closed'));
+    socket.on('close', () => resolve('closed'));
+  });
+}
+
 eachDialect('attack on the hardened link (issue 39)', (dialect) => {
+  it('F1: connections that never handshake cannot starve the certified peer: a full cap evicts the oldest unfinished handshake; the peer’s addresses are remembered across a restart', async (t) => {
+    const h = await build(t, dialect);
+    const p = pki();
+    h.app.svc.config.network = {
+      ...h.app.svc.config.network,
+      tls: { ca: p.ca.certFile, cert: p.server.certFile, key: p.server.keyFile },
+      maxConnections: 4,
+      peers: ['acquirer one'],
+    };
+    const link = await linkOf(t, h);
+    const flood: Array<{ socket: Socket; closed: () => boolean }> = [];
+    t.after(() => {
+      for (const c of flood) c.socket.destroy();
+    });
+    const strangers = async (port: number, n: number, first: number) => {
+      for (let i = 0; i < n; i++) flood.push(await idle(port, `127.0.0.${first + (i % 50)}`));
+    };
+    // A fresh service: nobody is known yet. The total (4) is full of connections that never handshake.
+    await strangers(link.port, 4, 2);
+    await new Promise((r) => setTimeout(r, 50));
+    assert.equal(flood.filter((c) => !c.closed()).length, 4);
+    // The certified peer's first connection is served at once (the oldest idle one made room), not after 10 s.
+    assert.equal(await peerEcho(link.port, p), '00', 'the peer served while the cap is full');
+    await eventually(
+      async () => (await h.db.database.db.selectFrom('network_peer_addresses').select('address').execute()).length === 1,
+      5000,
+      'the peer’s address remembered',
+    );
+
+    // A restart of the link: its memory is gone, the database remembers the peer's address.
+    await link.stop();
+    for (const c of flood) c.socket.destroy();
+    const again = await startLink(h.app.svc);
+    assert.ok(again);
+    t.after(() => again.stop());
+    flood.length = 0;
+    await strangers(again.port, 4, 10);
+    // The peer's connection begins (its handshake not started yet) while 1 000 strangers keep coming:
+    // each new one evicts the oldest unfinished handshake of an address not known, never the peer's.
+    const raw = await idle(again.port, '127.0.0.1');
+    assert.equal(raw.closed(), false, 'admitted beyond the total (a known address)');
+    await strangers(again.port, 1000, 100);
+    await new Promise((r) => setTimeout(r, 100));
+    assert.equal(raw.closed(), false, 'not evicted by strangers');
+    assert.ok(flood.filter((c) => !c.closed()).length <= 4, 'the strangers hold at most the total');
+    assert.equal(await peerEcho(again.port, p, raw.socket), '00', 'the peer served');
+    assert.equal((await h.app.inject({ method: 'GET', url: '/healthz' })).statusCode, 200, 'the HTTP API answers');
+  });
+
   it('F2: an 0100/0200 without field 22, or with a POS entry mode not listed, is 30: the card checks cannot be skipped, nothing booked or approved', async (t) => {
     const { h, cardId, card, peer } = await linked(t, dialect);
     // A wrong CVV2 and a wrong expiry: with field 22 left out (or not one of the listed modes) the
