@@ -197,7 +197,7 @@ export class Metrics {
 
   private readonly linkRefused = new Counter({
     name: 'cardprogram_network_connections_refused_total',
-    help: 'Card network link connections closed by its caps (decisions §12.13), by reason: total (CARDPROGRAM_NETWORK_MAX_CONNECTIONS), per_address (CARDPROGRAM_NETWORK_MAX_PER_ADDRESS), handshake_timeout (TLS not finished within 10 s), peer_not_allowed (a certificate not in CARDPROGRAM_NETWORK_PEERS)',
+    help: 'Card network link connections closed by its caps (decisions §12.13), by reason: total (CARDPROGRAM_NETWORK_MAX_CONNECTIONS), per_address (CARDPROGRAM_NETWORK_MAX_PER_ADDRESS), handshake_timeout (TLS not finished within 10 s), peer_not_allowed (a certificate not in CARDPROGRAM_NETWORK_PEERS), evicted (the oldest connection still in its TLS handshake, closed to make room for a new one)',
     labelNames: ['reason'] as const,
     registers: [this.registry],
   });
@@ -290,7 +290,7 @@ export class Metrics {
   }
 
   /** A card network link connection closed by a cap (src/network-link/admission.ts). */
-  networkRefused(reason: 'total' | 'per_address' | 'handshake_timeout' | 'peer_not_allowed'): void {
+  networkRefused(reason: 'total' | 'per_address' | 'handshake_timeout' | 'peer_not_allowed' | 'evicted'): void {
     this.linkRefused.inc({ reason });
   }
 

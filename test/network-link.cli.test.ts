@@ -232,6 +232,7 @@ eachDialect('network CLI: the simulator, the clearing file and the settlement (d
         matched: 3,
         matchedDifference: 1,
         forced: 1,
+        held: 0,
         duplicate: 1,
         refused: 0,
         cleared: 52,
@@ -253,7 +254,7 @@ eachDialect('network CLI: the simulator, the clearing file and the settlement (d
     );
     assert.match(
       again.stdout,
-      /^EUR: 6 messages \(0 matched, 0 matched-difference, 0 forced, 6 duplicate, 0 refused\); posted: cleared 0, refunded 0, reversed 0$/m,
+      /^EUR: 6 messages \(0 matched, 0 matched-difference, 0 forced, 0 held, 6 duplicate, 0 refused\); posted: cleared 0, refunded 0, reversed 0$/m,
     );
     assert.deepEqual(
       await Promise.all([count(h, 'network_messages'), count(h, 'trades'), count(h, 'ledger_postings')]),

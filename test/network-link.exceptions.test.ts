@@ -325,13 +325,14 @@ eachDialect('network link: forced posts have a ceiling (decisions §12.13)', (di
     );
   });
 
-  it('a clearing file’s clearing above the ceilings: reported forced, held in suspense (naming the exception), once', async (t) => {
+  it('a clearing file’s clearing above the ceilings: reported held (naming the exception), not posted, once', async (t) => {
     const { h, cardId, card } = await setup(t, dialect);
     const file = clearingFile([clearing(800_000, { pan: card.pan })]);
     const first = await importClearing(h.app.svc, file);
     const held = await onlyOpen(h);
-    assert.equal(first.lines[0]?.outcome, 'forced');
-    assert.match(first.lines[0]?.reason ?? '', new RegExp(`held in suspense above the ceilings as ${held.exceptionId}$`));
+    assert.equal(first.lines[0]?.outcome, 'held');
+    assert.match(first.lines[0]?.reason ?? '', new RegExp(`^held in suspense as ${held.exceptionId}: `));
+    assert.equal(first.totals[0]?.held, 1);
     const again = await importClearing(h.app.svc, file);
     assert.equal(again.lines[0]?.outcome, 'duplicate');
     assert.equal((await listExceptions(h.db.database.db)).length, 1);

@@ -7,7 +7,11 @@ import { esc, type Frame, form, link, page, pill } from './view.js';
 /** The console's exceptions queue (decisions §12.13; re-exported by ./pages.ts). */
 
 const STATUS_TONE: Record<ExceptionStatus, 'good' | 'bad' | 'warn' | ''> = { open: 'warn', posted: '', returned: 'good' };
-const KIND_WORDS = { authorization: 'Authorization advice (hold)', clearing: 'Clearing (payment)' } as const;
+const KIND_WORDS = {
+  authorization: 'Authorization advice (hold)',
+  clearing: 'Clearing (payment)',
+  refund: 'Refund of a held clearing',
+} as const;
 
 export interface ExceptionsView {
   status: ExceptionStatus | 'all';

@@ -28,6 +28,7 @@ import * as m0025 from './migrations/2026_11_27_0025_card_verification.js';
 import * as m0027 from './migrations/2026_11_27_0027_network_exceptions.js';
 import * as m0028 from './migrations/2026_11_27_0028_callback_fairness_sweeps.js';
 import * as m0029 from './migrations/2026_11_27_0029_three_ds.js';
+import * as m0030 from './migrations/2026_11_27_0030_link_attack_fixes.js';
 import * as m0033 from './migrations/2026_11_27_0033_three_ds_created.js';
 
 interface Migration {
@@ -67,6 +68,7 @@ export const MIGRATIONS: ReadonlyArray<[string, Migration]> = [
   ['2026_11_27_0027_network_exceptions', m0027],
   ['2026_11_27_0028_callback_fairness_sweeps', m0028],
   ['2026_11_27_0029_three_ds', m0029],
+  ['2026_11_27_0030_link_attack_fixes', m0030],
   ['2026_11_27_0033_three_ds_created', m0033],
 ];
 

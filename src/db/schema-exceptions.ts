@@ -4,8 +4,11 @@
 export const EXCEPTION_STATUSES = ['open', 'posted', 'returned'] as const;
 export type ExceptionStatus = (typeof EXCEPTION_STATUSES)[number];
 
-/** What the held advice is: an authorization advice (0120, a hold) or a clearing (0220, a payment). */
-export const EXCEPTION_KINDS = ['authorization', 'clearing'] as const;
+/**
+ * What the held advice is: an authorization advice (0120, a hold), a clearing (0220, a payment), or
+ * a refund (0220, processing 20) of a clearing itself held (migration 0030): it waits with it.
+ */
+export const EXCEPTION_KINDS = ['authorization', 'clearing', 'refund'] as const;
 export type ExceptionKind = (typeof EXCEPTION_KINDS)[number];
 
 /** A forced post above its ceilings, held in suspense instead of posted to its card. */
@@ -43,4 +46,18 @@ export interface NetworkExceptionsTable {
   decided_date: string | null;
   /** Posted: the trade it made on the card. */
   trade_id: string | null;
+  /**
+   * An authorization advice: the clearing that was posted without it (its trade, or the exception it
+   * is held as), so posting the hold now would charge twice (migration 0030); null: none.
+   */
+  consumed_by: string | null;
+  /** A refund: the held clearing's exception it waits with (migration 0030); null otherwise. */
+  held_with: string | null;
+}
+
+/** The addresses a listed certificate completed its handshake from (migration 0030; src/network-link/admission.ts). */
+export interface NetworkPeerAddressesTable {
+  /** A cap key: an IPv4 address, an IPv6 address's /64. */
+  address: string;
+  last_seen_at: number;
 }

@@ -2,7 +2,7 @@ import type { ColumnType, Generated } from 'kysely';
 import type { CallbackEndpointsTable, SweepFailuresTable } from './schema-callbacks.js';
 import type { AuditEventsTable, ConsoleLoginThrottleTable, OperatorSessionsTable, OperatorsTable } from './schema-console.js';
 import type { DisputeEventsTable, DisputeEvidenceTable, DisputesTable } from './schema-disputes.js';
-import type { NetworkExceptionsTable } from './schema-exceptions.js';
+import type { NetworkExceptionsTable, NetworkPeerAddressesTable } from './schema-exceptions.js';
 import type { NetworkMessagesTable } from './schema-network.js';
 import type {
   ChallengeMethod,
@@ -426,6 +426,7 @@ export interface DB {
   dispute_events: DisputeEventsTable;
   network_messages: NetworkMessagesTable;
   network_exceptions: NetworkExceptionsTable;
+  network_peer_addresses: NetworkPeerAddressesTable;
   operators: OperatorsTable;
   console_login_throttle: ConsoleLoginThrottleTable;
   operator_sessions: OperatorSessionsTable;

@@ -36,6 +36,10 @@ export interface ExceptionRecord {
   decidedAt: string | null;
   /** Posted: the trade it made on the card. */
   tradeId: string | null;
+  /** An authorization advice whose clearing was posted without it (its trade or exception): it may only be returned. */
+  consumedBy: string | null;
+  /** A refund held with a held clearing: that clearing's exception. */
+  heldWith: string | null;
 }
 
 type Row = Selectable<NetworkExceptionsTable> & { pan_first6?: string | null; pan_last4?: string | null; pan_length?: number | null };
@@ -69,6 +73,8 @@ export function toExceptionRecord(r: Row): ExceptionRecord {
     decidedBy: r.decided_by,
     decidedAt: iso(r.decided_at),
     tradeId: r.trade_id,
+    consumedBy: r.consumed_by,
+    heldWith: r.held_with,
   };
 }
 

@@ -4,10 +4,13 @@ import type { VerbCtx } from '../context.js';
 import type { NetworkExceptionsTable } from '../db/schema.js';
 import { DomainError } from '../errors.js';
 import type { AuthorizeInput } from './authorize.js';
+import { settlingBusinessDate } from './business-date.js';
 import type { LedgerCtx } from './context.js';
 import { type ExceptionRecord, exceptionById, toExceptionRecord } from './exceptions-query.js';
 import { forcedAuthorize, forcedClear } from './forced.js';
 import { Account, postEntry } from './journal.js';
+import { lockedTrade } from './locks.js';
+import { bookRefund } from './settle.js';
 import { isSuspended } from './suspense.js';
 
 /**
@@ -56,6 +59,14 @@ const asMerchant = (ctx: VerbCtx, row: ExceptionRow): LedgerCtx => ({ ...ctx, me
  */
 export async function postException({ ctx, input }: { ctx: VerbCtx; input: ExceptionDecisionInput }): Promise<ExceptionRecord> {
   const row = await claimDecision(ctx, input.exceptionId, 'posted');
+  // Its clearing was posted without it (issue 39's attack pass, F5): its hold would charge the card
+  // a second time. The clearing marks it under this same row's lock, so one of the two wins.
+  if (row.consumed_by !== null)
+    throw new DomainError(
+      'tradeState',
+      `exceptionId: ${row.id}: its clearing was posted without it (${row.consumed_by}); posting its hold would charge the card twice: return it; nothing moved`,
+    );
+  if (row.kind === 'refund') await refuseRefundAlone(ctx, row);
   const lctx = asMerchant(ctx, row);
   const details = JSON.parse(row.details) as Record<string, unknown>;
   let tradeId: string;
@@ -87,9 +98,63 @@ export async function postException({ ctx, input }: { ctx: VerbCtx; input: Excep
     });
     if (isSuspended(trade)) throw new Error('an operator’s post is not held again');
     tradeId = trade.tradeId;
+    // The refunds that waited with it are posted with it: refunds of the payment just made.
+    await postHeldRefunds(ctx, lctx, row, tradeId);
   }
   await ctx.tx.updateTable('network_exceptions').set({ trade_id: tradeId }).where('id', '=', row.id).execute();
   return toExceptionRecord(await exceptionById(ctx.tx, row.id));
+}
+
+/**
+ * A refund held with its clearing (issue 39's attack pass, F6) is posted with it (postHeldRefunds),
+ * never alone: its clearing still open would credit the card for a charge it has not paid, and one
+ * returned never charged it.
+ */
+async function refuseRefundAlone(ctx: VerbCtx, row: ExceptionRow): Promise<never> {
+  const clearing = row.held_with
+    ? await ctx.tx.selectFrom('network_exceptions').select(['id', 'status']).where('id', '=', row.held_with).executeTakeFirst()
+    : undefined;
+  const why =
+    clearing?.status === 'open'
+      ? `it waits with the clearing it refunds, ${clearing.id}, still held: post or return that one (this refund follows it)`
+      : `the clearing it refunds${clearing ? `, ${clearing.id},` : ''} was returned to the network: the card was never charged; return this refund`;
+  throw new DomainError('tradeState', `exceptionId: ${row.id}: ${why}; nothing moved`);
+}
+
+/** The refund exceptions held with a clearing, still open, each claimed for the clearing's decision in id order. */
+async function heldRefunds(ctx: VerbCtx, clearingId: string, status: 'posted' | 'returned'): Promise<ExceptionRow[]> {
+  const ids = await ctx.tx
+    .selectFrom('network_exceptions')
+    .select('id')
+    .where('held_with', '=', clearingId)
+    .where('kind', '=', 'refund')
+    .where('status', '=', 'open')
+    .orderBy('id')
+    .execute();
+  const out: ExceptionRow[] = [];
+  for (const { id } of ids) out.push(await claimDecision(ctx, id, status));
+  return out;
+}
+
+/** Posts the refunds held with a clearing as refunds of its payment (up to what is left of it), each linked to its message. */
+async function postHeldRefunds(ctx: VerbCtx, lctx: LedgerCtx, clearing: ExceptionRow, paymentId: string): Promise<void> {
+  for (const r of await heldRefunds(ctx, clearing.id, 'posted')) {
+    const { trade: payment, card } = await lockedTrade(lctx, paymentId);
+    const amount = Math.min(Number(r.amount), payment.amount - payment.refunded);
+    if (amount <= 0) continue;
+    const record = await bookRefund(lctx, card, payment, amount, settlingBusinessDate(undefined, ctx.now, payment), { forced: true });
+    await ctx.tx.updateTable('network_exceptions').set({ trade_id: record.id }).where('id', '=', r.id).execute();
+    // Its message now names the refund: the settlement counts it (`refunded`) on the day it was posted.
+    await ctx.tx
+      .updateTable('network_messages')
+      .set({ trade_id: record.id })
+      .where('msg_class', '=', r.msg_class)
+      .where('acquirer', '=', r.acquirer)
+      .where('stan', '=', r.stan)
+      .where('transmitted', '=', r.transmitted)
+      .where('trade_id', 'is', null)
+      .execute();
+  }
 }
 
 /**
@@ -100,6 +165,8 @@ export async function postException({ ctx, input }: { ctx: VerbCtx; input: Excep
  */
 export async function returnException({ ctx, input }: { ctx: VerbCtx; input: ExceptionDecisionInput }): Promise<ExceptionRecord> {
   const row = await claimDecision(ctx, input.exceptionId, 'returned');
+  // The refunds that waited with a clearing go back with it: they moved nothing.
+  if (row.kind === 'clearing') await heldRefunds(ctx, row.id, 'returned');
   const amount = Number(row.suspended);
   await postEntry(ctx.tx, {
     tradeId: row.id,

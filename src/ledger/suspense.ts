@@ -72,6 +72,8 @@ export interface Suspension {
   /** What posting it later needs (src/ledger/exceptions.ts). */
   details: Record<string, unknown>;
   reason: string;
+  /** A refund: the held clearing's exception it waits with. */
+  heldWith?: string | null | undefined;
 }
 
 /**
@@ -110,6 +112,8 @@ export async function suspend(ctx: LedgerCtx, s: Suspension): Promise<Suspended>
       decided_at: null,
       decided_date: null,
       trade_id: null,
+      consumed_by: null,
+      held_with: s.heldWith ?? null,
     })
     .execute();
   await postEntry(ctx.tx, {

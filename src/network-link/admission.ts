@@ -13,7 +13,10 @@ const LOG_LINES_PER_MINUTE = 20;
 /** File descriptors the rest of the process needs besides the link's connections: HTTP, the database, files. */
 const OTHER_FILES = 256;
 
-type Refusal = 'total' | 'per_address' | 'handshake_timeout' | 'peer_not_allowed';
+type Refusal = 'total' | 'per_address' | 'handshake_timeout' | 'peer_not_allowed' | 'evicted';
+
+/** How often a known peer's address is written again (its last use), at most. */
+const PEER_TOUCH_MS = 3_600_000;
 
 /**
  * The address a cap counts a connection by: an IPv4 address (IPv4-mapped too) as it is, an IPv6
@@ -86,9 +89,13 @@ function tlsReason(err: Error): string {
 
 interface Handshaking {
   raw: Socket;
+  /** Its cap key (capKey). */
+  key: string;
   timer: NodeJS.Timeout;
   /** Closed here: the handshake timed out, or failed and was told. */
   settled: boolean;
+  /** Evicted to make room: its place was given back then, not at its close. */
+  released?: boolean;
 }
 
 /**
@@ -102,9 +109,15 @@ interface Handshaking {
  * - A TLS handshake not finished within `handshakeMs` (10 s, counted from the connection, however
  *   slowly its bytes trickle) is closed: a silent connection frees its place.
  * - The real peer keeps its place: an address a listed certificate has connected from (the last
- *   32) is admitted beyond the total, within its own per-address cap. Without a certificate nobody
- *   can earn that, and a flood from elsewhere fills at most the total. A connection the peer holds
- *   is never closed to make room.
+ *   32, kept in `network_peer_addresses` so a restart forgets none) is admitted beyond the total,
+ *   within its own per-address cap. Without a certificate nobody can earn that, and a flood from
+ *   elsewhere fills at most the total. A connection whose handshake finished is never closed to
+ *   make room.
+ * - A full cap makes room by closing the oldest connection still in its handshake (issue 39's
+ *   attack pass, F1: a flood that never handshakes held every place until its 10 s ran out, and a
+ *   certified peer's new connection was refused meanwhile): for the per-address cap, the oldest from
+ *   that address; for the total, the oldest from an address not known as the peer's. So a flood
+ *   only ever evicts itself, and a connection that does handshake gets its turn.
  * - A handshake that fails (no certificate, another CA, not TLS) is logged with the remote address
  *   and the reason, at most 20 lines a minute of each kind.
  */
@@ -115,6 +128,8 @@ export class Admission {
   private readonly handshaking = new Map<string, Handshaking>();
   /** Cap keys a listed certificate connected from, least recent first. */
   private readonly knownPeers = new Set<string>();
+  /** When each known address was last written to the database (ms). */
+  private readonly touched = new Map<string, number>();
   private readonly logs = { refused: new LogBudget(), handshake: new LogBudget() };
 
   constructor(
@@ -131,11 +146,12 @@ export class Admission {
       return false;
     }
     const key = capKey(address);
-    const fromAddress = this.perAddress.get(key) ?? 0;
-    if (fromAddress >= this.cfg.maxPerAddress) return this.refuse(raw, address, 'per_address');
-    if (this.total >= this.cfg.maxConnections && !this.knownPeers.has(key)) return this.refuse(raw, address, 'total');
+    if ((this.perAddress.get(key) ?? 0) >= this.cfg.maxPerAddress && !this.evictOldest((k) => k === key))
+      return this.refuse(raw, address, 'per_address');
+    if (this.total >= this.cfg.maxConnections && !this.knownPeers.has(key) && !this.evictOldest((k) => !this.knownPeers.has(k)))
+      return this.refuse(raw, address, 'total');
     this.total++;
-    this.perAddress.set(key, fromAddress + 1);
+    this.perAddress.set(key, (this.perAddress.get(key) ?? 0) + 1);
     const remote = `${address}|${raw.remotePort}`;
     let pending: Handshaking | null = null;
     if (this.cfg.tls) {
@@ -143,14 +159,11 @@ export class Admission {
         if (pending) pending.settled = true;
         this.refuse(raw, address, 'handshake_timeout');
       };
-      pending = { raw, settled: false, timer: setTimeout(timeout, this.cfg.handshakeMs) };
+      pending = { raw, key, settled: false, timer: setTimeout(timeout, this.cfg.handshakeMs) };
       this.handshaking.set(remote, pending);
     }
     raw.once('close', () => {
-      this.total--;
-      const left = (this.perAddress.get(key) ?? 1) - 1;
-      if (left > 0) this.perAddress.set(key, left);
-      else this.perAddress.delete(key);
+      if (!pending?.released) this.release(key);
       if (pending && this.handshaking.get(remote) === pending) {
         clearTimeout(pending.timer);
         this.handshaking.delete(remote);
@@ -202,7 +215,72 @@ export class Admission {
     this.knownPeers.delete(key);
     this.knownPeers.add(key);
     if (this.knownPeers.size > KNOWN_PEER_ADDRESSES) this.knownPeers.delete(this.knownPeers.values().next().value as string);
+    this.remember(key);
     return true;
+  }
+
+  /**
+   * Closes the oldest connection still in its TLS handshake whose cap key `which` accepts, to make
+   * room for a new one; false when there is none (a cap full of finished handshakes is respected).
+   * The close frees its count at once (its 'close' event follows and finds it gone).
+   */
+  private evictOldest(which: (key: string) => boolean): boolean {
+    for (const [remote, pending] of this.handshaking) {
+      if (pending.settled || !which(pending.key)) continue;
+      clearTimeout(pending.timer);
+      pending.settled = true;
+      this.handshaking.delete(remote);
+      this.release(pending.key);
+      pending.released = true;
+      this.svc.metrics.networkRefused('evicted');
+      pending.raw.destroy();
+      return true;
+    }
+    return false;
+  }
+
+  private release(key: string): void {
+    this.total--;
+    const left = (this.perAddress.get(key) ?? 1) - 1;
+    if (left > 0) this.perAddress.set(key, left);
+    else this.perAddress.delete(key);
+  }
+
+  /** The addresses a listed certificate connected from, as the database remembers them (the latest 32): a restart forgets none. */
+  async loadKnownPeers(): Promise<void> {
+    try {
+      const rows = await this.svc.database.db
+        .selectFrom('network_peer_addresses')
+        .select(['address', 'last_seen_at'])
+        .orderBy('last_seen_at', 'desc')
+        .limit(KNOWN_PEER_ADDRESSES)
+        .execute();
+      for (const r of rows.reverse()) {
+        this.knownPeers.add(r.address);
+        this.touched.set(r.address, Number(r.last_seen_at));
+      }
+    } catch (err) {
+      this.svc.log.warn({ err: { message: (err as Error).message } }, 'network link: the known peer addresses could not be read');
+    }
+  }
+
+  /** Writes a peer's address (new, or last written over an hour ago), in the background: the handshake does not wait for it. */
+  private remember(key: string): void {
+    const now = this.svc.clock();
+    if (now - (this.touched.get(key) ?? Number.NEGATIVE_INFINITY) < PEER_TOUCH_MS) return;
+    this.touched.set(key, now);
+    void this.svc.database
+      .write((db) =>
+        db
+          .insertInto('network_peer_addresses')
+          .values({ address: key, last_seen_at: now })
+          .onConflict((oc) => oc.column('address').doUpdateSet({ last_seen_at: now }))
+          .execute(),
+      )
+      .catch((err: unknown) => {
+        this.touched.delete(key);
+        this.svc.log.warn({ err: { message: (err as Error).message } }, 'network link: a peer address could not be remembered');
+      });
   }
 
   /** A TLS handshake that failed before finishing (not TLS at all, a TLS error). */

@@ -1,6 +1,6 @@
 import type { CardRow } from '../cards/model.js';
 import type { NetworkConfig } from '../config.js';
-import { exponent } from '../money/currency.js';
+import { exponent, MAX_MINOR } from '../money/currency.js';
 import { convert, type RateTable } from '../money/fx.js';
 import { currencyAlpha } from '../money/iso4217.js';
 import type { ChannelValue } from '../trades/types.js';
@@ -18,7 +18,8 @@ const major = (minor: number, currency: string) => minor / 10 ** exponent(curren
  * The amounts of an authorization (decisions §12.3): field 4 in the currency of field 49. When 49
  * is the card's currency (as CARDPROGRAM_NETWORK_CURRENCIES presents it), field 4 is what is held.
  * Otherwise the network's conversion (field 6 in the currency of field 51, the card's) when sent,
- * else the program's rates. `12` for a currency the service does not know, `13` for a zero amount.
+ * else the program's rates. `12` for a currency the service does not know, `13` for a zero amount or
+ * one that converts to more than MAX_MINOR.
  */
 export function linkAmounts(
   fields: Map<number, string>,
@@ -40,13 +41,16 @@ export function linkAmounts(
     if (Number(f6) === 0) return { code: '13' };
     return { amount: major(Number(f6), card.currency), currencyTxn, txnAmount: major(minor, currencyTxn) };
   }
+  let held: number;
   try {
-    const held = convert(minor, currencyTxn, card.currency, rates);
-    if (held <= 0) return { code: '13' };
-    return { amount: major(held, card.currency), currencyTxn, txnAmount: major(minor, currencyTxn) };
+    held = convert(minor, currencyTxn, card.currency, rates);
   } catch {
     return { code: '12' };
   }
+  // A conversion beyond the largest amount one operation may move is an invalid amount (13), as a
+  // typed one is: never a failure further on, nor an amount a double cannot hold exactly.
+  if (held <= 0 || held > MAX_MINOR) return { code: '13' };
+  return { amount: major(held, card.currency), currencyTxn, txnAmount: major(minor, currencyTxn) };
 }
 
 /** The ISO 4217 numeric code a card's currency is presented as. */

@@ -26,6 +26,15 @@ const DECISION_MARGIN_MS = 150;
 const AUTH_PROCESSING = new Set(['00', '01', '31']);
 
 /**
+ * Field 22's PAN entry modes (its first two digits) the link knows (docs/network.md, field 22):
+ * key-entered, magnetic stripe, contactless, credential on file, e-commerce, full stripe. Which
+ * card checks apply hangs on it (card present or not, §12.13), so an 0100/0200 without it, or with
+ * a mode not listed, is `30`: leaving it out or sending an unknown one must not skip the CVV2 and
+ * expiry checks (issue 39's attack pass, F2).
+ */
+const ENTRY_MODES = new Set(['01', '05', '07', '10', '81', '90']);
+
+/**
  * Response code of a failure of the decision that committed nothing (decisions §12.5): the verbs'
  * refusals before any write, a database that cannot be reached (91), anything else 96.
  */
@@ -156,6 +165,7 @@ export async function authorizationAnswer(
   const kind = processing.slice(0, 2);
   if (!AUTH_PROCESSING.has(kind) || processing.slice(2) !== '0000') return { code: '12' };
   if (kind !== '31' && !fields.has(4)) return { code: '30' };
+  if (!ENTRY_MODES.has(fields.get(22)?.slice(0, 2) ?? '')) return { code: '30' };
 
   // An 0200 (single message) is decided as an 0100, and on approval cleared at once.
   const financial = mti.startsWith('02');

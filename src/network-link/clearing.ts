@@ -21,9 +21,12 @@ import { reversalAnswer } from './reversal.js';
  * or also sent over the link, posts nothing. A line reports what its own message posted (§12.13):
  * the record it produced, named as the settlement names it (src/network/movements.ts); a message
  * whose claim another import or the link won first, even at the same moment, is `duplicate` here.
+ * Its outcome is the answer its verb gave (refused, held in suspense, forced or not), never what a
+ * look before posting expected: between the two the link may have moved the original (issue 39's
+ * attack pass, F3/F7).
  */
 
-export type ClearingOutcome = 'matched' | 'matched-difference' | 'forced' | 'duplicate' | 'refused';
+export type ClearingOutcome = 'matched' | 'matched-difference' | 'forced' | 'held' | 'duplicate' | 'refused';
 
 export interface ClearingLine {
   /** 1-based position in the file. */
@@ -70,6 +73,8 @@ export interface ClearingTotals {
   matched: number;
   matchedDifference: number;
   forced: number;
+  /** Acknowledged but held in suspense as an exception (§12.13): nothing reached the card. */
+  held: number;
   duplicate: number;
   refused: number;
   /**
@@ -233,6 +238,12 @@ async function postedBy(svc: Services, msgClass: LinkClass, tradeId: string | un
   return { posted: { movement, currency: record.currency, amount: toMajor(record.amount, record.currency) }, minor: record.amount };
 }
 
+/** Why an exception was held (its reason, as the queue shows it). */
+async function heldBecause(svc: Services, exceptionId: string): Promise<string> {
+  const row = await svc.database.db.selectFrom('network_exceptions').select('reason').where('id', '=', exceptionId).executeTakeFirst();
+  return row?.reason ?? 'above the forced posts’ ceilings';
+}
+
 async function importOne(svc: Services, index: number, msg: IsoMessage, audit: ImportAudit | undefined): Promise<Imported> {
   const { mti, fields } = msg;
   const line = describe(index, mti, fields);
@@ -264,16 +275,18 @@ async function importOne(svc: Services, index: number, msg: IsoMessage, audit: I
   }
   // Another import (or the link) claimed it between the look above and the claim: its posting, not this one's.
   if (answer.replayed) return duplicate(line, answer);
-  if (answer.code !== '00') {
-    if (forced && answer.code === '12') return refused('12', `a forced post (${forced}): not supported yet, answered 12`);
-    return refused(answer.code, `${answer.code} ${codeMeaning(answer.code)}`);
+  // From here the outcome is the verb's answer: the look above only explains it.
+  if (answer.code !== '00') return refused(answer.code, `${answer.code} ${codeMeaning(answer.code)}`);
+  if (answer.exceptionId) {
+    // Acknowledged but held for an operator (§12.13): nothing reached the card, nothing is posted.
+    const why = await heldBecause(svc, answer.exceptionId);
+    return { line: { ...line, code: '00', outcome: 'held', reason: `held in suspense as ${answer.exceptionId}: ${why}` }, minor: 0 };
   }
   const { posted, minor } = await postedBy(svc, identity.msgClass, answer.tradeId);
   const done = { ...line, code: '00', ...(answer.tradeId ? { tradeId: answer.tradeId } : {}), ...(posted ? { posted } : {}) };
-  if (forced) {
-    // Above the forced posts' ceilings (§12.13) it is held for an operator, not on the card: say which exception.
-    const held = answer.exceptionId ? `; held in suspense above the ceilings as ${answer.exceptionId}` : '';
-    return { line: { ...done, outcome: 'forced', reason: `${forced}${held}` }, minor };
+  if (answer.forced) {
+    const why = forced ?? (reversal ? 'a reversal advice after the clearing: a forced refund (§12.7)' : 'a forced post (§12.7)');
+    return { line: { ...done, outcome: 'forced', reason: why }, minor };
   }
   if (line.kind === 'clearing' && origin) {
     const authorized = Number((JSON.parse(origin.request) as Record<string, string>)['4'] ?? 0);
@@ -302,6 +315,7 @@ function totalsOf(lines: Imported[]): ClearingTotals[] {
         matched: 0,
         matchedDifference: 0,
         forced: 0,
+        held: 0,
         duplicate: 0,
         refused: 0,
         cleared: 0,

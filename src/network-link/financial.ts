@@ -1,8 +1,8 @@
 import type { Services } from '../context.js';
 import { toMinor } from '../money/currency.js';
-import { type LinkAnswer, type LinkClass, LinkReplay, linkIdentity, originalMessage, storedAnswer } from '../network/link.js';
+import { type LinkAnswer, type LinkClass, LinkReplay, linkIdentity, originalMessage, originalOf, storedAnswer } from '../network/link.js';
 import type { LinkFinancialInput } from '../network/link-financial.js';
-import { linkClear, linkRefund } from '../network/link-financial.js';
+import { AdviceDecided, linkClear, linkRefund } from '../network/link-financial.js';
 import { runVerb } from '../runner.js';
 import { acceptorRemark, linkAmounts } from './amounts.js';
 import type { ImportAudit } from './audit.js';
@@ -18,7 +18,13 @@ import { cardByPan, contentHash, storedCopy } from './card-data.js';
  * own identity (class financial, 32, 11, 7). Only the acquirer that sent the original names it (field 32
  * equal by value, decisions §12.13); another's is a forced post as one without an original.
  */
-export async function financialAdvice(svc: Services, mti: string, fields: Map<number, string>, audit?: ImportAudit): Promise<LinkAnswer> {
+export async function financialAdvice(
+  svc: Services,
+  mti: string,
+  fields: Map<number, string>,
+  audit?: ImportAudit,
+  again = false,
+): Promise<LinkAnswer> {
   const acquirer = fields.get(32);
   const transmitted = fields.get(7);
   const processing = fields.get(3);
@@ -47,8 +53,13 @@ export async function financialAdvice(svc: Services, mti: string, fields: Map<nu
   if (pan !== undefined && !byPan) return { code: '14' };
   const amount = Number(f4);
   if (amount === 0) return { code: '13' };
-  const found = original?.code === '00' && original.tradeId && original.cardId && original.merchantId ? original : null;
+  let found = original?.code === '00' && original.tradeId && original.cardId && original.merchantId ? original : null;
   if (found && byPan && byPan.id !== found.cardId) return { code: '12' };
+  // A refund of a clearing held in suspense (§12.13) is held with it, or refunds the payment its post made.
+  const heldClearing = !found && refund && original?.code === '00' && !original.tradeId && f90 ? await heldClearingOf(svc, f90) : null;
+  if (heldClearing?.status === 'posted' && heldClearing.trade_id) {
+    found = { ...(original as NonNullable<typeof original>), tradeId: heldClearing.trade_id };
+  }
   // An authorization advice held in suspense (§12.13) acted on no trade: its clearing is forced on its card.
   const heldAdvice = !found && !refund && original?.code === '00' && original.cardId && !original.tradeId ? original.cardId : null;
   if (heldAdvice && byPan && byPan.id !== heldAdvice) return { code: '12' };
@@ -56,7 +67,10 @@ export async function financialAdvice(svc: Services, mti: string, fields: Map<nu
   let target: { tradeId: string | null; cardId: string; merchantId: string; priced?: LinkFinancialInput['priced'] };
   if (found?.tradeId && found.cardId && found.merchantId)
     target = { tradeId: found.tradeId, cardId: found.cardId, merchantId: found.merchantId };
-  else {
+  else if (heldClearing && heldClearing.status !== 'posted') {
+    if (byPan && byPan.id !== heldClearing.card_id) return { code: '12' };
+    target = { tradeId: null, cardId: heldClearing.card_id, merchantId: heldClearing.merchant_id };
+  } else {
     // No original: a forced post (§12.7) on the card field 2 names, its amounts as an 0100's.
     if (!card) return { code: '12' };
     const amounts = linkAmounts(fields, card, svc.config.network, svc.config.program.fxRates);
@@ -83,6 +97,9 @@ export async function financialAdvice(svc: Services, mti: string, fields: Map<nu
         cardId: target.cardId,
         amount,
         priced: target.priced,
+        heldClearing: heldClearing && heldClearing.status !== 'posted' ? heldClearing.id : undefined,
+        // The advice's exception is locked and marked with the clearing (src/network/link-financial.ts).
+        heldAdvice: heldAdvice && f90 ? heldIdentity(f90) : undefined,
       },
       actor: `network:${acquirer}`,
       merchantId: target.merchantId,
@@ -90,6 +107,8 @@ export async function financialAdvice(svc: Services, mti: string, fields: Map<nu
     });
     return answer;
   } catch (err) {
+    // The held advice was posted meanwhile: decided again, this clearing now takes its hold.
+    if (err instanceof AdviceDecided && !again) return financialAdvice(svc, mti, fields, audit, true);
     if (err instanceof LinkReplay) {
       const first = await storedAnswer(db, identity, hash);
       return first ? { ...first, replayed: true } : { code: '96' };
@@ -99,4 +118,28 @@ export async function financialAdvice(svc: Services, mti: string, fields: Map<nu
       svc.log.error({ err: { name: (err as Error).name, message: (err as Error).message }, stan }, 'network link: financial advice failed');
     return { code };
   }
+}
+
+/** The identity of the authorization advice field 90 names, as its exception keeps it. */
+function heldIdentity(f90: string): { acquirer: string; stan: string; transmitted: string } {
+  const o = originalOf(f90);
+  const id = linkIdentity('authorization', o.acquirer, o.stan, o.transmitted);
+  return { acquirer: id.acquirer, stan: id.stan, transmitted: id.transmitted };
+}
+
+/** The clearing exception the message field 90 names was held as (class financial), or null. */
+async function heldClearingOf(svc: Services, f90: string) {
+  const o = originalOf(f90);
+  const id = linkIdentity('financial', o.acquirer, o.stan, o.transmitted);
+  return (
+    (await svc.database.db
+      .selectFrom('network_exceptions')
+      .select(['id', 'status', 'trade_id', 'card_id', 'merchant_id'])
+      .where('msg_class', '=', 'financial')
+      .where('acquirer', '=', id.acquirer)
+      .where('stan', '=', id.stan)
+      .where('transmitted', '=', id.transmitted)
+      .where('kind', '=', 'clearing')
+      .executeTakeFirst()) ?? null
+  );
 }

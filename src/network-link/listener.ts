@@ -38,6 +38,7 @@ export async function startLink(svc: Services): Promise<LinkServer | null> {
   if (cfg.port === null) return null;
   const address = await linkAddress(cfg);
   const admission = new Admission(svc, cfg);
+  await admission.loadKnownPeers();
   const sockets = new Set<Socket>();
   const inFlight = new Map<Socket, number>();
   let deciding = 0;

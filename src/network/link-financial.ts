@@ -1,14 +1,15 @@
+import { forUpdate } from '../db/locks.js';
 import { DomainError } from '../errors.js';
 import type { LedgerCtx } from '../ledger/context.js';
 import { forcedClear, forcedRefund } from '../ledger/forced.js';
-import { lockedTrade } from '../ledger/locks.js';
+import { lockCard, lockedTrade } from '../ledger/locks.js';
 import { clear, refund } from '../ledger/settle.js';
-import { isSuspended, type Suspended } from '../ledger/suspense.js';
-import { toMajor } from '../money/currency.js';
+import { isSuspended, type Suspended, suspend } from '../ledger/suspense.js';
+import { MAX_MINOR, toMajor } from '../money/currency.js';
 import { partsOf } from '../trades/network-reads.js';
 import { TradeStatus, TradeType } from '../trades/types.js';
 import { adviceMessage, claim, type LinkAnswer, type LinkRecord } from './link.js';
-import { cardPart, type Whole } from './link-amounts.js';
+import { cardPart, cardTotal, type Whole } from './link-amounts.js';
 
 /**
  * Financial advices of the card network link (0220, decisions §12.4): the clearing of an approved
@@ -27,6 +28,52 @@ export interface LinkFinancialInput {
   amount: number;
   /** Without an original: the amount in the card's currency and the transaction's (minor units), from fields 4/49 (6/51). */
   priced?: { amount: number; currencyTxn: string; txnAmount: number; remark?: string | undefined } | undefined;
+  /** A refund of a clearing held in suspense (issue 39's attack pass, F6): the clearing's exception; the refund waits with it. */
+  heldClearing?: string | undefined;
+  /** A clearing of an authorization advice (0120) held in suspense: the advice's identity (its exception's). */
+  heldAdvice?: { acquirer: string; stan: string; transmitted: string } | undefined;
+}
+
+/**
+ * The authorization advice a clearing names was posted by an operator between the look at its
+ * message and this clearing's transaction: the clearing is decided again, and then takes its hold.
+ */
+export class AdviceDecided extends Error {
+  override name = 'AdviceDecided';
+}
+
+/**
+ * A clearing of an authorization advice held in suspense (issue 39's attack pass, F5): the advice's
+ * exception, locked before the card (the operator's post takes it first too, so the two are in one
+ * order), so that the clearing and the operator's post of the advice cannot both happen. Open: the
+ * clearing is posted without it (a forced post), and the exception is marked with what it posted and
+ * why its hold must not be posted now. Posted meanwhile: AdviceDecided. Returned: nothing to mark.
+ */
+async function lockHeldAdvice(ctx: LedgerCtx, advice: NonNullable<LinkFinancialInput['heldAdvice']>) {
+  const row = await forUpdate(
+    ctx.tx,
+    ctx.tx
+      .selectFrom('network_exceptions')
+      .select(['id', 'status', 'reason'])
+      .where('msg_class', '=', 'authorization')
+      .where('acquirer', '=', advice.acquirer)
+      .where('stan', '=', advice.stan)
+      .where('transmitted', '=', advice.transmitted)
+      .where('kind', '=', 'authorization'),
+  ).executeTakeFirst();
+  if (row?.status === 'posted') throw new AdviceDecided();
+  return row?.status === 'open' ? row : null;
+}
+
+async function markConsumed(ctx: LedgerCtx, advice: { id: string; reason: string }, answer: LinkAnswer): Promise<void> {
+  const by = answer.tradeId ?? answer.exceptionId;
+  if (answer.code !== '00' || !by) return;
+  const why = `its clearing was posted without it (${by}): posting its hold too would charge the card twice; return it`;
+  await ctx.tx
+    .updateTable('network_exceptions')
+    .set({ consumed_by: by, reason: `${why}. Held: ${advice.reason}`.slice(0, 300) })
+    .where('id', '=', advice.id)
+    .execute();
 }
 
 /**
@@ -69,14 +116,17 @@ export async function linkClear({ ctx, input }: { ctx: LedgerCtx; input: LinkFin
     if (input.tradeId === null) {
       const p = input.priced;
       if (!p) throw new Error('a clearing without an original needs its amounts');
+      const advice = input.heldAdvice ? await lockHeldAdvice(ctx, input.heldAdvice) : null;
       answer = forcedAnswer(
         await forcedClear({ ctx, input: { cardId: input.cardId, tradeId: null, ...p, message: adviceMessage(input.record) } }),
       );
+      if (advice) await markConsumed(ctx, advice, answer);
     } else {
       const { trade: auth, card } = await lockedTrade(ctx, input.tradeId);
       const amount = await clearingInCardCurrency(ctx, auth, input.amount);
       const holds = auth.trade_type === TradeType.authorization && auth.trade_status === TradeStatus.success && auth.held > 0;
-      if (amount <= 0) answer = { code: '13' };
+      // At the authorization's ratio, beyond the largest amount one operation may move: 13, as a typed one.
+      if (amount <= 0 || amount > MAX_MINOR) answer = { code: '13' };
       else if (holds && amount <= auth.held) {
         const cleared = await clear({
           ctx,
@@ -106,11 +156,50 @@ export async function linkClear({ ctx, input }: { ctx: LedgerCtx; input: LinkFin
   return answer;
 }
 
+/**
+ * A refund of a clearing held in suspense (issue 39's attack pass, F6): the card was not charged, so
+ * it is not credited either. The clearing's exception is locked first (as an operator's decision
+ * claims it first); still undecided or returned, the refund is held too, as a `refund` exception
+ * naming it, moving no money (`suspended` 0): it is posted when its clearing is posted, returned when
+ * it is returned (src/ledger/exceptions.ts). Posted meanwhile: AdviceDecided (decided again: a refund
+ * of the payment the post made).
+ */
+async function heldRefund(ctx: LedgerCtx, input: LinkFinancialInput, clearingId: string): Promise<LinkAnswer> {
+  const clearing = await forUpdate(
+    ctx.tx,
+    ctx.tx.selectFrom('network_exceptions').selectAll().where('id', '=', clearingId).where('kind', '=', 'clearing'),
+  ).executeTakeFirst();
+  if (!clearing) throw new Error(`no held clearing ${clearingId}`);
+  if (clearing.status === 'posted') throw new AdviceDecided();
+  const card = await lockCard(ctx, input.cardId);
+  // Field 4 in the clearing's transaction currency, at its own ratio; at most what it would have charged.
+  const amount = cardTotal({ amount: Number(clearing.amount), txn_amount: Number(clearing.txn_amount) }, input.amount);
+  if (amount <= 0 || amount > Number(clearing.amount)) return { code: '13' };
+  const why =
+    clearing.status === 'open'
+      ? `a refund of the clearing held in suspense as ${clearing.id}: it waits with it (posted or returned with it)`
+      : `a refund of the clearing ${clearing.id}, returned to the network: the card was never charged; return it`;
+  const held = await suspend(ctx, {
+    kind: 'refund',
+    message: adviceMessage(input.record),
+    card,
+    amount,
+    currencyTxn: clearing.currency_txn,
+    txnAmount: input.amount,
+    originalId: null,
+    details: {},
+    reason: why,
+    heldWith: clearing.id,
+  });
+  return { code: '00', forced: true, exceptionId: held.exceptionId };
+}
+
 /** An 0220 with processing code 20: a refund of field 4 of the payment field 90's clearing produced; without one, a forced credit. */
 export async function linkRefund({ ctx, input }: { ctx: LedgerCtx; input: LinkFinancialInput }): Promise<LinkAnswer> {
   let answer: LinkAnswer;
   try {
-    if (input.tradeId === null) {
+    if (input.heldClearing) answer = await heldRefund(ctx, input, input.heldClearing);
+    else if (input.tradeId === null) {
       const p = input.priced;
       if (!p) throw new Error('a refund without an original needs its amounts');
       const [record] = await forcedRefund({ ctx, input: { cardId: input.cardId, payments: [], ...p } });
@@ -120,7 +209,7 @@ export async function linkRefund({ ctx, input }: { ctx: LedgerCtx; input: LinkFi
       // A part of the payment: allocated after its refunds so far, so refunds of the whole sum to it.
       const before = await partsOf(ctx.tx, payment.id, TradeStatus.refund);
       const amount = cardPart(payment, { txn: before.txn, card: payment.refunded }, input.amount);
-      if (amount <= 0) answer = { code: '13' };
+      if (amount <= 0 || amount > MAX_MINOR) answer = { code: '13' };
       else {
         const record = await refund({
           ctx,

@@ -31,7 +31,7 @@ function showImport(r: ClearingReport): string {
   });
   const totals = r.totals.map(
     (t) =>
-      `${t.currency}: ${t.messages} messages (${t.matched} matched, ${t.matchedDifference} matched-difference, ${t.forced} forced, ${t.duplicate} duplicate, ${t.refused} refused); posted: cleared ${t.cleared}, refunded ${t.refunded}, reversed ${t.reversed}`,
+      `${t.currency}: ${t.messages} messages (${t.matched} matched, ${t.matchedDifference} matched-difference, ${t.forced} forced, ${t.held} held, ${t.duplicate} duplicate, ${t.refused} refused); posted: cleared ${t.cleared}, refunded ${t.refunded}, reversed ${t.reversed}`,
   );
   return [
     `   #  MTI   STAN    kind              amount  outcome             posted                    reason`,
