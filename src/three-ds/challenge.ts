@@ -8,7 +8,7 @@ import { DomainError } from '../errors.js';
 import { lockCardState } from './card-state.js';
 import type { CReq, CRes, TransStatusReason } from './emv-messages.js';
 import { finishChallenge } from './finish.js';
-import { hashOtp, newOtp, OTP_MAX_FAILURES, OTP_MAX_SENT, OTP_TTL_MS, otpMatches } from './otp.js';
+import { cardCodesExhausted, hashOtp, newOtp, OTP_MAX_FAILURES, OTP_MAX_SENT, OTP_TTL_MS, otpMatches } from './otp.js';
 import type { AuthenticationRow } from './store.js';
 
 /**
@@ -104,6 +104,11 @@ export async function enterOtp({ ctx, input }: { ctx: VerbCtx; input: { acsTrans
       .where('acs_trans_id', '=', row.acs_trans_id)
       .execute();
     return { kind: 'open', row: { ...row, interaction_counter: interaction }, notice: 'codeExpired' };
+  }
+  // The card's wrong codes of 24 hours, all its challenges together, used up: this entry would be one
+  // more guess; the challenge ends N/19 without comparing it (not even a right code).
+  if (row.card_id !== null && (await cardCodesExhausted(ctx, row.card_id))) {
+    return { kind: 'done', row: await finishChallenge({ ctx, input: { acsTransID: row.acs_trans_id, transStatus: 'N', reason: '19' } }) };
   }
   const code = input.code.replace(/[\s-]/g, '');
   if (await otpMatches(ctx.svc.vault, ctx.tx, row, code)) {
