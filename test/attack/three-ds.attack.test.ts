@@ -114,3 +114,19 @@ eachDialect('3-D Secure attacked: one-time code guessing', (dialect) => {
     assert.ok(rows.every((r) => r.trans_status === 'N' && r.trans_status_reason === '19'));
   });
 });
+
+eachDialect('3-D Secure attacked: where the CRes goes', (dialect) => {
+  // Finding 2 (low): a notificationURL without "//" after its scheme (`https:evil.example/x`) passed
+  // the AReq's check (the URL parser reads it as https://evil.example/x, and the page's CSP named that
+  // origin) while the cardholder's browser, on the ACS's https page, reads it as a path of the ACS's
+  // own origin: the CRes went back to the ACS, never to the 3DS Server. Now an Erro 203.
+  it('a notificationURL that is not an absolute http(s) URL with its "//" is Erro 203', async (t) => {
+    const { start } = await setup(t, dialect);
+    for (const notificationURL of ['https:evil.example/x', 'https:/evil.example/x', 'http:evil.example/x', 'https:\\\\evil.example/x']) {
+      const erro = await start({ notificationURL });
+      assert.deepEqual([erro.messageType, erro.errorCode, erro.errorDetail], ['Erro', '203', 'notificationURL'], notificationURL);
+    }
+    const ok = await start({ notificationURL: 'HTTPS://Shop.Example/notify?x=1' });
+    assert.equal(ok.transStatus, 'C');
+  });
+});
