@@ -146,6 +146,10 @@ export async function resendOtp({ ctx, input }: { ctx: VerbCtx; input: { acsTran
   if (!running(row) || row.challenge_method !== 'otp' || row.card_id === null || row.merchant_id === null) throw notRunning(row);
   if (expired(ctx, row)) return timeOut(ctx, row);
   if (resendsLeft(row) === 0) return { kind: 'open', row, notice: 'noMoreCodes' };
+  // No new code to guess for a card whose wrong codes of 24 hours are used up (./otp.ts): it ends N/19, nothing sent.
+  if (await cardCodesExhausted(ctx, row.card_id)) {
+    return { kind: 'done', row: await finishChallenge({ ctx, input: { acsTransID: row.acs_trans_id, transStatus: 'N', reason: '19' } }) };
+  }
   const code = newOtp();
   const otpExpiresAt = ctx.now + OTP_TTL_MS;
   const hashed = await hashOtp(ctx.svc.vault, ctx.tx, row.acs_trans_id, code);

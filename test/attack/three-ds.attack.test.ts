@@ -56,7 +56,7 @@ eachDialect('3-D Secure attacked: one-time code guessing', (dialect) => {
     const { now, h, start, form, open, code, wrong } = await setup(t, dialect);
     // Four challenges opened at once (the guesser's parallel windows), then three wrong codes in each of three.
     const aress = [];
-    for (let i = 0; i < 4; i++) {
+    for (let i = 0; i < 5; i++) {
       const ares = await start();
       assert.equal(ares.transStatus, 'C');
       aress.push({ ares, page: await open(ares) });
@@ -76,6 +76,17 @@ eachDialect('3-D Secure attacked: one-time code guessing', (dialect) => {
     assert.match(ended.body, /<form id="cres"/);
     const row = await stored(h, String(last.ares.acsTransID));
     assert.deepEqual([row.trans_status, row.trans_status_reason, Number(row.otp_failures)], ['N', '19', 0]);
+    // The fifth window: no new code is sent for it either; it ends N/19.
+    const fifth = aress[4] as (typeof aress)[number];
+    const codesBefore = await h.db.database.db.selectFrom('callback_events').select('id').where('type', '=', 'threeDs.otp').execute();
+    const resent = await form('/3ds/challenge/resend', fifth.page);
+    assert.match(resent.body, /<form id="cres"/);
+    assert.deepEqual(
+      [(await stored(h, String(fifth.ares.acsTransID))).trans_status, (await stored(h, String(fifth.ares.acsTransID))).trans_status_reason],
+      ['N', '19'],
+    );
+    const codesAfter = await h.db.database.db.selectFrom('callback_events').select('id').where('type', '=', 'threeDs.otp').execute();
+    assert.equal(codesAfter.length, codesBefore.length);
     // A new AReq gets no challenge by code (N/19, EMVCo's "exceeds ACS maximum challenges"), and no code is sent.
     const sentBefore = await h.db.database.db.selectFrom('callback_events').select('id').where('type', '=', 'threeDs.otp').execute();
     const refused = await start();
