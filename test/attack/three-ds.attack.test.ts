@@ -141,3 +141,20 @@ eachDialect('3-D Secure attacked: where the CRes goes', (dialect) => {
     assert.equal(ok.transStatus, 'C');
   });
 });
+
+eachDialect('3-D Secure attacked: creqs not the ACS’s', (dialect) => {
+  // Finding 3 (informational): the page compared the error's wire code ('2750') with its kind's
+  // name, so an unknown creq (or one whose identifiers are not its AReq's) showed "already used"
+  // with 409 instead of "unknown" with 404 (docs/3ds.md); nothing changed either way.
+  it('a creq for no authentication, or with another AReq’s threeDSServerTransID, is 404 and changes nothing', async (t) => {
+    const { h, start, form } = await setup(t, dialect);
+    const ares = await start();
+    const unknown = await form('/3ds/challenge', { creq: creq({ ...ares, acsTransID: '6f1c4a52-93d1-4b7e-8a0e-2f4f1b9f0c11' }) });
+    assert.equal(unknown.statusCode, 404);
+    const crossed = await form('/3ds/challenge', {
+      creq: creq({ ...ares, threeDSServerTransID: '0b7a9c2e-5d4f-4e61-9a8b-3c2d1e0f9a8b' }),
+    });
+    assert.equal(crossed.statusCode, 404);
+    assert.equal((await stored(h, String(ares.acsTransID))).challenge_state, 'pending');
+  });
+});
