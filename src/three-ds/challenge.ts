@@ -8,7 +8,7 @@ import { DomainError } from '../errors.js';
 import { lockCardState } from './card-state.js';
 import type { CReq, CRes, TransStatusReason } from './emv-messages.js';
 import { finishChallenge } from './finish.js';
-import { hashOtp, newOtp, OTP_MAX_FAILURES, OTP_MAX_SENT, OTP_TTL_MS, otpMatches } from './otp.js';
+import { cardCodesExhausted, hashOtp, newOtp, OTP_MAX_FAILURES, OTP_MAX_SENT, OTP_TTL_MS, otpMatches } from './otp.js';
 import type { AuthenticationRow } from './store.js';
 
 /**
@@ -105,6 +105,11 @@ export async function enterOtp({ ctx, input }: { ctx: VerbCtx; input: { acsTrans
       .execute();
     return { kind: 'open', row: { ...row, interaction_counter: interaction }, notice: 'codeExpired' };
   }
+  // The card's wrong codes of 24 hours, all its challenges together, used up: this entry would be one
+  // more guess; the challenge ends N/19 without comparing it (not even a right code).
+  if (row.card_id !== null && (await cardCodesExhausted(ctx, row.card_id))) {
+    return { kind: 'done', row: await finishChallenge({ ctx, input: { acsTransID: row.acs_trans_id, transStatus: 'N', reason: '19' } }) };
+  }
   const code = input.code.replace(/[\s-]/g, '');
   if (await otpMatches(ctx.svc.vault, ctx.tx, row, code)) {
     await ctx.tx
@@ -141,6 +146,10 @@ export async function resendOtp({ ctx, input }: { ctx: VerbCtx; input: { acsTran
   if (!running(row) || row.challenge_method !== 'otp' || row.card_id === null || row.merchant_id === null) throw notRunning(row);
   if (expired(ctx, row)) return timeOut(ctx, row);
   if (resendsLeft(row) === 0) return { kind: 'open', row, notice: 'noMoreCodes' };
+  // No new code to guess for a card whose wrong codes of 24 hours are used up (./otp.ts): it ends N/19, nothing sent.
+  if (await cardCodesExhausted(ctx, row.card_id)) {
+    return { kind: 'done', row: await finishChallenge({ ctx, input: { acsTransID: row.acs_trans_id, transStatus: 'N', reason: '19' } }) };
+  }
   const code = newOtp();
   const otpExpiresAt = ctx.now + OTP_TTL_MS;
   const hashed = await hashOtp(ctx.svc.vault, ctx.tx, row.acs_trans_id, code);

@@ -11,6 +11,7 @@ import { AREQS_PER_HOUR, type CardState, exemptionFits, HOUR_MS, lockCardState }
 import { countryAlpha2 } from './country-codes.js';
 import type { DecisionVerdict } from './decision-endpoint.js';
 import type { TransStatusReason } from './emv-messages.js';
+import { cardCodesExhausted } from './otp.js';
 import { cardFacts } from './statements.js';
 import type { CheckedAReq } from './validate.js';
 import { countVerificationFailure } from './verification-failure.js';
@@ -181,6 +182,8 @@ async function order(
     // yet: U/03), and the merchant's notify URL for the code or the approval (N/13 without).
     if (areq.deviceChannel === '01') return refused('03', 'U');
     if (f.merchant.notifyUrl === null) return refused('13');
+    // The card's wrong codes of 24 hours used up (./otp.ts): no new code to guess (EMVCo 19, exceeds ACS maximum challenges).
+    if (chosen.method === 'otp' && (await cardCodesExhausted(ctx, card.id))) return refused('19');
   }
   return chosen;
 }

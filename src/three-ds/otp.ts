@@ -1,7 +1,9 @@
 import { createHmac, randomInt, timingSafeEqual } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { PanVault } from '../cards/vault.js';
+import type { TxCtx } from '../context.js';
 import type { DB } from '../db/schema.js';
+import { cardOtpFailures } from './statements.js';
 
 /** A one-time code is valid this long (decisions §14.4). */
 export const OTP_TTL_MS = 5 * 60_000;
@@ -9,6 +11,22 @@ export const OTP_TTL_MS = 5 * 60_000;
 export const OTP_MAX_FAILURES = 3;
 /** Codes a challenge may send: the first, and one new code on request. */
 export const OTP_MAX_SENT = 2;
+/**
+ * Wrong codes a card may have entered, all its challenges together, within OTP_CARD_WINDOW_MS:
+ * beyond, no code of the card is compared and no challenge by code is offered (N/19). Without it
+ * each challenge's 3 tries multiply with the card's AReqs (30 an hour: 90 guesses an hour).
+ */
+export const OTP_CARD_MAX_FAILURES = 9;
+export const OTP_CARD_WINDOW_MS = 24 * 3_600_000;
+
+/**
+ * Whether the card's challenges have used up their wrong codes (OTP_CARD_MAX_FAILURES within 24
+ * hours). Called with the card's 3-D Secure row locked (an AReq, a code entered).
+ */
+export async function cardCodesExhausted(ctx: TxCtx, cardId: string): Promise<boolean> {
+  const { rows } = await cardOtpFailures.execute(ctx.tx, { cardId, since: ctx.now - OTP_CARD_WINDOW_MS });
+  return Number(rows[0]?.n ?? 0) >= OTP_CARD_MAX_FAILURES;
+}
 
 /** A new 6-digit code, uniformly drawn (leading zeros kept). */
 export function newOtp(): string {

@@ -180,8 +180,8 @@ export const challengeRoutes: FastifyPluginAsync<{ svc: Services }> = async (app
       return fail(
         req,
         reply,
-        err.code === 'authenticationNotFound' ? 404 : 409,
-        err.code === 'authenticationNotFound' ? 'unknown' : 'spent',
+        err.kind === 'authenticationNotFound' ? 404 : 409,
+        err.kind === 'authenticationNotFound' ? 'unknown' : 'spent',
         row,
       );
     }

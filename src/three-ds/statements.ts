@@ -54,6 +54,19 @@ export const cardFacts = precompiled((db, slot: Slots<{ cardId: string; since: n
     .where('cards.id', '=', slot('cardId')),
 );
 
+/**
+ * The wrong one-time codes entered in a card's challenges since a moment (OTP_CARD_MAX_FAILURES,
+ * ./otp.ts): read with the card's 3-D Secure row locked, so that a card's guesses count one after
+ * the other on every instance.
+ */
+export const cardOtpFailures = precompiled((db, slot: Slots<{ cardId: string; since: number }>) =>
+  db
+    .selectFrom('three_ds_authentications')
+    .select((eb) => eb.fn.sum<number>('otp_failures').as('n'))
+    .where('card_id', '=', slot('cardId'))
+    .where('created_at', '>', slot('since')),
+);
+
 /** Every column of an authentication, each given (null where it does not apply): one shape, one prepared insert. */
 export type NewAuthentication = Required<Insertable<ThreeDsAuthenticationsTable>>;
 

@@ -107,6 +107,9 @@ function elementOf(path: string): string {
 }
 
 function isHttpUrl(text: string, httpsOnly: boolean): boolean {
+  // The scheme's "//" written out: `https:evil.example/x` parses as https://evil.example/x here, but a
+  // browser on an https page reads it as a path of that page's own origin (the CRes would go back to the ACS).
+  if (!/^https?:\/\//i.test(text)) return false;
   try {
     const u = new URL(text);
     return u.protocol === 'https:' || (!httpsOnly && u.protocol === 'http:');
