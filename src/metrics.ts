@@ -161,6 +161,30 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  private readonly threeDsResults = new Counter({
+    name: 'cardprogram_3ds_results_total',
+    help: 'Tries to send a challenge’s result to the DS (RReq), by outcome: sent (an RRes), retry (failed, to be tried again), failed (given up: an Erro, or 24 hours of failures); counted where the pass runs (the service with its worker, or cardprogram worker)',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
+  private readonly threeDsAuthorizationRefusals = new Counter({
+    name: 'cardprogram_3ds_authorization_refusals_total',
+    help: 'Authorizations declined for 3-D Secure (decisions §14.5), by reason (authentication_failed: a value refused; authentication_required: none, CARDPROGRAM_3DS_REQUIRED) and where they came from (link, sandbox)',
+    labelNames: ['reason', 'via'] as const,
+    registers: [this.registry],
+  });
+
+  /** One try of the results sender (src/three-ds/results.ts). */
+  threeDsResult(outcome: 'sent' | 'retry' | 'failed'): void {
+    this.threeDsResults.inc({ outcome });
+  }
+
+  /** An authorization declined authentication_failed or authentication_required (src/ledger/authorize.ts), once committed. */
+  threeDsAuthorizationRefusal(reason: 'authentication_failed' | 'authentication_required', via: 'link' | 'sandbox'): void {
+    this.threeDsAuthorizationRefusals.inc({ reason, via });
+  }
+
   /** An AReq answered with an ARes (src/three-ds/areq.ts). */
   threeDsAuthentication(status: string, reason: string, seconds: number): void {
     this.threeDsOutcomes.inc({ status, reason });

@@ -235,6 +235,25 @@ eachDialect('getting started (docs/getting-started.md), as a new user runs it', 
     assert.ok(hooksOut.includes('"note":"card 424242******4242","cardNo":"424242******4242"'), hooksOut);
     assert.ok(!hooksOut.includes(pan));
 
+    // 7, a 3-D Secure challenge: C, the code printed by the receiver (threeDs.otp), typed by the sandbox's complete: Y.
+    const challenge = await sh(snippet('threeds-challenge'), { CARD_ID: cardId });
+    assert.equal(challenge.code, 0, `${challenge.stderr}\n${challenge.stdout}`);
+    const [status, acsTransId] = challenge.stdout.trim().split('\n');
+    assert.equal(status, 'C', challenge.stdout);
+    assert.match(String(acsTransId), /^[0-9a-f-]{36}$/);
+    const otpOf = () => printed('threeDs.otp').find((e) => e.acsTransID === acsTransId);
+    await eventually(() => otpOf() !== undefined, 15_000, 'the threeDs.otp callback printed');
+    const otp = otpOf() as Record<string, unknown>;
+    assert.deepEqual([otp.merchantName, otp.amount, otp.currency], ['Fahrrad Haus', 9.9, 'EUR']);
+    const complete = await sh(snippet('threeds-complete'), { ACS_TRANS_ID: String(acsTransId), OTP: String(otp.code) });
+    assert.equal(complete.code, 0, `${complete.stderr}\n${complete.stdout}`);
+    assert.equal(complete.stdout.trim(), 'Y');
+    await eventually(
+      () => printed('threeDs.result').some((e) => e.acsTransID === acsTransId && e.transStatus === 'Y'),
+      15_000,
+      'the threeDs.result callback printed',
+    );
+
     // 8. KYC, three ways: each submission's kyc.result callbacks reach the receiver, and the approved cardholder gets a card.
     const kycCurl = await sh(snippet('curl-kyc'), { HOOKS_PORT: hooksPort });
     assert.equal(kycCurl.code, 0, kycCurl.stderr);

@@ -7,6 +7,7 @@ import type { Services } from '../context.js';
 import { isCurrent } from '../db/migrate.js';
 import { sweepFailuresByJob } from '../db/sweep.js';
 import { openExceptions } from '../ledger/exceptions-query.js';
+import { resultsBacklog } from '../three-ds/results.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -96,6 +97,32 @@ export const metricsPlugin = fp(
       'job',
       async () => (await sweepFailuresByJob(db, svc.clock())).map((r) => [r.job, r.oldestSeconds]),
     );
+    // The ACS's results waiting for the DS (RReq): read once per scrape for the three gauges.
+    if (svc.config.threeDs.port !== null || svc.config.threeDs.ds !== null) {
+      let backlog: ReturnType<typeof resultsBacklog> | null = null;
+      metrics.onScrape(() => {
+        backlog = null;
+      });
+      const read = () => {
+        backlog ??= resultsBacklog(db, svc.clock());
+        return backlog;
+      };
+      metrics.gauge(
+        'cardprogram_3ds_results_pending',
+        '3-D Secure results (RReq) waiting to be sent to the DS, or tried again',
+        async () => (await read()).pending,
+      );
+      metrics.gauge(
+        'cardprogram_3ds_results_oldest_seconds',
+        'Age of the oldest 3-D Secure result (RReq) not yet taken by the DS (0: none)',
+        async () => (await read()).oldestSeconds,
+      );
+      metrics.gauge(
+        'cardprogram_3ds_results_failed',
+        '3-D Secure results (RReq) given up on (an Erro from the DS, or 24 hours of failures)',
+        async () => (await read()).failed,
+      );
+    }
     const pool = database.pool;
     if (pool) {
       // The pool as it was when the scrape began: the database gauges' own queries take idle

@@ -353,6 +353,10 @@ export const authorize = claimsItsKey(async function authorize({
     await recordDecline(ctx, card, locked.notifyUrl, row, verification);
     // A decline that carried this card's authentication value is listed with it (it takes nothing).
     await recordAuthentication(ctx, authentication, { cardId: card.id, tradeId: row.id, approved: false });
+    if (reason === DeclineReason.authenticationFailed || reason === DeclineReason.authenticationRequired) {
+      const via = ctx.by?.kind === 'network' ? 'link' : 'sandbox';
+      ctx.afterCommit(() => ctx.svc.metrics.threeDsAuthorizationRefusal(reason, via));
+    }
     error.detail = { tradeId: row.id, declineReason: reason };
     throw new CommittedFailure(error);
   };

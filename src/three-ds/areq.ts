@@ -107,7 +107,7 @@ export async function processAReq(
   opts: { actor: Actor | string; once?: Omit<RequestKey, 'merchantId'> & { onReplay?: () => void }; merchantId?: string },
 ): Promise<AcsAnswer> {
   const started = performance.now();
-  const checked = validateAReq(message, svc.config.env);
+  const checked = validateAReq(message, svc.config.env, publicOrigin(svc.config.publicUrl));
   if ('refusal' in checked) {
     svc.metrics.threeDsError(checked.refusal.errorCode);
     return { kind: 'Erro', message: erro(message, checked.refusal.errorCode, checked.refusal.elements) };
@@ -143,5 +143,14 @@ export async function processAReq(
       );
     svc.metrics.threeDsError(ERROR_CODES.transientFailure);
     return { kind: 'Erro', message: erro(message, ERROR_CODES.transientFailure, ['ACS'], acsTransId) };
+  }
+}
+
+/** The origin of the service's public URL (validated at start), for the sandbox's own notificationURL. */
+function publicOrigin(publicUrl: string): string | undefined {
+  try {
+    return new URL(publicUrl).origin;
+  } catch {
+    return undefined;
   }
 }

@@ -132,6 +132,7 @@ export async function sendResults(svc: Services): Promise<number> {
           .updateTable('three_ds_results')
           .set({ status: 'sent', attempts, rres: outcome.rres, sent_at: at, last_error: null, lease_owner: null, lease_until: null }),
       ).execute();
+      svc.metrics.threeDsResult('sent');
       sent++;
       continue;
     }
@@ -146,9 +147,38 @@ export async function sendResults(svc: Services): Promise<number> {
         lease_until: null,
       }),
     ).execute();
+    svc.metrics.threeDsResult(giveUp ? 'failed' : 'retry');
     const log = { acsTransId: acs_trans_id, attempts, error: outcome.error };
     if (giveUp) svc.log.error(log, '3-D Secure: the DS did not take a result (RReq); given up');
     else svc.log.warn(log, '3-D Secure: the DS did not take a result (RReq); tried again later');
   }
   return sent;
+}
+
+/**
+ * The results waiting for the DS (the metrics' backlog, docs/operations.md): how many are pending,
+ * how old the oldest is (seconds, 0 when none), and how many were given up on. A read of the
+ * pending rows (the partial index `three_ds_results_due`) and a count of the failed ones.
+ */
+export async function resultsBacklog(
+  db: Services['database']['db'],
+  now: number,
+): Promise<{ pending: number; oldestSeconds: number; failed: number }> {
+  const [pending, failed] = await Promise.all([
+    db
+      .selectFrom('three_ds_results')
+      .select((eb) => [eb.fn.countAll<number>().as('n'), eb.fn.min('created_at').as('oldest')])
+      .where('status', '=', 'pending')
+      .executeTakeFirst(),
+    db
+      .selectFrom('three_ds_results')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('status', '=', 'failed')
+      .executeTakeFirst(),
+  ]);
+  return {
+    pending: Number(pending?.n ?? 0),
+    oldestSeconds: pending?.oldest == null ? 0 : Math.max(0, (now - Number(pending.oldest)) / 1000),
+    failed: Number(failed?.n ?? 0),
+  };
 }

@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import { Compile } from 'typebox/compile';
+import { isLoopbackAddress } from '../config-three-ds.js';
 import { exponent } from '../money/currency.js';
 import { currencyAlpha } from '../money/iso4217.js';
 import { type AReq, AReqSchema, ERROR_CODES, type ErrorCode, MESSAGE_VERSIONS, type MessageVersion } from './emv-messages.js';
@@ -118,6 +119,29 @@ function isHttpUrl(text: string, httpsOnly: boolean): boolean {
   }
 }
 
+/**
+ * Where the challenge page may post the CRes (decisions §14.4): https; plain http in the sandbox only
+ * to a loopback host (`localhost`, 127.0.0.0/8, ::1) or to the service's own public origin (the
+ * sandbox's stand-in 3DS Server, `/sandbox/3ds/notification`); never in production. Anything else
+ * (`javascript:`, `data:`, plain http across a network) would hand the result to whoever is on the way.
+ */
+function notificationUrlOk(text: string, env: 'sandbox' | 'production', ownOrigin: string | undefined): boolean {
+  let u: URL;
+  try {
+    u = new URL(text);
+  } catch {
+    return false;
+  }
+  if (u.protocol === 'https:') return true;
+  if (u.protocol !== 'http:' || env === 'production') return false;
+  if (ownOrigin !== undefined && u.origin === ownOrigin) return true;
+  const host = u.hostname
+    .replace(/^\[|\]$/g, '')
+    .replace(/\.$/, '')
+    .toLowerCase();
+  return host === 'localhost' || host.endsWith('.localhost') || isLoopbackAddress(host);
+}
+
 function validDate(yyyymmddhhmmss: string): boolean {
   const [y, mo, d, h, mi, s] = [0, 4, 6, 8, 10, 12].map((at, i) => Number(yyyymmddhhmmss.slice(at, at + (i === 0 ? 4 : 2))));
   const t = new Date(Date.UTC(y as number, (mo as number) - 1, d, h, mi, s));
@@ -132,7 +156,7 @@ function validDate(yyyymmddhhmmss: string): boolean {
 }
 
 /** What the schema cannot say: values that must be real (a date, an address, a URL) or fit another element. */
-function semanticProblems(m: AReq, env: 'sandbox' | 'production'): string[] {
+function semanticProblems(m: AReq, env: 'sandbox' | 'production', ownOrigin: string | undefined): string[] {
   const bad: string[] = [];
   if (m.threeDSRequestorChallengeInd !== undefined && m.messageVersion === '2.1.0' && m.threeDSRequestorChallengeInd > '04') {
     bad.push('threeDSRequestorChallengeInd');
@@ -145,8 +169,8 @@ function semanticProblems(m: AReq, env: 'sandbox' | 'production'): string[] {
   }
   if (m.purchaseInstalData !== undefined && Number(m.purchaseInstalData) < 2) bad.push('purchaseInstalData');
   if (m.browserIP !== undefined && isIP(m.browserIP) === 0) bad.push('browserIP');
-  // The page posts the CRes there: a script URL or, in production, plain http would hand the result to anyone.
-  if (m.notificationURL !== undefined && !isHttpUrl(m.notificationURL, env === 'production')) bad.push('notificationURL');
+  // The page posts the CRes there: a script URL, or plain http across a network, would hand the result to anyone.
+  if (m.notificationURL !== undefined && !notificationUrlOk(m.notificationURL, env, ownOrigin)) bad.push('notificationURL');
   for (const name of ['threeDSServerURL', 'threeDSRequestorURL', 'dsURL'] as const) {
     const value = m[name];
     if (value !== undefined && !isHttpUrl(value, false)) bad.push(name);
@@ -160,7 +184,12 @@ function semanticProblems(m: AReq, env: 'sandbox' | 'production'): string[] {
  * (203), a critical message extension it does not know (202: it knows none). Elements it does not
  * know are ignored. Returns the checked message, or the refusal naming every element at fault.
  */
-export function validateAReq(message: unknown, env: 'sandbox' | 'production'): { areq: CheckedAReq } | { refusal: Refusal } {
+export function validateAReq(
+  message: unknown,
+  env: 'sandbox' | 'production',
+  /** The service's public origin (CARDPROGRAM_PUBLIC_URL's): in the sandbox a plain http notificationURL may be there. */
+  ownOrigin?: string,
+): { areq: CheckedAReq } | { refusal: Refusal } {
   const refuse = (errorCode: ErrorCode, elements: string[]) => ({ refusal: { errorCode, elements } });
   if (!isObject(message)) return refuse(ERROR_CODES.messageInvalid, ['message']);
   if (message.messageType !== 'AReq') return refuse(ERROR_CODES.messageInvalid, ['messageType']);
@@ -183,7 +212,7 @@ export function validateAReq(message: unknown, env: 'sandbox' | 'production'): {
   const areq = m as AReq;
   const missing = REQUIRED.filter(([name, rule]) => rule(areq) && !present(m, name)).map(([name]) => name);
   if (missing.length > 0) return refuse(ERROR_CODES.requiredMissing, missing);
-  const bad = semanticProblems(areq, env);
+  const bad = semanticProblems(areq, env, ownOrigin);
   if (bad.length > 0) return refuse(ERROR_CODES.formatInvalid, bad);
   const critical = (areq.messageExtension ?? []).filter((e) => e.criticalityIndicator).map((e) => e.id);
   if (critical.length > 0) return refuse(ERROR_CODES.criticalExtension, critical);

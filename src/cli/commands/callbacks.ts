@@ -6,13 +6,16 @@ import { openDatabase } from '../../db/index.js';
 import { migrateToLatest } from '../../db/migrate.js';
 import { runVerb } from '../../runner.js';
 import { createServices, readyVault } from '../../services.js';
+import { startThreeDsPasses } from '../../three-ds/passes.js';
 import { audited, intArg, OPERATOR, print, withServices } from '../util.js';
 
 /** `worker` and `callbacks list|retry`. */
 export function callbackCommands(program: Command): void {
   program
     .command('worker')
-    .description('deliver callbacks (and, in the sandbox, run the automatic KYC reviewer) without serving HTTP')
+    .description(
+      'deliver callbacks, end 3-D Secure challenges past their time and send their results to the DS (and, in the sandbox, run the automatic KYC reviewer) without serving HTTP',
+    )
     .action(async () => {
       const config = loadConfig();
       const database = openDatabase(config.databaseUrl);
@@ -21,6 +24,8 @@ export function callbackCommands(program: Command): void {
       for (const warning of config.warnings ?? []) svc.log.warn(warning);
       await readyVault(svc);
       const worker = startWorker(svc);
+      // The ACS's passes too (src/three-ds/passes.ts): with CARDPROGRAM_WORKER=off the service runs none.
+      const threeDs = startThreeDsPasses(svc);
       svc.log.info({ owner: worker.owner }, 'callback worker running');
       // The worker's own timers do not hold the process open (they must not keep a closing service
       // alive); this command exists to run it, so it holds the process until told to stop.
@@ -29,7 +34,7 @@ export function callbackCommands(program: Command): void {
         for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => resolve());
       });
       clearInterval(keepAlive);
-      await worker.stop();
+      await Promise.all([worker.stop(), threeDs.stop()]);
       await database.close();
     });
 

@@ -14,6 +14,10 @@ export interface SendOptions {
   pan?: string;
   expiry?: string;
   cvv?: string;
+  /** 3-D Secure (decisions §14.5): the ECI, field 48 subelement 42. */
+  eci?: string;
+  /** 3-D Secure: the authentication value of the ARes or RReq, field 48 subelement 43. */
+  authenticationValue?: string;
   type: SendType;
   amount?: string;
   currency?: string;

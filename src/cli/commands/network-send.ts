@@ -4,6 +4,7 @@ import { ConfigError } from '../../config.js';
 import { DEFAULT_NETWORK_CURRENCIES } from '../../config-network.js';
 import type { Services } from '../../context.js';
 import type { IsoMessage } from '../../iso8583/codec.js';
+import { encodeField48, Field48Error, SECRET_SUBELEMENTS, SUBELEMENTS } from '../../iso8583/field48.js';
 import { FIELDS, type FieldSpec } from '../../iso8583/fields.js';
 import { exponent } from '../../money/currency.js';
 import { currencyAlpha, currencyNumeric } from '../../money/iso4217.js';
@@ -105,18 +106,36 @@ async function buildMessage(svc: Services | null, o: SendOptions): Promise<IsoMe
     ...common,
     14: card.expiry,
     18: o.mcc,
-    // E-commerce with the CVV2 (--card, or --pan with --cvv); without one, credential on file (102),
-    // as a merchant's stored card: an e-commerce purchase without a CVV2 is declined (decisions §12.13).
-    22: o.type === 'cash' ? '051' : card.cvv ? '810' : '102',
+    // E-commerce with the CVV2 (--card, or --pan with --cvv) or a 3-D Secure authentication value;
+    // without either, credential on file (102), as a merchant's stored card: an e-commerce purchase
+    // without a CVV2 is declined (decisions §12.13).
+    22: o.type === 'cash' ? '051' : card.cvv || o.authenticationValue !== undefined ? '810' : '102',
     43: acceptor,
     49: f49,
   };
-  if (card.cvv) fields[48] = `92${pad2(card.cvv.length)}${card.cvv}`;
+  const f48 = field48([
+    ...(o.eci !== undefined ? [['42', o.eci] as const] : []),
+    ...(o.authenticationValue !== undefined ? [['43', o.authenticationValue] as const] : []),
+    ...(card.cvv ? [['92', card.cvv] as const] : []),
+  ]);
+  if (f48) fields[48] = f48;
   const mti = o.mti ?? (o.type === 'advice' ? '0120' : '0100');
   return { mti, fields: new Map(Object.entries(fields).map(([k, v]) => [Number(k), v])) };
 }
 
-/** A message as it may be shown: PAN masked, CVV2 and track/PIN/chip data never. */
+/** Field 48 from its subelements (null when none); a value that breaks its subelement's format is the option's error. */
+function field48(subelements: Array<readonly [string, string]>): string | null {
+  if (subelements.length === 0) return null;
+  try {
+    return encodeField48(subelements);
+  } catch (err) {
+    if (!(err instanceof Field48Error)) throw err;
+    const option = err.tag === '42' ? '--eci' : err.tag === '43' ? '--authentication-value' : '--cvv';
+    throw new ConfigError(`${option}: ${err.reason} (field 48 subelement ${err.tag}, ${SUBELEMENTS[err.tag ?? '']?.name ?? ''})`);
+  }
+}
+
+/** A message as it may be shown: PAN masked, CVV2, the authentication value and track/PIN/chip data never. */
 export function shownFields(msg: IsoMessage): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [f, v] of [...msg.fields].sort(([a], [b]) => a - b)) {
@@ -124,8 +143,9 @@ export function shownFields(msg: IsoMessage): Record<string, string> {
     else if (f === 48) {
       const sub = subelements(v);
       if (sub === null) continue;
-      const rest = [...sub].filter(([tag]) => tag !== '92').map(([tag, s]) => `${tag}${pad2(s.length)}${s}`);
-      out[f] = [...rest, ...(sub.has('92') ? ['92 CVV2 (not shown)'] : [])].join(' ');
+      const rest = [...sub].filter(([tag]) => !SECRET_SUBELEMENTS.includes(tag)).map(([tag, s]) => `${tag}${pad2(s.length)}${s}`);
+      const hidden = [...(sub.has('43') ? ['43 authentication value (not shown)'] : []), ...(sub.has('92') ? ['92 CVV2 (not shown)'] : [])];
+      out[f] = [...rest, ...hidden].join(' ');
     } else if ([35, 45, 52, 55].includes(f)) out[f] = '(not shown)';
     else out[f] = v;
   }
@@ -183,6 +203,8 @@ export async function send(o: SendOptions): Promise<void> {
   if (o.expiry) o.expiry = /^\d\d\/\d\d$/.test(o.expiry) ? `${o.expiry.slice(3)}${o.expiry.slice(0, 2)}` : o.expiry;
   if (o.expiry && !/^\d{4}$/.test(o.expiry)) throw new ConfigError('--expiry must be YYMM (or MM/YY)');
   if (o.mti && !/^\d{4}$/.test(o.mti)) throw new ConfigError('--mti must be 4 digits');
+  if ((o.eci !== undefined || o.authenticationValue !== undefined) && !['purchase', 'cash', 'advice'].includes(o.type))
+    throw new ConfigError(`--eci and --authentication-value go with a purchase (--type ${o.type} carries none)`);
   const needsDb = !!o.card || ['clear', 'reverse', 'refund'].includes(o.type);
   const go = async (svc: Services | null) => {
     const request = await buildMessage(svc, o);

@@ -61,6 +61,11 @@ export function networkCommands(program: Command): void {
       '--cvv <cvv2>',
       'with --pan: the CVV2 (field 48, subelement 92); without it a purchase is sent as credential on file (field 22 102)',
     )
+    .option('--eci <nn>', '3-D Secure: the ECI of the authentication (field 48 subelement 42, 2 digits: 05 Visa, 02 Mastercard)')
+    .option(
+      '--authentication-value <base64>',
+      '3-D Secure: the authentication value of the ARes or RReq (field 48 subelement 43, 28 Base64 characters; never printed); the purchase is then e-commerce (field 22 810), with or without a CVV2',
+    )
     .addOption(new Option('--type <type>', 'the message').choices(TYPES as unknown as string[]).makeOptionMandatory())
     .option(
       '--amount <amount>',
@@ -93,7 +98,7 @@ export function networkCommands(program: Command): void {
     .option('--json', 'print JSON')
     .addHelpText(
       'after',
-      '\nTypes: purchase and cash (0100, processing 00/01), balance (0100, 31), advice (0120: answered 12 for now),\nclear (0220 naming its 0100 in field 90), refund (0220, processing 20, naming its payment), reverse (0400, field 95 when partial).\nExample:\n  cardprogram network send --card card_… --type purchase --amount 12.50\n  cardprogram network send --card card_… --type clear',
+      '\nTypes: purchase and cash (0100, processing 00/01), balance (0100, 31), advice (0120: answered 12 for now),\nclear (0220 naming its 0100 in field 90), refund (0220, processing 20, naming its payment), reverse (0400, field 95 when partial).\nExample:\n  cardprogram network send --card card_… --type purchase --amount 12.50\n  cardprogram network send --card card_… --type clear\n  cardprogram network send --card card_… --type purchase --amount 12.50 --eci 05 --authentication-value AAABBEg0VhI0VniQEjRWAAAAAAA=',
     )
     .action((o: SendOptions) => send(o));
 
