@@ -9,11 +9,12 @@ const DOMAINS =
   '(audit|console|merchants|holders|kyc|cards|controls|ledger|trades|domains|callbacks|idempotency|page|network|disputes|three-ds)';
 
 /**
- * Besides each domain's schemas.ts, the tables of the interface's codes (trade types and statuses,
- * audit statuses) are wire format: the schemas build their enums and descriptions from them; so are
- * the EMV 3-D Secure messages (three-ds/emv-messages.ts), which the answers' schemas are built of.
+ * Besides each domain's schemas.ts, the tables of the interface's codes (trade types and statuses;
+ * the audit statuses and countries in src/codes/) are wire format: the schemas build their enums and
+ * descriptions from them; so are the EMV 3-D Secure messages (three-ds/emv-messages.ts), which the
+ * answers' schemas are built of.
  */
-const CODES = '(schemas|types|audit-status|emv-messages)';
+const CODES = '(schemas|types|emv-messages)';
 
 /**
  * The layers, top to bottom: a module may import from its own layer and the layers below it, never
@@ -43,6 +44,8 @@ const LAYERS = [
       `^src/${DOMAINS}/${CODES}\\.ts$`,
       '^src/http/(fields|signing|signature-detail|decline-detail)\\.ts$',
       '^src/operation-input\\.ts$',
+      // The code tables every layer names (src/codes/: the cardholder audit status, the countries).
+      '^src/codes/',
     ],
   },
   {

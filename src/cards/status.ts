@@ -1,10 +1,10 @@
 import type { Kysely } from 'kysely';
 import type { Static } from 'typebox';
 import { emitEvent, notifyUrlOf } from '../callbacks/outbox.js';
+import { AuditStatus } from '../codes/audit-status.js';
 import type { TxCtx, VerbCtx } from '../context.js';
 import type { CardStatus, DB, StatusSource } from '../db/schema.js';
 import { DomainError } from '../errors.js';
-import { AuditStatus } from '../holders/audit-status.js';
 import type { OperationInput } from '../operation-input.js';
 import { type CardModel, type CardRow, toCardModel } from './model.js';
 import type { CardStatusBody } from './schemas.js';

@@ -1,4 +1,4 @@
-import { AUDIT_TRANSITIONS, AuditStatus, type AuditStatusValue } from '../holders/audit-status.js';
+import { AUDIT_TRANSITIONS, AuditStatus, type AuditStatusValue } from '../codes/audit-status.js';
 import type { NetworkFigures } from '../metrics.js';
 import { formatMoney } from '../page/activity.js';
 import { auditPill } from './pages-common.js';

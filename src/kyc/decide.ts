@@ -1,12 +1,12 @@
 import type { Kysely } from 'kysely';
 import type { Static } from 'typebox';
 import { emitEvent } from '../callbacks/outbox.js';
+import { AuditStatus, canTransition } from '../codes/audit-status.js';
 import type { VerbCtx } from '../context.js';
 import type { SecretBox } from '../crypto/secretbox.js';
 import { newId } from '../db/ids.js';
 import type { DB, KycRequestsTable, KycStatus } from '../db/schema.js';
 import { DomainError } from '../errors.js';
-import { AuditStatus, canTransition } from '../holders/audit-status.js';
 import { documentHash, emailHash, identityColumns, openIdentity } from '../holders/identity.js';
 import { reviewHolder } from '../holders/review.js';
 import { kycEmail } from './email.js';
