@@ -56,7 +56,7 @@ const LAYERS = [
 
 /**
  * Verbs that still see HTTP, each allowed only the one import listed. Empty since issue 18's verb
- * work (one verb runner; the demo's curl lines moved to src/cli/example-curl.ts): keep it so.
+ * work (one verb runner; the demo's curl lines moved to src/docs/example-curl.ts): keep it so.
  */
 const KNOWN_HTTP_IN_VERBS = [];
 
