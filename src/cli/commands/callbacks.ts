@@ -4,6 +4,7 @@ import { listCallbacks, retryCallbacks, startWorker } from '../../callbacks/mana
 import { loadConfig } from '../../config.js';
 import { openDatabase } from '../../db/index.js';
 import { migrateToLatest } from '../../db/migrate.js';
+import { periodicJobs } from '../../jobs/periodic.js';
 import { runVerb } from '../../runner.js';
 import { createServices, readyVault } from '../../services.js';
 import { audited, intArg, OPERATOR, print, withServices } from '../util.js';
@@ -20,7 +21,7 @@ export function callbackCommands(program: Command): void {
       const svc = createServices(config, database, pino({ level: config.logLevel }));
       for (const warning of config.warnings ?? []) svc.log.warn(warning);
       await readyVault(svc);
-      const worker = startWorker(svc);
+      const worker = startWorker(svc, { jobs: periodicJobs(svc).worker });
       svc.log.info({ owner: worker.owner }, 'callback worker running');
       // The worker's own timers do not hold the process open (they must not keep a closing service
       // alive); this command exists to run it, so it holds the process until told to stop.

@@ -1,7 +1,7 @@
 import { type Command, Option } from 'commander';
 import { recordAudit } from '../../audit/trail.js';
 import { ROTATABLE, type RotatablePurpose } from '../../cards/vault.js';
-import { resealAll } from '../../crypto/reseal.js';
+import { resealAll } from '../../jobs/keys.js';
 import { audited, print, withServices } from '../util.js';
 
 /** `keys rotate-pan`, `keys reseal`, `keys list`: the encryption keys at rest (docs/operations.md). */
