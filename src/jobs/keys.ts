@@ -1,6 +1,21 @@
 import type { Kysely } from 'kysely';
-import type { Services } from '../context.js';
+import type { RotatablePurpose } from '../cards/vault.js';
+import type { VerbCtx } from '../context.js';
 import type { DB } from '../db/schema.js';
+
+// The keys at rest, an operator's jobs (`cardprogram keys rotate|reseal`, docs/operations.md): each a
+// verb the runner runs, its audit record (`keys.rotate`, `keys.reseal`) the runner's `audit` option.
+
+/** A data key's new version: new values are sealed under it, existing ones keep theirs. Its id is the record's target. */
+export async function rotateDataKey({
+  ctx,
+  input,
+}: {
+  ctx: VerbCtx;
+  input: { purpose: RotatablePurpose };
+}): Promise<{ purpose: RotatablePurpose; keyId: string }> {
+  return { purpose: input.purpose, keyId: await ctx.svc.vault.rotate(ctx.tx, input.purpose) };
+}
 
 /**
  * Every sealed column, with the associated data its values are bound to. A new sealed column must
@@ -37,41 +52,44 @@ const SEALED: Array<{ table: keyof DB; key: string | string[]; column: string; c
 
 export const SEALED_COLUMNS = SEALED.map((s) => `${s.table}.${s.column}`);
 
+/** What a reseal did: the master keys, and how many values of each sealed column moved. */
+export interface Resealed {
+  masterKeyId: string;
+  previousMasterKeyIds: string[];
+  /** As pairs: a column's own name (…_enc) would be redacted as a key of the audit record. */
+  moved: Array<{ column: string; values: number }>;
+}
+
 /**
  * Moves every sealed value under the current master key (the last step of a rotation: see
- * docs/operations.md). One transaction: either every value moves or none does. Values already
- * under the current key are left alone, so running it twice is harmless.
+ * docs/operations.md). One transaction, the run's: either every value moves or none does, and its
+ * audit record with them. Values already under the current key are left alone, so running it twice
+ * is harmless.
  */
-export async function resealAll(
-  svc: Services,
-  /** Recorded in the reseal's transaction (the audit trail): committed with it, or not at all. */
-  record?: (tx: Kysely<DB>, moved: Record<string, number>) => Promise<void>,
-): Promise<Record<string, number>> {
-  const moved: Record<string, number> = {};
-  await svc.database.withTx(async (tx) => {
-    const db = tx as unknown as Kysely<any>;
-    for (const s of SEALED) {
-      const keys = typeof s.key === 'string' ? [s.key] : s.key;
-      const rows = await db
-        .selectFrom(s.table)
-        .select([...keys, s.column])
-        .where(s.column, 'is not', null)
-        .execute();
-      let n = 0;
-      for (const row of rows) {
-        const sealed = row[s.column] as string;
-        // Not sealed at all: an idempotency answer stored before answers were sealed, a plain event payload (JSON).
-        if (!sealed.startsWith('v1.') || svc.box.isCurrent(sealed)) continue;
-        const context = s.context(row);
-        const value = svc.box.seal(svc.box.open(sealed, context), context);
-        let update = db.updateTable(s.table).set({ [s.column]: value });
-        for (const k of keys) update = update.where(k, '=', row[k]);
-        await update.execute();
-        n++;
-      }
-      moved[`${s.table}.${s.column}`] = n;
+export async function resealAll({ ctx }: { ctx: VerbCtx; input: Record<string, never> }): Promise<Resealed> {
+  const { svc } = ctx;
+  const moved: Resealed['moved'] = [];
+  const db = ctx.tx as unknown as Kysely<any>;
+  for (const s of SEALED) {
+    const keys = typeof s.key === 'string' ? [s.key] : s.key;
+    const rows = await db
+      .selectFrom(s.table)
+      .select([...keys, s.column])
+      .where(s.column, 'is not', null)
+      .execute();
+    let n = 0;
+    for (const row of rows) {
+      const sealed = row[s.column] as string;
+      // Not sealed at all: an idempotency answer stored before answers were sealed, a plain event payload (JSON).
+      if (!sealed.startsWith('v1.') || svc.box.isCurrent(sealed)) continue;
+      const context = s.context(row);
+      const value = svc.box.seal(svc.box.open(sealed, context), context);
+      let update = db.updateTable(s.table).set({ [s.column]: value });
+      for (const k of keys) update = update.where(k, '=', row[k]);
+      await update.execute();
+      n++;
     }
-    if (record) await record(tx, moved);
-  });
-  return moved;
+    moved.push({ column: `${s.table}.${s.column}`, values: n });
+  }
+  return { masterKeyId: svc.box.keyId, previousMasterKeyIds: svc.box.previousKeyIds, moved };
 }
