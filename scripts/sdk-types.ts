@@ -10,7 +10,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { AuditStatus } from '../src/holders/audit-status.js';
+import { AuditStatus } from '../src/codes/audit-status.js';
 import { Channel, DeclineReason, TradeStatus, TradeType } from '../src/trades/types.js';
 import { openapiDocument } from './openapi-doc.js';
 

@@ -11,7 +11,6 @@ import { type Database, openDatabase } from './db/index.js';
 import { isCurrent, migrateToLatest } from './db/migrate.js';
 import { ensureTradePartitions } from './db/partitions.js';
 import { ReplicaRouter } from './db/replica.js';
-import { expireDisputes } from './disputes/expire.js';
 import { disputeRoutes, disputeSandboxRoutes } from './disputes/routes.js';
 import { holderRoutes, holderSandboxRoutes } from './holders/routes.js';
 import { authPlugin } from './http/auth.js';
@@ -28,14 +27,13 @@ import { reaperPlugin } from './http/reaper.js';
 import { threeDsWorkerPlugin } from './http/three-ds-worker.js';
 import { workerPlugin } from './http/worker.js';
 import { openReadNonces } from './idempotency/read-nonce-store.js';
+import { periodicJobs } from './jobs/periodic.js';
 import { kycRoutes, kycSandboxRoutes } from './kyc/routes.js';
-import { expireHolds } from './ledger/expire.js';
 import { fundingRoutes } from './ledger/routes.js';
 import { merchantRoutes } from './merchants/routes.js';
 import { networkSandboxRoutes } from './network/routes.js';
 import { pageRoutes } from './page/routes.js';
 import { createServices, readyVault } from './services.js';
-import { purgeBrowserData } from './three-ds/purge.js';
 import { threeDsRoutes, threeDsSandboxRoutes } from './three-ds/routes.js';
 import { challengeRoutes } from './three-ds/routes-challenge.js';
 import { tradeRoutes } from './trades/routes.js';
@@ -194,30 +192,11 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     await app.register(threeDsSandboxRoutes, { svc });
   }
 
-  await app.register(reaperPlugin, {
-    database,
-    clock,
-    retentionMs: config.idempotencyRetentionMs,
-    readNonces: svc.readNonces,
-    metrics: svc.metrics,
-    expireHolds: async () => {
-      // Each failed item is logged by the pass itself (src/db/sweep.ts) and skipped.
-      const { released, failed } = await expireHolds(svc, clock());
-      if (released > 0 || failed.length > 0) app.log.info({ released, failed: failed.length }, 'hold expiry: authorizations released');
-    },
-    // Beside hold expiry: unsubmitted disputes past their deadline (decisions §13.2); its own pass,
-    // so that one failing does not stop the other.
-    expireDisputes: async () => {
-      const { expired, failed } = await expireDisputes(svc, clock());
-      if (expired > 0 || failed.length > 0) app.log.info({ expired, failed: failed.length }, 'dispute expiry: disputes expired');
-    },
-    // 3-D Secure: the browser's data of authentications older than 30 days (decisions §14.7); its own pass too.
-    purgeBrowserData: async () => {
-      const purged = await purgeBrowserData(svc, clock());
-      if (purged > 0) app.log.info({ purged }, '3-D Secure: browser data of authentications older than 30 days dropped');
-    },
-  });
-  await app.register(workerPlugin, { svc });
+  // Every periodic job, from the one registry (src/jobs/periodic.ts): the reaper's timers and the worker's polls.
+  const jobs = periodicJobs(svc);
+  await app.register(reaperPlugin, { jobs: jobs.reaper, clock });
+  await app.register(workerPlugin, { svc, jobs: jobs.worker });
+  // The ACS's passes every second beside the worker (src/three-ds/passes.ts; `cardprogram worker` runs them too).
   await app.register(threeDsWorkerPlugin, { svc });
   return app;
 }

@@ -1,10 +1,10 @@
 import cluster from 'node:cluster';
 import { pino } from 'pino';
-import { exampleCurl } from './cli/example-curl.js';
 import type { Config } from './config.js';
 import { ensureSandboxAdmin, sandboxAdminFile } from './console/sandbox.js';
 import { openDatabase } from './db/index.js';
 import { migrateToLatest } from './db/migrate.js';
+import { exampleCurl } from './docs/example-curl.js';
 import { createNonceFile, readNonceFile } from './idempotency/read-nonces-file.js';
 import { ensureDemoMerchant } from './merchants/demo.js';
 import { serve } from './server.js';

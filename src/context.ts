@@ -50,8 +50,8 @@ export interface TxCtx {
   tx: Kysely<DB>;
   now: number;
   /**
-   * Set when the transaction leaves work for the callback worker: an event (emitEvent,
-   * src/callbacks/outbox.ts), or a KYC request for the sandbox's reviewer. The runner wakes the
+   * Set when the transaction leaves work for the callback worker: an event (notifyMerchant,
+   * src/callbacks/merchant-event.ts), or a KYC request for the sandbox's reviewer. The runner wakes the
    * worker after the commit only then.
    */
   wake: { worker: boolean };

@@ -4,7 +4,7 @@ import { CommittedFailure, type DomainError } from './errors.js';
 import { claimsKey, type KeyInStatements, type RequestKey, runWrite } from './idempotency/keys.js';
 
 /** How a verb is to be run: its input, who asks, and for which merchant. */
-export interface Run<I> {
+export interface Run<I, O = unknown> {
   input: I;
   /**
    * Who acts: an operator, a merchant or the network (Actor), or the name of a party the audit
@@ -27,7 +27,7 @@ export interface Run<I> {
    * recorded in the audit trail (src/audit/trail.ts) in the verb's own transaction, with the actor,
    * the state before (read first, in the transaction) and the verb's result after.
    */
-  audit?: AuditSpec;
+  audit?: AuditSpec<O>;
 }
 
 /**
@@ -39,7 +39,7 @@ export interface Run<I> {
 export async function runVerb<I, O, C extends VerbCtx>(
   svc: Services,
   verb: Verb<I, O, C>,
-  run: Run<I> & Pick<C, 'merchantId'>,
+  run: Run<I, O> & Pick<C, 'merchantId'>,
 ): Promise<O> {
   const now = run.now ?? svc.clock();
   const wake = { worker: false };

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { it } from 'node:test';
 import { startWorker } from '../src/callbacks/manage.js';
 import { exportDisputes } from '../src/disputes/network-file.js';
+import { periodicJobs } from '../src/jobs/periodic.js';
 import { checkLedger } from '../src/ledger/check.js';
 import { build, type Harness } from './helpers/app.js';
 import { balances, fundedCard, todaysTrades } from './helpers/cards.js';
@@ -157,7 +158,7 @@ eachDialect('disputes: the network side', (dialect) => {
     const dl = await disputeOk(h, 'create', { tradeId: lose.tradeId, reason: 'fraudulent', explanation: 'has losing_evidence' });
     const dn = await disputeOk(h, 'create', { tradeId: none.tradeId, reason: 'fraudulent', explanation: 'a plain story' });
     for (const d of [dw, dl, dn]) await disputeOk(h, 'submit', { disputeId: d.disputeId });
-    const worker = startWorker(h.app.svc);
+    const worker = startWorker(h.app.svc, { jobs: periodicJobs(h.app.svc).worker });
     // Stopped before the test ends: the harness closes the database in its own after-hook, which runs
     // first, and a job of the worker's next poll would then fail on it.
     t.after(() => worker.stop().catch(() => undefined));

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { AUDIT_TRANSITIONS, type AuditStatusValue } from '../src/holders/audit-status.js';
+import { AUDIT_TRANSITIONS, type AuditStatusValue } from '../src/codes/audit-status.js';
 import { reviewHolder } from '../src/holders/review.js';
 import { runVerb } from '../src/runner.js';
 import { build, holderBody, randomStr, rowCounts } from './helpers/app.js';

@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { it } from 'node:test';
-import { exampleCurl } from '../src/cli/example-curl.js';
+import { exampleCurl } from '../src/docs/example-curl.js';
 import { childDatabaseUrl, ROOT, run, runCli } from './helpers/cli.js';
 import { isolatedDatabase } from './helpers/db.js';
 import { eachDialect } from './helpers/dialects.js';

@@ -13,9 +13,10 @@ export type Operator = Extract<Actor, { kind: 'operator' }>;
  * transaction). Who did it is the run's actor (src/runner.ts); `by` names it when the run's actor is
  * only a label (the console keeps its account's e-mail, the CLI `cli`, in what its verbs record).
  */
-export interface AuditSpec {
+export interface AuditSpec<After = unknown> {
   action: string;
-  target: string;
+  /** What it acted on; or, when the change makes it (a new key's id), taken from the result. */
+  target: string | ((after: After) => string);
   before?: (tx: Kysely<DB>) => Promise<unknown>;
   by?: Actor;
 }
@@ -66,14 +67,15 @@ const redactField = (value: unknown): unknown => (typeof value === 'string' ? va
 const json = (v: unknown) => (v === undefined || v === null ? null : JSON.stringify(redact(v)));
 
 /** Appends one record, in the transaction of the change it records: both commit or neither does. */
-export async function recordAudit(
+export async function recordAudit<After>(
   tx: Kysely<DB>,
-  spec: AuditSpec & { by: Actor },
+  spec: AuditSpec<After> & { by: Actor },
   now: number,
   before: unknown,
-  after: unknown,
+  after: After,
 ): Promise<void> {
   const who = actorColumns(spec.by);
+  const target = typeof spec.target === 'function' ? spec.target(after) : spec.target;
   await tx
     .insertInto('audit_events')
     .values({
@@ -83,7 +85,7 @@ export async function recordAudit(
       source: who.source,
       origin: who.origin.slice(0, 200),
       action: spec.action,
-      target: spec.target.slice(0, 200),
+      target: target.slice(0, 200),
       before_json: json(before),
       after_json: json(after),
     })

@@ -2,24 +2,19 @@ import type { Kysely } from 'kysely';
 import type { Services, VerbCtx } from '../context.js';
 import type { SecretBox } from '../crypto/secretbox.js';
 import type { DB } from '../db/schema.js';
-import { disputeSandbox } from '../disputes/sandbox.js';
 import { DomainError } from '../errors.js';
-import { kycAutomation } from '../kyc/automation.js';
 import { closeBreakers } from './breaker.js';
 import type { Resolver } from './deliver.js';
 import { openPayload } from './outbox.js';
 import { shownPayload } from './shown-payload.js';
-import { CallbackWorker } from './worker.js';
+import { CallbackWorker, type WorkerJob } from './worker.js';
 
-/** Starts a delivery worker for this process, with the sandbox's automatic KYC reviewer and dispute decisions when enabled. */
-export function startWorker(svc: Services, opts: { resolver?: Resolver } = {}): CallbackWorker {
-  const sandbox = svc.config.env === 'sandbox';
-  const jobs = [
-    ...(sandbox && svc.config.kyc.autoDecisionMs > 0 ? [kycAutomation(svc)] : []),
-    // The sandbox network's dispute decisions (src/disputes/sandbox.ts).
-    ...(sandbox && svc.config.disputes.sandboxMs > 0 ? [disputeSandbox(svc)] : []),
-  ];
-  const worker = new CallbackWorker(svc, { jobs, ...opts });
+/**
+ * Starts a delivery worker for this process, with the jobs it is handed to run on each poll (the
+ * sandbox's automatic KYC reviewer and dispute decisions: `periodicJobs(svc).worker`, src/jobs/periodic.ts).
+ */
+export function startWorker(svc: Services, opts: { jobs?: WorkerJob[]; resolver?: Resolver } = {}): CallbackWorker {
+  const worker = new CallbackWorker(svc, opts);
   svc.notifier.poke = () => worker.poke();
   worker.start();
   return worker;

@@ -22,9 +22,12 @@ export interface WorkerOptions {
   /** How long a claimed event stays ours; past it another worker may take it. */
   leaseMs?: number;
   resolver?: Resolver;
-  /** Jobs run on every poll besides delivery (the sandbox's automatic KYC reviewer). */
-  jobs?: Array<(now: number) => Promise<unknown>>;
+  /** Jobs run on every poll besides delivery (the sandbox's automatic KYC reviewer): src/jobs/periodic.ts. */
+  jobs?: WorkerJob[];
 }
+
+/** A job the worker runs on every poll, given the moment; its failure is logged, and the next poll runs it again. */
+export type WorkerJob = (now: number) => Promise<unknown>;
 
 /**
  * Events claimed per endpoint slot: a healthy endpoint's next events are at hand when a slot frees

@@ -1,4 +1,5 @@
 import type { Static } from 'typebox';
+import { AuditStatus } from '../codes/audit-status.js';
 import type { MerchantCtx } from '../context.js';
 import { rebuildCounters } from '../controls/spending.js';
 import { checkControls, storedControls } from '../controls/update.js';
@@ -6,7 +7,6 @@ import { newId } from '../db/ids.js';
 import { isUniqueViolation } from '../db/index.js';
 import { forUpdate } from '../db/locks.js';
 import { DomainError } from '../errors.js';
-import { AuditStatus } from '../holders/audit-status.js';
 import { isCardCurrency } from '../money/currency.js';
 import type { OperationInput } from '../operation-input.js';
 import { type CardModel, toCardModel } from './model.js';

@@ -1,18 +1,15 @@
 import type { VerbCtx } from '../context.js';
 import { DomainError } from '../errors.js';
-import { book, tradeRow } from '../ledger/book.js';
-import { Account } from '../ledger/journal.js';
-import { TradeStatus, TradeType } from '../trades/types.js';
-import { businessDay, type CardModel, toCardModel } from './model.js';
+import { payOutClosingCard } from '../ledger/close-card.js';
+import { type CardModel, toCardModel } from './model.js';
 import { applyStatus, cardForChange, reasonOf, type StatusChangeInput, statusEvent } from './status.js';
 import { recordCardStatus } from './status-events.js';
 
 /**
  * Closes a card, for good: no unfreeze, authorization, top-up, withdrawal or transfer afterwards
  * (2724). Its whole available balance goes to its merchant's funding account, as a withdrawal
- * record (110, status 1, "Card closed"), in the same transaction. What authorizations still hold
- * stays clearable; whatever a later reversal, void or refund returns goes to the funding account
- * too (book() forwards it). A closed card is answered as is. Without `ctx.merchantId`, the operator.
+ * record (110, status 1, "Card closed"), in the same transaction, booked by the ledger
+ * (src/ledger/close-card.ts). A closed card is answered as is. Without `ctx.merchantId`, the operator.
  */
 export async function closeCard({ ctx, input }: { ctx: VerbCtx; input: StatusChangeInput }): Promise<CardModel> {
   for (let attempt = 1; ; attempt++) {
@@ -28,28 +25,8 @@ export async function closeCard({ ctx, input }: { ctx: VerbCtx; input: StatusCha
     // a concurrent authorization waits and then finds no available balance.
     if (await applyStatus(ctx, card, next)) {
       const locked = await ctx.tx.selectFrom('cards').selectAll().where('id', '=', card.id).executeTakeFirstOrThrow();
-      if (locked.available_balance > 0) {
-        const trade = tradeRow(
-          {
-            card: locked,
-            type: TradeType.withdrawal,
-            status: TradeStatus.success,
-            amount: locked.available_balance,
-            businessDate: businessDay(ctx.now),
-            remark: 'Card closed',
-          },
-          ctx.now,
-        );
-        await book(
-          { ...ctx, merchantId: card.merchant_id },
-          card.currency,
-          [
-            { account: Account.available(card.id), amount: -locked.available_balance },
-            { account: Account.merchantFunding(card.merchant_id), amount: locked.available_balance },
-          ],
-          [trade],
-        );
-      }
+      // The money is the ledger's: the balance to the merchant's funding account.
+      await payOutClosingCard(ctx, locked);
       // Recorded after the balance left: the withdrawal that empties the card is the close's own.
       await recordCardStatus(ctx.tx, card.id, 'closed', ctx.now);
       const closed = await ctx.tx.selectFrom('cards').selectAll().where('id', '=', card.id).executeTakeFirstOrThrow();

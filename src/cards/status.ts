@@ -1,10 +1,10 @@
 import type { Kysely } from 'kysely';
 import type { Static } from 'typebox';
-import { emitEvent, notifyUrlOf } from '../callbacks/outbox.js';
+import { notifyMerchant } from '../callbacks/merchant-event.js';
+import { AuditStatus } from '../codes/audit-status.js';
 import type { TxCtx, VerbCtx } from '../context.js';
 import type { CardStatus, DB, StatusSource } from '../db/schema.js';
 import { DomainError } from '../errors.js';
-import { AuditStatus } from '../holders/audit-status.js';
 import type { OperationInput } from '../operation-input.js';
 import { type CardModel, type CardRow, toCardModel } from './model.js';
 import type { CardStatusBody } from './schemas.js';
@@ -82,29 +82,21 @@ export async function applyStatus(
 
 /** A change (not a repeat) sends the merchant a `card.status` callback, in the same transaction. */
 export async function statusEvent(ctx: TxCtx, model: CardModel, merchantId: string, actor: StatusActor): Promise<void> {
-  const url = await notifyUrlOf(ctx.tx, merchantId);
-  if (!url) return;
-  await emitEvent(
-    ctx.tx,
-    {
-      merchantId,
-      type: 'card.status',
-      // The card's own sequence: ordered with its trade events.
-      subject: `card:${model.cardId}`,
-      url,
-      body: {
-        cardId: model.cardId,
-        cardNo: model.cardNo,
-        currency: model.currency,
-        status: model.status,
-        actor,
-        source: model.statusSource,
-        reason: model.statusReason,
-      },
-      now: ctx.now,
+  await notifyMerchant(ctx, {
+    merchantId,
+    type: 'card.status',
+    // The card's own sequence: ordered with its trade events.
+    subject: `card:${model.cardId}`,
+    body: {
+      cardId: model.cardId,
+      cardNo: model.cardNo,
+      currency: model.currency,
+      status: model.status,
+      actor,
+      source: model.statusSource,
+      reason: model.statusReason,
     },
-    ctx.wake,
-  );
+  });
 }
 
 export const reasonOf = (reason: string | null | undefined): string | null => (reason ? reason.slice(0, 200) : null);

@@ -52,7 +52,11 @@ export function operatorName(): string {
  * An operator's change from the command line, for the audit trail (src/audit/trail.ts): who (the
  * operating-system user), from where (this machine), what, to what, and the state before it.
  */
-export function audited(action: string, target: string, before?: AuditSpec['before']): AuditSpec & { by: Actor } {
+export function audited<After = unknown>(
+  action: string,
+  target: AuditSpec<After>['target'],
+  before?: AuditSpec['before'],
+): AuditSpec<After> & { by: Actor } {
   return { by: cliOperator(), action, target, ...(before ? { before } : {}) };
 }
 

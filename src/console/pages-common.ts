@@ -1,5 +1,5 @@
+import { AUDIT_STATUS_NAMES, type AuditStatusValue } from '../codes/audit-status.js';
 import type { CallbackEventsTable } from '../db/schema.js';
-import { AUDIT_STATUS_NAMES, type AuditStatusValue } from '../holders/audit-status.js';
 import { exponent } from '../money/currency.js';
 import { pill } from './view.js';
 

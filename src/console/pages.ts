@@ -1,4 +1,4 @@
-import { AUDIT_TRANSITIONS, AuditStatus, type AuditStatusValue } from '../holders/audit-status.js';
+import { AUDIT_TRANSITIONS, AuditStatus, type AuditStatusValue } from '../codes/audit-status.js';
 import type { NetworkFigures } from '../metrics.js';
 import { CARD_CURRENCIES, exponent } from '../money/currency.js';
 import { codeMeaning } from '../network/response-codes.js';

@@ -1,8 +1,8 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import { recordView } from '../audit/trail.js';
+import { AuditStatus } from '../codes/audit-status.js';
 import type { DB } from '../db/schema.js';
-import { AuditStatus } from '../holders/audit-status.js';
 import { reviewHolder } from '../holders/review.js';
 import { decideKyc } from '../kyc/decide.js';
 import { runVerb } from '../runner.js';

@@ -1,8 +1,8 @@
 import type { Static } from 'typebox';
+import { ISO_COUNTRIES } from '../codes/countries.js';
 import type { MerchantCtx } from '../context.js';
 import { forUpdate } from '../db/locks.js';
 import { DomainError, invalid } from '../errors.js';
-import { ISO_COUNTRIES } from '../holders/countries.js';
 import { CARD_CURRENCIES, toMinor } from '../money/currency.js';
 import type { OperationInput } from '../operation-input.js';
 import type { Controls, ControlsUpdateBody } from './schemas.js';

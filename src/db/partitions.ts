@@ -34,7 +34,7 @@ export function partitionName(month: string): string {
 /**
  * Makes sure the months around `now` have their partition of `trades` (the one before, this one and
  * MONTHS_AHEAD after it), and gives the months found in the default partition one each, moving their
- * rows there. Run at start-up and every hour (src/http/reaper.ts); a no-op on SQLite. Returns the
+ * rows there. Run at start-up and every hour (src/jobs/periodic.ts); a no-op on SQLite. Returns the
  * months created.
  *
  * A record never waits for this: a month without its partition goes to `trades_default` and is

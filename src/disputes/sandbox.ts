@@ -25,7 +25,7 @@ export function sandboxDecision(ctx: Pick<VerbCtx, 'svc'>, explanation: string):
 const SANDBOX_NETWORK = { kind: 'network', peer: 'sandbox' } as const;
 
 /**
- * The sandbox's dispute system, a job of the callback worker (src/callbacks/manage.ts): each
+ * The sandbox's dispute system, a job of the callback worker (src/jobs/periodic.ts): each
  * submitted dispute whose time has come (CARDPROGRAM_DISPUTE_SANDBOX_MS after its submission) is
  * decided by its explanation, through the same verb as an import.
  */

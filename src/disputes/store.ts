@@ -1,5 +1,5 @@
 import type { Selectable } from 'kysely';
-import { emitEvent, notifyUrlOf } from '../callbacks/outbox.js';
+import { notifyMerchant } from '../callbacks/merchant-event.js';
 import type { CardRow } from '../cards/model.js';
 import type { MerchantCtx, VerbCtx } from '../context.js';
 import type { SecretBox } from '../crypto/secretbox.js';
@@ -111,32 +111,24 @@ export async function recordChange(ctx: VerbCtx, d: DisputeRow, change: DisputeC
     })
     .execute();
   if (change.kind === 'updated') return;
-  const url = await notifyUrlOf(ctx.tx, d.merchant_id);
-  if (!url) return;
-  await emitEvent(
-    ctx.tx,
-    {
-      merchantId: d.merchant_id,
-      type: 'dispute.updated',
-      subject: `dispute:${d.id}`,
-      url,
-      body: {
-        disputeId: d.id,
-        tradeId: d.trade_id,
-        cardId: d.card_id,
-        status: d.status,
-        amount: toMajor(Number(d.amount), d.currency),
-        currency: d.currency,
-        provisionalCredit: toMajor(Number(d.provisional_credit), d.currency),
-        outcomeAmount: d.outcome_amount === null ? null : toMajor(Number(d.outcome_amount), d.currency),
-        change: change.kind,
-        movement:
-          change.amount && change.amount !== 0 ? { amount: toMajor(change.amount, d.currency), entryId: change.entryId ?? null } : null,
-      },
-      now: ctx.now,
+  await notifyMerchant(ctx, {
+    merchantId: d.merchant_id,
+    type: 'dispute.updated',
+    subject: `dispute:${d.id}`,
+    body: {
+      disputeId: d.id,
+      tradeId: d.trade_id,
+      cardId: d.card_id,
+      status: d.status,
+      amount: toMajor(Number(d.amount), d.currency),
+      currency: d.currency,
+      provisionalCredit: toMajor(Number(d.provisional_credit), d.currency),
+      outcomeAmount: d.outcome_amount === null ? null : toMajor(Number(d.outcome_amount), d.currency),
+      change: change.kind,
+      movement:
+        change.amount && change.amount !== 0 ? { amount: toMajor(change.amount, d.currency), entryId: change.entryId ?? null } : null,
     },
-    ctx.wake,
-  );
+  });
 }
 
 /** Expires a dispute found unsubmitted past its deadline (lazily, by a change, or by the sweep). */

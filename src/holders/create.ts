@@ -1,4 +1,6 @@
 import { type Kysely, sql } from 'kysely';
+import { AuditStatus } from '../codes/audit-status.js';
+import { EUROPEAN_COUNTRIES, ISO_COUNTRIES } from '../codes/countries.js';
 import type { MerchantCtx } from '../context.js';
 import { parseDate } from '../dates.js';
 import { newId } from '../db/ids.js';
@@ -7,8 +9,6 @@ import { hasRowLocks } from '../db/locks.js';
 import { runParts } from '../db/one-statement.js';
 import { DomainError, invalid } from '../errors.js';
 import { claimsItsKey } from '../idempotency/keys.js';
-import { AuditStatus } from './audit-status.js';
-import { EUROPEAN_COUNTRIES, ISO_COUNTRIES } from './countries.js';
 import { documentHash, type HolderIdentity, holderRecord, type IdentityKeys, identityColumns, normaliseIdno } from './identity.js';
 import type { HolderRecord } from './record.js';
 

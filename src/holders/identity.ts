@@ -1,9 +1,9 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { PanVault } from '../cards/vault.js';
+import type { AuditStatusValue } from '../codes/audit-status.js';
 import type { Services } from '../context.js';
 import type { SecretBox } from '../crypto/secretbox.js';
 import type { CardholdersTable, DB } from '../db/schema.js';
-import type { AuditStatusValue } from './audit-status.js';
 import type { HolderRecord } from './record.js';
 
 /**
@@ -84,7 +84,7 @@ export function holderRecord(box: SecretBox, row: Selectable<CardholdersTable>):
   const identity = openIdentity(box, row);
   return {
     holderId: row.id,
-    // The column holds only the codes of audit-status.ts: every writer takes them from that table.
+    // The column holds only the codes of src/codes/audit-status.ts: every writer takes them from that table.
     auditStatus: row.audit_status as AuditStatusValue,
     errMsg: row.err_msg,
     firstName: row.first_name,

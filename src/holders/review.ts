@@ -1,11 +1,11 @@
 import type { Static } from 'typebox';
 import { notifyMerchant } from '../callbacks/merchant-event.js';
 import { setCardFrozen } from '../cards/status.js';
+import { AUDIT_STATUS_NAMES, AUDIT_TRANSITIONS, AuditStatus, type AuditStatusValue, canTransition } from '../codes/audit-status.js';
 import type { VerbCtx } from '../context.js';
 import { newId } from '../db/ids.js';
 import { DomainError, invalid } from '../errors.js';
 import type { OperationInput } from '../operation-input.js';
-import { AUDIT_STATUS_NAMES, AUDIT_TRANSITIONS, AuditStatus, type AuditStatusValue, canTransition } from './audit-status.js';
 import { holderRecord } from './identity.js';
 import type { HolderRecord } from './record.js';
 import type { HolderReviewBody } from './schemas.js';

@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
+import { AuditStatus } from '../codes/audit-status.js';
 import { CountryCode, DateText, DocumentNumber, Email, HolderId, PostCode, ShortText } from '../http/fields.js';
 import { CodeEnum, Envelope, IntEnum, orList, RandomStr, SignedFields } from '../http/schemas.js';
-import { AuditStatus } from './audit-status.js';
 
 const Base64 = (what: string, maxLength: number, minLength = 1) =>
   Type.String({ minLength, maxLength, description: `must be the ${what} as Base64 of UTF-8 text` });

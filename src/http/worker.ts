@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { startWorker } from '../callbacks/manage.js';
-import type { CallbackWorker } from '../callbacks/worker.js';
+import type { CallbackWorker, WorkerJob } from '../callbacks/worker.js';
 import type { Services } from '../context.js';
 
 declare module 'fastify' {
@@ -13,11 +13,12 @@ declare module 'fastify' {
 
 /**
  * The callback worker runs inside the service unless CARDPROGRAM_WORKER=off (then `cardprogram
- * worker` runs it); it stops, its deliveries under way finished, when the service closes.
+ * worker` runs it), with the jobs src/app.ts hands it (src/jobs/periodic.ts); it stops, its
+ * deliveries under way finished, when the service closes.
  */
 export const workerPlugin = fp(
-  async (app: FastifyInstance, { svc }: { svc: Services }) => {
-    const worker = svc.config.callbacks.worker ? startWorker(svc) : null;
+  async (app: FastifyInstance, { svc, jobs }: { svc: Services; jobs: WorkerJob[] }) => {
+    const worker = svc.config.callbacks.worker ? startWorker(svc, { jobs }) : null;
     app.decorate('worker', worker);
     // Bounded labels: the 10 merchants with most in flight, then `other` (docs/operations.md, "Metrics").
     if (worker)

@@ -1,12 +1,12 @@
 import type { Kysely } from 'kysely';
 import type { Static } from 'typebox';
-import { emitEvent } from '../callbacks/outbox.js';
+import { notifyMerchant } from '../callbacks/merchant-event.js';
+import { AuditStatus, canTransition } from '../codes/audit-status.js';
 import type { VerbCtx } from '../context.js';
 import type { SecretBox } from '../crypto/secretbox.js';
 import { newId } from '../db/ids.js';
 import type { DB, KycRequestsTable, KycStatus } from '../db/schema.js';
 import { DomainError } from '../errors.js';
-import { AuditStatus, canTransition } from '../holders/audit-status.js';
 import { documentHash, emailHash, identityColumns, openIdentity } from '../holders/identity.js';
 import { reviewHolder } from '../holders/review.js';
 import { kycEmail } from './email.js';
@@ -144,19 +144,15 @@ export async function decideKyc({ ctx, input }: { ctx: VerbCtx; input: DecideKyc
     .where('status', '=', kyc.status)
     .executeTakeFirst();
   if (Number(res.numUpdatedRows) !== 1) throw new DomainError('kycState', 'requestNo: the request changed concurrently, try again');
-  await emitEvent(
-    ctx.tx,
-    {
-      merchantId: kyc.merchant_id,
-      type: 'kyc.result',
-      subject: `kyc:${kyc.id}`,
-      url: kyc.callback_url,
-      body: { requestNo: kyc.request_no, email, kycStatus: input.status, reason, holderId },
-      now: ctx.now,
-      // The payload holds the e-mail: stored sealed, opened only to be sent (issue 26.9).
-      sealWith: ctx.svc.box,
-    },
-    ctx.wake,
-  );
+  // To the request's own callbackUrl (required, never empty), not the merchant's notify URL.
+  await notifyMerchant(ctx, {
+    merchantId: kyc.merchant_id,
+    type: 'kyc.result',
+    subject: `kyc:${kyc.id}`,
+    url: kyc.callback_url,
+    body: { requestNo: kyc.request_no, email, kycStatus: input.status, reason, holderId },
+    // The payload holds the e-mail: stored sealed, opened only to be sent (issue 26.9).
+    sealWith: ctx.svc.box,
+  });
   return toKycModel(ctx.svc.box, { ...kyc, status: input.status, reason, holder_id: holderId });
 }

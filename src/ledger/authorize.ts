@@ -11,13 +11,13 @@ import {
   verificationFailure,
   verifiedBoth,
 } from '../cards/verification.js';
+import { checkMerchantCountry } from '../codes/countries.js';
 import { controlsDecision } from '../controls/decide.js';
 import type { SpendCheck } from '../controls/spending.js';
 import { newId } from '../db/ids.js';
 import { type Part, runParts } from '../db/one-statement.js';
 import type { AuthorizationsTable, EndpointOutcome } from '../db/schema.js';
 import { CommittedFailure, DomainError, invalid } from '../errors.js';
-import { checkMerchantCountry } from '../holders/countries.js';
 import { claimsItsKey } from '../idempotency/keys.js';
 import { exponent, toMajor, toMinor } from '../money/currency.js';
 import { feeFor } from '../money/fees.js';

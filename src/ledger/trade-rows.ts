@@ -1,5 +1,5 @@
 import type { Insertable, Kysely } from 'kysely';
-import { emitEvent } from '../callbacks/outbox.js';
+import { notifyMerchant } from '../callbacks/merchant-event.js';
 import { maskedCardNo } from '../cards/model.js';
 import type { Part } from '../db/one-statement.js';
 import { precompiled, type Slots } from '../db/prepared.js';
@@ -132,16 +132,11 @@ export async function tradeEvent(ctx: LedgerCtx, trade: NewTrade, extra?: Record
   const [row] = (await cardAndNotifyUrl.execute(ctx.tx, { cardId: trade.card_id })).rows;
   if (!row) throw new Error(`trade event: card ${trade.card_id} not found`);
   if (!row.notify_url) return;
-  await emitEvent(
-    ctx.tx,
-    {
-      merchantId: trade.merchant_id,
-      type: 'trade',
-      subject: `card:${trade.card_id}`,
-      url: row.notify_url,
-      body: { cardId: trade.card_id, ...toTradeRecord(trade, maskedCardNo(row)), ...extra },
-      now: ctx.now,
-    },
-    ctx.wake,
-  );
+  await notifyMerchant(ctx, {
+    merchantId: trade.merchant_id,
+    type: 'trade',
+    subject: `card:${trade.card_id}`,
+    url: row.notify_url,
+    body: { cardId: trade.card_id, ...toTradeRecord(trade, maskedCardNo(row)), ...extra },
+  });
 }

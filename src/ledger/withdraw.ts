@@ -1,7 +1,7 @@
 import type { Static } from 'typebox';
 import { assertActive, maskedCardNo } from '../cards/model.js';
+import { checkMerchantCountry } from '../codes/countries.js';
 import { controlsDecision } from '../controls/decide.js';
-import { checkMerchantCountry } from '../holders/countries.js';
 import { exponent, toMinor } from '../money/currency.js';
 import { feeFor } from '../money/fees.js';
 import type { WithdrawBody } from '../network/schemas.js';

@@ -1,6 +1,6 @@
 import { type CardRow, toCardModel } from '../cards/model.js';
+import { AuditStatus } from '../codes/audit-status.js';
 import type { Services } from '../context.js';
-import { AuditStatus } from '../holders/audit-status.js';
 import { openIdentity } from '../holders/identity.js';
 import { type ActivityCursor, cardActivity } from './activity.js';
 import type { PageSession } from './links.js';

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { CardDetails } from '../cards/details.js';
 import type { CardModel } from '../cards/model.js';
+import { AUDIT_STATUS_NAMES, type AuditStatusValue } from '../codes/audit-status.js';
 import type { DisputeStatus } from '../db/schema.js';
-import { AUDIT_STATUS_NAMES, type AuditStatusValue } from '../holders/audit-status.js';
 import { fromMajor } from '../money/currency.js';
 import { type ActivityLine, type ActivityPage, formatCursor, formatMoney, type LineState } from './activity.js';
 

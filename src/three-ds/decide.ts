@@ -1,9 +1,9 @@
 import type { Selectable } from 'kysely';
 import type { CardRow } from '../cards/model.js';
+import { AuditStatus } from '../codes/audit-status.js';
 import type { VerbCtx } from '../context.js';
 import { controlsDecision } from '../controls/decide.js';
 import type { CardholdersTable, ChallengeMethod, ThreeDsDecider } from '../db/schema.js';
-import { AuditStatus } from '../holders/audit-status.js';
 import { MAX_MINOR } from '../money/currency.js';
 import { convert, type RateTable } from '../money/fx.js';
 import { currencyAlpha } from '../money/iso4217.js';

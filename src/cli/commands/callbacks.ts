@@ -4,6 +4,7 @@ import { listCallbacks, retryCallbacks, startWorker } from '../../callbacks/mana
 import { loadConfig } from '../../config.js';
 import { openDatabase } from '../../db/index.js';
 import { migrateToLatest } from '../../db/migrate.js';
+import { periodicJobs } from '../../jobs/periodic.js';
 import { runVerb } from '../../runner.js';
 import { createServices, readyVault } from '../../services.js';
 import { startThreeDsPasses } from '../../three-ds/passes.js';
@@ -23,7 +24,7 @@ export function callbackCommands(program: Command): void {
       const svc = createServices(config, database, pino({ level: config.logLevel }));
       for (const warning of config.warnings ?? []) svc.log.warn(warning);
       await readyVault(svc);
-      const worker = startWorker(svc);
+      const worker = startWorker(svc, { jobs: periodicJobs(svc).worker });
       // The ACS's passes too (src/three-ds/passes.ts): with CARDPROGRAM_WORKER=off the service runs none.
       const threeDs = startThreeDsPasses(svc);
       svc.log.info({ owner: worker.owner }, 'callback worker running');

@@ -1,8 +1,8 @@
 import { type Command, Option } from 'commander';
-import { recordAudit } from '../../audit/trail.js';
 import { ROTATABLE, type RotatablePurpose } from '../../cards/vault.js';
-import { resealAll } from '../../crypto/reseal.js';
-import { audited, print, withServices } from '../util.js';
+import { resealAll, rotateDataKey } from '../../jobs/keys.js';
+import { runVerb } from '../../runner.js';
+import { audited, OPERATOR, print, withServices } from '../util.js';
 
 /** `keys rotate-pan`, `keys reseal`, `keys list`: the encryption keys at rest (docs/operations.md). */
 export function keyCommands(program: Command): void {
@@ -34,11 +34,11 @@ export function keyCommands(program: Command): void {
     .option('--json', 'print JSON')
     .action(async (o: { purpose: RotatablePurpose; json?: boolean }) => {
       // In the audit trail with who and which key ids, in the rotation's transaction; never a key.
-      const id = await withServices((svc) =>
-        svc.database.withTx(async (tx) => {
-          const made = await svc.vault.rotate(tx, o.purpose);
-          await recordAudit(tx, audited('keys.rotate', made), svc.clock(), null, { purpose: o.purpose, keyId: made });
-          return made;
+      const { keyId: id } = await withServices((svc) =>
+        runVerb(svc, rotateDataKey, {
+          input: { purpose: o.purpose },
+          actor: OPERATOR,
+          audit: audited('keys.rotate', (made: { keyId: string }) => made.keyId),
         }),
       );
       print(!!o.json, { id }, () => `new data key ${id}; running services use it within a minute`);
@@ -50,16 +50,11 @@ export function keyCommands(program: Command): void {
     )
     .option('--json', 'print JSON')
     .action(async (o: { json?: boolean }) => {
-      const moved = await withServices((svc) =>
-        resealAll(svc, (tx, counts) =>
-          recordAudit(tx, audited('keys.reseal', svc.box.keyId), svc.clock(), null, {
-            masterKeyId: svc.box.keyId,
-            previousMasterKeyIds: svc.box.previousKeyIds,
-            // As pairs: a column's own name (…_enc) would be redacted as a key of the record.
-            moved: Object.entries(counts).map(([column, values]) => ({ column, values })),
-          }),
-        ),
+      // In the audit trail with who, the key ids and what moved, in the reseal's transaction.
+      const resealed = await withServices((svc) =>
+        runVerb(svc, resealAll, { input: {}, actor: OPERATOR, audit: audited('keys.reseal', svc.box.keyId) }),
       );
+      const moved = Object.fromEntries(resealed.moved.map((m) => [m.column, m.values]));
       const total = Object.values(moved).reduce((a, b) => a + b, 0);
       print(
         !!o.json,

@@ -1,12 +1,12 @@
-import { hmacSign, signingString } from '../http/signing.js';
-import type { DemoMerchant } from '../merchants/demo.js';
+import { signature, signingString } from '@cardprogram/client';
 
 /**
  * A ready-to-paste signed request (a cardholder creation: a write, so pasting it twice is safe). It
  * signs a `timestamp`, as production requires (issue 43.14): what works here works there, within
- * 5 minutes of `now`.
+ * 5 minutes of `now`. Signed as a merchant signs, by the SDK's signer (`cardprogram demo` and
+ * `cardprogram call` sign with it too), which docs/signing.md's vectors hold to the service's.
  */
-export function exampleCurl(demo: Pick<DemoMerchant, 'appId' | 'secret' | 'baseUrl'>, now = Date.now()): string {
+export function exampleCurl(demo: { appId: string; secret: string; baseUrl: string }, now = Date.now()): string {
   const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64');
   const body: Record<string, unknown> = {
     appId: demo.appId,
@@ -26,6 +26,6 @@ export function exampleCurl(demo: Pick<DemoMerchant, 'appId' | 'secret' | 'baseU
     randomStr: 'DemoHolderAlice0000000000000001x'.slice(0, 32),
     timestamp: now,
   };
-  body.sign = hmacSign(demo.secret, signingString(body));
+  body.sign = signature({ secret: demo.secret }, signingString(body));
   return `curl -s -X POST ${demo.baseUrl}/api/network/holderCreate.html -H 'content-type: application/json' -d '${JSON.stringify(body)}'`;
 }

@@ -1,0 +1,85 @@
+// One way per concern (docs/architecture.md, "One way per concern"), checked by `npm run lint`
+// (lint:one-way): the rules an import graph cannot state. Each rule fails on a violation planted in a
+// tree of its own (test/one-way.test.ts). `--root DIR` checks another tree.
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
+
+const args = process.argv.slice(2);
+const root = resolve(args[0] === '--root' && args[1] ? args[1] : join(import.meta.dirname, '..'));
+
+/** The domain folders (src/<folder>/): what a runner of jobs is handed, never imports. */
+const DOMAINS = 'audit|console|merchants|holders|kyc|cards|controls|ledger|trades|domains|page|network|network-link|disputes|three-ds|jobs';
+
+/**
+ * The direct audit records that are not a run's own (src/runner.ts's `audit` option), each with why
+ * it cannot be one (docs/architecture.md, "One way per concern"). A new one is refused until it is
+ * listed here and there.
+ */
+const AUDIT_OUTSIDE_RUNNER: Record<string, string> = {
+  'src/cards/verification.ts':
+    "a security freeze inside another verb's run (an authorization), recorded only when the 5th mismatch freezes",
+  'src/console/login.ts': 'a failed login: recorded while the run refuses, its actor the e-mail tried',
+  'src/console/login-throttle.ts': "a throttled window's summary, recorded when a later attempt ends the window",
+  'src/console/accounts.ts': "an operator's own act (set-up, login, lock-out), recorded only when it happened, in the run that decides it",
+};
+
+interface Rule {
+  name: string;
+  /** Why: the one way, and where it is. */
+  why: string;
+  /** The files the rule looks at (paths from the root, with /). */
+  applies: (file: string) => boolean;
+  /** What breaks it in a file's text. */
+  breaks: RegExp;
+}
+
+const RULES: Rule[] = [
+  {
+    name: 'events-through-notifyMerchant',
+    why: 'a callback event is written by notifyMerchant (src/callbacks/merchant-event.ts), or by eventParts in a one-statement write; never inline',
+    applies: (f) => !f.startsWith('src/callbacks/'),
+    breaks: /insertInto\(\s*['"]callback_events['"]|insert\s+into\s+callback_events\b|\b(emitEvent|notifyUrlOf)\b/i,
+  },
+  {
+    name: 'audit-through-the-runner',
+    why: "an audit record is the runner's `audit` option (runVerb, signedWrite); the exceptions are listed in scripts/one-way.ts and docs/architecture.md",
+    applies: (f) => !f.startsWith('src/audit/') && f !== 'src/runner.ts' && !(f in AUDIT_OUTSIDE_RUNNER),
+    breaks: /\brecordAudit\b|insertInto\(\s*['"]audit_events['"]|insert\s+into\s+audit_events\b/i,
+  },
+  {
+    name: 'jobs-handed-over',
+    why: 'the reaper, the callback worker and the foundation are handed their jobs (src/jobs/periodic.ts, from src/app.ts): they import no domain',
+    applies: (f) =>
+      f === 'src/http/reaper.ts' || f === 'src/http/worker.ts' || f.startsWith('src/callbacks/') || f.startsWith('src/crypto/'),
+    breaks: new RegExp(`from\\s+['"]\\.\\./(\\.\\./)*(${DOMAINS})/`),
+  },
+];
+
+function sources(dir: string): string[] {
+  const out: string[] = [];
+  for (const name of readdirSync(dir)) {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) out.push(...sources(path));
+    else if (name.endsWith('.ts')) out.push(path);
+  }
+  return out;
+}
+
+const problems: string[] = [];
+for (const path of sources(join(root, 'src'))) {
+  const file = relative(root, path).split('\\').join('/');
+  const lines = readFileSync(path, 'utf8').split('\n');
+  for (const rule of RULES) {
+    if (!rule.applies(file)) continue;
+    lines.forEach((line, i) => {
+      // A comment may name what it must not do.
+      if (/^\s*(\/\/|\*|\/\*)/.test(line)) return;
+      if (rule.breaks.test(line)) problems.push(`${file}:${i + 1}: ${rule.name}: ${rule.why}\n    ${line.trim()}`);
+    });
+  }
+}
+if (problems.length) {
+  console.error(`${problems.length} line(s) break a one-way rule:\n${problems.join('\n')}`);
+  process.exit(1);
+}
+console.log('one way per concern: events, audit records, periodic jobs');

@@ -1,0 +1,87 @@
+// The one-way rules of docs/architecture.md ("One way per concern"), as scripts/one-way.ts checks
+// them: the real tree keeps them, and each fails on a violation planted in a small tree of its own.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { after, it } from 'node:test';
+
+const root = resolve(import.meta.dirname, '..');
+const script = join(root, 'scripts/one-way.ts');
+
+function check(dir: string): { status: number | null; out: string } {
+  const res = spawnSync(process.execPath, ['--import', 'tsx', script, '--root', dir], { cwd: root, encoding: 'utf8' });
+  return { status: res.status, out: `${res.stdout}${res.stderr}` };
+}
+
+const planted = mkdtempSync(join(tmpdir(), 'cardprogram-one-way-'));
+after(() => rmSync(planted, { recursive: true, force: true }));
+
+/** A tree of the files given, by their text. */
+function plant(files: Record<string, string>): string {
+  const dir = mkdtempSync(join(planted, 'tree-'));
+  for (const [file, text] of Object.entries(files)) {
+    mkdirSync(dirname(join(dir, file)), { recursive: true });
+    writeFileSync(join(dir, file), text);
+  }
+  return dir;
+}
+
+it('the tree keeps every one-way rule', () => {
+  const { status, out } = check(root);
+  assert.equal(status, 0, out);
+});
+
+it('an event written inline, outside src/callbacks/, fails', () => {
+  for (const text of [
+    "await tx.insertInto('callback_events').values(row).execute();",
+    'await sql`insert into callback_events (id) values (${id})`.execute(tx);',
+    "import { emitEvent } from '../callbacks/outbox.js';",
+    'const url = await notifyUrlOf(ctx.tx, merchantId);',
+  ]) {
+    const { status, out } = check(plant({ 'src/disputes/store.ts': `${text}\n` }));
+    assert.notEqual(status, 0, text);
+    assert.match(out, /src\/disputes\/store\.ts:1: events-through-notifyMerchant/);
+  }
+  // notifyMerchant, eventParts, and the outbox itself pass.
+  const { status, out } = check(
+    plant({
+      'src/cards/status.ts':
+        "import { notifyMerchant } from '../callbacks/merchant-event.js';\nimport { eventParts } from '../callbacks/outbox.js';\n",
+      'src/callbacks/outbox.ts': "await tx.insertInto('callback_events').values(row).execute();\n",
+    }),
+  );
+  assert.equal(status, 0, out);
+});
+
+it('an audit record outside the runner fails, but for the files listed with their reason', () => {
+  for (const text of ["import { recordAudit } from '../audit/trail.js';", "await tx.insertInto('audit_events').values(row).execute();"]) {
+    const { status, out } = check(plant({ 'src/cli/commands/keys.ts': `${text}\n` }));
+    assert.notEqual(status, 0, text);
+    assert.match(out, /src\/cli\/commands\/keys\.ts:1: audit-through-the-runner/);
+  }
+  const { status, out } = check(
+    plant({
+      'src/runner.ts': "import { recordAudit } from './audit/trail.js';\n",
+      'src/cards/verification.ts': "import { recordAudit } from '../audit/trail.js';\n",
+    }),
+  );
+  assert.equal(status, 0, out);
+});
+
+it('the reaper, the worker and the foundation import no domain: their jobs are handed to them', () => {
+  for (const [file, text] of [
+    ['src/http/reaper.ts', "import { reapPage } from '../page/links.js';"],
+    ['src/http/reaper.ts', "import type { PeriodicJob } from '../jobs/periodic.js';"],
+    ['src/callbacks/manage.ts', "import { kycAutomation } from '../kyc/automation.js';"],
+    ['src/crypto/reseal.ts', "import type { Services } from '../console/sessions.js';"],
+  ] as const) {
+    const { status, out } = check(plant({ [file]: `${text}\n` }));
+    assert.notEqual(status, 0, text);
+    assert.match(out, /jobs-handed-over/);
+  }
+  // A comment may name what the file must not do.
+  const { status, out } = check(plant({ 'src/http/reaper.ts': "// not: import { reapPage } from '../page/links.js';\n" }));
+  assert.equal(status, 0, out);
+});
