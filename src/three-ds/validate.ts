@@ -126,6 +126,8 @@ function isHttpUrl(text: string, httpsOnly: boolean): boolean {
  * (`javascript:`, `data:`, plain http across a network) would hand the result to whoever is on the way.
  */
 function notificationUrlOk(text: string, env: 'sandbox' | 'production', ownOrigin: string | undefined): boolean {
+  // Written with its "//", as isHttpUrl requires (a browser reads `https:evil.example/x` as a path of the ACS's own origin).
+  if (!/^https?:\/\//i.test(text)) return false;
   let u: URL;
   try {
     u = new URL(text);
