@@ -245,9 +245,14 @@ eachDialect('getting started (docs/getting-started.md), as a new user runs it', 
     await eventually(() => otpOf() !== undefined, 15_000, 'the threeDs.otp callback printed');
     const otp = otpOf() as Record<string, unknown>;
     assert.deepEqual([otp.merchantName, otp.amount, otp.currency], ['Fahrrad Haus', 9.9, 'EUR']);
-    const complete = await sh(snippet('threeds-complete'), { ACS_TRANS_ID: String(acsTransId), OTP: String(otp.code) });
+    // ... and the value the sandbox's DS hands on from the RReq pays the purchase (approved, its authentication shown).
+    const complete = await sh(snippet('threeds-complete'), { ACS_TRANS_ID: String(acsTransId), OTP: String(otp.code), CARD_ID: cardId });
     assert.equal(complete.code, 0, `${complete.stderr}\n${complete.stdout}`);
-    assert.equal(complete.stdout.trim(), 'Y');
+    assert.match(complete.stdout, /^Y\n/);
+    assert.match(
+      complete.stdout,
+      new RegExp(`\\{\\s*acsTransID: '${acsTransId}',\\s*transStatus: 'Y',\\s*eci: '05',\\s*method: 'otp'\\s*\\}`),
+    );
     await eventually(
       () => printed('threeDs.result').some((e) => e.acsTransID === acsTransId && e.transStatus === 'Y'),
       15_000,

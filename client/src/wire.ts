@@ -499,4 +499,8 @@ export interface SandboxThreeDsCompletion {
   attemptsLeft: number | null;
   /** once the challenge is over, the CRes the page would post to the notificationURL (Base64url JSON); else null */
   cres: string | null;
+  /** once the challenge is over, the ECI of the RReq, as the directory server hands it to the 3DS Server; else null */
+  eci: string | null;
+  /** once the challenge ended Y, the authentication value of the RReq (28 Base64 characters), as the directory server hands it to the 3DS Server: send it with the eci in the authorization (sandboxAuthorize, or field 48 on the link), once; else null. Sandbox only: in production it reaches you through the DS and your 3DS Server, never through this API */
+  authenticationValue: string | null;
 }

@@ -20,6 +20,7 @@ import {
 } from './challenge.js';
 import { cresPage, errorPage, formatAmount, type Language, languageOf, newNonce, oobPage, otpPage } from './challenge-page.js';
 import { CReqSchema } from './emv-messages.js';
+import { sandboxDsResult } from './sandbox.js';
 import type { AuthenticationRow } from './store.js';
 
 const checkCReq = Compile(CReqSchema);
@@ -214,9 +215,16 @@ export const challengeRoutes: FastifyPluginAsync<{ svc: Services }> = async (app
       }
       if (!cres || cres.messageType !== 'CRes') return fail(req, reply, 400, 'unknown');
       const status = String(cres.transStatus ?? '');
+      const acsTransId = String(cres.acsTransID ?? '');
       const nonce = newNonce();
       const esc = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-      const body = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>CRes received</title><style nonce="${nonce}">body{font:15px system-ui,sans-serif;margin:16px}</style></head><body><main><h1>The sandbox’s 3DS Server received the CRes</h1><p role="status">transStatus <strong id="trans-status">${esc(status)}</strong> for acsTransID <code>${esc(String(cres.acsTransID ?? ''))}</code>.</p></main></body></html>`;
+      // What the sandbox's DS handed on from the RReq of this challenge (./sandbox.ts): the eci and, for Y, the value.
+      const ds = UUID.test(acsTransId) ? await sandboxDsResult(svc, svc.database.db, acsTransId) : null;
+      const dsPart =
+        ds === null
+          ? ''
+          : `<p>eci <code id="eci">${esc(ds.eci ?? '')}</code>${ds.authenticationValue ? `, authenticationValue <code id="authentication-value">${esc(ds.authenticationValue)}</code> (for the authorization, once)` : ''}.</p>`;
+      const body = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>CRes received</title><style nonce="${nonce}">body{font:15px system-ui,sans-serif;margin:16px}</style></head><body><main><h1>The sandbox’s 3DS Server received the CRes</h1><p role="status">transStatus <strong id="trans-status">${esc(status)}</strong> for acsTransID <code>${esc(acsTransId)}</code>.</p>${dsPart}</main></body></html>`;
       return send(reply, 200, body);
     });
   }

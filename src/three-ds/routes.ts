@@ -160,7 +160,7 @@ export const threeDsSandboxRoutes: FastifyPluginAsyncTypebox<{ svc: Services }> 
         tags: ['Sandbox'],
         summary: 'Finish a 3-D Secure challenge without a browser (sandbox only)',
         description:
-          'For a challenge the sandbox’s authenticate (or an AReq) opened: `otp`, the code as the cardholder would type it (method otp; the code is in the `threeDs.otp` callback; a wrong one counts, the third ends it N/19), or `result`, `approved` or `declined`, as your app would answer (method oob). Answers the authentication, the wrong codes still allowed, and once it is over the CRes the page would post. The same verbs as the page; the RReq and the `threeDs.result` callback follow. docs/3ds.md. A write.',
+          'For a challenge the sandbox’s authenticate (or an AReq) opened: `otp`, the code as the cardholder would type it (method otp; the code is in the `threeDs.otp` callback; a wrong one counts, the third ends it N/19), or `result`, `approved` or `declined`, as your app would answer (method oob). Answers the authentication, the wrong codes still allowed, and once it is over the CRes the page would post and what the directory server hands your 3DS Server from the RReq: `eci` and, for Y, `authenticationValue`, for the authorization (sandboxAuthorize’s `eci` and `authenticationValue`, usable once). Only the sandbox plays the DS: in production the value reaches you through your 3DS Server, never through this API. The same verbs as the page; the RReq and the `threeDs.result` callback follow. docs/3ds.md. A write.',
         body: SandboxThreeDsCompleteBody,
         response: { 200: Envelope(SandboxThreeDsCompletionSchema), ...errorResponses },
       },

@@ -1,6 +1,8 @@
+import type { Kysely } from 'kysely';
 import type { Static } from 'typebox';
 import { loadCard } from '../cards/model.js';
 import type { Actor, Services } from '../context.js';
+import type { DB } from '../db/schema.js';
 import { DomainError } from '../errors.js';
 import type { RequestKey } from '../idempotency/keys.js';
 import { exponent, toMinor } from '../money/currency.js';
@@ -8,6 +10,7 @@ import { currencyNumeric } from '../money/iso4217.js';
 import type { OperationInput } from '../operation-input.js';
 import { processAReq } from './areq.js';
 import { buildAReq, creqFor } from './areq-builder.js';
+import type { RReq } from './emv-messages.js';
 import type { SandboxAuthenticateBody, SandboxAuthentication } from './schemas.js';
 
 export type SandboxAuthenticateInput = OperationInput<Static<typeof SandboxAuthenticateBody>>;
@@ -60,4 +63,24 @@ export async function sandboxAuthenticate(
     ares,
     challenge: ares.transStatus === 'C' && ares.acsURL ? { acsURL: ares.acsURL, method: 'POST', creq: creqFor(ares) } : null,
   };
+}
+
+/**
+ * What the sandbox's directory server hands the 3DS Server once a challenge is over (decisions
+ * §14.4, §14.6): the RReq's `eci` and, for Y, its `authenticationValue`, read from the RReq the ACS
+ * sealed for the DS (three_ds_results). In EMV 3DS the value reaches the merchant only this way, the
+ * DS's RReq to the 3DS Server; the sandbox plays the DS, so its answers (`/sandbox/3ds/complete`, the
+ * notification page) carry it. Never called in production: the merchant API never returns a value
+ * (an authentication's row keeps only its hash). null while no RReq waits for the DS.
+ */
+export async function sandboxDsResult(
+  svc: Pick<Services, 'box' | 'config'>,
+  db: Kysely<DB>,
+  acsTransId: string,
+): Promise<{ eci: string | null; authenticationValue: string | null } | null> {
+  if (svc.config.env !== 'sandbox') return null;
+  const row = await db.selectFrom('three_ds_results').select('rreq_enc').where('acs_trans_id', '=', acsTransId).executeTakeFirst();
+  if (!row) return null;
+  const rreq = JSON.parse(svc.box.open(row.rreq_enc, `three-ds-rreq:${acsTransId}`)) as RReq;
+  return { eci: rreq.eci ?? null, authenticationValue: rreq.transStatus === 'Y' ? (rreq.authenticationValue ?? null) : null };
 }

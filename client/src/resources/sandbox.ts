@@ -110,9 +110,11 @@ export class Sandbox {
   /**
    * Finishes a 3-D Secure challenge without a browser: `otp` as the cardholder would type it (the
    * code is in your `threeDs.otp` callback), or `result` as your app would answer an oob challenge.
+   * Once it is over: the `cres`, and `eci` and (for `Y`) `authenticationValue` as the DS hands them
+   * on from the RReq, for the authorization (sandbox only).
    *
    * @example
-   * const { authentication, cres } = await client.sandbox.completeChallenge({ acsTransID, otp: event.code });
+   * const { authentication, eci, authenticationValue } = await client.sandbox.completeChallenge({ acsTransID, otp: event.code });
    */
   completeChallenge(p: {
     acsTransID: string;

@@ -295,7 +295,9 @@ class Sandbox(Resource):
         """Finishes a 3-D Secure challenge without a browser: ``otp`` as the cardholder would type it
         (the code is in your ``threeDs.otp`` callback; a wrong one counts, the third ends it ``N``/``19``),
         or ``result`` (``"approved"``/``"declined"``) as your app would answer an out-of-band one. Gives
-        the authentication, the wrong codes still allowed, and once it is over the ``cres``.
+        the authentication, the wrong codes still allowed, and once it is over the ``cres``, and the
+        ``eci`` and (for ``Y``) the ``authenticationValue`` as the DS hands them on from the RReq, for
+        the authorization (sandbox only).
 
         >>> client.sandbox.complete_challenge(acs_trans_id="0b9c…", otp="123456")["authentication"]["transStatus"]  # doctest: +SKIP
         """
