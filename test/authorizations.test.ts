@@ -63,7 +63,7 @@ eachDialect('authorizations: the acceptor, the decision, tradeQuery', (dialect) 
     // The records the authorization settles into are plain records: no authorization of their own.
     const pay = await ok(h, `${N}/clear`, { tradeId: auth.tradeId });
     const qp = await h.call(QUERY, { tradeId: pay.tradeId, randomStr: randomStr() });
-    assert.deepEqual(qp.body.model, { trade: pay, authorization: null, authentication: null });
+    assert.deepEqual(qp.body.model, { trade: pay, authorization: null, authentication: null, network: null });
     // Without acceptor data (the interface's sample body) every acceptor field is null.
     const bare = await ok(h, `${N}/authorize`, { cardId, amount: 1 });
     const qb = await h.call(QUERY, { tradeId: bare.tradeId, randomStr: randomStr() });
@@ -71,6 +71,25 @@ eachDialect('authorizations: the acceptor, the decision, tradeQuery', (dialect) 
       [qb.body.model.authorization.merchant, qb.body.model.authorization.channel],
       [{ mcc: null, name: null, city: null, country: null }, null],
     );
+  });
+
+  it('without a remark the record’s remark is the merchant’s name and city, as over the link; a remark sent is kept', async (t) => {
+    const h = await build(t, dialect);
+    const { cardId } = await fundedCard(h, { topUp: 50 });
+    const auth = await ok(h, `${N}/authorize`, { cardId, amount: 4.2, ...ACCEPTOR });
+    assert.equal(auth.remark, 'Corner Grocery, Berlin');
+    const nameOnly = await ok(h, `${N}/authorize`, { cardId, amount: 1, merchantName: 'Kiosk' });
+    assert.equal(nameOnly.remark, 'Kiosk');
+    const given = await ok(h, `${N}/authorize`, { cardId, amount: 1, remark: 'Coffee', ...ACCEPTOR });
+    assert.equal(given.remark, 'Coffee');
+    const bare = await ok(h, `${N}/authorize`, { cardId, amount: 1 });
+    assert.equal(bare.remark, '');
+    const byId = new Map((await listed(h, cardId)).map((r) => [r.tradeId, r.remark]));
+    assert.equal(byId.get(auth.tradeId), 'Corner Grocery, Berlin', 'the 4.1 list shows the merchant');
+    const pay = await ok(h, `${N}/clear`, { tradeId: auth.tradeId });
+    assert.equal(pay.remark, 'Corner Grocery, Berlin', 'its payment keeps it');
+    const q = await h.call(QUERY, { tradeId: auth.tradeId, randomStr: randomStr() });
+    assert.equal(q.body.model.authorization.remark, 'Corner Grocery, Berlin');
   });
 
   it('a declined authorization is readable by its id, sent as authorization.declined, and never listed', async (t) => {
