@@ -73,6 +73,25 @@ eachDialect('authorizations: the acceptor, the decision, tradeQuery', (dialect) 
     );
   });
 
+  it('without a remark the record’s remark is the merchant’s name and city, as over the link; a remark sent is kept', async (t) => {
+    const h = await build(t, dialect);
+    const { cardId } = await fundedCard(h, { topUp: 50 });
+    const auth = await ok(h, `${N}/authorize`, { cardId, amount: 4.2, ...ACCEPTOR });
+    assert.equal(auth.remark, 'Corner Grocery, Berlin');
+    const nameOnly = await ok(h, `${N}/authorize`, { cardId, amount: 1, merchantName: 'Kiosk' });
+    assert.equal(nameOnly.remark, 'Kiosk');
+    const given = await ok(h, `${N}/authorize`, { cardId, amount: 1, remark: 'Coffee', ...ACCEPTOR });
+    assert.equal(given.remark, 'Coffee');
+    const bare = await ok(h, `${N}/authorize`, { cardId, amount: 1 });
+    assert.equal(bare.remark, '');
+    const byId = new Map((await listed(h, cardId)).map((r) => [r.tradeId, r.remark]));
+    assert.equal(byId.get(auth.tradeId), 'Corner Grocery, Berlin', 'the 4.1 list shows the merchant');
+    const pay = await ok(h, `${N}/clear`, { tradeId: auth.tradeId });
+    assert.equal(pay.remark, 'Corner Grocery, Berlin', 'its payment keeps it');
+    const q = await h.call(QUERY, { tradeId: auth.tradeId, randomStr: randomStr() });
+    assert.equal(q.body.model.authorization.remark, 'Corner Grocery, Berlin');
+  });
+
   it('a declined authorization is readable by its id, sent as authorization.declined, and never listed', async (t) => {
     const h = await build(t, dialect);
     await h.db.database.db.updateTable('merchants').set({ notify_url: 'http://127.0.0.1:9/hooks' }).execute();

@@ -9,8 +9,9 @@ import { authorizationRequest, cardSecrets, linkOf, Peer, trace } from './helper
 /**
  * Forced posts marked (issue 43, item 2): after an authorization cleared twice (the second a forced
  * post), a clearing with no authorization and a hold still open, the console's card page marks the
- * forced lines, shows the hold as cleared (naming the payments that consumed it) or held, each
- * payment the hold it cleared, and its signed amounts sum to what the card's balance moved, not more;
+ * forced lines, shows the hold as cleared (naming the payments that consumed it, not a forced post
+ * that found it cleared already) or held, each payment the hold it cleared (or "no hold (already
+ * cleared by …)"), and its signed amounts sum to what the card's balance moved, not more;
  * the cardholder's card page names each clearing and marks the forced ones.
  */
 const f90 = (m: IsoMessage) =>
@@ -74,14 +75,15 @@ eachDialect('statement: forced posts marked, holds held then cleared (issue 43)'
     assert.deepEqual(row(authId).slice(2), [
       'Authorization (hold)',
       'Cleared',
-      `Corner Grocery, Berlin | hold consumed by ${p1}, ${p2}`,
+      // The forced post found nothing held: it did not consume the hold (issue 43c).
+      `Corner Grocery, Berlin | hold consumed by ${p1}`,
       '(42.50 EUR)',
     ]);
     assert.deepEqual(row(p1).slice(2), ['Payment (cleared)', 'Done', `Corner Grocery, Berlin | clears hold ${authId}`, '−42.50 EUR']);
     assert.deepEqual(row(p2).slice(2), [
       'Payment (cleared) forced post',
       'Done',
-      `Corner Grocery, Berlin | clears hold ${authId}`,
+      `Corner Grocery, Berlin | no hold (already cleared by ${p1})`,
       '−42.50 EUR',
     ]);
     assert.deepEqual(row(p3).slice(2), [

@@ -70,7 +70,11 @@ export function statementRow(r: TradeRecord, f: RecordFacts | undefined): Statem
   } else if (r.tradeType === TradeType.payment) {
     if (r.tradeStatus === TradeStatus.success) {
       signed = -r.amount;
-      notes.push(f?.originalId ? `clears hold ${tradeLink(f.originalId)}` : 'no hold: cleared without an authorization');
+      if (!f?.originalId) notes.push('no hold: cleared without an authorization');
+      else if (f.tookHold) notes.push(`clears hold ${tradeLink(f.originalId)}`);
+      // A forced post against a hold already consumed held nothing: it is not among the hold's consumers.
+      else if (f.holdClearedBy.length > 0) notes.push(`no hold (already cleared by ${f.holdClearedBy.map(tradeLink).join(', ')})`);
+      else notes.push(`no hold (${tradeLink(f.originalId)} held nothing any more)`);
     } else if (r.tradeStatus === TradeStatus.refund) {
       signed = r.amount;
       if (f?.originalId) notes.push(`returns ${tradeLink(f.originalId)}`);

@@ -26,7 +26,7 @@ main{padding:24px;max-width:1200px}h1{font-size:1.5rem;margin:0 0 16px}h2{font-s
 .panel{background:#fff;border:1px solid var(--line);border-radius:10px;padding:16px;margin-bottom:16px}
 table{width:100%;border-collapse:collapse;background:#fff}caption{text-align:left;padding:8px 10px;color:var(--muted)}
 th,td{text-align:left;padding:8px 10px;border-bottom:1px solid var(--line);vertical-align:top}th{color:var(--muted);font-weight:600;font-size:.9rem}
-td.num,th.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}td.num{white-space:nowrap}
 .table-wrap{overflow-x:auto;border:1px solid var(--line);border-radius:10px;background:#fff}
 .pill{display:inline-block;padding:1px 9px;border-radius:999px;background:#e6ecfb;color:#1b3a8a;font-size:.85rem;font-weight:600}
 .pill.bad{background:#fde8e8;color:var(--danger)}.pill.good{background:#e3f4ea;color:var(--ok)}.pill.warn{background:#fdf3dc;color:var(--warn)}

@@ -12,6 +12,7 @@ import {
   verifiedBoth,
 } from '../cards/verification.js';
 import { checkMerchantCountry } from '../codes/countries.js';
+import { merchantRemark } from '../codes/merchant-remark.js';
 import { controlsDecision } from '../controls/decide.js';
 import type { SpendCheck } from '../controls/spending.js';
 import { newId } from '../db/ids.js';
@@ -104,6 +105,11 @@ export function price(ctx: LedgerCtx, card: CardRow, input: AuthorizeInput): Pri
 
 export type Decision = Pick<AuthorizationsTable, 'approved' | 'decline_reason' | 'decline_code' | 'message'>;
 
+/** The remark as sent, else the acceptor's name and city (as the link's field 43 gives it), else empty. */
+function remarkOf(input: AuthorizeInput): string {
+  return input.remark ?? merchantRemark(input);
+}
+
 /** The `authorizations` row of a decision: the acceptor as sent, the amounts as priced. */
 export function authorizationRow(card: CardRow, priced: Priced, input: AuthorizeInput, id: string, now: number, decision: Decision) {
   return {
@@ -120,7 +126,7 @@ export function authorizationRow(card: CardRow, priced: Priced, input: Authorize
     merchant_country: input.merchantCountry ?? null,
     channel: input.channel ?? null,
     ...decision,
-    remark: input.remark ?? '',
+    remark: remarkOf(input),
     business_date: priced.businessDate,
     created_at: now,
     endpoint_outcome: input.endpoint?.asked ? input.endpoint.outcome : null,
@@ -335,7 +341,7 @@ export const authorize = claimsItsKey(async function authorize({
   const { card } = locked;
   const priced = price(ctx, card, input);
   const { amount, currencyTxn, txnAmount, fee } = priced;
-  const remark = input.remark ?? '';
+  const remark = remarkOf(input);
   const endpoint = input.endpoint;
   let when = ctx.now;
   const record = (id: string, decision: Decision) => authorizationRow(card, priced, input, id, when, decision);

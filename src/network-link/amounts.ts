@@ -1,4 +1,5 @@
 import type { CardRow } from '../cards/model.js';
+import { merchantRemark } from '../codes/merchant-remark.js';
 import type { NetworkConfig } from '../config.js';
 import { exponent, MAX_MINOR } from '../money/currency.js';
 import { convert, type RateTable } from '../money/fx.js';
@@ -87,6 +88,5 @@ export function acceptorOf(fields: Map<number, string>): { merchantName?: string
  * without field 43. The RRN is not a description: tradeQuery's `network` carries it.
  */
 export function acceptorRemark(fields: Map<number, string>): string {
-  const { merchantName, merchantCity } = acceptorOf(fields);
-  return [merchantName, merchantCity].filter((p) => p !== undefined).join(', ');
+  return merchantRemark(acceptorOf(fields));
 }

@@ -1,6 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 import type { DB } from '../db/schema.js';
 import { withTrades } from '../db/trades-table.js';
+import { Account } from '../ledger/journal.js';
 import { TradeStatus, TradeType } from './types.js';
 
 /*
@@ -139,31 +140,74 @@ export interface RecordFacts {
   originalId: string | null;
   /** A forced post of the card network (decisions §12.7): its stored answer says so, or an operator posted its held advice. */
   forced: boolean;
-  /** For an authorization: the payments that cleared it, oldest first. */
+  /** For an authorization: the payments that consumed its hold, oldest first (not a forced post that found nothing held). */
   clearedBy: string[];
+  /** For a payment of an authorization: whether it took from the hold (a forced post against a hold already cleared took nothing). */
+  tookHold: boolean;
+  /** For a payment of an authorization: the payments that consumed that hold, oldest first. */
+  holdClearedBy: string[];
 }
 
 /**
  * The facts of these records (the console's card page), by id: what a hold still holds, what a
- * record follows, whether it was forced (forcedAmong), and an authorization's payments.
+ * record follows, whether it was forced (forcedAmong), an authorization's payments that consumed its
+ * hold, and whether a payment took from its hold: a forced post took from it only when the journal
+ * has its movement out of the card's held account (nothing held, no such posting, src/ledger/forced.ts).
  */
 export async function recordFacts(db: Kysely<DB>, ids: readonly string[]): Promise<Map<string, RecordFacts>> {
   const out = new Map<string, RecordFacts>();
   if (ids.length === 0) return out;
-  const [rows, payments, forced] = await Promise.all([
-    withTrades(db).selectFrom('trades').select(['id', 'held', 'original_id']).where('id', 'in', ids).execute(),
-    withTrades(db)
-      .selectFrom('trades')
-      .select(['id', 'original_id'])
-      .where('original_id', 'in', ids)
-      .where('trade_type', '=', TradeType.payment)
-      .where('trade_status', 'in', [TradeStatus.success, TradeStatus.voided])
-      .orderBy('seq')
-      .execute(),
-    forcedAmong(db, ids),
-  ]);
-  for (const r of rows) out.set(r.id, { held: Number(r.held), originalId: r.original_id, forced: forced.has(r.id), clearedBy: [] });
-  for (const p of payments) if (p.original_id) out.get(p.original_id)?.clearedBy.push(p.id);
+  const rows = await withTrades(db)
+    .selectFrom('trades')
+    .select(['id', 'held', 'original_id', 'trade_type'])
+    .where('id', 'in', ids)
+    .execute();
+  const holds = [
+    ...new Set([...ids, ...rows.flatMap((r) => (r.trade_type === TradeType.payment && r.original_id ? [r.original_id] : []))]),
+  ];
+  const payments = await withTrades(db)
+    .selectFrom('trades')
+    .select(['id', 'original_id', 'card_id'])
+    .where('original_id', 'in', holds)
+    .where('trade_type', '=', TradeType.payment)
+    .where('trade_status', 'in', [TradeStatus.success, TradeStatus.voided])
+    .orderBy('seq')
+    .execute();
+  const forced = await forcedAmong(db, [...new Set([...ids, ...payments.map((p) => p.id)])]);
+  const forcedPayments = payments.filter((p) => forced.has(p.id));
+  const tookHeld = new Set(
+    forcedPayments.length === 0
+      ? []
+      : (
+          await db
+            .selectFrom('ledger_postings')
+            .select('trade_id')
+            .where('account', 'in', [...new Set(forcedPayments.map((p) => Account.held(p.card_id)))])
+            .where(
+              'trade_id',
+              'in',
+              forcedPayments.map((p) => p.id),
+            )
+            .where('amount', '<', 0)
+            .execute()
+        ).map((r) => r.trade_id),
+  );
+  const took = (id: string) => !forced.has(id) || tookHeld.has(id);
+  const consumers = new Map<string, string[]>();
+  for (const p of payments) {
+    if (!p.original_id || !took(p.id)) continue;
+    consumers.set(p.original_id, [...(consumers.get(p.original_id) ?? []), p.id]);
+  }
+  for (const r of rows) {
+    out.set(r.id, {
+      held: Number(r.held),
+      originalId: r.original_id,
+      forced: forced.has(r.id),
+      clearedBy: consumers.get(r.id) ?? [],
+      tookHold: r.trade_type === TradeType.payment && r.original_id !== null && took(r.id),
+      holdClearedBy: r.trade_type === TradeType.payment && r.original_id ? (consumers.get(r.original_id) ?? []) : [],
+    });
+  }
   return out;
 }
 
