@@ -198,12 +198,16 @@ eachDialect('trades across a month boundary', (dialect) => {
         }
       }
       // tradeQuery by id: trade_ids names the partition, and only that one is read (pruned when it runs).
+      // An authorization's query also looks for the payment an 0200 made with it (its network message,
+      // issue 43): on its card and business day, so in that day's partition only.
       const [february26] = made;
       const statements = await tradeStatements(h, () => ok(h, QUERY, { tradeId: february26?.id }));
-      assert.equal(statements.length, 1);
-      const s = statements[0] as { text: string; parameters: readonly unknown[] };
-      assert.deepEqual(await partitionsRead(db, s.text, s.parameters, true), ['trades_2031_02']);
-      assert.ok((await partitionsRead(db, s.text, s.parameters)).length > 1, 'planned over every month, run on one');
+      assert.ok(statements.length >= 1 && statements.length <= 2, `${statements.length} statements`);
+      const [byId, ...others] = statements as Array<{ text: string; parameters: readonly unknown[] }>;
+      assert.ok(byId);
+      assert.deepEqual(await partitionsRead(db, byId.text, byId.parameters, true), ['trades_2031_02']);
+      assert.ok((await partitionsRead(db, byId.text, byId.parameters)).length > 1, 'planned over every month, run on one');
+      for (const s of others) assert.deepEqual(await partitionsRead(db, s.text, s.parameters), ['trades_2031_02'], s.text);
     }
     assert.deepEqual((await checkLedger(h.db.database)).problems, []);
   });

@@ -113,6 +113,8 @@ export async function networkOrigin(
   db: Kysely<DB>,
   tradeId: string,
   originalId: string | null,
+  /** For an authorization (an 0200's, whose message names its payment): its card and business day. */
+  authorization: { cardId: string; businessDate: string } | null,
 ): Promise<{ mti: string; acquirer: string; stan: string; request: string } | null> {
   const first = (ids: string[]) =>
     ids.length === 0
@@ -124,10 +126,14 @@ export async function networkOrigin(
           .orderBy('created_at')
           .executeTakeFirst();
   const own = (await first([tradeId])) ?? (originalId ? await first([originalId]) : undefined);
-  if (own) return own;
+  if (own || !authorization) return own ?? null;
+  // An 0200 writes its authorization and its payment in one message, on one business day: the
+  // payment is looked for in that day's partition only (by card and day), never across every month.
   const payments = await withTrades(db)
     .selectFrom('trades')
     .select('id')
+    .where('card_id', '=', authorization.cardId)
+    .where('business_date', '=', authorization.businessDate)
     .where('original_id', '=', tradeId)
     .where('trade_type', '=', TradeType.payment)
     .execute();

@@ -7,6 +7,7 @@ import { tradeById } from './by-id.js';
 import { networkOrigin } from './network-reads.js';
 import { toAuthorization, toTradeRecord } from './record.js';
 import type { TradeDetailSchema } from './schemas.js';
+import { TradeType } from './types.js';
 
 /** tradeQuery's answer: a record and, for an authorization, its acceptor and decision; the network message behind it. */
 export type TradeDetail = Static<typeof TradeDetailSchema>;
@@ -38,7 +39,14 @@ export async function queryTrade({
     .where('id', '=', cardId)
     .executeTakeFirstOrThrow();
   const cardNo = maskedCardNo(card);
-  const origin = await networkOrigin(db, tradeId, trade?.original_id ?? null);
+  const isAuthorization = trade ? trade.trade_type === TradeType.authorization : authorization !== undefined;
+  const day = trade?.business_date ?? authorization?.business_date;
+  const origin = await networkOrigin(
+    db,
+    tradeId,
+    trade?.original_id ?? null,
+    isAuthorization && day !== undefined ? { cardId, businessDate: day } : null,
+  );
   const rrn = origin ? (JSON.parse(origin.request) as Record<string, string>)['37']?.trim() : undefined;
   return {
     trade: trade ? toTradeRecord(trade, cardNo) : null,
