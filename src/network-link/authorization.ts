@@ -3,6 +3,7 @@ import type { CardRow } from '../cards/model.js';
 import type { MerchantCtx, Services } from '../context.js';
 import { newId } from '../db/ids.js';
 import { DomainError } from '../errors.js';
+import { ResponseCode } from '../iso8583/response-codes.js';
 import { type AuthorizeInput, EndpointNotAsked, type EndpointVerdict, endpointRequest } from '../ledger/authorize.js';
 import {
   DeadlinePassed,
@@ -39,23 +40,23 @@ const ENTRY_MODES = new Set(['01', '05', '07', '10', '81', '90']);
  * refusals before any write, a database that cannot be reached (91), anything else 96.
  */
 export function failureCode(err: unknown): string {
-  if (err instanceof DeadlinePassed) return '91';
-  if (!(err instanceof DomainError)) return '96';
+  if (err instanceof DeadlinePassed) return ResponseCode.notInTime;
+  if (!(err instanceof DomainError)) return ResponseCode.systemError;
   switch (err.kind) {
     case 'incorrectAmount':
-      return '13';
+      return ResponseCode.invalidAmount;
     case 'unsupportedCurrency':
-      return '12';
+      return ResponseCode.invalidTransaction;
     case 'validation':
-      return '30';
+      return ResponseCode.formatError;
     case 'cardNotFound':
-      return '14';
+      return ResponseCode.noSuchCard;
     case 'cardStatus':
-      return '62';
+      return ResponseCode.restrictedCard;
     case 'unavailable':
-      return '91';
+      return ResponseCode.notInTime;
     default:
-      return '96';
+      return ResponseCode.systemError;
   }
 }
 

@@ -1,6 +1,7 @@
 import type { Services } from '../context.js';
 import { decode, encode, Iso8583Error, type IsoMessage } from '../iso8583/codec.js';
 import { FrameError, FrameReader, frame } from '../iso8583/frame.js';
+import { codeMeaning } from '../iso8583/response-codes.js';
 import { exponent, toMajor } from '../money/currency.js';
 import { currencyAlpha } from '../money/iso4217.js';
 import { byValue, type LinkAnswer, type LinkClass, linkIdentity, originalOf, storedAnswer } from '../network/link.js';
@@ -9,7 +10,6 @@ import { type Movement, movementOf } from '../network/movements.js';
 import { messagesWithTrades, postedRecord } from '../trades/network-reads.js';
 import type { ImportAudit } from './audit.js';
 import { contentHash, maskedPan } from './card-data.js';
-import { codeMeaning } from './client.js';
 import { financialAdvice } from './financial.js';
 import { reversalAnswer } from './reversal.js';
 

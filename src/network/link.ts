@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import { resetVerificationFailures, verifiedBoth } from '../cards/verification.js';
 import type { DB, NetworkMessagesTable } from '../db/schema.js';
 import { CommittedFailure, DomainError } from '../errors.js';
+import { ResponseCode } from '../iso8583/response-codes.js';
 import { type AuthorizeInput, authorize, declineInquiry } from '../ledger/authorize.js';
 import { balanceInquiry } from '../ledger/balance-inquiry.js';
 import { reverse } from '../ledger/cancel.js';
@@ -136,7 +137,7 @@ export class DecisionGate {
 }
 
 /** Response code `94`: a new message reusing another's identity with other content. */
-export const DUPLICATE = '94';
+export const DUPLICATE = ResponseCode.duplicate;
 
 /**
  * The stored answer of a message with this identity: its answer when the content is the same, `94`
@@ -187,26 +188,26 @@ export async function claim(ctx: LedgerCtx, record: LinkRecord, cardId: string, 
 export function declineCode(reason: DeclineReasonValue | undefined, cardStatus: string): string {
   switch (reason) {
     case DeclineReason.cardInactive:
-      return cardStatus === 'closed' ? '78' : '62';
+      return cardStatus === 'closed' ? ResponseCode.cardClosed : ResponseCode.restrictedCard;
     case DeclineReason.insufficientFunds:
-      return '51';
+      return ResponseCode.insufficientFunds;
     case DeclineReason.spendingLimit:
-      return '61';
+      return ResponseCode.exceedsAmountLimit;
     case DeclineReason.mccNotAllowed:
     case DeclineReason.mccBlocked:
     case DeclineReason.countryNotAllowed:
     case DeclineReason.countryBlocked:
     case DeclineReason.channelNotAllowed:
-      return '57';
+      return ResponseCode.notPermitted;
     case DeclineReason.expiryMismatch:
-      return '54';
+      return ResponseCode.expiredCard;
     case DeclineReason.cvv2Mismatch:
-      return '82';
+      return ResponseCode.cvv2Mismatch;
     case DeclineReason.authenticationRequired:
       // Additional customer authentication required (decisions §14.5); authentication_failed is a 05.
-      return '1A';
+      return ResponseCode.authenticationRequired;
     default:
-      return '05';
+      return ResponseCode.doNotHonor;
   }
 }
 
