@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { it } from 'node:test';
 import { decode, encode } from '../src/iso8583/codec.js';
 import { frame } from '../src/iso8583/frame.js';
-import { RESPONSE_CODES } from '../src/network-link/client.js';
+import { RESPONSE_CODES } from '../src/iso8583/response-codes.js';
 import { MAX_IN_FLIGHT } from '../src/network-link/listener.js';
 import { build, randomStr } from './helpers/app.js';
 import { balances, fundedCard } from './helpers/cards.js';

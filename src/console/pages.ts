@@ -1,7 +1,7 @@
 import { AUDIT_TRANSITIONS, AuditStatus, type AuditStatusValue } from '../codes/audit-status.js';
+import { codeMeaning } from '../iso8583/response-codes.js';
 import type { NetworkFigures } from '../metrics.js';
 import { CARD_CURRENCIES, exponent } from '../money/currency.js';
-import { codeMeaning } from '../network/response-codes.js';
 import { SETTLEMENT_LINES } from '../network/settlement.js';
 import { formatMoney } from '../page/activity.js';
 import { auditPill } from './pages-common.js';

@@ -22,7 +22,6 @@ import { CommittedFailure, DomainError, invalid } from '../errors.js';
 import { claimsItsKey } from '../idempotency/keys.js';
 import { exponent, toMajor, toMinor } from '../money/currency.js';
 import { feeFor } from '../money/fees.js';
-import type { AuthorizeBody } from '../network/schemas.js';
 import type { OperationInput } from '../operation-input.js';
 import {
   type AuthenticationOutcome,
@@ -42,6 +41,7 @@ import { resolveBusinessDate } from './business-date.js';
 import type { LedgerCtx } from './context.js';
 import { Account } from './journal.js';
 import { lockCard } from './locks.js';
+import type { AuthorizeBody } from './schemas.js';
 
 /**
  * An authorization's body (AuthorizeBody: the card, the amount in its currency, the transaction's

@@ -1,6 +1,5 @@
 import type { Static } from 'typebox';
 import { assertActive, maskedCardNo } from '../cards/model.js';
-import type { InquiryBody } from '../network/schemas.js';
 import type { OperationInput } from '../operation-input.js';
 import { type TradeRecord, toTradeRecord } from '../trades/record.js';
 import { TradeStatus, TradeType } from '../trades/types.js';
@@ -8,6 +7,7 @@ import { book, tradeRow } from './book.js';
 import { resolveBusinessDate } from './business-date.js';
 import type { LedgerCtx } from './context.js';
 import { lockCard } from './locks.js';
+import type { InquiryBody } from './schemas.js';
 
 /** Balance inquiry (300): recorded, moves no money. */
 export async function balanceInquiry({

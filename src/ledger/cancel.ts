@@ -2,7 +2,6 @@ import type { Static } from 'typebox';
 import { maskedCardNo } from '../cards/model.js';
 import { releaseSpend } from '../controls/spending.js';
 import { DomainError } from '../errors.js';
-import type { VoidBody } from '../network/schemas.js';
 import type { OperationInput } from '../operation-input.js';
 import { type TradeRecord, toTradeRecord } from '../trades/record.js';
 import { TradeStatus, TradeType } from '../trades/types.js';
@@ -12,6 +11,7 @@ import type { LedgerCtx } from './context.js';
 import { type HeldPartInput, heldAuthorization, heldPartRow } from './held-part.js';
 import { Account, type Leg } from './journal.js';
 import { lockedTrade } from './locks.js';
+import type { VoidBody } from './schemas.js';
 import { updateTrade } from './trade-rows.js';
 
 /**

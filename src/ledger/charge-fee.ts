@@ -1,7 +1,6 @@
 import type { Static } from 'typebox';
 import { DomainError } from '../errors.js';
 import { toMinor } from '../money/currency.js';
-import type { FeeBody } from '../network/schemas.js';
 import type { OperationInput } from '../operation-input.js';
 import type { TradeRecord } from '../trades/record.js';
 import { TradeStatus, TradeType } from '../trades/types.js';
@@ -10,6 +9,7 @@ import { resolveBusinessDate } from './business-date.js';
 import type { LedgerCtx } from './context.js';
 import { Account } from './journal.js';
 import { lockCard } from './locks.js';
+import type { FeeBody } from './schemas.js';
 
 /** A standalone fee (500), e.g. a card or service fee: available → program fees. */
 export async function chargeFee({ ctx, input }: { ctx: LedgerCtx; input: OperationInput<Static<typeof FeeBody>> }): Promise<TradeRecord> {

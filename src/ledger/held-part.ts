@@ -2,7 +2,6 @@ import type { Static } from 'typebox';
 import type { CardRow } from '../cards/model.js';
 import { DomainError } from '../errors.js';
 import { toMajor, toMinor } from '../money/currency.js';
-import type { ClearBody } from '../network/schemas.js';
 import type { OperationInput } from '../operation-input.js';
 import type { TradeRow } from '../trades/record.js';
 import { TradeStatus, type TradeStatusValue, TradeType } from '../trades/types.js';
@@ -11,6 +10,7 @@ import { tradeRow } from './book.js';
 import { settlingBusinessDate } from './business-date.js';
 import type { LedgerCtx } from './context.js';
 import { lockedTrade } from './locks.js';
+import type { ClearBody } from './schemas.js';
 import type { NewTrade } from './trade-rows.js';
 
 // A part of what an authorization holds, cleared (settle.ts) or reversed (cancel.ts).

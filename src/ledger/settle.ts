@@ -3,7 +3,6 @@ import { type CardRow, maskedCardNo } from '../cards/model.js';
 import { releaseSpend } from '../controls/spending.js';
 import { DomainError } from '../errors.js';
 import { toMajor, toMinor } from '../money/currency.js';
-import type { RefundBody } from '../network/schemas.js';
 import type { OperationInput } from '../operation-input.js';
 import { type TradeRecord, type TradeRow, toTradeRecord } from '../trades/record.js';
 import { TradeStatus, TradeType } from '../trades/types.js';
@@ -14,6 +13,7 @@ import type { LedgerCtx } from './context.js';
 import { type HeldPartInput, heldAuthorization, heldPartRow } from './held-part.js';
 import { Account } from './journal.js';
 import { lockedTrade } from './locks.js';
+import type { RefundBody } from './schemas.js';
 import { type NewTrade, updateTrade } from './trade-rows.js';
 
 /**

@@ -3,7 +3,6 @@ import { assertActive, maskedCardNo } from '../cards/model.js';
 import { DomainError, invalid } from '../errors.js';
 import { toMinor } from '../money/currency.js';
 import { feeFor } from '../money/fees.js';
-import type { TransferBody } from '../network/schemas.js';
 import type { OperationInput } from '../operation-input.js';
 import { type TradeRecord, toTradeRecord } from '../trades/record.js';
 import { TradeStatus, TradeType } from '../trades/types.js';
@@ -12,6 +11,7 @@ import { resolveBusinessDate } from './business-date.js';
 import type { LedgerCtx } from './context.js';
 import { Account } from './journal.js';
 import { lockTwoCards } from './locks.js';
+import type { TransferBody } from './schemas.js';
 
 /**
  * Transfer between two cards of one merchant in one currency: a 121 (Transfer Out, carrying the

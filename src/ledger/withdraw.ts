@@ -4,7 +4,6 @@ import { checkMerchantCountry } from '../codes/countries.js';
 import { controlsDecision } from '../controls/decide.js';
 import { exponent, toMinor } from '../money/currency.js';
 import { feeFor } from '../money/fees.js';
-import type { WithdrawBody } from '../network/schemas.js';
 import type { OperationInput } from '../operation-input.js';
 import { type TradeRecord, toTradeRecord } from '../trades/record.js';
 import { Channel, TradeStatus, TradeType } from '../trades/types.js';
@@ -14,6 +13,7 @@ import { resolveBusinessDate } from './business-date.js';
 import type { LedgerCtx } from './context.js';
 import { Account } from './journal.js';
 import { lockCard } from './locks.js';
+import type { WithdrawBody } from './schemas.js';
 
 /** How a cash withdrawal presents itself to the spending controls: at an ATM, merchant category 6011. */
 const ATM = { channel: Channel.atm, mcc: '6011' } as const;

@@ -1,6 +1,7 @@
 import type { CardRow } from '../cards/model.js';
 import { merchantRemark } from '../codes/merchant-remark.js';
 import type { NetworkConfig } from '../config.js';
+import { ResponseCode } from '../iso8583/response-codes.js';
 import { exponent, MAX_MINOR } from '../money/currency.js';
 import { convert, type RateTable } from '../money/fx.js';
 import { currencyAlpha } from '../money/iso4217.js';
@@ -30,27 +31,27 @@ export function linkAmounts(
 ): LinkAmounts | { code: '12' | '13' | '30' } {
   const f4 = fields.get(4);
   const f49 = fields.get(49);
-  if (f4 === undefined || f49 === undefined) return { code: '30' };
+  if (f4 === undefined || f49 === undefined) return { code: ResponseCode.formatError };
   const minor = Number(f4);
-  if (minor === 0) return { code: '13' };
+  if (minor === 0) return { code: ResponseCode.invalidAmount };
   const cardCode = network.currencies[card.currency];
   if (f49 === cardCode) return { amount: major(minor, card.currency), currencyTxn: card.currency, txnAmount: major(minor, card.currency) };
   const currencyTxn = currencyAlpha(f49);
-  if (currencyTxn === null) return { code: '12' };
+  if (currencyTxn === null) return { code: ResponseCode.invalidTransaction };
   const f6 = fields.get(6);
   if (f6 !== undefined && fields.get(51) === cardCode) {
-    if (Number(f6) === 0) return { code: '13' };
+    if (Number(f6) === 0) return { code: ResponseCode.invalidAmount };
     return { amount: major(Number(f6), card.currency), currencyTxn, txnAmount: major(minor, currencyTxn) };
   }
   let held: number;
   try {
     held = convert(minor, currencyTxn, card.currency, rates);
   } catch {
-    return { code: '12' };
+    return { code: ResponseCode.invalidTransaction };
   }
   // A conversion beyond the largest amount one operation may move is an invalid amount (13), as a
   // typed one is: never a failure further on, nor an amount a double cannot hold exactly.
-  if (held <= 0 || held > MAX_MINOR) return { code: '13' };
+  if (held <= 0 || held > MAX_MINOR) return { code: ResponseCode.invalidAmount };
   return { amount: major(held, card.currency), currencyTxn, txnAmount: major(minor, currencyTxn) };
 }
 

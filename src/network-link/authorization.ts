@@ -3,6 +3,7 @@ import type { CardRow } from '../cards/model.js';
 import type { MerchantCtx, Services } from '../context.js';
 import { newId } from '../db/ids.js';
 import { DomainError } from '../errors.js';
+import { ResponseCode } from '../iso8583/response-codes.js';
 import { type AuthorizeInput, EndpointNotAsked, type EndpointVerdict, endpointRequest } from '../ledger/authorize.js';
 import {
   DeadlinePassed,
@@ -39,23 +40,23 @@ const ENTRY_MODES = new Set(['01', '05', '07', '10', '81', '90']);
  * refusals before any write, a database that cannot be reached (91), anything else 96.
  */
 export function failureCode(err: unknown): string {
-  if (err instanceof DeadlinePassed) return '91';
-  if (!(err instanceof DomainError)) return '96';
+  if (err instanceof DeadlinePassed) return ResponseCode.notInTime;
+  if (!(err instanceof DomainError)) return ResponseCode.systemError;
   switch (err.kind) {
     case 'incorrectAmount':
-      return '13';
+      return ResponseCode.invalidAmount;
     case 'unsupportedCurrency':
-      return '12';
+      return ResponseCode.invalidTransaction;
     case 'validation':
-      return '30';
+      return ResponseCode.formatError;
     case 'cardNotFound':
-      return '14';
+      return ResponseCode.noSuchCard;
     case 'cardStatus':
-      return '62';
+      return ResponseCode.restrictedCard;
     case 'unavailable':
-      return '91';
+      return ResponseCode.notInTime;
     default:
-      return '96';
+      return ResponseCode.systemError;
   }
 }
 
@@ -161,11 +162,11 @@ export async function authorizationAnswer(
   const acquirer = fields.get(32);
   const transmitted = fields.get(7);
   const stan = fields.get(11) as string;
-  if (!pan || !processing || !acquirer || !transmitted || !fields.has(49)) return { code: '30' };
+  if (!pan || !processing || !acquirer || !transmitted || !fields.has(49)) return { code: ResponseCode.formatError };
   const kind = processing.slice(0, 2);
-  if (!AUTH_PROCESSING.has(kind) || processing.slice(2) !== '0000') return { code: '12' };
-  if (kind !== '31' && !fields.has(4)) return { code: '30' };
-  if (!ENTRY_MODES.has(fields.get(22)?.slice(0, 2) ?? '')) return { code: '30' };
+  if (!AUTH_PROCESSING.has(kind) || processing.slice(2) !== '0000') return { code: ResponseCode.invalidTransaction };
+  if (kind !== '31' && !fields.has(4)) return { code: ResponseCode.formatError };
+  if (!ENTRY_MODES.has(fields.get(22)?.slice(0, 2) ?? '')) return { code: ResponseCode.formatError };
 
   // An 0200 (single message) is decided as an 0100, and on approval cleared at once.
   const financial = mti.startsWith('02');
@@ -215,7 +216,7 @@ async function decide(svc: Services, m: Pending): Promise<LinkAnswer> {
   const { stan } = identity;
   const acquirer = fields.get(32) as string;
   const card = await cardByPan(svc, pan);
-  if (!card) return { code: '14' };
+  if (!card) return { code: ResponseCode.noSuchCard };
   // Checked here, with the PAN at hand; decided (a mismatch declined and counted) under the card's lock.
   const verification = await cardVerification(svc, card, pan, fields, arrived);
   if ('code' in verification) return verification;
@@ -248,9 +249,9 @@ async function decide(svc: Services, m: Pending): Promise<LinkAnswer> {
       }
     }
   } catch (err) {
-    if (err instanceof LinkReplay) return (await storedAnswer(svc.database.db, identity, hash)) ?? { code: '96' };
+    if (err instanceof LinkReplay) return (await storedAnswer(svc.database.db, identity, hash)) ?? { code: ResponseCode.systemError };
     const code = failureCode(err);
-    if (code === '96')
+    if (code === ResponseCode.systemError)
       svc.log.error({ err: { name: (err as Error).name, message: (err as Error).message }, stan }, 'network link: authorization failed');
     return { code };
   }
@@ -269,15 +270,15 @@ export async function adviceAnswer(svc: Services, mti: string, fields: Map<numbe
   const acquirer = fields.get(32);
   const transmitted = fields.get(7);
   const stan = fields.get(11) as string;
-  if (!pan || !processing || !acquirer || !transmitted || !fields.has(49) || !fields.has(4)) return { code: '30' };
+  if (!pan || !processing || !acquirer || !transmitted || !fields.has(49) || !fields.has(4)) return { code: ResponseCode.formatError };
   const kind = processing.slice(0, 2);
-  if ((kind !== '00' && kind !== '01') || processing.slice(2) !== '0000') return { code: '12' };
+  if ((kind !== '00' && kind !== '01') || processing.slice(2) !== '0000') return { code: ResponseCode.invalidTransaction };
   const identity = linkIdentity('authorization', acquirer, stan, transmitted);
   const hash = await contentHash(svc, fields);
   const stored = await storedAnswer(svc.database.db, identity, hash);
   if (stored) return stored;
   const card = await cardByPan(svc, pan);
-  if (!card) return { code: '14' };
+  if (!card) return { code: ResponseCode.noSuchCard };
   const input = authorizeInput(svc, fields, card);
   if ('code' in input) return input;
   try {
@@ -287,9 +288,9 @@ export async function adviceAnswer(svc: Services, mti: string, fields: Map<numbe
       merchantId: card.merchant_id,
     });
   } catch (err) {
-    if (err instanceof LinkReplay) return (await storedAnswer(svc.database.db, identity, hash)) ?? { code: '96' };
+    if (err instanceof LinkReplay) return (await storedAnswer(svc.database.db, identity, hash)) ?? { code: ResponseCode.systemError };
     const code = failureCode(err);
-    if (code === '96')
+    if (code === ResponseCode.systemError)
       svc.log.error(
         { err: { name: (err as Error).name, message: (err as Error).message }, stan },
         'network link: authorization advice failed',

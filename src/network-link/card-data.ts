@@ -4,6 +4,7 @@ import { type CardVerification, presentedCardData } from '../cards/verification.
 import type { Services } from '../context.js';
 import { decodeField48, Field48Error, SECRET_SUBELEMENTS } from '../iso8583/field48.js';
 import { USED_FIELDS } from '../iso8583/fields.js';
+import { ResponseCode } from '../iso8583/response-codes.js';
 import { byValue } from '../network/link.js';
 
 /**
@@ -52,11 +53,11 @@ export async function cardVerification(
 ): Promise<CardVerification | { code: '54' | '30' }> {
   const entry = fields.get(22)?.slice(0, 2);
   const notPresent = entry !== undefined && CARD_NOT_PRESENT.has(entry);
-  if (notPresent && !fields.has(14)) return { code: '30' };
+  if (notPresent && !fields.has(14)) return { code: ResponseCode.formatError };
   const f48 = fields.get(48);
   const sub = f48 === undefined ? null : subelements(f48);
-  if (f48 !== undefined && sub === null) return { code: '30' };
-  if (now >= Date.UTC(card.expiry_year, card.expiry_month, 1)) return { code: '54' };
+  if (f48 !== undefined && sub === null) return { code: ResponseCode.formatError };
+  if (now >= Date.UTC(card.expiry_year, card.expiry_month, 1)) return { code: ResponseCode.expiredCard };
   const presented = await presentedCardData(svc, svc.database.db, card, { expiry: fields.get(14), cvv2: sub?.get('92') }, pan);
   const cvv2Required = notPresent && svc.config.program.requireCvv2 !== false;
   return { ...presented, cvv2Required, via: 'link' };

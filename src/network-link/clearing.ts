@@ -1,6 +1,7 @@
 import type { Services } from '../context.js';
 import { decode, encode, Iso8583Error, type IsoMessage } from '../iso8583/codec.js';
 import { FrameError, FrameReader, frame } from '../iso8583/frame.js';
+import { codeMeaning, ResponseCode } from '../iso8583/response-codes.js';
 import { exponent, toMajor } from '../money/currency.js';
 import { currencyAlpha } from '../money/iso4217.js';
 import { byValue, type LinkAnswer, type LinkClass, linkIdentity, originalOf, storedAnswer } from '../network/link.js';
@@ -9,7 +10,6 @@ import { type Movement, movementOf } from '../network/movements.js';
 import { messagesWithTrades, postedRecord } from '../trades/network-reads.js';
 import type { ImportAudit } from './audit.js';
 import { contentHash, maskedPan } from './card-data.js';
-import { codeMeaning } from './client.js';
 import { financialAdvice } from './financial.js';
 import { reversalAnswer } from './reversal.js';
 
@@ -132,7 +132,7 @@ async function original(svc: Services, msgClass: LinkClass, f90: string, ownAcqu
   const named = originalOf(f90);
   if (byValue(ownAcquirer) !== named.acquirer) return null;
   const rows = await messagesWithTrades(svc.database.db, msgClass, named.stan, named.transmitted);
-  return rows.find((r) => byValue(r.acquirer) === named.acquirer && r.response_code === '00') ?? null;
+  return rows.find((r) => byValue(r.acquirer) === named.acquirer && r.response_code === ResponseCode.approved) ?? null;
 }
 
 /**
@@ -170,7 +170,12 @@ export async function importClearing(svc: Services, file: Uint8Array, audit?: Im
       if (!(err instanceof Iso8583Error)) throw err;
       const { mti, fields } = err.partial;
       lines.push({
-        line: { ...describe(index, mti, fields), outcome: 'refused', code: '30', reason: `30 format error: ${err.message}` },
+        line: {
+          ...describe(index, mti, fields),
+          outcome: 'refused',
+          code: ResponseCode.formatError,
+          reason: `30 format error: ${err.message}`,
+        },
         minor: 0,
       });
       continue;
@@ -207,12 +212,12 @@ function describe(index: number, mti: string | null, fields: Map<number, string>
 
 /** A message whose identity another message claimed first: in this file, an earlier import, the link, or an import at the same time. */
 function duplicate(line: Omit<ClearingLine, 'outcome' | 'code'>, first: LinkAnswer): Imported {
-  if (first.code === '94') {
+  if (first.code === ResponseCode.duplicate) {
     return {
       line: {
         ...line,
         outcome: 'refused',
-        code: '94',
+        code: ResponseCode.duplicate,
         reason: '94 duplicate: another message with this identity (fields 32, 11, 7) and other content',
       },
       minor: 0,
@@ -254,7 +259,8 @@ async function importOne(svc: Services, index: number, msg: IsoMessage, audit: I
   const acquirer = fields.get(32);
   const transmitted = fields.get(7);
   const stan = fields.get(11);
-  if (!acquirer || !transmitted || !stan) return refused('30', '30 format error: fields 7, 11 and 32 identify a message');
+  if (!acquirer || !transmitted || !stan)
+    return refused(ResponseCode.formatError, '30 format error: fields 7, 11 and 32 identify a message');
   const reversal = line.kind === 'reversal';
   const identity = linkIdentity(reversal ? 'reversal' : 'financial', acquirer, stan, transmitted);
   const hash = await contentHash(svc, fields);
@@ -271,19 +277,27 @@ async function importOne(svc: Services, index: number, msg: IsoMessage, audit: I
     answer = reversal ? await reversalAnswer(svc, mti, fields, audit) : await financialAdvice(svc, mti, fields, audit);
   } catch (err) {
     svc.log.warn({ err: { name: (err as Error).name, message: (err as Error).message }, stan }, 'clearing import: message failed');
-    answer = { code: '96' };
+    answer = { code: ResponseCode.systemError };
   }
   // Another import (or the link) claimed it between the look above and the claim: its posting, not this one's.
   if (answer.replayed) return duplicate(line, answer);
   // From here the outcome is the verb's answer: the look above only explains it.
-  if (answer.code !== '00') return refused(answer.code, `${answer.code} ${codeMeaning(answer.code)}`);
+  if (answer.code !== ResponseCode.approved) return refused(answer.code, `${answer.code} ${codeMeaning(answer.code)}`);
   if (answer.exceptionId) {
     // Acknowledged but held for an operator (§12.13): nothing reached the card, nothing is posted.
     const why = await heldBecause(svc, answer.exceptionId);
-    return { line: { ...line, code: '00', outcome: 'held', reason: `held in suspense as ${answer.exceptionId}: ${why}` }, minor: 0 };
+    return {
+      line: { ...line, code: ResponseCode.approved, outcome: 'held', reason: `held in suspense as ${answer.exceptionId}: ${why}` },
+      minor: 0,
+    };
   }
   const { posted, minor } = await postedBy(svc, identity.msgClass, answer.tradeId);
-  const done = { ...line, code: '00', ...(answer.tradeId ? { tradeId: answer.tradeId } : {}), ...(posted ? { posted } : {}) };
+  const done = {
+    ...line,
+    code: ResponseCode.approved,
+    ...(answer.tradeId ? { tradeId: answer.tradeId } : {}),
+    ...(posted ? { posted } : {}),
+  };
   if (answer.forced) {
     const why = forced ?? (reversal ? 'a reversal advice after the clearing: a forced refund (§12.7)' : 'a forced post (§12.7)');
     return { line: { ...done, outcome: 'forced', reason: why }, minor };

@@ -171,6 +171,3 @@ export function acceptorField(text: string): string | null {
   const [, name, city, cc] = m as unknown as [string, string, string, string];
   return `${name.slice(0, 25).padEnd(25)}${city.slice(0, 13).padEnd(13)}${cc.toUpperCase()}`;
 }
-
-// The response codes' meanings live with the link's verbs, where the console reads them too.
-export { codeMeaning, RESPONSE_CODES } from '../network/response-codes.js';

@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Services } from '../context.js';
 import { answerMti, decode, Iso8583Error, type IsoMessage } from '../iso8583/codec.js';
+import { ResponseCode } from '../iso8583/response-codes.js';
 import { DecisionGate, type LinkAnswer } from '../network/link.js';
 import { adviceAnswer, authorizationAnswer } from './authorization.js';
 import { financialAdvice } from './financial.js';
@@ -64,12 +65,12 @@ async function withinDeadline(
   const cancel = new AbortController();
   const decided = decision.catch((err: unknown): LinkAnswer => {
     svc.log.warn({ err: { name: (err as Error).name, message: (err as Error).message } }, 'network link: no decision');
-    return { code: '91' };
+    return { code: ResponseCode.notInTime };
   });
   // At the deadline, 91 only if the decision can no longer commit; one committing is waited for.
   const late = sleep(Math.max(0, arrived + svc.config.network.deadlineMs - svc.clock() - 5), undefined, { signal: cancel.signal }).then(
-    (): LinkAnswer | Promise<LinkAnswer> => (gate.close() ? { code: '91' } : decided),
-    (): LinkAnswer => ({ code: '91' }),
+    (): LinkAnswer | Promise<LinkAnswer> => (gate.close() ? { code: ResponseCode.notInTime } : decided),
+    (): LinkAnswer => ({ code: ResponseCode.notInTime }),
   );
   peer.track(decided);
   try {
@@ -84,16 +85,16 @@ function management(peer: Peer, fields: Map<number, string>): LinkAnswer {
   switch (fields.get(70)) {
     case '001':
       peer.signedOn = true;
-      return { code: '00' };
+      return { code: ResponseCode.approved };
     case '002':
       peer.signedOn = false;
-      return { code: '00' };
+      return { code: ResponseCode.approved };
     case '301':
-      return { code: '00' };
+      return { code: ResponseCode.approved };
     case undefined:
-      return { code: '30' };
+      return { code: ResponseCode.formatError };
     default:
-      return { code: '12' };
+      return { code: ResponseCode.invalidTransaction };
   }
 }
 
@@ -111,10 +112,10 @@ export async function handleFrame(svc: Services, peer: Peer, bytes: Uint8Array, 
     const { mti, fields } = err.partial;
     svc.log.info({ peer: peer.remote, mti, where: err.where, reason: err.reason }, 'network link: malformed message');
     if (mti === null || !fields.has(11)) return { close: `unreadable message (${err.message})` };
-    return { answer: answerTo(mti, fields, { code: '30' }), code: '30' };
+    return { answer: answerTo(mti, fields, { code: ResponseCode.formatError }), code: ResponseCode.formatError };
   }
   const { mti, fields } = msg;
-  if (!fields.has(11)) return { answer: answerTo(mti, fields, { code: '30' }), code: '30' };
+  if (!fields.has(11)) return { answer: answerTo(mti, fields, { code: ResponseCode.formatError }), code: ResponseCode.formatError };
   let answer: LinkAnswer;
   if (mti === '0800' || mti === '0801') answer = management(peer, fields);
   else if (DECIDED.has(mti)) {
@@ -128,8 +129,8 @@ export async function handleFrame(svc: Services, peer: Peer, bytes: Uint8Array, 
         : adviceAnswer(svc, mti, fields);
     answer = await posted.catch((err: unknown): LinkAnswer => {
       svc.log.warn({ err: { name: (err as Error).name, message: (err as Error).message } }, 'network link: no decision');
-      return { code: '96' };
+      return { code: ResponseCode.systemError };
     });
-  } else answer = { code: '30' };
+  } else answer = { code: ResponseCode.formatError };
   return { answer: answerTo(mti, fields, answer), code: answer.code };
 }

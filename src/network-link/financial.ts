@@ -1,4 +1,5 @@
 import type { Services } from '../context.js';
+import { ResponseCode } from '../iso8583/response-codes.js';
 import { toMinor } from '../money/currency.js';
 import { type LinkAnswer, type LinkClass, LinkReplay, linkIdentity, originalMessage, originalOf, storedAnswer } from '../network/link.js';
 import type { LinkFinancialInput } from '../network/link-financial.js';
@@ -30,9 +31,9 @@ export async function financialAdvice(
   const processing = fields.get(3);
   const stan = fields.get(11) as string;
   const f4 = fields.get(4);
-  if (!acquirer || !transmitted || !processing || !f4) return { code: '30' };
+  if (!acquirer || !transmitted || !processing || !f4) return { code: ResponseCode.formatError };
   const kind = processing.slice(0, 2);
-  if (!['00', '01', '20'].includes(kind) || processing.slice(2) !== '0000') return { code: '12' };
+  if (!['00', '01', '20'].includes(kind) || processing.slice(2) !== '0000') return { code: ResponseCode.invalidTransaction };
   const db = svc.database.db;
   const identity = linkIdentity('financial', acquirer, stan, transmitted);
   const hash = await contentHash(svc, fields);
@@ -45,34 +46,36 @@ export async function financialAdvice(
   const originalClass: LinkClass = refund ? 'financial' : 'authorization';
   // Field 90 naming what cannot be this one's original (a clearing of an 0200, already cleared) is
   // refused as before; naming an original not found, or absent, makes a forced post.
-  if (f90 && !accepted.includes(f90.slice(0, 4))) return { code: '12' };
+  if (f90 && !accepted.includes(f90.slice(0, 4))) return { code: ResponseCode.invalidTransaction };
   // Another acquirer's clearing does not name this original (decisions §12.13): a forced post.
   const original = f90 ? await originalMessage(db, originalClass, f90, acquirer) : null;
   const pan = fields.get(2);
   const byPan = pan === undefined ? null : await cardByPan(svc, pan);
-  if (pan !== undefined && !byPan) return { code: '14' };
+  if (pan !== undefined && !byPan) return { code: ResponseCode.noSuchCard };
   const amount = Number(f4);
-  if (amount === 0) return { code: '13' };
-  let found = original?.code === '00' && original.tradeId && original.cardId && original.merchantId ? original : null;
-  if (found && byPan && byPan.id !== found.cardId) return { code: '12' };
+  if (amount === 0) return { code: ResponseCode.invalidAmount };
+  let found = original?.code === ResponseCode.approved && original.tradeId && original.cardId && original.merchantId ? original : null;
+  if (found && byPan && byPan.id !== found.cardId) return { code: ResponseCode.invalidTransaction };
   // A refund of a clearing held in suspense (§12.13) is held with it, or refunds the payment its post made.
-  const heldClearing = !found && refund && original?.code === '00' && !original.tradeId && f90 ? await heldClearingOf(svc, f90) : null;
+  const heldClearing =
+    !found && refund && original?.code === ResponseCode.approved && !original.tradeId && f90 ? await heldClearingOf(svc, f90) : null;
   if (heldClearing?.status === 'posted' && heldClearing.trade_id) {
     found = { ...(original as NonNullable<typeof original>), tradeId: heldClearing.trade_id };
   }
   // An authorization advice held in suspense (§12.13) acted on no trade: its clearing is forced on its card.
-  const heldAdvice = !found && !refund && original?.code === '00' && original.cardId && !original.tradeId ? original.cardId : null;
-  if (heldAdvice && byPan && byPan.id !== heldAdvice) return { code: '12' };
+  const heldAdvice =
+    !found && !refund && original?.code === ResponseCode.approved && original.cardId && !original.tradeId ? original.cardId : null;
+  if (heldAdvice && byPan && byPan.id !== heldAdvice) return { code: ResponseCode.invalidTransaction };
   const card = byPan ?? (heldAdvice ? await db.selectFrom('cards').selectAll().where('id', '=', heldAdvice).executeTakeFirst() : null);
   let target: { tradeId: string | null; cardId: string; merchantId: string; priced?: LinkFinancialInput['priced'] };
   if (found?.tradeId && found.cardId && found.merchantId)
     target = { tradeId: found.tradeId, cardId: found.cardId, merchantId: found.merchantId };
   else if (heldClearing && heldClearing.status !== 'posted') {
-    if (byPan && byPan.id !== heldClearing.card_id) return { code: '12' };
+    if (byPan && byPan.id !== heldClearing.card_id) return { code: ResponseCode.invalidTransaction };
     target = { tradeId: null, cardId: heldClearing.card_id, merchantId: heldClearing.merchant_id };
   } else {
     // No original: a forced post (§12.7) on the card field 2 names, its amounts as an 0100's.
-    if (!card) return { code: '12' };
+    if (!card) return { code: ResponseCode.invalidTransaction };
     const amounts = linkAmounts(fields, card, svc.config.network, svc.config.program.fxRates);
     if ('code' in amounts) return amounts;
     const remark = acceptorRemark(fields);
@@ -111,10 +114,10 @@ export async function financialAdvice(
     if (err instanceof AdviceDecided && !again) return financialAdvice(svc, mti, fields, audit, true);
     if (err instanceof LinkReplay) {
       const first = await storedAnswer(db, identity, hash);
-      return first ? { ...first, replayed: true } : { code: '96' };
+      return first ? { ...first, replayed: true } : { code: ResponseCode.systemError };
     }
     const code = failureCode(err);
-    if (code === '96')
+    if (code === ResponseCode.systemError)
       svc.log.error({ err: { name: (err as Error).name, message: (err as Error).message }, stan }, 'network link: financial advice failed');
     return { code };
   }

@@ -1,4 +1,5 @@
 import type { Services } from '../context.js';
+import { ResponseCode } from '../iso8583/response-codes.js';
 import { type LinkAnswer, LinkReplay, linkIdentity, linkReverse, originalMessage, storedAnswer } from '../network/link.js';
 import { linkReversePayment } from '../network/link-financial.js';
 import { runVerb } from '../runner.js';
@@ -21,8 +22,8 @@ export async function reversalAnswer(svc: Services, mti: string, fields: Map<num
   const stan = fields.get(11) as string;
   const f90 = fields.get(90);
   const f95 = fields.get(95);
-  if (!acquirer || !transmitted || !f90) return { code: '30' };
-  if (f95 !== undefined && !/^\d{12}/.test(f95)) return { code: '30' };
+  if (!acquirer || !transmitted || !f90) return { code: ResponseCode.formatError };
+  if (f95 !== undefined && !/^\d{12}/.test(f95)) return { code: ResponseCode.formatError };
   const db = svc.database.db;
   const identity = linkIdentity('reversal', acquirer, stan, transmitted);
   const hash = await contentHash(svc, fields);
@@ -31,12 +32,13 @@ export async function reversalAnswer(svc: Services, mti: string, fields: Map<num
 
   const originalMti = f90.slice(0, 4);
   const ofAuthorization = ['0100', '0101', '0120', '0121'].includes(originalMti);
-  if (!ofAuthorization && !['0200', '0201', '0220', '0221'].includes(originalMti)) return { code: '25' };
+  if (!ofAuthorization && !['0200', '0201', '0220', '0221'].includes(originalMti)) return { code: ResponseCode.originalNotFound };
   // Only the acquirer that sent the original reverses it (decisions §12.13): another's is 25.
   const original = await originalMessage(db, ofAuthorization ? 'authorization' : 'financial', f90, acquirer);
-  if (original?.code !== '00' || !original.tradeId || !original.cardId || !original.merchantId) return { code: '25' };
+  if (original?.code !== ResponseCode.approved || !original.tradeId || !original.cardId || !original.merchantId)
+    return { code: ResponseCode.originalNotFound };
   const pan = fields.get(2);
-  if (pan !== undefined && (await cardByPan(svc, pan))?.id !== original.cardId) return { code: '25' };
+  if (pan !== undefined && (await cardByPan(svc, pan))?.id !== original.cardId) return { code: ResponseCode.originalNotFound };
 
   const input = {
     record: { identity, contentHash: hash, mti, request: storedCopy(fields) },
@@ -56,10 +58,10 @@ export async function reversalAnswer(svc: Services, mti: string, fields: Map<num
   } catch (err) {
     if (err instanceof LinkReplay) {
       const first = await storedAnswer(db, identity, hash);
-      return first ? { ...first, replayed: true } : { code: '96' };
+      return first ? { ...first, replayed: true } : { code: ResponseCode.systemError };
     }
     const code = failureCode(err);
-    if (code === '96')
+    if (code === ResponseCode.systemError)
       svc.log.error({ err: { name: (err as Error).name, message: (err as Error).message }, stan }, 'network link: reversal failed');
     return { code };
   }

@@ -1,5 +1,6 @@
 import { forUpdate } from '../db/locks.js';
 import { DomainError } from '../errors.js';
+import { ResponseCode } from '../iso8583/response-codes.js';
 import type { LedgerCtx } from '../ledger/context.js';
 import { forcedClear, forcedRefund } from '../ledger/forced.js';
 import { lockCard, lockedTrade } from '../ledger/locks.js';
@@ -67,7 +68,7 @@ async function lockHeldAdvice(ctx: LedgerCtx, advice: NonNullable<LinkFinancialI
 
 async function markConsumed(ctx: LedgerCtx, advice: { id: string; reason: string }, answer: LinkAnswer): Promise<void> {
   const by = answer.tradeId ?? answer.exceptionId;
-  if (answer.code !== '00' || !by) return;
+  if (answer.code !== ResponseCode.approved || !by) return;
   const why = `its clearing was posted without it (${by}): posting its hold too would charge the card twice; return it`;
   await ctx.tx
     .updateTable('network_exceptions')
@@ -89,13 +90,13 @@ async function clearingInCardCurrency(ctx: LedgerCtx, auth: Whole & { id: string
 
 /** Refusals of the verbs before any write, as field 39. */
 function refusal(err: unknown): LinkAnswer {
-  if (err instanceof DomainError && err.kind === 'tradeState') return { code: '12' };
-  if (err instanceof DomainError && err.kind === 'incorrectAmount') return { code: '13' };
+  if (err instanceof DomainError && err.kind === 'tradeState') return { code: ResponseCode.invalidTransaction };
+  if (err instanceof DomainError && err.kind === 'incorrectAmount') return { code: ResponseCode.invalidAmount };
   throw err;
 }
 
 const answered = (r: { authCode: string; tradeId: string }, forced = false): LinkAnswer => ({
-  code: '00',
+  code: ResponseCode.approved,
   authCode: r.authCode,
   tradeId: r.tradeId,
   ...(forced ? { forced: true } : {}),
@@ -103,7 +104,7 @@ const answered = (r: { authCode: string; tradeId: string }, forced = false): Lin
 
 /** A forced post's answer: `00` also when it was held in suspense above its ceilings (§12.13). */
 const forcedAnswer = (r: { authCode: string; tradeId: string } | Suspended): LinkAnswer =>
-  isSuspended(r) ? { code: '00', forced: true, exceptionId: r.exceptionId } : answered(r, true);
+  isSuspended(r) ? { code: ResponseCode.approved, forced: true, exceptionId: r.exceptionId } : answered(r, true);
 
 /**
  * An 0220 clearing: of an approved 0100 that still holds at least field 4, the sandbox's `clear`
@@ -126,7 +127,7 @@ export async function linkClear({ ctx, input }: { ctx: LedgerCtx; input: LinkFin
       const amount = await clearingInCardCurrency(ctx, auth, input.amount);
       const holds = auth.trade_type === TradeType.authorization && auth.trade_status === TradeStatus.success && auth.held > 0;
       // At the authorization's ratio, beyond the largest amount one operation may move: 13, as a typed one.
-      if (amount <= 0 || amount > MAX_MINOR) answer = { code: '13' };
+      if (amount <= 0 || amount > MAX_MINOR) answer = { code: ResponseCode.invalidAmount };
       else if (holds && amount <= auth.held) {
         const cleared = await clear({
           ctx,
@@ -174,7 +175,7 @@ async function heldRefund(ctx: LedgerCtx, input: LinkFinancialInput, clearingId:
   const card = await lockCard(ctx, input.cardId);
   // Field 4 in the clearing's transaction currency, at its own ratio; at most what it would have charged.
   const amount = cardTotal({ amount: Number(clearing.amount), txn_amount: Number(clearing.txn_amount) }, input.amount);
-  if (amount <= 0 || amount > Number(clearing.amount)) return { code: '13' };
+  if (amount <= 0 || amount > Number(clearing.amount)) return { code: ResponseCode.invalidAmount };
   const why =
     clearing.status === 'open'
       ? `a refund of the clearing held in suspense as ${clearing.id}: it waits with it (posted or returned with it)`
@@ -191,7 +192,7 @@ async function heldRefund(ctx: LedgerCtx, input: LinkFinancialInput, clearingId:
     reason: why,
     heldWith: clearing.id,
   });
-  return { code: '00', forced: true, exceptionId: held.exceptionId };
+  return { code: ResponseCode.approved, forced: true, exceptionId: held.exceptionId };
 }
 
 /** An 0220 with processing code 20: a refund of field 4 of the payment field 90's clearing produced; without one, a forced credit. */
@@ -203,13 +204,13 @@ export async function linkRefund({ ctx, input }: { ctx: LedgerCtx; input: LinkFi
       const p = input.priced;
       if (!p) throw new Error('a refund without an original needs its amounts');
       const [record] = await forcedRefund({ ctx, input: { cardId: input.cardId, payments: [], ...p } });
-      answer = record ? answered(record, true) : { code: '12' };
+      answer = record ? answered(record, true) : { code: ResponseCode.invalidTransaction };
     } else {
       const { trade: payment, card } = await lockedTrade(ctx, input.tradeId);
       // A part of the payment: allocated after its refunds so far, so refunds of the whole sum to it.
       const before = await partsOf(ctx.tx, payment.id, TradeStatus.refund);
       const amount = cardPart(payment, { txn: before.txn, card: payment.refunded }, input.amount);
-      if (amount <= 0 || amount > MAX_MINOR) answer = { code: '13' };
+      if (amount <= 0 || amount > MAX_MINOR) answer = { code: ResponseCode.invalidAmount };
       else {
         const record = await refund({
           ctx,
@@ -249,8 +250,9 @@ export async function linkReversePayment({
   const before = await partsOf(ctx.tx, payment.id, TradeStatus.refund);
   const txnPart = payment.txn_amount - before.txn - (input.actual ?? 0);
   const amount = input.actual === null ? left : cardPart(payment, { txn: before.txn, card: payment.refunded }, txnPart);
-  if (payment.trade_type !== TradeType.payment || payment.trade_status !== TradeStatus.success || left === 0) answer = { code: '12' };
-  else if (amount < 0 || amount > left) answer = { code: '13' };
+  if (payment.trade_type !== TradeType.payment || payment.trade_status !== TradeStatus.success || left === 0)
+    answer = { code: ResponseCode.invalidTransaction };
+  else if (amount < 0 || amount > left) answer = { code: ResponseCode.invalidAmount };
   else if (amount === 0) answer = answered({ authCode: payment.auth_code, tradeId: payment.id });
   else {
     try {

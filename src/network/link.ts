@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import { resetVerificationFailures, verifiedBoth } from '../cards/verification.js';
 import type { DB, NetworkMessagesTable } from '../db/schema.js';
 import { CommittedFailure, DomainError } from '../errors.js';
+import { ResponseCode } from '../iso8583/response-codes.js';
 import { type AuthorizeInput, authorize, declineInquiry } from '../ledger/authorize.js';
 import { balanceInquiry } from '../ledger/balance-inquiry.js';
 import { reverse } from '../ledger/cancel.js';
@@ -136,7 +137,7 @@ export class DecisionGate {
 }
 
 /** Response code `94`: a new message reusing another's identity with other content. */
-export const DUPLICATE = '94';
+export const DUPLICATE = ResponseCode.duplicate;
 
 /**
  * The stored answer of a message with this identity: its answer when the content is the same, `94`
@@ -187,26 +188,26 @@ export async function claim(ctx: LedgerCtx, record: LinkRecord, cardId: string, 
 export function declineCode(reason: DeclineReasonValue | undefined, cardStatus: string): string {
   switch (reason) {
     case DeclineReason.cardInactive:
-      return cardStatus === 'closed' ? '78' : '62';
+      return cardStatus === 'closed' ? ResponseCode.cardClosed : ResponseCode.restrictedCard;
     case DeclineReason.insufficientFunds:
-      return '51';
+      return ResponseCode.insufficientFunds;
     case DeclineReason.spendingLimit:
-      return '61';
+      return ResponseCode.exceedsAmountLimit;
     case DeclineReason.mccNotAllowed:
     case DeclineReason.mccBlocked:
     case DeclineReason.countryNotAllowed:
     case DeclineReason.countryBlocked:
     case DeclineReason.channelNotAllowed:
-      return '57';
+      return ResponseCode.notPermitted;
     case DeclineReason.expiryMismatch:
-      return '54';
+      return ResponseCode.expiredCard;
     case DeclineReason.cvv2Mismatch:
-      return '82';
+      return ResponseCode.cvv2Mismatch;
     case DeclineReason.authenticationRequired:
       // Additional customer authentication required (decisions §14.5); authentication_failed is a 05.
-      return '1A';
+      return ResponseCode.authenticationRequired;
     default:
-      return '05';
+      return ResponseCode.doNotHonor;
   }
 }
 
@@ -250,7 +251,7 @@ export async function linkAuthorize({
       if (verifiedBoth(input.authorize.verification) && card.verification_failures !== null)
         await resetVerificationFailures(ctx.tx, cardId);
       answer = {
-        code: '00',
+        code: ResponseCode.approved,
         authCode: trade.authCode,
         tradeId: trade.tradeId,
         balance: balanceField(card.available_balance, input.currencyCode),
@@ -265,7 +266,7 @@ export async function linkAuthorize({
       const trade = await authorize({ ctx, input: input.authorize });
       // A single message (0200): the payment at once, in the same transaction.
       const done = input.kind === 'financial' ? await clear({ ctx, input: { tradeId: trade.tradeId } }) : trade;
-      answer = { code: '00', authCode: done.authCode, tradeId: done.tradeId };
+      answer = { code: ResponseCode.approved, authCode: done.authCode, tradeId: done.tradeId };
     } catch (err) {
       if (!(err instanceof CommittedFailure)) throw err;
       const detail = err.error.detail as { tradeId?: string; declineReason?: DeclineReasonValue } | undefined;
@@ -292,8 +293,8 @@ export async function linkAdvice({
 }): Promise<LinkAnswer> {
   const trade = await forcedAuthorize({ ctx, input: { ...input.authorize, message: adviceMessage(input.record) } });
   const answer: LinkAnswer = isSuspended(trade)
-    ? { code: '00', forced: true, exceptionId: trade.exceptionId }
-    : { code: '00', authCode: trade.authCode, tradeId: trade.tradeId, forced: true };
+    ? { code: ResponseCode.approved, forced: true, exceptionId: trade.exceptionId }
+    : { code: ResponseCode.approved, authCode: trade.authCode, tradeId: trade.tradeId, forced: true };
   await claim(ctx, input.record, input.authorize.cardId, answer);
   return answer;
 }
@@ -352,15 +353,15 @@ export async function linkReverse({ ctx, input }: { ctx: LedgerCtx; input: LinkR
     // at its own ratio, rounded once (so partial reversals down to nothing release the whole hold).
     const actual = input.actual === null ? 0 : cardTotal(auth, input.actual);
     const amount = auth.held - actual;
-    if (amount < 0) answer = { code: '13' };
-    else if (amount === 0) answer = { code: '00', authCode: auth.auth_code, tradeId: auth.id };
+    if (amount < 0) answer = { code: ResponseCode.invalidAmount };
+    else if (amount === 0) answer = { code: ResponseCode.approved, authCode: auth.auth_code, tradeId: auth.id };
     else {
       const record = await reverse({ ctx, input: { tradeId: input.tradeId, amount: toMajor(amount, card.currency) } });
-      answer = { code: '00', authCode: record.authCode, tradeId: record.tradeId };
+      answer = { code: ResponseCode.approved, authCode: record.authCode, tradeId: record.tradeId };
     }
   } catch (err) {
     if (!(err instanceof DomainError) || err.kind !== 'tradeState') throw err;
-    answer = (input.advice ? await reversedAfterClearing(ctx, input) : null) ?? { code: '12' };
+    answer = (input.advice ? await reversedAfterClearing(ctx, input) : null) ?? { code: ResponseCode.invalidTransaction };
   }
   await claim(ctx, input.record, input.cardId, answer);
   return answer;
@@ -380,7 +381,7 @@ async function reversedAfterClearing(ctx: LedgerCtx, input: LinkReverseInput): P
   const cleared = payments.reduce((s, p) => s + p.amount, 0);
   const refunded = payments.reduce((s, p) => s + p.refunded, 0);
   let left = cleared - refunded - actual;
-  if (left <= 0) return { code: '00', authCode: auth.auth_code, tradeId: auth.id };
+  if (left <= 0) return { code: ResponseCode.approved, authCode: auth.auth_code, tradeId: auth.id };
   const take: Array<{ tradeId: string; amount: number }> = [];
   for (const p of payments) {
     const amount = Math.min(left, p.amount - p.refunded);
@@ -390,5 +391,7 @@ async function reversedAfterClearing(ctx: LedgerCtx, input: LinkReverseInput): P
   }
   const records = await forcedRefund({ ctx, input: { cardId: input.cardId, payments: take, amount: 0, currencyTxn: '', txnAmount: 0 } });
   const last = records[records.length - 1];
-  return last ? { code: '00', authCode: last.authCode, tradeId: last.tradeId, forced: true } : { code: '12' };
+  return last
+    ? { code: ResponseCode.approved, authCode: last.authCode, tradeId: last.tradeId, forced: true }
+    : { code: ResponseCode.invalidTransaction };
 }

@@ -6,11 +6,12 @@ import type { Services } from '../../context.js';
 import type { IsoMessage } from '../../iso8583/codec.js';
 import { encodeField48, Field48Error, SECRET_SUBELEMENTS, SUBELEMENTS } from '../../iso8583/field48.js';
 import { FIELDS, type FieldSpec } from '../../iso8583/fields.js';
+import { codeMeaning } from '../../iso8583/response-codes.js';
 import { exponent } from '../../money/currency.js';
 import { currencyAlpha, currencyNumeric } from '../../money/iso4217.js';
 import { cardByPan, maskedPan, subelements } from '../../network-link/card-data.js';
 import { clearingFile } from '../../network-link/clearing.js';
-import { acceptorField, codeMeaning, LinkClient, transmissionTime } from '../../network-link/client.js';
+import { acceptorField, LinkClient, transmissionTime } from '../../network-link/client.js';
 import { print, withServices } from '../util.js';
 import { cardFromVault, findOriginal, madeLine, madeTrade, refuseEmptyHold, type SendOptions, TYPES } from './network-send-reads.js';
 
