@@ -49,6 +49,7 @@ export const RESPONSE_CODES: Readonly<Record<string, string>> = {
   [C.notInTime]: 'the service could not decide in time',
   [C.duplicate]: 'duplicate',
   [C.systemError]: 'system error',
+  [C.authenticationRequired]: 'additional customer authentication required (3-D Secure)',
 };
 
 export const codeMeaning = (code: string | undefined): string =>
