@@ -10,60 +10,18 @@
 // merchant's threeDsChallengeRespond); refusals; Erros; the low-value exemption counted across
 // authentications; and the authentication value on the link: approved once, refused when reused.
 import assert from 'node:assert/strict';
-import { createRequire } from 'node:module';
-import { type AddressInfo, connect, createServer, type Socket } from 'node:net';
+import { type AddressInfo, connect, createServer } from 'node:net';
 import { it, type TestContext } from 'node:test';
 import { randomStr, testConfig } from '../helpers/app.js';
 import type { TestDialect } from '../helpers/db.js';
 import { eachDialect } from '../helpers/dialects.js';
+import { exchange } from '../helpers/iso8583-peer.js';
 import { linkOf } from '../helpers/link.js';
 import { noteSecret } from '../helpers/log-audit.js';
 import { eventually } from '../helpers/receiver.js';
 import { acs, card, notifyTo } from './helpers/acs.js';
 import { creq, cresProblems, directoryServer, type Message, rreqProblems, threeDsServer } from './helpers/challenge-sim.js';
 import { areq, aresProblems, detailElements, erroProblems, send } from './helpers/ds.js';
-
-// ─── The acquirer: the published iso_8583 package packs and unpacks, the link's framing by hand ───
-
-interface IsoPack {
-  getBufferMessage(): Buffer | { error: string };
-  getIsoJSON(buffer: Buffer, config: { bitmapEncoding: 'utf8' }): Record<string, string> & { error?: string };
-}
-type IsoConstructor = new (message?: Record<string, string>, formats?: Record<string, unknown>) => IsoPack;
-const Iso8583 = createRequire(import.meta.url)('iso_8583') as IsoConstructor;
-const FORMATS = { 1: { ContentType: 'an', Label: 'Bitmap', LenType: 'fixed', MaxLen: 32 } };
-
-/** The package reads a secondary bitmap only when there is one: an answer without fields 65–128 gets an empty one. */
-function withSecondaryBitmap(body: Buffer): Buffer {
-  const text = body.toString('latin1');
-  const first = Number.parseInt(text[4] as string, 16);
-  if (first & 8) return body;
-  return Buffer.from(
-    `${text.slice(0, 4)}${(first | 8).toString(16).toUpperCase()}${text.slice(5, 20)}${'0'.repeat(16)}${text.slice(20)}`,
-    'latin1',
-  );
-}
-
-function exchange(socket: Socket, request: Record<string, string>): Promise<Record<string, string>> {
-  const packed = new Iso8583(request, FORMATS).getBufferMessage();
-  if (!Buffer.isBuffer(packed)) throw new Error(`iso_8583 could not pack: ${packed.error}`);
-  return new Promise((resolve, reject) => {
-    let got = Buffer.alloc(0);
-    const onData = (chunk: Buffer) => {
-      got = Buffer.concat([got, chunk]);
-      if (got.length < 2 || got.length < 2 + got.readUInt16BE(0)) return;
-      socket.off('data', onData);
-      const body = withSecondaryBitmap(got.subarray(2, 2 + got.readUInt16BE(0)));
-      const header = Buffer.alloc(2);
-      header.writeUInt16BE(body.length);
-      const json = new Iso8583(undefined, FORMATS).getIsoJSON(Buffer.concat([header, body]), { bitmapEncoding: 'utf8' });
-      if (json.error) reject(new Error(`iso_8583 could not unpack: ${json.error}`));
-      else resolve(json);
-    };
-    socket.on('data', onData);
-    socket.write(packed);
-  });
-}
 
 // ─── The cardholder's browser: posts forms and follows the page's own ───
 

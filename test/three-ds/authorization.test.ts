@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { createRequire } from 'node:module';
-import { connect, type Socket } from 'node:net';
+import { connect } from 'node:net';
 import { it } from 'node:test';
 import { decode } from '../../src/iso8583/codec.js';
 import { decodeField48, encodeField48, Field48Error } from '../../src/iso8583/field48.js';
 import { build, type Harness, randomStr } from '../helpers/app.js';
 import { balances } from '../helpers/cards.js';
 import { eachDialect } from '../helpers/dialects.js';
+import { exchange } from '../helpers/iso8583-peer.js';
 import { authorizationRequest, cardSecrets, linkOf, Peer } from '../helpers/link.js';
 import { noteSecret } from '../helpers/log-audit.js';
 import { acs, card } from './helpers/acs.js';
@@ -343,49 +343,6 @@ eachDialect('3-D Secure: the sandbox’s authorize with eci and authenticationVa
     assert.equal((await authorize(b.cardId, 10)).body.code, '0', 'low value: exempt');
   });
 });
-
-/**
- * A peer written independently of this codebase: the published `iso_8583` package packs the 0100
- * with field 48's subelements 42/43 and unpacks the answer (as test/network-link.peer.test.ts).
- */
-interface IsoPack {
-  getBufferMessage(): Buffer | { error: string };
-  getIsoJSON(buffer: Buffer, config: { bitmapEncoding: 'utf8' }): Record<string, string> & { error?: string };
-}
-type IsoConstructor = new (message?: Record<string, string>, formats?: Record<string, unknown>) => IsoPack;
-const Iso8583 = createRequire(import.meta.url)('iso_8583') as IsoConstructor;
-const FORMATS = { 1: { ContentType: 'an', Label: 'Bitmap', LenType: 'fixed', MaxLen: 32 } };
-
-function withSecondaryBitmap(body: Buffer): Buffer {
-  const text = body.toString('latin1');
-  const first = Number.parseInt(text[4] as string, 16);
-  if (first & 8) return body;
-  return Buffer.from(
-    `${text.slice(0, 4)}${(first | 8).toString(16).toUpperCase()}${text.slice(5, 20)}${'0'.repeat(16)}${text.slice(20)}`,
-    'latin1',
-  );
-}
-
-function exchange(socket: Socket, request: Record<string, string>): Promise<Record<string, string>> {
-  const packed = new Iso8583(request, FORMATS).getBufferMessage();
-  if (!Buffer.isBuffer(packed)) throw new Error(`iso_8583 could not pack: ${packed.error}`);
-  return new Promise((resolve, reject) => {
-    let got = Buffer.alloc(0);
-    const onData = (chunk: Buffer) => {
-      got = Buffer.concat([got, chunk]);
-      if (got.length < 2 || got.length < 2 + got.readUInt16BE(0)) return;
-      socket.off('data', onData);
-      const body = withSecondaryBitmap(got.subarray(2, 2 + got.readUInt16BE(0)));
-      const header = Buffer.alloc(2);
-      header.writeUInt16BE(body.length);
-      const json = new Iso8583(undefined, FORMATS).getIsoJSON(Buffer.concat([header, body]), { bitmapEncoding: 'utf8' });
-      if (json.error) reject(new Error(`iso_8583 could not unpack: ${json.error}`));
-      else resolve(json);
-    };
-    socket.on('data', onData);
-    socket.write(packed);
-  });
-}
 
 eachDialect('3-D Secure: a peer built on the iso_8583 package sends 42/43', (dialect) => {
   it('approved with the value, refused (05) when it comes again', async (t) => {
