@@ -74,15 +74,7 @@ export async function postException({ ctx, input }: { ctx: VerbCtx; input: Excep
     const trade = await forcedAuthorize({ ctx: lctx, input: { ...(details as Omit<AuthorizeInput, 'cardId'>), cardId: row.card_id } });
     if (isSuspended(trade)) throw new Error('an operator’s post is not held again');
     tradeId = trade.tradeId;
-    await ctx.tx
-      .updateTable('network_messages')
-      .set({ trade_id: tradeId })
-      .where('msg_class', '=', row.msg_class)
-      .where('acquirer', '=', row.acquirer)
-      .where('stan', '=', row.stan)
-      .where('transmitted', '=', row.transmitted)
-      .where('trade_id', 'is', null)
-      .execute();
+    await nameTrade(ctx, row, tradeId);
   } else {
     const trade = await forcedClear({
       ctx: lctx,
@@ -110,6 +102,19 @@ export async function postException({ ctx, input }: { ctx: VerbCtx; input: Excep
  * never alone: its clearing still open would credit the card for a charge it has not paid, and one
  * returned never charged it.
  */
+/** A held message's claim in network_messages (its identity) names the trade its posting made: the settlement counts it then. */
+async function nameTrade(ctx: VerbCtx, row: ExceptionRow, tradeId: string): Promise<void> {
+  await ctx.tx
+    .updateTable('network_messages')
+    .set({ trade_id: tradeId })
+    .where('msg_class', '=', row.msg_class)
+    .where('acquirer', '=', row.acquirer)
+    .where('stan', '=', row.stan)
+    .where('transmitted', '=', row.transmitted)
+    .where('trade_id', 'is', null)
+    .execute();
+}
+
 async function refuseRefundAlone(ctx: VerbCtx, row: ExceptionRow): Promise<never> {
   const clearing = row.held_with
     ? await ctx.tx.selectFrom('network_exceptions').select(['id', 'status']).where('id', '=', row.held_with).executeTakeFirst()
@@ -145,15 +150,7 @@ async function postHeldRefunds(ctx: VerbCtx, lctx: LedgerCtx, clearing: Exceptio
     const record = await bookRefund(lctx, card, payment, amount, settlingBusinessDate(undefined, ctx.now, payment), { forced: true });
     await ctx.tx.updateTable('network_exceptions').set({ trade_id: record.id }).where('id', '=', r.id).execute();
     // Its message now names the refund: the settlement counts it (`refunded`) on the day it was posted.
-    await ctx.tx
-      .updateTable('network_messages')
-      .set({ trade_id: record.id })
-      .where('msg_class', '=', r.msg_class)
-      .where('acquirer', '=', r.acquirer)
-      .where('stan', '=', r.stan)
-      .where('transmitted', '=', r.transmitted)
-      .where('trade_id', 'is', null)
-      .execute();
+    await nameTrade(ctx, r, record.id);
   }
 }
 
