@@ -1,7 +1,7 @@
 import { AUDIT_TRANSITIONS, AuditStatus, type AuditStatusValue } from '../codes/audit-status.js';
 import { codeMeaning } from '../iso8583/response-codes.js';
 import type { NetworkFigures } from '../metrics.js';
-import { CARD_CURRENCIES, exponent } from '../money/currency.js';
+import { CARD_CURRENCIES, toMinor } from '../money/currency.js';
 import { SETTLEMENT_LINES } from '../network/settlement.js';
 import { formatMoney } from '../page/activity.js';
 import { auditPill } from './pages-common.js';
@@ -82,6 +82,9 @@ const tile = (label: string, value: string, href?: string) =>
 const under = (seconds: number | null) =>
   seconds === null ? '—' : seconds === Number.POSITIVE_INFINITY ? 'over 2.5 s' : `≤ ${Math.round(seconds * 1000 * 10) / 10} ms`;
 
+/** The report's major units back to integer minor units by their decimal text (toMinor), zero and negatives included: no float product. */
+const minorOf = (major: number, currency: string) => (major === 0 ? 0 : Math.sign(major) * toMinor(Math.abs(major), currency));
+
 /**
  * The day's clearing and settlement with the network (decisions §12.10), per currency, as `cardprogram
  * network settlement` gives it: each line's amount and count, and the net owed to the network.
@@ -94,10 +97,9 @@ function settlementTable(r: NetworkOverview['settlement']): string {
     r.totals.map((t) => [
       esc(t.currency),
       ...t.lines.map(
-        (l) =>
-          `${esc(formatMoney(Math.round(l.amount * 10 ** exponent(t.currency)), t.currency))}${l.count ? ` <span class="muted">(${l.count})</span>` : ''}`,
+        (l) => `${esc(formatMoney(minorOf(l.amount, t.currency), t.currency))}${l.count ? ` <span class="muted">(${l.count})</span>` : ''}`,
       ),
-      `<b>${t.net < 0 ? '−' : ''}${esc(formatMoney(Math.round(t.net * 10 ** exponent(t.currency)), t.currency))}</b>`,
+      `<b>${t.net < 0 ? '−' : ''}${esc(formatMoney(minorOf(t.net, t.currency), t.currency))}</b>`,
     ]),
     head.map((_, i) => i).slice(1),
   );
