@@ -27,6 +27,7 @@ import {
   type AuthenticationOutcome,
   authenticationOutcome,
   lockExemption,
+  needsAuthentication,
   readExemption,
   recordAuthentication,
   refusalWords,
@@ -252,7 +253,11 @@ export async function endpointRequest(ctx: LedgerCtx, input: AuthorizeInput, tra
   let priced: Priced;
   try {
     priced = price(ctx, card, input);
-    const state = input.authenticationValue === undefined ? await readExemption(ctx.tx, card.id) : null;
+    // The exemption's counters only where the verb would lock them (lockExemption): not on every pre-check.
+    const state =
+      input.authenticationValue === undefined && needsAuthentication(ctx.svc.config, input, input.amount)
+        ? await readExemption(ctx.tx, card.id)
+        : null;
     const authentication = await authenticationOf(ctx, card, input, priced, state);
     if (
       (await programDecision(ctx, card, input, priced, undefined, await verificationOf(ctx, card, input), authentication)).decline !== null
