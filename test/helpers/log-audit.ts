@@ -135,7 +135,8 @@ export function scanLogs(dir: string, bins: readonly string[]): { files: number;
       const decoded = decodedLine(line);
       const panAt = new Set<number>();
       for (const text of decoded === line ? [line] : [line, decoded]) {
-        for (const m of text.matchAll(/\d{4}(?:[ .-]?\d){9,15}/g)) {
+        // Not the fraction of a number (`"responseTime":41.42424299999948`): a card number never follows "digit.".
+        for (const m of text.matchAll(/(?<!\d\.)\d{4}(?:[ .-]?\d){9,15}/g)) {
           const digits = m[0].replace(/[ .-]/g, '');
           if (
             digits.length >= 13 &&
