@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
+import { clearingFile, importClearing } from '../src/card-network/clearing-file.js';
+import { type SettlementLine, settlement } from '../src/card-network/settlement.js';
 import { ConfigError, loadConfig } from '../src/config.js';
 import type { Actor } from '../src/context.js';
 import { DomainError } from '../src/errors.js';
@@ -8,8 +10,6 @@ import { checkLedger } from '../src/ledger/check.js';
 import { postException, returnException } from '../src/ledger/exceptions.js';
 import { type ExceptionRecord, listExceptions } from '../src/ledger/exceptions-query.js';
 import { Account } from '../src/ledger/journal.js';
-import { type SettlementLine, settlement } from '../src/network/settlement.js';
-import { clearingFile, importClearing } from '../src/network-link/clearing.js';
 import { runVerb } from '../src/runner.js';
 import { build, type Harness } from './helpers/app.js';
 import { fundedCard, ok, todaysTrades } from './helpers/cards.js';

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
+import { settlement } from '../src/card-network/settlement.js';
 import { decode, type IsoMessage } from '../src/iso8583/codec.js';
 import { checkLedger } from '../src/ledger/check.js';
-import { settlement } from '../src/network/settlement.js';
 import { AUTH_CODE, GOLDEN, type Golden, PLACEHOLDER } from './fixtures/iso8583-golden.js';
 import { build } from './helpers/app.js';
 import { balances, fundedCard } from './helpers/cards.js';

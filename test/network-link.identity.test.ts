@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import type { Kysely } from 'kysely';
+import { clearingFile, importClearing } from '../src/card-network/clearing-file.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import { type IsoMessage, message } from '../src/iso8583/codec.js';
-import { clearingFile, importClearing } from '../src/network-link/clearing.js';
 import { build, type Harness } from './helpers/app.js';
 import { balances, fundedCard } from './helpers/cards.js';
 import { eachDialect } from './helpers/dialects.js';

@@ -5,11 +5,11 @@
 // accounts' movement of the day. On both databases.
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
+import { type ClearingReport, clearingFile, importClearing } from '../src/card-network/clearing-file.js';
+import { settlement } from '../src/card-network/settlement.js';
 import { type IsoMessage, message } from '../src/iso8583/codec.js';
 import { checkLedger } from '../src/ledger/check.js';
 import { Account } from '../src/ledger/journal.js';
-import { settlement } from '../src/network/settlement.js';
-import { type ClearingReport, clearingFile, importClearing } from '../src/network-link/clearing.js';
 import { build, type Harness, testConfig } from './helpers/app.js';
 import { balances, fundedCard, todaysTrades } from './helpers/cards.js';
 import { f95, naming } from './helpers/clearing.js';

@@ -1,4 +1,4 @@
-import { askMerchant } from '../callbacks/authorization-request.js';
+import { askMerchant } from '../authorization-endpoint/ask.js';
 import type { Services } from '../context.js';
 
 /** How long the merchant's 3-D Secure decision endpoint may take (decisions §14.3.4). */

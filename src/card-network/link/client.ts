@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { type Socket, connect as tcpConnect } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
-import { answerMti, decode, encode, type IsoMessage } from '../iso8583/codec.js';
-import { FrameReader, frame } from '../iso8583/frame.js';
+import { answerMti, decode, encode, type IsoMessage } from '../../iso8583/codec.js';
+import { FrameReader, frame } from '../../iso8583/frame.js';
 
 /**
  * The acquirer's side of the card network link (decisions §12.1): one connection, framed ISO 8583

@@ -1,14 +1,14 @@
 import type { Services } from '../context.js';
 import { ResponseCode } from '../iso8583/response-codes.js';
 import { toMinor } from '../money/currency.js';
-import { type LinkAnswer, type LinkClass, LinkReplay, linkIdentity, originalMessage, originalOf, storedAnswer } from '../network/link.js';
-import type { LinkFinancialInput } from '../network/link-financial.js';
-import { AdviceDecided, linkClear, linkRefund } from '../network/link-financial.js';
 import { runVerb } from '../runner.js';
 import { acceptorRemark, linkAmounts } from './amounts.js';
-import type { ImportAudit } from './audit.js';
-import { failureCode } from './authorization.js';
+import { failureCode } from './authorize.js';
 import { cardByPan, contentHash, storedCopy } from './card-data.js';
+import type { LinkFinancialInput } from './clear.js';
+import { AdviceDecided, linkClear, linkRefund } from './clear.js';
+import { type LinkAnswer, type LinkClass, LinkReplay, linkIdentity, originalMessage, originalOf, storedAnswer } from './identity.js';
+import type { ImportAudit } from './import-audit.js';
 
 /**
  * A financial advice (0220, or its repeat 0221, decisions §12.4): processing `00`/`01` clears the

@@ -9,8 +9,8 @@ import { isSuspended, type Suspended, suspend } from '../ledger/suspense.js';
 import { MAX_MINOR, toMajor } from '../money/currency.js';
 import { partsOf } from '../trades/network-reads.js';
 import { TradeStatus, TradeType } from '../trades/types.js';
-import { adviceMessage, claim, type LinkAnswer, type LinkRecord } from './link.js';
-import { cardPart, cardTotal, type Whole } from './link-amounts.js';
+import { cardPart, cardTotal, type Whole } from './card-amounts.js';
+import { adviceMessage, claim, type LinkAnswer, type LinkRecord } from './identity.js';
 
 /**
  * Financial advices of the card network link (0220, decisions §12.4): the clearing of an approved

@@ -1,10 +1,13 @@
-import { askEndpoint, endpointResult } from '../callbacks/authorization-request.js';
+import { askEndpoint, endpointResult } from '../authorization-endpoint/ask.js';
 import type { CardRow } from '../cards/model.js';
 import type { MerchantCtx, Services } from '../context.js';
 import { newId } from '../db/ids.js';
 import { DomainError } from '../errors.js';
 import { ResponseCode } from '../iso8583/response-codes.js';
 import { type AuthorizeInput, EndpointNotAsked, type EndpointVerdict, endpointRequest } from '../ledger/authorize.js';
+import { runVerb } from '../runner.js';
+import { acceptorOf, acceptorRemark, channelOf, currencyCode, linkAmounts } from './amounts.js';
+import { cardByPan, cardVerification, contentHash, storedCopy, subelements } from './card-data.js';
 import {
   DeadlinePassed,
   type DecisionGate,
@@ -15,10 +18,7 @@ import {
   linkAuthorize,
   linkIdentity,
   storedAnswer,
-} from '../network/link.js';
-import { runVerb } from '../runner.js';
-import { acceptorOf, acceptorRemark, channelOf, currencyCode, linkAmounts } from './amounts.js';
-import { cardByPan, cardVerification, contentHash, storedCopy, subelements } from './card-data.js';
+} from './identity.js';
 
 /** What the endpoint is left of the deadline at least, and what the decision keeps for itself after it. */
 const DECISION_MARGIN_MS = 150;

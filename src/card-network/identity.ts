@@ -15,7 +15,7 @@ import { type AdviceMessage, isSuspended } from '../ledger/suspense.js';
 import { toMajor } from '../money/currency.js';
 import { paymentsOf, tradeAmounts } from '../trades/books.js';
 import { DeclineReason, type DeclineReasonValue } from '../trades/types.js';
-import { cardTotal } from './link-amounts.js';
+import { cardTotal } from './card-amounts.js';
 
 /**
  * The card network link's verbs (decisions §12, docs/network.md): what an ISO 8583 message does,

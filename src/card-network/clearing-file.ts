@@ -4,14 +4,14 @@ import { FrameError, FrameReader, frame } from '../iso8583/frame.js';
 import { codeMeaning, ResponseCode } from '../iso8583/response-codes.js';
 import { exponent, toMajor } from '../money/currency.js';
 import { currencyAlpha } from '../money/iso4217.js';
-import { byValue, type LinkAnswer, type LinkClass, linkIdentity, originalOf, storedAnswer } from '../network/link.js';
-import { cardTotal } from '../network/link-amounts.js';
-import { type Movement, movementOf } from '../network/movements.js';
 import { messagesWithTrades, postedRecord } from '../trades/network-reads.js';
-import type { ImportAudit } from './audit.js';
+import { cardTotal } from './card-amounts.js';
 import { contentHash, maskedPan } from './card-data.js';
-import { financialAdvice } from './financial.js';
-import { reversalAnswer } from './reversal.js';
+import { financialAdvice } from './financial-advice.js';
+import { byValue, type LinkAnswer, type LinkClass, linkIdentity, originalOf, storedAnswer } from './identity.js';
+import type { ImportAudit } from './import-audit.js';
+import { type Movement, movementOf } from './movements.js';
+import { reversalAnswer } from './reverse.js';
 
 /**
  * The clearing file (decisions §12.10): the network's day of advices as a sequence of framed

@@ -5,7 +5,7 @@ import type { Services } from '../context.js';
 import { decodeField48, Field48Error, SECRET_SUBELEMENTS } from '../iso8583/field48.js';
 import { USED_FIELDS } from '../iso8583/fields.js';
 import { ResponseCode } from '../iso8583/response-codes.js';
-import { byValue } from '../network/link.js';
+import { byValue } from './identity.js';
 
 /**
  * Card data on the link (decisions §12.12): the card is found by its PAN's keyed hash, expiry and

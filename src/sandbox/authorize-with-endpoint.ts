@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Kysely } from 'kysely';
-import { askEndpoint, endpointResult } from '../callbacks/authorization-request.js';
+import { askEndpoint, endpointResult } from '../authorization-endpoint/ask.js';
 import type { MerchantCtx, Services } from '../context.js';
 import { newId } from '../db/ids.js';
 import { isUniqueViolation } from '../db/index.js';

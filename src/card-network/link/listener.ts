@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { createServer as createTcpServer, type Server, type Socket } from 'node:net';
 import { createServer as createTlsServer } from 'node:tls';
-import { linkAddress } from '../config-network.js';
-import type { Services } from '../context.js';
-import { encode } from '../iso8583/codec.js';
-import { FrameError, FrameReader, frame } from '../iso8583/frame.js';
+import { linkAddress } from '../../config-network.js';
+import type { Services } from '../../context.js';
+import { encode } from '../../iso8583/codec.js';
+import { FrameError, FrameReader, frame } from '../../iso8583/frame.js';
 import { Admission } from './admission.js';
 import { handleFrame, type Peer } from './dispatch.js';
 

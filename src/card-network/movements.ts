@@ -1,5 +1,5 @@
 import { TradeStatus, TradeType } from '../trades/types.js';
-import type { LinkClass } from './link.js';
+import type { LinkClass } from './identity.js';
 
 /**
  * One vocabulary for the link's reports (decisions §12.13): the clearing file's import

@@ -17,7 +17,7 @@ import { transfer } from '../ledger/transfer.js';
 import { withdraw } from '../ledger/withdraw.js';
 import type { TradeRecord } from '../trades/record.js';
 import { TradeEnvelope } from '../trades/schemas.js';
-import { authorizeWithEndpoint } from './endpoint-flow.js';
+import { authorizeWithEndpoint } from './authorize-with-endpoint.js';
 import * as S from './schemas.js';
 
 /**

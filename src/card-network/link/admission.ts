@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import type { Socket } from 'node:net';
 import type { PeerCertificate, TLSSocket } from 'node:tls';
-import { ipv4Of, ipv6Groups, type NetworkConfig } from '../config-network.js';
-import type { Services } from '../context.js';
+import { ipv4Of, ipv6Groups, type NetworkConfig } from '../../config-network.js';
+import type { Services } from '../../context.js';
 
 /** Addresses remembered as a peer's (a certificate admitted from there): at most this many, the least recent forgotten. */
 const KNOWN_PEER_ADDRESSES = 32;

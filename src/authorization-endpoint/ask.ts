@@ -1,6 +1,6 @@
+import { deliver, type Resolver } from '../callbacks/deliver.js';
+import { webhookHeaders } from '../callbacks/webhook-signature.js';
 import type { EndpointOutcome } from '../db/schema.js';
-import { deliver, type Resolver } from './deliver.js';
-import { webhookHeaders } from './webhook-signature.js';
 
 /** What the merchant's endpoint said, and how long it took. */
 export interface EndpointAnswer {

@@ -1,11 +1,11 @@
 import type { Services } from '../context.js';
 import { ResponseCode } from '../iso8583/response-codes.js';
-import { type LinkAnswer, LinkReplay, linkIdentity, linkReverse, originalMessage, storedAnswer } from '../network/link.js';
-import { linkReversePayment } from '../network/link-financial.js';
 import { runVerb } from '../runner.js';
-import type { ImportAudit } from './audit.js';
-import { failureCode } from './authorization.js';
+import { failureCode } from './authorize.js';
 import { cardByPan, contentHash, storedCopy } from './card-data.js';
+import { linkReversePayment } from './clear.js';
+import { type LinkAnswer, LinkReplay, linkIdentity, linkReverse, originalMessage, storedAnswer } from './identity.js';
+import type { ImportAudit } from './import-audit.js';
 
 /**
  * A reversal request or advice (0400/0420 and their repeats, decisions §12.4): the approved 0100
