@@ -1,24 +1,28 @@
-import { askEndpoint, endpointResult } from '../authorization-endpoint/ask.js';
+import { askForVerdict, type EndpointVerdict, type NotAsked, precheckCtx, withVerdict } from '../authorization-endpoint/verdict.js';
 import type { CardRow } from '../cards/model.js';
-import type { MerchantCtx, Services } from '../context.js';
+import { resetVerificationFailures, verifiedBoth } from '../cards/verification.js';
+import type { Services } from '../context.js';
 import { newId } from '../db/ids.js';
-import { DomainError } from '../errors.js';
+import { CommittedFailure, DomainError } from '../errors.js';
+import { balanceField } from '../iso8583/field54.js';
 import { ResponseCode } from '../iso8583/response-codes.js';
-import { type AuthorizeInput, EndpointNotAsked, type EndpointVerdict, endpointRequest } from '../ledger/authorize.js';
+import { type AuthorizeInput, authorize, declineInquiry, endpointRequest } from '../ledger/authorize.js';
+import { balanceInquiry } from '../ledger/balance-inquiry.js';
+import type { LedgerCtx } from '../ledger/context.js';
+import { lockCard } from '../ledger/locks.js';
+import { clear } from '../ledger/settle.js';
 import { runVerb } from '../runner.js';
+import { DeclineReason, type DeclineReasonValue } from '../trades/types.js';
 import { acceptorOf, acceptorRemark, channelOf, currencyCode, linkAmounts } from './amounts.js';
-import { cardByPan, cardVerification, contentHash, storedCopy, subelements } from './card-data.js';
-import {
-  DeadlinePassed,
-  type DecisionGate,
-  type LinkAnswer,
-  type LinkIdentity,
-  LinkReplay,
-  linkAdvice,
-  linkAuthorize,
-  linkIdentity,
-  storedAnswer,
-} from './identity.js';
+import { cardByPan, cardVerification, subelements } from './card-data.js';
+import { DeadlinePassed, type DecisionGate } from './decision-gate.js';
+import { claim, type LinkAnswer, type LinkRecord } from './identity.js';
+import { onceByIdentity, type Step } from './once.js';
+
+/**
+ * The authorization request (0100, its repeat 0101) and the financial request of a single message
+ * (0200, 0201), decisions §12.4–12.8: the handler the link's dispatch calls, and its verb.
+ */
 
 /** What the endpoint is left of the deadline at least, and what the decision keeps for itself after it. */
 const DECISION_MARGIN_MS = 150;
@@ -35,33 +39,8 @@ const AUTH_PROCESSING = new Set(['00', '01', '31']);
  */
 const ENTRY_MODES = new Set(['01', '05', '07', '10', '81', '90']);
 
-/**
- * Response code of a failure of the decision that committed nothing (decisions §12.5): the verbs'
- * refusals before any write, a database that cannot be reached (91), anything else 96.
- */
-export function failureCode(err: unknown): string {
-  if (err instanceof DeadlinePassed) return ResponseCode.notInTime;
-  if (!(err instanceof DomainError)) return ResponseCode.systemError;
-  switch (err.kind) {
-    case 'incorrectAmount':
-      return ResponseCode.invalidAmount;
-    case 'unsupportedCurrency':
-      return ResponseCode.invalidTransaction;
-    case 'validation':
-      return ResponseCode.formatError;
-    case 'cardNotFound':
-      return ResponseCode.noSuchCard;
-    case 'cardStatus':
-      return ResponseCode.restrictedCard;
-    case 'unavailable':
-      return ResponseCode.notInTime;
-    default:
-      return ResponseCode.systemError;
-  }
-}
-
 /** The authorization's input from the message and its card. */
-function authorizeInput(svc: Services, fields: Map<number, string>, card: CardRow): AuthorizeInput | { code: string } {
+export function authorizeInput(svc: Services, fields: Map<number, string>, card: CardRow): AuthorizeInput | { code: string } {
   const amounts = linkAmounts(fields, card, svc.config.network, svc.config.program.fxRates);
   if ('code' in amounts) return amounts;
   const remark = acceptorRemark(fields);
@@ -94,13 +73,13 @@ function authenticationOf(fields: Map<number, string>): Pick<AuthorizeInput, 'ec
   };
 }
 
-/** The merchant's real-time endpoint's verdict, asked with what is left of the deadline (decisions §12.8), or null without one. */
+/** The merchant's real-time endpoint's verdict, asked with what is left of the deadline (decisions §12.8), or undefined without one. */
 async function endpointVerdict(
   svc: Services,
   card: CardRow,
   input: AuthorizeInput,
   deadline: number,
-): Promise<EndpointVerdict | { asked: false; tradeId: string } | undefined> {
+): Promise<EndpointVerdict | NotAsked | undefined> {
   const merchant = await svc.merchants.get(card.merchant_id);
   const endpoint = merchant?.authorizationEndpoint;
   if (!endpoint) return undefined;
@@ -109,38 +88,17 @@ async function endpointVerdict(
   // The rules' reads before the ask go through the urgent lane on PostgreSQL (Database.urgent), as
   // the sandbox's flow does: the pool's queue under load is where an endpoint's deadline went.
   const lane = svc.database.urgent?.();
-  const ctx: MerchantCtx = {
-    svc,
-    tx: lane ?? svc.database.db,
-    now,
-    merchantId: card.merchant_id,
-    actor: 'network',
-    wake: { worker: false },
-    afterCommit: () => {},
-  };
-  const request = await endpointRequest(ctx, input, tradeId);
+  const request = await endpointRequest(precheckCtx(svc, card.merchant_id, 'network', lane ?? svc.database.db, now), input, tradeId);
   if (!request) return { asked: false, tradeId };
   svc.metrics.endpointPhase('rules', (svc.clock() - now) / 1000);
-  svc.metrics.endpointAsked();
-  const left = deadline - svc.clock() - DECISION_MARGIN_MS;
-  if (left <= 0) {
-    svc.metrics.endpointResult('timeout_before_sending');
-    return { asked: true, tradeId, outcome: 'timeout', reason: null, latencyMs: 0, fallback: endpoint.fallback };
-  }
-  const answer = await askEndpoint({
-    url: endpoint.url,
-    webhookSecret: endpoint.webhookSecret,
-    id: tradeId,
-    payload: request,
-    timeoutMs: Math.min(endpoint.timeoutMs, left),
-    env: svc.config.env,
+  return askForVerdict(svc, endpoint, {
+    merchantId: card.merchant_id,
+    tradeId,
+    request,
+    deadline: deadline - DECISION_MARGIN_MS,
     now,
+    lateMs: 0,
   });
-  if (answer.sentMs !== null) svc.metrics.endpointPhase('connect', answer.sentMs / 1000);
-  svc.metrics.endpointResult(endpointResult(answer));
-  if (answer.problem)
-    svc.log.warn({ merchantId: card.merchant_id, tradeId, outcome: answer.outcome, problem: answer.problem }, 'authorization endpoint');
-  return { asked: true, tradeId, outcome: answer.outcome, reason: answer.reason, latencyMs: answer.latencyMs, fallback: endpoint.fallback };
 }
 
 /**
@@ -161,7 +119,6 @@ export async function authorizationAnswer(
   const processing = fields.get(3);
   const acquirer = fields.get(32);
   const transmitted = fields.get(7);
-  const stan = fields.get(11) as string;
   if (!pan || !processing || !acquirer || !transmitted || !fields.has(49)) return { code: ResponseCode.formatError };
   const kind = processing.slice(0, 2);
   if (!AUTH_PROCESSING.has(kind) || processing.slice(2) !== '0000') return { code: ResponseCode.invalidTransaction };
@@ -170,131 +127,124 @@ export async function authorizationAnswer(
 
   // An 0200 (single message) is decided as an 0100, and on approval cleared at once.
   const financial = mti.startsWith('02');
-  const identity = linkIdentity(financial ? 'financial' : 'authorization', acquirer, stan, transmitted);
-  const hash = await contentHash(svc, fields);
-  const stored = await storedAnswer(svc.database.db, identity, hash);
-  if (stored) return stored;
-  // A copy of a message still being decided here joins its decision: the merchant's endpoint is
-  // asked once. (Across instances the claim decides: src/network/link.ts.)
-  const key = `${identity.msgClass}\n${identity.acquirer}\n${identity.stan}\n${identity.transmitted}\n${hash}`;
-  const pending = deciding(svc);
-  const running = pending.get(key);
-  if (running) {
-    gate.join(running.gate);
-    return running.answer;
+  return onceByIdentity(
+    svc,
+    { msgClass: financial ? 'financial' : 'authorization', mti, fields, what: 'authorization', gate },
+    async (record): Promise<Step> => {
+      const card = await cardByPan(svc, pan);
+      if (!card) return { code: ResponseCode.noSuchCard };
+      // Checked here, with the PAN at hand; decided (a mismatch declined and counted) under the card's lock.
+      const verification = await cardVerification(svc, card, pan, fields, arrived);
+      if ('code' in verification) return verification;
+      const priced: AuthorizeInput | { code: string } = kind === '31' ? { cardId: card.id, amount: 0 } : authorizeInput(svc, fields, card);
+      if ('code' in priced) return priced;
+      const input: AuthorizeInput = { ...priced, verification };
+      const run = (verdict: AuthorizeInput['endpoint']) =>
+        runVerb(svc, linkAuthorize, {
+          input: {
+            record,
+            kind: kind === '31' ? 'balance' : financial ? 'financial' : 'authorize',
+            authorize: { ...input, ...(verdict ? { endpoint: verdict } : {}) },
+            deadline: deadline - DECISION_MARGIN_MS / 3,
+            gate,
+            currencyCode: currencyCode(card, svc.config.network),
+          },
+          // Typed: a security freeze's audit record names the network (src/cards/verification.ts).
+          actor: { kind: 'network', peer: fields.get(32) as string },
+          merchantId: card.merchant_id,
+        });
+      return {
+        verb: () => withVerdict(() => (kind === '31' ? Promise.resolve(undefined) : endpointVerdict(svc, card, input, deadline)), run),
+      };
+    },
+  );
+}
+
+/** Field 39 for a decline reason of the sandbox's (decisions §12.5); a card status decline by the card's status. */
+export function declineCode(reason: DeclineReasonValue | undefined, cardStatus: string): string {
+  switch (reason) {
+    case DeclineReason.cardInactive:
+      return cardStatus === 'closed' ? ResponseCode.cardClosed : ResponseCode.restrictedCard;
+    case DeclineReason.insufficientFunds:
+      return ResponseCode.insufficientFunds;
+    case DeclineReason.spendingLimit:
+      return ResponseCode.exceedsAmountLimit;
+    case DeclineReason.mccNotAllowed:
+    case DeclineReason.mccBlocked:
+    case DeclineReason.countryNotAllowed:
+    case DeclineReason.countryBlocked:
+    case DeclineReason.channelNotAllowed:
+      return ResponseCode.notPermitted;
+    case DeclineReason.expiryMismatch:
+      return ResponseCode.expiredCard;
+    case DeclineReason.cvv2Mismatch:
+      return ResponseCode.cvv2Mismatch;
+    case DeclineReason.authenticationRequired:
+      // Additional customer authentication required (decisions §14.5); authentication_failed is a 05.
+      return ResponseCode.authenticationRequired;
+    default:
+      return ResponseCode.doNotHonor;
   }
-  const answer = decide(svc, { mti, fields, arrived, deadline, pan, kind, financial, identity, hash, gate });
-  pending.set(key, { answer, gate });
-  return answer.finally(() => pending.delete(key));
 }
 
-/** Decisions in progress in this process, by identity and content, with their gates. */
-type Deciding = Map<string, { answer: Promise<LinkAnswer>; gate: DecisionGate }>;
-const inProgress = new WeakMap<Services, Deciding>();
-function deciding(svc: Services): Deciding {
-  const map = inProgress.get(svc) ?? (new Map() as Deciding);
-  inProgress.set(svc, map);
-  return map;
-}
-
-interface Pending {
-  mti: string;
-  fields: Map<number, string>;
-  arrived: number;
+export interface LinkAuthorizeInput {
+  record: LinkRecord;
+  /** `authorize`: processing codes 00 and 01; `balance`: 31; `financial`: an 0200's 00 and 01, authorized and cleared at once. */
+  kind: 'authorize' | 'balance' | 'financial';
+  authorize: AuthorizeInput;
+  /** When the answer is due (epoch ms): a decision not made by then is rolled back. */
   deadline: number;
-  pan: string;
-  kind: string;
-  financial: boolean;
-  identity: LinkIdentity;
-  hash: string;
+  /** Where the decision and the deadline's 91 meet: one of them, never both. */
   gate: DecisionGate;
 }
 
-/** The decision of a message not decided before (authorizationAnswer). */
-async function decide(svc: Services, m: Pending): Promise<LinkAnswer> {
-  const { mti, fields, arrived, deadline, pan, kind, financial, identity, hash, gate } = m;
-  const { stan } = identity;
-  const acquirer = fields.get(32) as string;
-  const card = await cardByPan(svc, pan);
-  if (!card) return { code: ResponseCode.noSuchCard };
-  // Checked here, with the PAN at hand; decided (a mismatch declined and counted) under the card's lock.
-  const verification = await cardVerification(svc, card, pan, fields, arrived);
-  if ('code' in verification) return verification;
-
-  const priced: AuthorizeInput | { code: string } = kind === '31' ? { cardId: card.id, amount: 0 } : authorizeInput(svc, fields, card);
-  if ('code' in priced) return priced;
-  const input: AuthorizeInput = { ...priced, verification };
-  const record = { identity, contentHash: hash, mti, request: storedCopy(fields) };
-  const run = (verdict: AuthorizeInput['endpoint']) =>
-    runVerb(svc, linkAuthorize, {
-      input: {
-        record,
-        kind: kind === '31' ? 'balance' : financial ? 'financial' : 'authorize',
-        authorize: { ...input, ...(verdict ? { endpoint: verdict } : {}) },
-        deadline: deadline - DECISION_MARGIN_MS / 3,
-        gate,
-        currencyCode: currencyCode(card, svc.config.network),
-      },
-      // Typed: a security freeze's audit record names the network (src/cards/verification.ts).
-      actor: { kind: 'network', peer: acquirer },
-      merchantId: card.merchant_id,
-    });
-  try {
-    for (let attempt = 1; ; attempt++) {
-      const verdict = kind === '31' ? undefined : await endpointVerdict(svc, card, input, deadline);
-      try {
-        return await run(verdict);
-      } catch (err) {
-        if (!(err instanceof EndpointNotAsked) || attempt === 3) throw err;
-      }
-    }
-  } catch (err) {
-    if (err instanceof LinkReplay) return (await storedAnswer(svc.database.db, identity, hash)) ?? { code: ResponseCode.systemError };
-    const code = failureCode(err);
-    if (code === ResponseCode.systemError)
-      svc.log.error({ err: { name: (err as Error).name, message: (err as Error).message }, stan }, 'network link: authorization failed');
-    return { code };
-  }
-}
-
 /**
- * An authorization advice (0120, or its repeat 0121; decisions §12.4, §12.7): the network stood in
- * and approved, so it is posted whatever the card's status, controls or balance (a forced post). The
- * card by its PAN (`14` when none); expiry and CVV2 are not checked (the network did), the merchant's
- * endpoint is not asked. Under the class authorization, so a clearing (0220) or reversal (0400/0420)
- * names it in field 90 as it would an 0100.
+ * An 0100 (decisions §12.4): the sandbox's `authorize` (or `balanceInquiry` for processing 31), and
+ * the message's claim with its answer, in one transaction. A decline is committed and answered
+ * with its code; a retransmission finds the claim (LinkReplay) and is answered as the first was.
  */
-export async function adviceAnswer(svc: Services, mti: string, fields: Map<number, string>): Promise<LinkAnswer> {
-  const pan = fields.get(2);
-  const processing = fields.get(3);
-  const acquirer = fields.get(32);
-  const transmitted = fields.get(7);
-  const stan = fields.get(11) as string;
-  if (!pan || !processing || !acquirer || !transmitted || !fields.has(49) || !fields.has(4)) return { code: ResponseCode.formatError };
-  const kind = processing.slice(0, 2);
-  if ((kind !== '00' && kind !== '01') || processing.slice(2) !== '0000') return { code: ResponseCode.invalidTransaction };
-  const identity = linkIdentity('authorization', acquirer, stan, transmitted);
-  const hash = await contentHash(svc, fields);
-  const stored = await storedAnswer(svc.database.db, identity, hash);
-  if (stored) return stored;
-  const card = await cardByPan(svc, pan);
-  if (!card) return { code: ResponseCode.noSuchCard };
-  const input = authorizeInput(svc, fields, card);
-  if ('code' in input) return input;
-  try {
-    return await runVerb(svc, linkAdvice, {
-      input: { record: { identity, contentHash: hash, mti, request: storedCopy(fields) }, authorize: input },
-      actor: `network:${acquirer}`,
-      merchantId: card.merchant_id,
-    });
-  } catch (err) {
-    if (err instanceof LinkReplay) return (await storedAnswer(svc.database.db, identity, hash)) ?? { code: ResponseCode.systemError };
-    const code = failureCode(err);
-    if (code === ResponseCode.systemError)
-      svc.log.error(
-        { err: { name: (err as Error).name, message: (err as Error).message }, stan },
-        'network link: authorization advice failed',
-      );
-    return { code };
+export async function linkAuthorize({
+  ctx,
+  input,
+}: {
+  ctx: LedgerCtx;
+  input: LinkAuthorizeInput & { currencyCode: string };
+}): Promise<LinkAnswer> {
+  const cardId = input.authorize.cardId;
+  let answer: LinkAnswer;
+  // A balance inquiry's card data is checked as an authorization's (it would tell a CVV2 too).
+  const declined = input.kind === 'balance' ? await declineInquiry(ctx, input.authorize) : null;
+  if (declined) answer = { code: declineCode(declined.reason, 'active'), tradeId: declined.tradeId };
+  else if (input.kind === 'balance') {
+    try {
+      const trade = await balanceInquiry({ ctx, input: { cardId } });
+      const card = await lockCard(ctx, cardId);
+      if (verifiedBoth(input.authorize.verification) && card.verification_failures !== null)
+        await resetVerificationFailures(ctx.tx, cardId);
+      answer = {
+        code: ResponseCode.approved,
+        authCode: trade.authCode,
+        tradeId: trade.tradeId,
+        balance: balanceField(card.available_balance, input.currencyCode),
+      };
+    } catch (err) {
+      if (!(err instanceof DomainError) || err.kind !== 'cardStatus') throw err;
+      // Refused before anything was written: the status decides the code.
+      answer = { code: declineCode(DeclineReason.cardInactive, (await lockCard(ctx, cardId)).status) };
+    }
+  } else {
+    try {
+      const trade = await authorize({ ctx, input: input.authorize });
+      // A single message (0200): the payment at once, in the same transaction.
+      const done = input.kind === 'financial' ? await clear({ ctx, input: { tradeId: trade.tradeId } }) : trade;
+      answer = { code: ResponseCode.approved, authCode: done.authCode, tradeId: done.tradeId };
+    } catch (err) {
+      if (!(err instanceof CommittedFailure)) throw err;
+      const detail = err.error.detail as { tradeId?: string; declineReason?: DeclineReasonValue } | undefined;
+      answer = { code: declineCode(detail?.declineReason, (await lockCard(ctx, cardId)).status), tradeId: detail?.tradeId };
+    }
   }
+  if (!input.gate.enter(ctx.svc.clock(), input.deadline)) throw new DeadlinePassed();
+  await claim(ctx, input.record, cardId, answer);
+  return answer;
 }

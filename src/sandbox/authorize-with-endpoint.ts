@@ -1,14 +1,14 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Kysely } from 'kysely';
-import { askEndpoint, endpointResult } from '../authorization-endpoint/ask.js';
-import type { MerchantCtx, Services } from '../context.js';
+import type { EndpointAnswer } from '../authorization-endpoint/ask.js';
+import { askForVerdict, type EndpointSettings, type EndpointVerdict, precheckCtx, withVerdict } from '../authorization-endpoint/verdict.js';
+import type { Actor, Services } from '../context.js';
 import { newId } from '../db/ids.js';
 import { isUniqueViolation } from '../db/index.js';
 import type { DB } from '../db/schema.js';
 import { DomainError } from '../errors.js';
 import { fingerprint, type RequestKey } from '../idempotency/keys.js';
-import { type AuthorizeInput, authorize, EndpointNotAsked, type EndpointVerdict, endpointRequest } from '../ledger/authorize.js';
-import type { AuthorizationEndpoint } from '../merchants/directory.js';
+import { type AuthorizeInput, authorize, endpointRequest } from '../ledger/authorize.js';
 import { runVerb } from '../runner.js';
 import type { TradeRecord } from '../trades/record.js';
 
@@ -38,14 +38,15 @@ export interface AuthorizeKey extends Omit<RequestKey, 'merchantId'> {
 export async function authorizeWithEndpoint(
   svc: Services,
   merchantId: string,
-  endpoint: AuthorizationEndpoint,
+  endpoint: EndpointSettings,
   key: AuthorizeKey,
   input: AuthorizeInput,
 ): Promise<TradeRecord> {
+  const actor = { kind: 'merchant', appId: merchantId, origin: key.origin ?? 'unknown' } as const;
   const run = (verdict: NonNullable<AuthorizeInput['endpoint']>) =>
     runVerb(svc, authorize, {
       input: { ...input, endpoint: verdict },
-      actor: { kind: 'merchant', appId: merchantId, origin: key.origin ?? 'unknown' },
+      actor,
       merchantId,
       once: key,
     });
@@ -53,7 +54,7 @@ export async function authorizeWithEndpoint(
   const tradeId = newId('trd');
   const deadline = now + endpoint.timeoutMs;
   const fp = fingerprint({ ...key, merchantId });
-  const claim = (w: Kysely<DB>) =>
+  const claimRow = (w: Kysely<DB>) =>
     w
       .insertInto('authorization_requests')
       .values({
@@ -68,7 +69,7 @@ export async function authorizeWithEndpoint(
         created_at: now,
       })
       .execute();
-  const claimed = { merchantId, randomStr: key.randomStr, tradeId, deadline };
+  const claimed = { merchantId, randomStr: key.randomStr, tradeId, deadline, actor };
   // Until the request is sent, on PostgreSQL, the claim and the rules' reads run on one connection
   // of the urgent lane (Database.urgent): under load, the pool's queue (its connections held by
   // transactions waiting for a merchant's funding row) is where the deadline went, and each statement
@@ -77,7 +78,8 @@ export async function authorizeWithEndpoint(
   const beforeAsk = <T>(fn: (db: Kysely<DB>) => Promise<T>): Promise<T> => (lane ? lane.connection().execute(fn) : fn(svc.database.db));
   const first = await beforeAsk(async (db) => {
     try {
-      await (lane ? claim(db) : svc.database.write(claim));
+      // On the urgent lane the claim is a statement of its connection, which the pre-check's reads share.
+      await (lane ? claimRow(db) : runVerb(svc, ({ ctx }) => claimRow(ctx.tx), { input: null, actor, merchantId, statement: true }));
     } catch (err) {
       if (!isUniqueViolation(err)) throw err;
       return null;
@@ -85,7 +87,7 @@ export async function authorizeWithEndpoint(
     const checking = svc.clock();
     svc.metrics.endpointPhase('claim', (checking - now) / 1000);
     try {
-      const request = await endpointRequest(readCtx(svc, merchantId, checking, db), input, tradeId);
+      const request = await endpointRequest(precheckCtx(svc, merchantId, `merchant:${merchantId}`, db, checking), input, tradeId);
       if (request) svc.metrics.endpointPhase('rules', (svc.clock() - checking) / 1000);
       return { request, failed: null };
     } catch (err) {
@@ -101,21 +103,14 @@ export async function authorizeWithEndpoint(
 
   try {
     if (first.failed) throw first.failed.err;
-    // The rules are checked without locks, and the endpoint asked only about what they would approve;
-    // if they approve under the lock what they declined unlocked (the card changed meanwhile), the
-    // verb says so and the endpoint has its say (rare: a state that flips three times is an error).
-    for (let attempt = 1; ; attempt++) {
+    // The rules are checked without locks, and the endpoint asked only about what they would approve.
+    return await withVerdict(async (attempt): Promise<NonNullable<AuthorizeInput['endpoint']>> => {
       const request =
-        attempt === 1 ? first.request : await endpointRequest(readCtx(svc, merchantId, svc.clock(), svc.database.db), input, tradeId);
-      const verdict: NonNullable<AuthorizeInput['endpoint']> = request
-        ? await ask(svc, endpoint, request, claimed)
-        : { asked: false, tradeId };
-      try {
-        return await run(verdict);
-      } catch (err) {
-        if (!(err instanceof EndpointNotAsked) || attempt === 3) throw err;
-      }
-    }
+        attempt === 1
+          ? first.request
+          : await endpointRequest(precheckCtx(svc, merchantId, `merchant:${merchantId}`, svc.database.db, svc.clock()), input, tradeId);
+      return request ? ask(svc, endpoint, request, claimed) : { asked: false, tradeId };
+    }, run);
   } catch (err) {
     await releaseClaim(svc, claimed);
     throw err;
@@ -126,7 +121,7 @@ export async function authorizeWithEndpoint(
  * A request that failed without an answer stored for its randomStr (a bad field, a database fault)
  * leaves no claim: its retry is a new request, not one to wait for. A stored answer keeps the claim.
  */
-async function releaseClaim(svc: Services, claim: { merchantId: string; randomStr: string }): Promise<void> {
+async function releaseClaim(svc: Services, claim: { merchantId: string; randomStr: string; actor: Actor }): Promise<void> {
   try {
     const answered = await svc.database.db
       .selectFrom('idempotency_keys')
@@ -135,59 +130,49 @@ async function releaseClaim(svc: Services, claim: { merchantId: string; randomSt
       .where('random_str', '=', claim.randomStr)
       .executeTakeFirst();
     if (answered) return;
-    await svc.database.write((w) =>
-      w
-        .deleteFrom('authorization_requests')
-        .where('merchant_id', '=', claim.merchantId)
-        .where('random_str', '=', claim.randomStr)
-        .execute(),
+    await runVerb(
+      svc,
+      ({ ctx }) =>
+        ctx.tx
+          .deleteFrom('authorization_requests')
+          .where('merchant_id', '=', claim.merchantId)
+          .where('random_str', '=', claim.randomStr)
+          .execute(),
+      { input: null, actor: claim.actor, merchantId: claim.merchantId, statement: true },
     );
   } catch {
     // The database is failing: the claim stays, and a retry waits for its deadline and goes on.
   }
 }
 
-/** A context for reads outside a transaction: the pre-check of the rules. */
-function readCtx(svc: Services, merchantId: string, now: number, db: Kysely<DB>): MerchantCtx {
-  return { svc, tx: db, now, merchantId, actor: `merchant:${merchantId}`, wake: { worker: false }, afterCommit: () => {} };
-}
-
 /** Asks the endpoint about `request` and records its answer with the claim (for a retry that comes after a crash). */
-async function ask(
+function ask(
   svc: Services,
-  endpoint: AuthorizationEndpoint,
+  endpoint: EndpointSettings,
   request: Record<string, unknown>,
-  { merchantId, randomStr, tradeId, deadline }: { merchantId: string; randomStr: string; tradeId: string; deadline: number },
+  {
+    merchantId,
+    randomStr,
+    tradeId,
+    deadline,
+    actor,
+  }: { merchantId: string; randomStr: string; tradeId: string; deadline: number; actor: Actor },
 ): Promise<EndpointVerdict> {
-  const now = svc.clock();
-  svc.metrics.endpointAsked();
   // The deadline counts from the request's arrival: time spent waiting for locks is the endpoint's
   // time too, and past it the endpoint is not asked at all (its answer could not count).
-  if (now >= deadline) {
-    svc.metrics.endpointResult('timeout_before_sending');
-    return { asked: true, tradeId, outcome: 'timeout', reason: null, latencyMs: endpoint.timeoutMs, fallback: endpoint.fallback };
-  }
-  const answer = await askEndpoint({
-    url: endpoint.url,
-    webhookSecret: endpoint.webhookSecret,
-    id: tradeId,
-    payload: request,
-    timeoutMs: Math.max(1, deadline - now),
-    env: svc.config.env,
-    now,
-  });
-  if (answer.sentMs !== null) svc.metrics.endpointPhase('connect', answer.sentMs / 1000);
-  svc.metrics.endpointResult(endpointResult(answer));
-  if (answer.problem) svc.log.warn({ merchantId, tradeId, outcome: answer.outcome, problem: answer.problem }, 'authorization endpoint');
-  await svc.database.write((w) =>
-    w
-      .updateTable('authorization_requests')
-      .set({ outcome: answer.outcome, reason: answer.reason, endpoint_ms: answer.latencyMs })
-      .where('merchant_id', '=', merchantId)
-      .where('random_str', '=', randomStr)
-      .execute(),
-  );
-  return { asked: true, tradeId, outcome: answer.outcome, reason: answer.reason, latencyMs: answer.latencyMs, fallback: endpoint.fallback };
+  const record = (answer: EndpointAnswer) =>
+    runVerb(
+      svc,
+      ({ ctx }) =>
+        ctx.tx
+          .updateTable('authorization_requests')
+          .set({ outcome: answer.outcome, reason: answer.reason, endpoint_ms: answer.latencyMs })
+          .where('merchant_id', '=', merchantId)
+          .where('random_str', '=', randomStr)
+          .execute(),
+      { input: null, actor, merchantId, statement: true },
+    );
+  return askForVerdict(svc, endpoint, { merchantId, tradeId, request, deadline, now: svc.clock(), lateMs: endpoint.timeoutMs, record });
 }
 
 /**
@@ -198,7 +183,7 @@ async function ask(
 async function awaitFirst(
   svc: Services,
   merchantId: string,
-  endpoint: AuthorizationEndpoint,
+  endpoint: EndpointSettings,
   key: AuthorizeKey,
   fp: string,
   run: (verdict: NonNullable<AuthorizeInput['endpoint']>) => Promise<TradeRecord>,

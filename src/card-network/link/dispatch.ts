@@ -2,9 +2,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Services } from '../../context.js';
 import { answerMti, decode, Iso8583Error, type IsoMessage } from '../../iso8583/codec.js';
 import { ResponseCode } from '../../iso8583/response-codes.js';
-import { adviceAnswer, authorizationAnswer } from '../authorize.js';
-import { financialAdvice } from '../financial-advice.js';
-import { DecisionGate, type LinkAnswer } from '../identity.js';
+import { adviceAnswer } from '../advise.js';
+import { authorizationAnswer } from '../authorize.js';
+import { financialAdvice } from '../clear.js';
+import { DecisionGate } from '../decision-gate.js';
+import type { LinkAnswer } from '../identity.js';
 import { reversalAnswer } from '../reverse.js';
 
 /** A connection's state as its messages see it. */
