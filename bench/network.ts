@@ -6,7 +6,7 @@
  *
  * For each database the built service runs as its own process (`bin/cardprogram.js serve`, as in
  * production) with the link on loopback (plain TCP, as the sandbox allows), filled by `cardprogram
- * demo` (its cards, each topped up); the client is src/network-link/client.ts, the simulator's,
+ * demo` (its cards, each topped up); the client is src/card-network/link/client.ts, the simulator's,
  * on up to 10 connections (a processor's few links), each keeping its share of the messages in
  * flight, every message a new STAN. Every answer must be `00`.
  *
@@ -243,7 +243,7 @@ async function run(dialect: TestDialect) {
 
 function markdown(report: { date: string; machine: string; load: string; results: Awaited<ReturnType<typeof run>>[] }): string {
   const lines = [
-    `Measured ${report.date.slice(0, 10)} on ${report.machine}; load average before the run ${report.load}; ${SECONDS} s per level; client (src/network-link/client.ts, up to ${MAX_CONNECTIONS} connections) and service on the same machine; 0100 purchases of 0.01 EUR spread over the demo's cards; the ceiling: a bare node:net server decoding and answering the same frames with the same codec.`,
+    `Measured ${report.date.slice(0, 10)} on ${report.machine}; load average before the run ${report.load}; ${SECONDS} s per level; client (src/card-network/link/client.ts, up to ${MAX_CONNECTIONS} connections) and service on the same machine; 0100 purchases of 0.01 EUR spread over the demo's cards; the ceiling: a bare node:net server decoding and answering the same frames with the same codec.`,
     '',
     '| database | in flight | authorizations/s | p50 ms | p99 ms | not 00 | ceiling/s | ceiling p50 ms | ceiling p99 ms | ratio |',
     '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',

@@ -103,7 +103,7 @@ async function endpointVerdict(
 
 /**
  * An 0100 or 0200 (or its repeat 0101, 0201), decided (decisions §12.4–12.8): the card by its PAN, expiry and
- * CVV2, then the sandbox's decision path (src/network/link.ts → authorize), the merchant's
+ * CVV2, then the sandbox's decision path (src/card-network/authorize.ts → src/ledger/authorize.ts), the merchant's
  * endpoint asked with what is left of the deadline. The answer's code and, on approval, field 38
  * and (balance inquiry) field 54. Retransmissions get the stored answer.
  */

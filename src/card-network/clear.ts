@@ -94,8 +94,8 @@ async function markConsumed(ctx: LedgerCtx, advice: { id: string; reason: string
 /**
  * A clearing's field 4 (the original's transaction currency) in the card's, at the authorization's
  * own ratio: the first clearing is a total of the authorization, rounded once (as the clearing
- * file's check in src/network-link/clearing.ts converts it); a further one (an authorization
- * cleared before: a forced post) a part after its payments (src/network/link-amounts.ts).
+ * file's check in src/card-network/clearing-file.ts converts it); a further one (an authorization
+ * cleared before: a forced post) a part after its payments (src/card-network/amounts.ts).
  */
 async function clearingInCardCurrency(ctx: LedgerCtx, auth: Whole & { id: string; held: number }, f4: number): Promise<number> {
   const before = auth.held > 0 ? { card: 0, txn: 0 } : await partsOf(ctx.tx, auth.id, TradeStatus.success);

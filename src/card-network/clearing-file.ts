@@ -19,7 +19,7 @@ import { reversalAnswer } from './reverse.js';
  * refunds, 0420 reversals. Each is posted by the same path as on the link (financialAdvice,
  * reversalAnswer: the same verbs, the same claim in network_messages), so a message imported again,
  * or also sent over the link, posts nothing. A line reports what its own message posted (§12.13):
- * the record it produced, named as the settlement names it (src/network/movements.ts); a message
+ * the record it produced, named as the settlement names it (src/card-network/movements.ts); a message
  * whose claim another import or the link won first, even at the same moment, is `duplicate` here.
  * Its outcome is the answer its verb gave (refused, held in suspense, forced or not), never what a
  * look before posting expected: between the two the link may have moved the original (issue 39's
@@ -151,7 +151,7 @@ async function forcedBecause(svc: Services, fields: Map<number, string>): Promis
   const o = await original(svc, 'authorization', f90, own);
   if (!o?.trade_id || o.held === null) return 'no approved authorization matches field 90';
   if (o.held <= 0) return 'its authorization holds nothing any more (cleared, reversed or released)';
-  // The conversion the clearing will make (src/network/link-financial.ts): a total of a hold, rounded once.
+  // The conversion the clearing will make (src/card-network/clear.ts): a total of a hold, rounded once.
   const inCard = cardTotal({ amount: o.amount ?? 0, txn_amount: o.txn_amount ?? 0 }, Number(fields.get(4) ?? 0));
   if (inCard > o.held) return `its amount is above what its authorization holds (${inCard} > ${o.held} minor units)`;
   return null;

@@ -3,7 +3,7 @@ import type { LinkClass } from './identity.js';
 
 /**
  * One vocabulary for the link's reports (decisions §12.13): the clearing file's import
- * (src/network-link/clearing.ts) and the day's settlement (./settlement.ts) name what a network
+ * (src/card-network/clearing-file.ts) and the day's settlement (./settlement.ts) name what a network
  * message posted by the record it produced, with this one function, so that the same movement has
  * the same name in both:
  *

@@ -22,7 +22,7 @@ import { type Movement, movementOf } from './movements.js';
 export const SETTLEMENT_LINES = [
   /** Payments of clearings (0220) and single messages (0200). */
   { line: 'cleared', sign: 1 },
-  /** Money a clearing or an 0200 paid, returned: 0220 refunds, reversals of payments (src/network/movements.ts). */
+  /** Money a clearing or an 0200 paid, returned: 0220 refunds, reversals of payments (src/card-network/movements.ts). */
   { line: 'refunded', sign: -1 },
   /** Holds released by reversals of authorizations: no money moves. */
   { line: 'reversed', sign: 0 },

@@ -51,13 +51,13 @@ import type { AuthorizeBody } from './schemas.js';
  */
 export type AuthorizeInput = OperationInput<Static<typeof AuthorizeBody>> & {
   /**
-   * What the merchant's authorization endpoint said (src/network/endpoint-flow.ts), and the id it was
+   * What the merchant's authorization endpoint said (src/sandbox/authorize-with-endpoint.ts), and the id it was
    * told the authorization has; absent when the merchant has no endpoint. `asked: false`: it has
    * one, not asked because the program's rules declined when it was checked.
    */
   endpoint?: EndpointVerdict | NotAsked | undefined;
   /**
-   * The card data as the card network link found it (src/network-link/card-data.ts, with the PAN at
+   * The card data as the card network link found it (src/card-network/card-data.ts, with the PAN at
    * hand). Without it, the body's `cvv2` and `expiry` (the sandbox's) are checked here, when sent.
    */
   verification?: CardVerification | undefined;

@@ -59,7 +59,7 @@ export const networkSandboxRoutes: FastifyPluginAsyncTypebox<{ svc: Services }> 
     async (req, reply) => {
       const endpoint = req.merchant.authorizationEndpoint;
       if (!endpoint) return simulate(req, reply, authorize);
-      // The merchant decides too, in real time (decisions §11): src/network/endpoint-flow.ts.
+      // The merchant decides too, in real time (decisions §11): src/sandbox/authorize-with-endpoint.ts.
       const { randomStr, input } = operationInput(req.body);
       const key = { ...writeKey(req, reply, randomStr), origin: req.ip };
       return ok(await authorizeWithEndpoint(svc, req.merchant.appId, endpoint, key, input), req.id);

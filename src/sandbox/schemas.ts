@@ -1,4 +1,4 @@
-// The sandbox's simulator bodies (src/network/routes.ts): the ledger's inputs (src/ledger/schemas.ts), and the card details read.
+// The sandbox's simulator bodies (src/sandbox/routes.ts): the ledger's inputs (src/ledger/schemas.ts), and the card details read.
 import { Type } from 'typebox';
 import { CardId } from '../http/fields.js';
 import { RandomStr, SignedFields } from '../http/schemas.js';

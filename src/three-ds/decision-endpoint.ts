@@ -30,7 +30,7 @@ export function readDecision(status: number | null, body: string): { decision: E
 
 /**
  * Asks the merchant's decision endpoint once, through the service's one low-level ask
- * (src/callbacks/authorization-request.ts askMerchant): a `threeDs.decision` event signed as
+ * (src/authorization-endpoint/ask.ts askMerchant): a `threeDs.decision` event signed as
  * callbacks are (`webhook-id` is the acsTransID), 1 s to answer. Asked outside any transaction,
  * so a slow merchant holds no lock.
  */

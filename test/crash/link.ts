@@ -9,7 +9,7 @@
  * one not at all, the cards' balances must be what the approvals add up to, and `cardprogram ledger
  * check` must be clean.
  *
- * test/crash.link.test.ts runs a short version in `npm test`; `npm run crashtest` the full one.
+ * test/card-network/crash.test.ts runs a short version in `npm test`; `npm run crashtest` the full one.
  */
 import { randomInt } from 'node:crypto';
 import { LinkClient, transmissionTime } from '../../src/card-network/link/client.js';

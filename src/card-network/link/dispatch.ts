@@ -52,7 +52,7 @@ const REVERSALS = new Set(['0400', '0401', '0420', '0421']);
 
 /**
  * The decision, or `91` at the deadline (decisions §12.8) when it has not come and can no longer
- * commit: the deadline closes the decision's gate (src/network/link.ts, DecisionGate), and a verb
+ * commit: the deadline closes the decision's gate (src/card-network/decision-gate.ts), and a verb
  * that finds it closed rolls back (DeadlinePassed); a decision already committing is waited for,
  * so that a 91 never stands beside a stored decision. A failure before the verb (the database
  * unreachable) is `91` too.

@@ -31,7 +31,7 @@ export interface LinkServer {
  * many in flight; each is answered when decided, in any order. A frame over the limit or of
  * length 0, or a message whose MTI or STAN cannot be read, closes the connection; so does silence,
  * or a frame left incomplete, for CARDPROGRAM_NETWORK_IDLE_MS. Who may connect at all (the caps,
- * the handshake's time, the peers' list): src/network-link/admission.ts. Null when no port is set.
+ * the handshake's time, the peers' list): src/card-network/link/admission.ts. Null when no port is set.
  */
 export async function startLink(svc: Services): Promise<LinkServer | null> {
   const cfg = svc.config.network;

@@ -1,21 +1,21 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { clearingFile, importClearing } from '../src/card-network/clearing-file.js';
-import { type SettlementLine, settlement } from '../src/card-network/settlement.js';
-import { ConfigError, loadConfig } from '../src/config.js';
-import type { Actor } from '../src/context.js';
-import { DomainError } from '../src/errors.js';
-import { message } from '../src/iso8583/codec.js';
-import { checkLedger } from '../src/ledger/check.js';
-import { postException, returnException } from '../src/ledger/exceptions.js';
-import { type ExceptionRecord, listExceptions } from '../src/ledger/exceptions-query.js';
-import { Account } from '../src/ledger/journal.js';
-import { runVerb } from '../src/runner.js';
-import { build, type Harness } from './helpers/app.js';
-import { fundedCard, ok, todaysTrades } from './helpers/cards.js';
-import { childDatabaseUrl, runCli } from './helpers/cli.js';
-import { eachDialect } from './helpers/dialects.js';
-import { authorizationRequest, cardSecrets, linkOf, Peer, trace } from './helpers/link.js';
+import { clearingFile, importClearing } from '../../src/card-network/clearing-file.js';
+import { type SettlementLine, settlement } from '../../src/card-network/settlement.js';
+import { ConfigError, loadConfig } from '../../src/config.js';
+import type { Actor } from '../../src/context.js';
+import { DomainError } from '../../src/errors.js';
+import { message } from '../../src/iso8583/codec.js';
+import { checkLedger } from '../../src/ledger/check.js';
+import { postException, returnException } from '../../src/ledger/exceptions.js';
+import { type ExceptionRecord, listExceptions } from '../../src/ledger/exceptions-query.js';
+import { Account } from '../../src/ledger/journal.js';
+import { runVerb } from '../../src/runner.js';
+import { build, type Harness } from '../helpers/app.js';
+import { fundedCard, ok, todaysTrades } from '../helpers/cards.js';
+import { childDatabaseUrl, runCli } from '../helpers/cli.js';
+import { eachDialect } from '../helpers/dialects.js';
+import { authorizationRequest, cardSecrets, linkOf, Peer, trace } from '../helpers/link.js';
 
 /**
  * Forced posts have a ceiling (decisions §12.13, issue 39 point 10): an advice above

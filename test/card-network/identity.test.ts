@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import type { Kysely } from 'kysely';
-import { clearingFile, importClearing } from '../src/card-network/clearing-file.js';
-import { migrateToLatest } from '../src/db/migrate.js';
-import { type IsoMessage, message } from '../src/iso8583/codec.js';
-import { build, type Harness } from './helpers/app.js';
-import { balances, fundedCard } from './helpers/cards.js';
-import { eachDialect } from './helpers/dialects.js';
-import { authorizationRequest, cardSecrets, linkOf, Peer, trace } from './helpers/link.js';
+import { clearingFile, importClearing } from '../../src/card-network/clearing-file.js';
+import { migrateToLatest } from '../../src/db/migrate.js';
+import { type IsoMessage, message } from '../../src/iso8583/codec.js';
+import { build, type Harness } from '../helpers/app.js';
+import { balances, fundedCard } from '../helpers/cards.js';
+import { eachDialect } from '../helpers/dialects.js';
+import { authorizationRequest, cardSecrets, linkOf, Peer, trace } from '../helpers/link.js';
 
 /**
  * Identity by value (decisions §12.13, issue 39.3): fields 32, 11 and 7 are numbers, so a repeat

@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import fc from 'fast-check';
-import { withTrades } from '../src/db/trades-table.js';
-import { decode, encode, type IsoMessage, message } from '../src/iso8583/codec.js';
-import { frame } from '../src/iso8583/frame.js';
-import { build, type Harness } from './helpers/app.js';
-import { fundedCard } from './helpers/cards.js';
-import { eachDialect } from './helpers/dialects.js';
-import { authorizationRequest, cardSecrets, linkOf, Peer } from './helpers/link.js';
+import { withTrades } from '../../src/db/trades-table.js';
+import { decode, encode, type IsoMessage, message } from '../../src/iso8583/codec.js';
+import { frame } from '../../src/iso8583/frame.js';
+import { build, type Harness } from '../helpers/app.js';
+import { fundedCard } from '../helpers/cards.js';
+import { eachDialect } from '../helpers/dialects.js';
+import { authorizationRequest, cardSecrets, linkOf, Peer } from '../helpers/link.js';
 
 /** Frames per database in `npm test`; `npm run fuzz` sets FUZZ_NETWORK_RUNS (10,000 in its full run). */
 const RUNS = Number(process.env.FUZZ_NETWORK_RUNS ?? 200);

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { build, type Harness, testConfig } from './helpers/app.js';
-import { balances, fundedCard, ok } from './helpers/cards.js';
-import { childDatabaseUrl, runCli } from './helpers/cli.js';
-import { eachDialect } from './helpers/dialects.js';
-import { linkOf } from './helpers/link.js';
+import { build, type Harness, testConfig } from '../helpers/app.js';
+import { balances, fundedCard, ok } from '../helpers/cards.js';
+import { childDatabaseUrl, runCli } from '../helpers/cli.js';
+import { eachDialect } from '../helpers/dialects.js';
+import { linkOf } from '../helpers/link.js';
 
 /**
  * `network send --type clear` (issue 43, item 4): prints the tradeId of the payment it made (and of

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { it } from 'node:test';
-import { build } from './helpers/app.js';
-import { balances, fundedCard } from './helpers/cards.js';
-import { eachDialect } from './helpers/dialects.js';
-import { exchange } from './helpers/iso8583-peer.js';
-import { cardSecrets, linkOf } from './helpers/link.js';
+import { build } from '../helpers/app.js';
+import { balances, fundedCard } from '../helpers/cards.js';
+import { eachDialect } from '../helpers/dialects.js';
+import { exchange } from '../helpers/iso8583-peer.js';
+import { cardSecrets, linkOf } from '../helpers/link.js';
 
 eachDialect('network link: a peer built on the iso_8583 package', (dialect) => {
   it('runs a purchase, a partial reversal, a clearing, a refund, a balance inquiry, and a single message reversed', async (t) => {

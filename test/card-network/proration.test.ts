@@ -4,13 +4,13 @@
 // reversals, refunds, clearings) sum to the whole to the unit. Through the real link, on both databases.
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import type { IsoMessage } from '../src/iso8583/codec.js';
-import { checkLedger } from '../src/ledger/check.js';
-import { build, fundTestMerchant, type Harness, testConfig } from './helpers/app.js';
-import { balances, fundedCard, todaysTrades } from './helpers/cards.js';
-import { amount12, f95, naming } from './helpers/clearing.js';
-import { eachDialect } from './helpers/dialects.js';
-import { authorizationRequest, cardSecrets, linkOf, Peer } from './helpers/link.js';
+import type { IsoMessage } from '../../src/iso8583/codec.js';
+import { checkLedger } from '../../src/ledger/check.js';
+import { build, fundTestMerchant, type Harness, testConfig } from '../helpers/app.js';
+import { balances, fundedCard, todaysTrades } from '../helpers/cards.js';
+import { amount12, f95, naming } from '../helpers/clearing.js';
+import { eachDialect } from '../helpers/dialects.js';
+import { authorizationRequest, cardSecrets, linkOf, Peer } from '../helpers/link.js';
 
 const base = testConfig('');
 /** A slow shared machine must not turn a decision into a 91; no FX fee, so that balances show the amounts alone. */

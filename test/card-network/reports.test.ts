@@ -5,18 +5,18 @@
 // accounts' movement of the day. On both databases.
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { type ClearingReport, clearingFile, importClearing } from '../src/card-network/clearing-file.js';
-import { settlement } from '../src/card-network/settlement.js';
-import { type IsoMessage, message } from '../src/iso8583/codec.js';
-import { checkLedger } from '../src/ledger/check.js';
-import { Account } from '../src/ledger/journal.js';
-import { build, type Harness, testConfig } from './helpers/app.js';
-import { balances, fundedCard, todaysTrades } from './helpers/cards.js';
-import { f95, naming } from './helpers/clearing.js';
-import { childDatabaseUrl, runCli } from './helpers/cli.js';
-import { eachDialect } from './helpers/dialects.js';
-import { disputeOk } from './helpers/disputes.js';
-import { authorizationRequest, cardSecrets, linkOf, Peer, trace } from './helpers/link.js';
+import { type ClearingReport, clearingFile, importClearing } from '../../src/card-network/clearing-file.js';
+import { settlement } from '../../src/card-network/settlement.js';
+import { type IsoMessage, message } from '../../src/iso8583/codec.js';
+import { checkLedger } from '../../src/ledger/check.js';
+import { Account } from '../../src/ledger/journal.js';
+import { build, type Harness, testConfig } from '../helpers/app.js';
+import { balances, fundedCard, todaysTrades } from '../helpers/cards.js';
+import { f95, naming } from '../helpers/clearing.js';
+import { childDatabaseUrl, runCli } from '../helpers/cli.js';
+import { eachDialect } from '../helpers/dialects.js';
+import { disputeOk } from '../helpers/disputes.js';
+import { authorizationRequest, cardSecrets, linkOf, Peer, trace } from '../helpers/link.js';
 
 /** A machine shared with other test runs can take more than the 1.5 s deadline: a 91 here would test the load. */
 const slow = { network: { ...testConfig('').network, deadlineMs: 15_000 } };

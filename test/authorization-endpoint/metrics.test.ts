@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import type http from 'node:http';
 import { it } from 'node:test';
-import { build, type Harness, randomStr } from './helpers/app.js';
-import { fundedCard } from './helpers/cards.js';
-import { eachDialect } from './helpers/dialects.js';
-import { receiver } from './helpers/receiver.js';
+import { build, type Harness, randomStr } from '../helpers/app.js';
+import { fundedCard } from '../helpers/cards.js';
+import { eachDialect } from '../helpers/dialects.js';
+import { receiver } from '../helpers/receiver.js';
 
 // Issue 32, point 4: what an operator sees of the merchant's endpoint (docs/operations.md, "Metrics").
 const SET = '/api/network/authorizationEndpointUpdate.html';

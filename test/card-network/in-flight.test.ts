@@ -2,14 +2,14 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { it } from 'node:test';
-import { MAX_IN_FLIGHT } from '../src/card-network/link/listener.js';
-import { decode, encode } from '../src/iso8583/codec.js';
-import { frame } from '../src/iso8583/frame.js';
-import { RESPONSE_CODES } from '../src/iso8583/response-codes.js';
-import { build, randomStr } from './helpers/app.js';
-import { balances, fundedCard } from './helpers/cards.js';
-import { eachDialect } from './helpers/dialects.js';
-import { authorizationRequest, cardSecrets, linkOf, Peer } from './helpers/link.js';
+import { MAX_IN_FLIGHT } from '../../src/card-network/link/listener.js';
+import { decode, encode } from '../../src/iso8583/codec.js';
+import { frame } from '../../src/iso8583/frame.js';
+import { RESPONSE_CODES } from '../../src/iso8583/response-codes.js';
+import { build, randomStr } from '../helpers/app.js';
+import { balances, fundedCard } from '../helpers/cards.js';
+import { eachDialect } from '../helpers/dialects.js';
+import { authorizationRequest, cardSecrets, linkOf, Peer } from '../helpers/link.js';
 
 /**
  * Issue 39, point 4: at most 256 messages of one connection are being decided at any moment,

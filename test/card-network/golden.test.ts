@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { settlement } from '../src/card-network/settlement.js';
-import { decode, type IsoMessage } from '../src/iso8583/codec.js';
-import { checkLedger } from '../src/ledger/check.js';
-import { AUTH_CODE, GOLDEN, type Golden, PLACEHOLDER } from './fixtures/iso8583-golden.js';
-import { build } from './helpers/app.js';
-import { balances, fundedCard } from './helpers/cards.js';
-import { eachDialect } from './helpers/dialects.js';
-import { cardSecrets, linkOf, Peer } from './helpers/link.js';
+import { settlement } from '../../src/card-network/settlement.js';
+import { decode, type IsoMessage } from '../../src/iso8583/codec.js';
+import { checkLedger } from '../../src/ledger/check.js';
+import { AUTH_CODE, GOLDEN, type Golden, PLACEHOLDER } from '../fixtures/iso8583-golden.js';
+import { build } from '../helpers/app.js';
+import { balances, fundedCard } from '../helpers/cards.js';
+import { eachDialect } from '../helpers/dialects.js';
+import { cardSecrets, linkOf, Peer } from '../helpers/link.js';
 
 /**
  * Golden frames for every message class of decisions §12.4 (issue 28, "Done when"): each request of

@@ -5,15 +5,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { it, type TestContext } from 'node:test';
 import { connect as tlsConnect } from 'node:tls';
-import { capKey, certificateNames, peerListed } from '../src/card-network/link/admission.js';
-import type { NetworkConfig } from '../src/config.js';
-import { decode, encode, message } from '../src/iso8583/codec.js';
-import { FrameReader, frame } from '../src/iso8583/frame.js';
-import { build, type Harness } from './helpers/app.js';
-import { certificateAuthority, selfSigned, type TestCert } from './helpers/certs.js';
-import { eachDialect } from './helpers/dialects.js';
-import { linkOf } from './helpers/link.js';
-import { eventually } from './helpers/receiver.js';
+import { capKey, certificateNames, peerListed } from '../../src/card-network/link/admission.js';
+import type { NetworkConfig } from '../../src/config.js';
+import { decode, encode, message } from '../../src/iso8583/codec.js';
+import { FrameReader, frame } from '../../src/iso8583/frame.js';
+import { build, type Harness } from '../helpers/app.js';
+import { certificateAuthority, selfSigned, type TestCert } from '../helpers/certs.js';
+import { eachDialect } from '../helpers/dialects.js';
+import { linkOf } from '../helpers/link.js';
+import { eventually } from '../helpers/receiver.js';
 
 /**
  * Who may hold a connection to the link (decisions §12.13, issue 39 points 5 and 2, issue 43 point

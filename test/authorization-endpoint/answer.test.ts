@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { readAnswer } from '../src/authorization-endpoint/ask.js';
+import { readAnswer } from '../../src/authorization-endpoint/ask.js';
 
 // How a merchant's authorization endpoint's answer is read (decisions §11): only a 2xx with a JSON
 // object whose `approved` is a boolean decides; a reason is kept only as plain text, cut between characters.

@@ -4,22 +4,22 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { it } from 'node:test';
 import { connect as tlsConnect } from 'node:tls';
-import { buildApp } from '../src/app.js';
-import { startLink } from '../src/card-network/link/listener.js';
-import { ConfigError, loadConfig } from '../src/config.js';
-import { withTrades } from '../src/db/trades-table.js';
-import { decode, encode, message } from '../src/iso8583/codec.js';
-import { FrameReader, frame } from '../src/iso8583/frame.js';
-import { serve } from '../src/server.js';
-import { build, type Harness, randomStr, testConfig } from './helpers/app.js';
-import { balances, fundedCard, ok, todaysTrades } from './helpers/cards.js';
-import { selfSigned } from './helpers/certs.js';
-import { childDatabaseUrl } from './helpers/cli.js';
-import { isolatedDatabase } from './helpers/db.js';
-import { eachDialect } from './helpers/dialects.js';
-import { authorizationRequest, cardSecrets, linkOf, Peer } from './helpers/link.js';
-import { testLogging } from './helpers/log-audit.js';
-import { receiver } from './helpers/receiver.js';
+import { buildApp } from '../../src/app.js';
+import { startLink } from '../../src/card-network/link/listener.js';
+import { ConfigError, loadConfig } from '../../src/config.js';
+import { withTrades } from '../../src/db/trades-table.js';
+import { decode, encode, message } from '../../src/iso8583/codec.js';
+import { FrameReader, frame } from '../../src/iso8583/frame.js';
+import { serve } from '../../src/server.js';
+import { build, type Harness, randomStr, testConfig } from '../helpers/app.js';
+import { balances, fundedCard, ok, todaysTrades } from '../helpers/cards.js';
+import { selfSigned } from '../helpers/certs.js';
+import { childDatabaseUrl } from '../helpers/cli.js';
+import { isolatedDatabase } from '../helpers/db.js';
+import { eachDialect } from '../helpers/dialects.js';
+import { authorizationRequest, cardSecrets, linkOf, Peer } from '../helpers/link.js';
+import { testLogging } from '../helpers/log-audit.js';
+import { receiver } from '../helpers/receiver.js';
 
 const hexOf = (b: Uint8Array) => Buffer.from(b).toString('hex').toUpperCase();
 const fields = (m: { fields: Map<number, string> }) => Object.fromEntries(m.fields);
@@ -489,7 +489,7 @@ eachDialect('network link: clearing, refund and single message (0220, 0200)', (d
       .sort();
     assert.deepEqual(kinds, ['100/1/100', '150/1/10', '150/1/30', '151/1/10', '151/1/25', '151/10/5'].sort());
 
-    // Forced posts (§12.7, test/network-link.forced.test.ts): a clearing above the hold, an 0120.
+    // Forced posts (§12.7, test/card-network/forced.test.ts): a clearing above the hold, an 0120.
     const more = authorizationRequest(card, { amount: 1000 });
     assert.equal((await peer.ask(more)).fields.get(39), '00');
     const above = await peer.ask(adviceOf(more, 1500, { stan: '800003' }));

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { runLinkCrashTest } from './crash/link.js';
-import { eachDialect } from './helpers/dialects.js';
+import { runLinkCrashTest } from '../crash/link.js';
+import { eachDialect } from '../helpers/dialects.js';
 
 // The card network link under SIGKILL (issue 28): 10 connections, 100 messages in flight, 10 kills
 // during the stream. CRASH_LINK_MESSAGES sizes the stream (200 here; `npm run crashtest` runs 3 000).

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { message } from '../src/iso8583/codec.js';
-import { fundedCard, ok, todaysTrades } from './helpers/cards.js';
-import { buildConsole, consoleGet, login, makeOperator } from './helpers/console.js';
-import { eachDialect } from './helpers/dialects.js';
-import { authorizationRequest, cardSecrets, linkOf, Peer, trace } from './helpers/link.js';
+import { message } from '../../src/iso8583/codec.js';
+import { fundedCard, ok, todaysTrades } from '../helpers/cards.js';
+import { buildConsole, consoleGet, login, makeOperator } from '../helpers/console.js';
+import { eachDialect } from '../helpers/dialects.js';
+import { authorizationRequest, cardSecrets, linkOf, Peer, trace } from '../helpers/link.js';
 
 /**
  * The card's statement over the link (issue 43, item 1): the 4.1 list's `remark` is the merchant

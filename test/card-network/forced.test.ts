@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { message } from '../src/iso8583/codec.js';
-import { checkLedger } from '../src/ledger/check.js';
-import { build, type Harness, randomStr } from './helpers/app.js';
-import { balances, fundedCard, ok } from './helpers/cards.js';
-import { buildConsole, consoleGet, login, makeOperator } from './helpers/console.js';
-import { eachDialect } from './helpers/dialects.js';
-import { authorizationRequest, cardSecrets, linkOf, Peer, trace } from './helpers/link.js';
+import { message } from '../../src/iso8583/codec.js';
+import { checkLedger } from '../../src/ledger/check.js';
+import { build, type Harness, randomStr } from '../helpers/app.js';
+import { balances, fundedCard, ok } from '../helpers/cards.js';
+import { buildConsole, consoleGet, login, makeOperator } from '../helpers/console.js';
+import { eachDialect } from '../helpers/dialects.js';
+import { authorizationRequest, cardSecrets, linkOf, Peer, trace } from '../helpers/link.js';
 
 /**
  * Forced posts (decisions §12.7): advices are posted whatever the rules say, and may take a card

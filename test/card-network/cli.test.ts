@@ -3,15 +3,15 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { it } from 'node:test';
-import { clearingFile } from '../src/card-network/clearing-file.js';
-import { withTrades } from '../src/db/trades-table.js';
-import { type IsoMessage, message } from '../src/iso8583/codec.js';
-import { build, type Harness, testConfig } from './helpers/app.js';
-import { balances, fundedCard } from './helpers/cards.js';
-import { selfSigned } from './helpers/certs.js';
-import { childDatabaseUrl, runCli } from './helpers/cli.js';
-import { eachDialect } from './helpers/dialects.js';
-import { authorizationRequest, cardSecrets, linkOf, Peer } from './helpers/link.js';
+import { clearingFile } from '../../src/card-network/clearing-file.js';
+import { withTrades } from '../../src/db/trades-table.js';
+import { type IsoMessage, message } from '../../src/iso8583/codec.js';
+import { build, type Harness, testConfig } from '../helpers/app.js';
+import { balances, fundedCard } from '../helpers/cards.js';
+import { selfSigned } from '../helpers/certs.js';
+import { childDatabaseUrl, runCli } from '../helpers/cli.js';
+import { eachDialect } from '../helpers/dialects.js';
+import { authorizationRequest, cardSecrets, linkOf, Peer } from '../helpers/link.js';
 
 /** The CLI against the harness's database and master key (as an operator runs it beside the service). */
 const cliEnv = (h: Harness) => ({

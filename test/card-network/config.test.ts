@@ -3,14 +3,14 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { it } from 'node:test';
-import { startLink } from '../src/card-network/link/listener.js';
-import { ConfigError, loadConfig } from '../src/config.js';
-import { isLoopbackIp, linkAddress } from '../src/config-network.js';
-import { message } from '../src/iso8583/codec.js';
-import { build } from './helpers/app.js';
-import { selfSigned } from './helpers/certs.js';
-import { eachDialect } from './helpers/dialects.js';
-import { Peer } from './helpers/link.js';
+import { startLink } from '../../src/card-network/link/listener.js';
+import { ConfigError, loadConfig } from '../../src/config.js';
+import { isLoopbackIp, linkAddress } from '../../src/config-network.js';
+import { message } from '../../src/iso8583/codec.js';
+import { build } from '../helpers/app.js';
+import { selfSigned } from '../helpers/certs.js';
+import { eachDialect } from '../helpers/dialects.js';
+import { Peer } from '../helpers/link.js';
 
 /** The link's settings of issue 39 (decisions §12.13, §12.1): the caps, the peers' list, the sandbox's loopback judged by address. */
 

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import type { Kysely } from 'kysely';
-import { migrateToLatest } from '../src/db/migrate.js';
-import { build, type Harness, randomStr } from './helpers/app.js';
-import { fundedCard, ok, todaysTrades } from './helpers/cards.js';
-import { eachDialect } from './helpers/dialects.js';
+import { migrateToLatest } from '../../src/db/migrate.js';
+import { build, type Harness, randomStr } from '../helpers/app.js';
+import { fundedCard, ok, todaysTrades } from '../helpers/cards.js';
+import { eachDialect } from '../helpers/dialects.js';
 
 const N = '/sandbox/network';
 const QUERY = '/api/network/tradeQuery.html';

@@ -2,13 +2,13 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { it } from 'node:test';
-import { clearingFile } from '../src/card-network/clearing-file.js';
-import { type IsoMessage, message } from '../src/iso8583/codec.js';
-import { build, type Harness, testConfig } from './helpers/app.js';
-import { fundedCard } from './helpers/cards.js';
-import { childDatabaseUrl, runCli } from './helpers/cli.js';
-import { eachDialect } from './helpers/dialects.js';
-import { authorizationRequest, cardSecrets, linkOf, Peer, trace } from './helpers/link.js';
+import { clearingFile } from '../../src/card-network/clearing-file.js';
+import { type IsoMessage, message } from '../../src/iso8583/codec.js';
+import { build, type Harness, testConfig } from '../helpers/app.js';
+import { fundedCard } from '../helpers/cards.js';
+import { childDatabaseUrl, runCli } from '../helpers/cli.js';
+import { eachDialect } from '../helpers/dialects.js';
+import { authorizationRequest, cardSecrets, linkOf, Peer, trace } from '../helpers/link.js';
 
 /**
  * `cardprogram network import` moves money, so each message it posts is in the audit trail (issue

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { sql } from 'kysely';
-import { withTrades } from '../src/db/trades-table.js';
-import { build } from './helpers/app.js';
-import { fundedCard } from './helpers/cards.js';
-import { eachDialect } from './helpers/dialects.js';
-import { authorizationRequest, cardSecrets, linkOf, Peer } from './helpers/link.js';
+import { withTrades } from '../../src/db/trades-table.js';
+import { build } from '../helpers/app.js';
+import { fundedCard } from '../helpers/cards.js';
+import { eachDialect } from '../helpers/dialects.js';
+import { authorizationRequest, cardSecrets, linkOf, Peer } from '../helpers/link.js';
 
 const until = async (what: string, cond: () => Promise<boolean>) => {
   for (let i = 0; i < 2000; i++) {

@@ -5,14 +5,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { it } from 'node:test';
 import { connect as tlsConnect } from 'node:tls';
-import { LinkClient } from '../src/card-network/link/client.js';
-import { message } from '../src/iso8583/codec.js';
-import { certificateAuthority, selfSigned } from './helpers/certs.js';
-import { childDatabaseUrl } from './helpers/cli.js';
-import { isolatedDatabase } from './helpers/db.js';
-import { eachDialect } from './helpers/dialects.js';
-import { eventually } from './helpers/receiver.js';
-import { killAll, startService } from './helpers/service.js';
+import { LinkClient } from '../../src/card-network/link/client.js';
+import { message } from '../../src/iso8583/codec.js';
+import { certificateAuthority, selfSigned } from '../helpers/certs.js';
+import { childDatabaseUrl } from '../helpers/cli.js';
+import { isolatedDatabase } from '../helpers/db.js';
+import { eachDialect } from '../helpers/dialects.js';
+import { eventually } from '../helpers/receiver.js';
+import { killAll, startService } from '../helpers/service.js';
 
 /**
  * Issue 39, point 2: connections that never begin their TLS handshake, from anywhere, must leave
