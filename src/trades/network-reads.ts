@@ -1,7 +1,7 @@
 import { type Kysely, sql } from 'kysely';
+import { Account } from '../codes/accounts.js';
 import type { DB } from '../db/schema.js';
 import { withTrades } from '../db/trades-table.js';
-import { Account } from '../ledger/journal.js';
 import { TradeStatus, TradeType } from './types.js';
 
 /*
