@@ -102,10 +102,11 @@ async function endpointVerdict(
 }
 
 /**
- * An 0100 or 0200 (or its repeat 0101, 0201), decided (decisions §12.4–12.8): the card by its PAN, expiry and
- * CVV2, then the sandbox's decision path (src/card-network/authorize.ts → src/ledger/authorize.ts), the merchant's
- * endpoint asked with what is left of the deadline. The answer's code and, on approval, field 38
- * and (balance inquiry) field 54. Retransmissions get the stored answer.
+ * An 0100 or 0200 (or its repeat 0101, 0201), decided (decisions §12.4–12.8), once by its identity
+ * (./once.ts): the card by its PAN, expiry and CVV2, then the sandbox's decision path (linkAuthorize
+ * → src/ledger/authorize.ts), the merchant's endpoint asked with what is left of the deadline. The
+ * answer's code and, on approval, field 38 and (balance inquiry) field 54. Retransmissions get the
+ * stored answer; a copy still being decided here joins that decision.
  */
 export async function authorizationAnswer(
   svc: Services,
