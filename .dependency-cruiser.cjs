@@ -6,7 +6,7 @@
 
 /** Folders whose files are verbs (and their helpers), except each one's routes.ts and schemas.ts. */
 const DOMAINS =
-  '(audit|console|merchants|holders|kyc|cards|controls|ledger|trades|domains|callbacks|idempotency|page|network|disputes|three-ds)';
+  '(audit|console|merchants|holders|kyc|cards|controls|ledger|trades|domains|callbacks|idempotency|page|card-network|authorization-endpoint|sandbox|disputes|three-ds)';
 
 /**
  * Besides each domain's schemas.ts, the tables of the interface's codes (trade types and statuses;
@@ -31,8 +31,10 @@ const LAYERS = [
       `^src/${DOMAINS}/(routes|routes-[a-z]+)\\.ts$`,
       '^src/docs/',
       '^src/http/(?!(schemas|fields|signing|signature-detail|decline-detail)\\.ts$)',
-      // The card network link: a transport like the HTTP routes (it reads messages, calls verbs, maps errors).
-      '^src/network-link/',
+      // The card network link: bytes <-> messages, a transport like the HTTP routes (src/card-network/link/:
+      // listener, dispatch by MTI, admission, the client `network send` uses); the message classes it
+      // calls are domain files of src/card-network/.
+      '^src/card-network/link/',
       // The 3-D Secure ACS's listener for the directory server: a transport of its own (src/three-ds/listener.ts).
       '^src/three-ds/listener\\.ts$',
     ],

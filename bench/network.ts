@@ -6,7 +6,7 @@
  *
  * For each database the built service runs as its own process (`bin/cardprogram.js serve`, as in
  * production) with the link on loopback (plain TCP, as the sandbox allows), filled by `cardprogram
- * demo` (its cards, each topped up); the client is src/network-link/client.ts, the simulator's,
+ * demo` (its cards, each topped up); the client is src/card-network/link/client.ts, the simulator's,
  * on up to 10 connections (a processor's few links), each keeping its share of the messages in
  * flight, every message a new STAN. Every answer must be `00`.
  *
@@ -14,21 +14,26 @@
  *   npm run bench:network -- --quick   SQLite, 1 and 10 in flight, a second each (CI: checks that it works)
  *   BENCH_DB=sqlite npm run bench:network
  *   BENCH_PROFILE=/tmp/prof npm run bench:network   the service's CPU profile (.cpuprofile) written there
+ *   npm run bench:network -- --root DIR   this build and DIR's (a baseline checkout, built), level by
+ *                                         level in turn in one run, with the service's CPU time per message
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import pg from 'pg';
+import { LinkClient, transmissionTime } from '../src/card-network/link/client.js';
 import { hmacSign, signingString } from '../src/http/signing.js';
 import { type IsoMessage, message } from '../src/iso8583/codec.js';
-import { LinkClient, transmissionTime } from '../src/network-link/client.js';
 import { childDatabaseUrl, ROOT } from '../test/helpers/cli.js';
 import { isolatedDatabase, type TestDialect } from '../test/helpers/db.js';
 import { startService, stop } from './http-processes.js';
 
 const quick = process.argv.includes('--quick');
+/** `--root DIR`: a baseline checkout (built) measured beside this one, level by level in turn. */
+const rootAt = process.argv.indexOf('--root');
+const BASE = rootAt > 0 && process.argv[rootAt + 1] ? resolve(process.argv[rootAt + 1] as string) : null;
 const SECONDS = quick ? 1 : Number(process.env.BENCH_SECONDS ?? 10);
 const LEVELS = quick ? [1, 10] : [1, 10, 50, 100];
 const MAX_CONNECTIONS = 10;
@@ -50,6 +55,8 @@ interface Measured {
   /** Answers other than 00, and messages without an answer. */
   failed: number;
   codes: Record<string, number>;
+  /** The service's CPU time (user + system) per approved message, ms; when measured (--root). */
+  cpuMs?: number;
 }
 
 let stan = 0;
@@ -135,7 +142,7 @@ async function startCeiling(): Promise<{ child: ChildProcess; port: number }> {
 }
 
 /** The service on a fresh database of this engine, with the link on, and its cards' numbers (from the sandbox's card details). */
-async function prepare(dialect: TestDialect) {
+async function prepare(dialect: TestDialect, root = ROOT) {
   const db = await isolatedDatabase(dialect);
   const dataDir = join(tmpdir(), `cardprogram-bench-net-${randomBytes(4).toString('hex')}`);
   mkdirSync(dataDir, { recursive: true });
@@ -157,14 +164,14 @@ async function prepare(dialect: TestDialect) {
     rmSync(dataDir, { recursive: true, force: true });
   };
   try {
-    const first = await startService(env);
+    const first = await startService(env, root);
     await stop(first.child);
     const filled = JSON.parse(
       execFileSync(
         process.execPath,
-        [join(ROOT, 'bin', 'cardprogram.js'), 'demo', '--holders', String(HOLDERS), '--days', '1', '--seed', '1', '--json'],
+        [join(root, 'bin', 'cardprogram.js'), 'demo', '--holders', String(HOLDERS), '--days', '1', '--seed', '1', '--json'],
         {
-          cwd: ROOT,
+          cwd: root,
           env: { ...process.env, ...env },
           stdio: ['ignore', 'pipe', 'inherit'],
           maxBuffer: 1 << 26,
@@ -177,7 +184,7 @@ async function prepare(dialect: TestDialect) {
     const demo = JSON.parse(readFileSync(join(dataDir, 'demo-merchant.json'), 'utf8'));
     // BENCH_PROFILE=DIR: the measured service writes a CPU profile there when it stops (what takes the time).
     const profile = process.env.BENCH_PROFILE;
-    const service = await startService(env, ROOT, profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : []);
+    const service = await startService(env, root, profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : []);
     const call = async (path: string, body: Record<string, unknown>) => {
       const signed: Record<string, unknown> = { ...body, appId: demo.appId, randomStr: randomBytes(16).toString('hex') };
       signed.sign = hmacSign(demo.secret, signingString(signed));
@@ -218,6 +225,58 @@ async function postgresAnswers(url: string): Promise<boolean> {
   }
 }
 
+/** A process's CPU time so far (user + system, ms), from /proc (Linux). */
+function cpuTime(pid: number | undefined): number {
+  if (pid === undefined) return 0;
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+/** One level against a service, with the service's CPU time per approved message. */
+async function measure(p: Awaited<ReturnType<typeof prepare>>, inFlight: number): Promise<Measured> {
+  const before = cpuTime(p.service.child.pid);
+  const m = await drive(p.linkPort, p.cards, inFlight, SECONDS);
+  const used = cpuTime(p.service.child.pid) - before;
+  return { ...m, cpuMs: m.messages ? Math.round((used / m.messages) * 1000) / 1000 : 0 };
+}
+
+/** This build and the baseline's (--root), each on a database of its own, level by level in turn. */
+async function compare(dialect: TestDialect, base: string) {
+  const ours = await prepare(dialect);
+  const theirs = await prepare(dialect, base);
+  try {
+    const rows = [];
+    await drive(ours.linkPort, ours.cards, 10, quick ? 0.2 : 2);
+    await drive(theirs.linkPort, theirs.cards, 10, quick ? 0.2 : 2);
+    for (const inFlight of LEVELS) {
+      // In turn, twice, so that the machine's noise falls on both alike.
+      const a1 = await measure(theirs, inFlight);
+      const b1 = await measure(ours, inFlight);
+      const b2 = await measure(ours, inFlight);
+      const a2 = await measure(theirs, inFlight);
+      const sum = (x: Measured, y: Measured) => ({
+        perSecond: Math.round((x.perSecond + y.perSecond) / 2),
+        p50: Math.round(((x.p50 + y.p50) / 2) * 10) / 10,
+        p99: Math.round(((x.p99 + y.p99) / 2) * 10) / 10,
+        cpuMs: Math.round((((x.cpuMs ?? 0) + (y.cpuMs ?? 0)) / 2) * 1000) / 1000,
+        failed: x.failed + y.failed,
+      });
+      const row = { inFlight, baseline: sum(a1, a2), build: sum(b1, b2) };
+      rows.push(row);
+      process.stderr.write(
+        `[${dialect.name}] ${inFlight} in flight: this build ${row.build.perSecond}/s, ${row.build.cpuMs} ms CPU/msg (p50 ${row.build.p50}, p99 ${row.build.p99}); baseline ${row.baseline.perSecond}/s, ${row.baseline.cpuMs} ms CPU/msg (p50 ${row.baseline.p50}, p99 ${row.baseline.p99})\n`,
+      );
+    }
+    return { database: dialect.name, rows };
+  } finally {
+    await stop(ours.service.child);
+    await stop(theirs.service.child);
+    await ours.cleanup();
+    await theirs.cleanup();
+  }
+}
+
 async function run(dialect: TestDialect) {
   const p = await prepare(dialect);
   const ceiling = await startCeiling();
@@ -243,7 +302,7 @@ async function run(dialect: TestDialect) {
 
 function markdown(report: { date: string; machine: string; load: string; results: Awaited<ReturnType<typeof run>>[] }): string {
   const lines = [
-    `Measured ${report.date.slice(0, 10)} on ${report.machine}; load average before the run ${report.load}; ${SECONDS} s per level; client (src/network-link/client.ts, up to ${MAX_CONNECTIONS} connections) and service on the same machine; 0100 purchases of 0.01 EUR spread over the demo's cards; the ceiling: a bare node:net server decoding and answering the same frames with the same codec.`,
+    `Measured ${report.date.slice(0, 10)} on ${report.machine}; load average before the run ${report.load}; ${SECONDS} s per level; client (src/card-network/link/client.ts, up to ${MAX_CONNECTIONS} connections) and service on the same machine; 0100 purchases of 0.01 EUR spread over the demo's cards; the ceiling: a bare node:net server decoding and answering the same frames with the same codec.`,
     '',
     '| database | in flight | authorizations/s | p50 ms | p99 ms | not 00 | ceiling/s | ceiling p50 ms | ceiling p99 ms | ratio |',
     '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
@@ -264,6 +323,28 @@ const load = loadavg()
   .map((l) => l.toFixed(2))
   .join(' ');
 const which = (process.env.BENCH_DB ?? (quick ? 'sqlite' : 'sqlite,postgres')).split(',');
+if (BASE) {
+  const compared = [];
+  if (which.includes('sqlite')) compared.push(await compare({ name: 'sqlite', url: 'file:' }, BASE));
+  if (which.includes('postgres')) {
+    const url = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+    if (await postgresAnswers(url)) compared.push(await compare({ name: 'postgres', url }, BASE));
+  }
+  const lines = [
+    `Load average before the run ${load}; ${SECONDS} s per level, each build twice in turn (baseline, this, this, baseline); the service's CPU time (user + system) per approved 0100.`,
+    '',
+    '| database | in flight | baseline /s | this build /s | baseline CPU ms/msg | this build CPU ms/msg | baseline p50 / p99 ms | this build p50 / p99 ms |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|',
+    ...compared.flatMap((r) =>
+      r.rows.map(
+        (x) =>
+          `| ${r.database} | ${x.inFlight} | ${x.baseline.perSecond} | ${x.build.perSecond} | ${x.baseline.cpuMs} | ${x.build.cpuMs} | ${x.baseline.p50} / ${x.baseline.p99} | ${x.build.p50} / ${x.build.p99} |`,
+      ),
+    ),
+  ];
+  process.stdout.write(`${lines.join('\n')}\n`);
+  process.exit(compared.flatMap((r) => r.rows).some((x) => x.build.failed > 0 || x.baseline.failed > 0) ? 1 : 0);
+}
 const results = [];
 if (which.includes('sqlite')) results.push(await run({ name: 'sqlite', url: 'file:' }));
 if (which.includes('postgres')) {

@@ -1,6 +1,6 @@
 // The full fuzz run (test/fuzz.test.ts): 100,000 generated requests per database unless FUZZ_RUNS
 // says otherwise; FUZZ_SEED picks another sequence. `npm test` runs the same test with 300.
-// Then the card network link's (test/network-link.bad-input.test.ts): 10,000 generated and mutated
+// Then the card network link's (test/card-network/bad-input.test.ts): 10,000 generated and mutated
 // frames per database unless FUZZ_NETWORK_RUNS says otherwise (`npm test` runs 200).
 // Then the 3-D Secure ACS's (test/three-ds/fuzz.test.ts): 10,000 mutated AReqs per database unless
 // FUZZ_3DS_RUNS says otherwise (`npm test` runs 150).
@@ -19,5 +19,5 @@ const run3ds = (file) =>
   }).status ?? 1;
 const run = (file) =>
   spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-timeout=0', file], { stdio: 'inherit', env }).status ?? 1;
-const status = run('test/fuzz.test.ts') || run('test/network-link.bad-input.test.ts') || run3ds('test/three-ds/fuzz.test.ts');
+const status = run('test/fuzz.test.ts') || run('test/card-network/bad-input.test.ts') || run3ds('test/three-ds/fuzz.test.ts');
 process.exit(status);

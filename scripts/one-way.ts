@@ -8,7 +8,8 @@ const args = process.argv.slice(2);
 const root = resolve(args[0] === '--root' && args[1] ? args[1] : join(import.meta.dirname, '..'));
 
 /** The domain folders (src/<folder>/): what a runner of jobs is handed, never imports. */
-const DOMAINS = 'audit|console|merchants|holders|kyc|cards|controls|ledger|trades|domains|page|network|network-link|disputes|three-ds|jobs';
+const DOMAINS =
+  'audit|console|merchants|holders|kyc|cards|controls|ledger|trades|domains|page|card-network|authorization-endpoint|sandbox|disputes|three-ds|jobs';
 
 /**
  * The direct audit records that are not a run's own (src/runner.ts's `audit` option), each with why

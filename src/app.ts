@@ -29,11 +29,13 @@ import { workerPlugin } from './http/worker.js';
 import { openReadNonces } from './idempotency/read-nonce-store.js';
 import { periodicJobs } from './jobs/periodic.js';
 import { kycRoutes, kycSandboxRoutes } from './kyc/routes.js';
+import { openExceptions } from './ledger/exceptions-query.js';
 import { fundingRoutes } from './ledger/routes.js';
 import { merchantRoutes } from './merchants/routes.js';
-import { networkSandboxRoutes } from './network/routes.js';
 import { pageRoutes } from './page/routes.js';
+import { networkSandboxRoutes } from './sandbox/routes.js';
 import { createServices, readyVault } from './services.js';
+import { resultsBacklog } from './three-ds/results.js';
 import { threeDsRoutes, threeDsSandboxRoutes } from './three-ds/routes.js';
 import { challengeRoutes } from './three-ds/routes-challenge.js';
 import { tradeRoutes } from './trades/routes.js';
@@ -168,7 +170,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     explainSignature: config.env === 'sandbox',
   });
   await app.register(healthPlugin, { database });
-  await app.register(metricsPlugin, { svc, token: config.metricsToken });
+  await app.register(metricsPlugin, { svc, token: config.metricsToken, gauges: { openExceptions, resultsBacklog } });
 
   await app.register(holderRoutes, { svc });
   await app.register(cardRoutes, { svc });

@@ -233,7 +233,7 @@ export class Metrics {
     registers: [this.registry],
   });
 
-  /** What the card network link's gauges read: its open connections, signed-on peers and messages being decided (src/network-link/listener.ts). */
+  /** What the card network link's gauges read: its open connections, signed-on peers and messages being decided (src/card-network/link/listener.ts). */
   private link: { connections(): number; signedOn(): number; inFlight?(): number } = { connections: () => 0, signedOn: () => 0 };
 
   constructor() {
@@ -313,7 +313,7 @@ export class Metrics {
     this.link = state;
   }
 
-  /** A card network link connection closed by a cap (src/network-link/admission.ts). */
+  /** A card network link connection closed by a cap (src/card-network/link/admission.ts). */
   networkRefused(reason: 'total' | 'per_address' | 'handshake_timeout' | 'peer_not_allowed' | 'evicted'): void {
     this.linkRefused.inc({ reason });
   }

@@ -23,6 +23,12 @@ export interface Run<I, O = unknown> {
   /** Bookkeeping whose loss in a crash is harmless (see Database.withTx). */
   durable?: false;
   /**
+   * A verb of one write statement (the sandbox's claim of an authorization's randomStr, the
+   * endpoint's answer kept with it): run as Database.write runs one, on PostgreSQL on its own
+   * (autocommit, no BEGIN and COMMIT round trips), on SQLite in the group commit.
+   */
+  statement?: true;
+  /**
    * A change that needs a record (an operator's; a merchant's, through signedWrite's `audit`):
    * recorded in the audit trail (src/audit/trail.ts) in the verb's own transaction, with the actor,
    * the state before (read first, in the transaction) and the verb's result after.
@@ -98,6 +104,8 @@ export async function runVerb<I, O, C extends VerbCtx>(
         return outcome.body;
       }
       result = outcome.body;
+    } else if (run.statement) {
+      result = await svc.database.write((db) => effect(db));
     } else {
       result = await svc.database.withTx(effect, run.durable === false ? { durable: false } : undefined);
     }

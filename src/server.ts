@@ -3,6 +3,7 @@ import { createServer as createHttpServer, type Server as HttpServer } from 'nod
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
+import { type LinkServer, startLink } from './card-network/link/listener.js';
 import type { Config } from './config.js';
 import { partsState } from './config-parts.js';
 import { TLS_LISTENERS, tlsFileProblems } from './config-tls.js';
@@ -10,7 +11,6 @@ import { problemsError } from './config-vars.js';
 import { ensureSandboxAdmin, sandboxAdminFile } from './console/sandbox.js';
 import { exampleCurl } from './docs/example-curl.js';
 import { ensureDemoMerchant } from './merchants/demo.js';
-import { type LinkServer, startLink } from './network-link/listener.js';
 import { type AcsServer, startAcs } from './three-ds/listener.js';
 
 export interface Running {

@@ -1,8 +1,8 @@
+import { SETTLEMENT_LINES } from '../card-network/settlement.js';
 import { AUDIT_TRANSITIONS, AuditStatus, type AuditStatusValue } from '../codes/audit-status.js';
 import { codeMeaning } from '../iso8583/response-codes.js';
 import type { NetworkFigures } from '../metrics.js';
 import { CARD_CURRENCIES, toMinor } from '../money/currency.js';
-import { SETTLEMENT_LINES } from '../network/settlement.js';
 import { formatMoney } from '../page/activity.js';
 import { auditPill } from './pages-common.js';
 import { qrSvg } from './qr.js';

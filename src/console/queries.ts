@@ -1,6 +1,7 @@
 import { type ExpressionBuilder, type Kysely, sql } from 'kysely';
 import { openPayload } from '../callbacks/outbox.js';
 import { shownPayload } from '../callbacks/shown-payload.js';
+import { settlement } from '../card-network/settlement.js';
 import { maskedCardNo } from '../cards/model.js';
 import type { Services } from '../context.js';
 import type { DB } from '../db/schema.js';
@@ -8,7 +9,6 @@ import { documentHash, emailHash, openIdentity } from '../holders/identity.js';
 import { kycEmail } from '../kyc/email.js';
 import type { KycData } from '../kyc/submit.js';
 import { openExceptions } from '../ledger/exceptions-query.js';
-import { settlement } from '../network/settlement.js';
 import { locateTrade } from '../trades/card-history.js';
 import { forcedPostsSince } from '../trades/network-reads.js';
 import { openDisputes } from './queries-disputes.js';

@@ -183,7 +183,7 @@ export async function evidenceFile(
 /**
  * The disputes the network decided (won, lost) on one UTC day (`decided_at`), per currency and
  * merchant: how many and, minor units, what was paid back (won) or disputed and not paid (lost).
- * The day's settlement with the network reads them (src/network/settlement.ts).
+ * The day's settlement with the network reads them (src/card-network/settlement.ts).
  */
 export async function decidedDisputes(db: Kysely<DB>, date: string) {
   const start = Date.parse(`${date}T00:00:00Z`);

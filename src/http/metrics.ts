@@ -1,13 +1,12 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import fp from 'fastify-plugin';
-import { sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import { openEndpointsByMerchant, queueDepthByMerchant } from '../callbacks/breaker.js';
 import type { Services } from '../context.js';
 import { isCurrent } from '../db/migrate.js';
+import type { DB } from '../db/schema.js';
 import { sweepFailuresByJob } from '../db/sweep.js';
-import { openExceptions } from '../ledger/exceptions-query.js';
-import { resultsBacklog } from '../three-ds/results.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -22,6 +21,15 @@ export interface MetricsOptions {
   svc: Services;
   /** Bearer token that /metrics on this listener requires; null: /metrics is not served here. */
   token: string | null;
+  /**
+   * The domains' gauges, handed by src/app.ts (the plugin imports no domain): the card network's
+   * advices held in suspense (src/ledger/exceptions-query.ts) and the ACS's results waiting for
+   * the DS (src/three-ds/results.ts).
+   */
+  gauges: {
+    openExceptions: (db: Kysely<DB>) => Promise<{ count: number }>;
+    resultsBacklog: (db: Kysely<DB>, now: number) => Promise<{ pending: number; oldestSeconds: number; failed: number }>;
+  };
 }
 
 /**
@@ -32,7 +40,7 @@ export interface MetricsOptions {
  * src/server.ts). Gauges that describe state are read when scraped.
  */
 export const metricsPlugin = fp(
-  async (app: FastifyInstance, { svc, token }: MetricsOptions) => {
+  async (app: FastifyInstance, { svc, token, gauges }: MetricsOptions) => {
     const { metrics, database } = svc;
     app.decorateRequest('resultCode', '0');
     app.decorateRequest('declineReason', undefined);
@@ -82,7 +90,7 @@ export const metricsPlugin = fp(
     metrics.gauge(
       'cardprogram_network_exceptions_open',
       'Card network advices held in suspense above the forced posts’ ceilings, waiting for an operator to post or return them',
-      async () => (await openExceptions(db)).count,
+      async () => (await gauges.openExceptions(db)).count,
     );
     // The periodic passes' rows that keep failing (src/db/sweep.ts): labels are the passes, a few.
     metrics.labeledGauge(
@@ -99,12 +107,12 @@ export const metricsPlugin = fp(
     );
     // The ACS's results waiting for the DS (RReq): read once per scrape for the three gauges.
     if (svc.config.threeDs.port !== null || svc.config.threeDs.ds !== null) {
-      let backlog: ReturnType<typeof resultsBacklog> | null = null;
+      let backlog: ReturnType<MetricsOptions['gauges']['resultsBacklog']> | null = null;
       metrics.onScrape(() => {
         backlog = null;
       });
       const read = () => {
-        backlog ??= resultsBacklog(db, svc.clock());
+        backlog ??= gauges.resultsBacklog(db, svc.clock());
         return backlog;
       };
       metrics.gauge(

@@ -265,7 +265,7 @@ export async function reapKeys(deps: SweepDeps, olderThan: number): Promise<numb
     key: ['created_at', 'merchant_id', 'random_str'],
     where: sql`created_at < ${olderThan}`,
   });
-  // The claims of authorizations whose endpoint was asked (src/network/endpoint-flow.ts) go with their keys.
+  // The claims of authorizations whose endpoint was asked (src/sandbox/authorize-with-endpoint.ts) go with their keys.
   await reapInPages(deps, 'reap_authorization_requests', {
     table: 'authorization_requests',
     key: ['merchant_id', 'random_str'],

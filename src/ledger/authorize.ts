@@ -1,4 +1,5 @@
 import type { Static } from 'typebox';
+import { EndpointNotAsked, type EndpointVerdict, type NotAsked } from '../authorization-endpoint/verdict.js';
 import { notifyMerchant } from '../callbacks/merchant-event.js';
 import { eventParts } from '../callbacks/outbox.js';
 import { type CardRow, maskedCardNo } from '../cards/model.js';
@@ -50,31 +51,19 @@ import type { AuthorizeBody } from './schemas.js';
  */
 export type AuthorizeInput = OperationInput<Static<typeof AuthorizeBody>> & {
   /**
-   * What the merchant's authorization endpoint said (src/network/endpoint-flow.ts), and the id it was
+   * What the merchant's authorization endpoint said (src/sandbox/authorize-with-endpoint.ts), and the id it was
    * told the authorization has; absent when the merchant has no endpoint. `asked: false`: it has
    * one, not asked because the program's rules declined when it was checked.
    */
-  endpoint?: EndpointVerdict | { asked: false; tradeId: string } | undefined;
+  endpoint?: EndpointVerdict | NotAsked | undefined;
   /**
-   * The card data as the card network link found it (src/network-link/card-data.ts, with the PAN at
+   * The card data as the card network link found it (src/card-network/card-data.ts, with the PAN at
    * hand). Without it, the body's `cvv2` and `expiry` (the sandbox's) are checked here, when sent.
    */
   verification?: CardVerification | undefined;
   /** The link's credential-on-file entry mode (field 22 `10x`): exempt from 3-D Secure (decisions §14.5). */
   credentialOnFile?: boolean | undefined;
 };
-
-/** The endpoint's part in a decision: its answer, or none, and what then applies. */
-export interface EndpointVerdict {
-  asked: true;
-  tradeId: string;
-  outcome: EndpointOutcome;
-  /** The merchant's reason for a decline (at most 200 characters). */
-  reason: string | null;
-  latencyMs: number;
-  /** What applies when the outcome is timeout or error: the merchant's default. */
-  fallback: 'approve' | 'decline';
-}
 
 /** An authorization's amounts and day, worked out from the request and the card. */
 export interface Priced {
@@ -282,14 +271,6 @@ export async function endpointRequest(ctx: LedgerCtx, input: AuthorizeInput, tra
       availableBalance: toMajor(card.available_balance, card.currency),
     },
   };
-}
-
-/** Thrown by the verb when the program approves but the merchant's endpoint was not asked: ask it, then run again. */
-export class EndpointNotAsked extends Error {
-  constructor() {
-    super('the authorization endpoint was not asked');
-    this.name = 'EndpointNotAsked';
-  }
 }
 
 /** Why the merchant's default declined, by what the endpoint did instead of answering. */

@@ -53,7 +53,7 @@ export async function lockCardAtOnce(ctx: LedgerCtx, cardId: string, opts: { hol
   if (!hasRowLocks(tx as Kysely<unknown>)) {
     // The key first, as the runner claims it for every other verb: a request whose key is taken
     // replays its answer before anything is decided (a retry of an authorization the merchant's
-    // endpoint decided relies on it: src/network/endpoint-flow.ts).
+    // endpoint decided relies on it: src/sandbox/authorize-with-endpoint.ts).
     await ctx.once?.claim(tx);
     return { card: await lockCard(ctx, cardId), notifyUrl: undefined, candidates: [], rows: {}, atOnce: false };
   }

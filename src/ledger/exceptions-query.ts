@@ -134,7 +134,7 @@ export async function openExceptions(
 
 /**
  * The clearings held in suspense on a business day, and those returned to the network on it: the
- * settlement's `exceptions-held` and `exceptions-returned` lines (src/network/settlement.ts). Per
+ * settlement's `exceptions-held` and `exceptions-returned` lines (src/card-network/settlement.ts). Per
  * currency and merchant, minor units. An authorization advice moves no money with the network and is
  * in neither.
  */

@@ -79,7 +79,7 @@ export const MerchantFundingListModel = Type.Object({
 });
 
 // The money verbs' inputs (authorize, clear, reverse, void, refund, withdraw, transfer, adjust, balance
-// inquiry, fee), one source each: the sandbox's simulator (src/network/schemas.ts) serves them as its
+// inquiry, fee), one source each: the sandbox's simulator (src/sandbox/schemas.ts) serves them as its
 // request bodies.
 const Remark = Type.Optional(ShortText(200));
 const BusinessDate = Type.Optional(DateText('must be a date written yyyy-MM-dd (sandbox: places the record on that day)'));

@@ -20,7 +20,7 @@ import { type NewTrade, updateTrade } from './trade-rows.js';
  * What the card network link gives a clearing or a refund beside the verb's input: the transaction
  * amount as the network sent it (field 4, minor units of the transaction's currency), recorded as
  * given, so that the link's later parts of the same whole are allocated from the network's own
- * figures (src/network/link-amounts.ts). Not part of any request body: only the link passes it.
+ * figures (src/card-network/amounts.ts). Not part of any request body: only the link passes it.
  */
 export interface NetworkTxnAmount {
   txnAmount?: number | undefined;

@@ -1,4 +1,4 @@
-import { askMerchant } from '../callbacks/authorization-request.js';
+import { askMerchant } from '../authorization-endpoint/ask.js';
 import type { Services } from '../context.js';
 
 /** How long the merchant's 3-D Secure decision endpoint may take (decisions §14.3.4). */
@@ -30,7 +30,7 @@ export function readDecision(status: number | null, body: string): { decision: E
 
 /**
  * Asks the merchant's decision endpoint once, through the service's one low-level ask
- * (src/callbacks/authorization-request.ts askMerchant): a `threeDs.decision` event signed as
+ * (src/authorization-endpoint/ask.ts askMerchant): a `threeDs.decision` event signed as
  * callbacks are (`webhook-id` is the acsTransID), 1 s to answer. Asked outside any transaction,
  * so a slow merchant holds no lock.
  */

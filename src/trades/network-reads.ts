@@ -1,12 +1,12 @@
 import { type Kysely, sql } from 'kysely';
+import { Account } from '../codes/accounts.js';
 import type { DB } from '../db/schema.js';
 import { withTrades } from '../db/trades-table.js';
-import { Account } from '../ledger/journal.js';
 import { TradeStatus, TradeType } from './types.js';
 
 /*
  * The card network link's reads that join its stored messages with their trades: the clearing
- * file's originals (src/network-link/clearing.ts) and the day's settlement (src/network/settlement.ts).
+ * file's originals (src/card-network/clearing-file.ts) and the day's settlement (src/card-network/settlement.ts).
  */
 
 /** The stored messages of a class with this STAN and field 7, each with its trade's state (none if it made no trade). */
@@ -34,7 +34,7 @@ export async function messagesWithTrades(db: Kysely<DB>, msgClass: string, stan:
 /**
  * What a whole's parts took so far, in the card's currency and the transaction's (minor units): a
  * payment's refunds (status 10), or an authorization's payments (its clearings). The link allocates
- * the next part from these (src/network/link-amounts.ts). Read inside the caller's transaction,
+ * the next part from these (src/card-network/amounts.ts). Read inside the caller's transaction,
  * under the card's lock.
  */
 export async function partsOf(db: Kysely<DB>, originalId: string, status: number): Promise<{ card: number; txn: number }> {

@@ -9,13 +9,13 @@
  * one not at all, the cards' balances must be what the approvals add up to, and `cardprogram ledger
  * check` must be clean.
  *
- * test/crash.link.test.ts runs a short version in `npm test`; `npm run crashtest` the full one.
+ * test/card-network/crash.test.ts runs a short version in `npm test`; `npm run crashtest` the full one.
  */
 import { randomInt } from 'node:crypto';
+import { LinkClient, transmissionTime } from '../../src/card-network/link/client.js';
 import { openDatabase } from '../../src/db/index.js';
 import { withTrades } from '../../src/db/trades-table.js';
 import { type IsoMessage, message } from '../../src/iso8583/codec.js';
-import { LinkClient, transmissionTime } from '../../src/network-link/client.js';
 import { holderBody, randomStr } from '../helpers/app.js';
 import { runCli } from '../helpers/cli.js';
 import type { TestDialect } from '../helpers/db.js';

@@ -102,7 +102,7 @@ export function testConfig(dataDir: string, overrides: Partial<Config> = {}): Co
       currencies: DEFAULT_NETWORK_CURRENCIES,
       maxConnections: 64,
       // Every test connects from 127.0.0.1, some with a dozen connections at once: the per-address cap
-      // (8 by default) is the caps' own tests' to set (test/network-link.admission.test.ts, …flood…).
+      // (8 by default) is the caps' own tests' to set (test/card-network/admission.test.ts, …flood…).
       maxPerAddress: 64,
       handshakeMs: 10_000,
       peers: null,

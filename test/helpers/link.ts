@@ -1,8 +1,8 @@
 import { connect, type Socket } from 'node:net';
 import type { TestContext } from 'node:test';
+import { type LinkServer, startLink } from '../../src/card-network/link/listener.js';
 import { decode, encode, type IsoMessage, message } from '../../src/iso8583/codec.js';
 import { FrameReader, frame } from '../../src/iso8583/frame.js';
-import { type LinkServer, startLink } from '../../src/network-link/listener.js';
 import { type Harness, randomStr } from './app.js';
 import { noteSecret } from './log-audit.js';
 

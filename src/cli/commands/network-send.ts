@@ -1,5 +1,8 @@
 import { randomInt } from 'node:crypto';
 import { appendFileSync } from 'node:fs';
+import { cardByPan, maskedPan, subelements } from '../../card-network/card-data.js';
+import { clearingFile } from '../../card-network/clearing-file.js';
+import { acceptorField, LinkClient, transmissionTime } from '../../card-network/link/client.js';
 import { ConfigError } from '../../config.js';
 import { DEFAULT_NETWORK_CURRENCIES } from '../../config-network.js';
 import type { Services } from '../../context.js';
@@ -9,9 +12,6 @@ import { FIELDS, type FieldSpec } from '../../iso8583/fields.js';
 import { codeMeaning } from '../../iso8583/response-codes.js';
 import { exponent } from '../../money/currency.js';
 import { currencyAlpha, currencyNumeric } from '../../money/iso4217.js';
-import { cardByPan, maskedPan, subelements } from '../../network-link/card-data.js';
-import { clearingFile } from '../../network-link/clearing.js';
-import { acceptorField, LinkClient, transmissionTime } from '../../network-link/client.js';
 import { print, withServices } from '../util.js';
 import { cardFromVault, findOriginal, madeLine, madeTrade, refuseEmptyHold, type SendOptions, TYPES } from './network-send-reads.js';
 

@@ -1,8 +1,8 @@
 import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { type Command, Option } from 'commander';
+import { ClearingFileError, type ClearingReport, clearingFile, importClearing } from '../../card-network/clearing-file.js';
+import { type SettlementLine, settlement } from '../../card-network/settlement.js';
 import { ConfigError } from '../../config.js';
-import { type SettlementLine, settlement } from '../../network/settlement.js';
-import { ClearingFileError, type ClearingReport, clearingFile, importClearing } from '../../network-link/clearing.js';
 import { audited, dateArg, print, withDatabase, withServices } from '../util.js';
 import { exceptionCommands } from './network-exceptions.js';
 import { type SendOptions, SIMULATOR_ACQUIRER, send, TYPES } from './network-send.js';

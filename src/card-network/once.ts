@@ -1,0 +1,115 @@
+import type { Services } from '../context.js';
+import { DomainError } from '../errors.js';
+import { ResponseCode } from '../iso8583/response-codes.js';
+import { contentHash, storedCopy } from './card-data.js';
+import { DeadlinePassed, type DecisionGate } from './decision-gate.js';
+import { type LinkAnswer, type LinkClass, type LinkRecord, LinkReplay, linkIdentity, storedAnswer } from './identity.js';
+
+/**
+ * A card network message acted on once by its identity (decisions §12.6): the one skeleton every
+ * message class runs through (./authorize.ts, ./advise.ts, ./clear.ts, ./reverse.ts). The identity
+ * (class, fields 32, 11, 7, by value), the content's keyed hash, the stored answer when a message
+ * with that identity acted already (`94` when its content differs), else the class's own checks
+ * and then its verb, whose claim of the identity commits with its effect; a copy that lost the
+ * claim to another (LinkReplay) reads the first's answer again; any other failure of the verb
+ * committed nothing and is answered by failureCode, the one table of refusals. What fails before
+ * the verb (the database unreachable) is thrown: the dispatch answers it (91 for an 0100, 96 for
+ * the others) and the clearing import refuses the line.
+ */
+
+/** A message class's step after the stored answer: its answer at once (a refusal), or the verb to run. */
+export type Step = LinkAnswer | { verb: () => Promise<LinkAnswer> };
+
+export interface OnceMessage {
+  msgClass: LinkClass;
+  mti: string;
+  fields: Map<number, string>;
+  /** What the log calls it when it fails: `network link: <what> failed`. */
+  what: string;
+  /** A stored answer given to a copy is marked `replayed` (the advices and reversals: the import reports such a copy `duplicate`). */
+  marksCopies?: boolean;
+  /**
+   * An 0100/0200's gate: a copy of a message still being decided in this process joins that
+   * decision and its gate, so the merchant's endpoint is asked once (across instances the claim decides).
+   */
+  gate?: DecisionGate;
+  /** A failure of the verb the class decides again (an advice decided meanwhile): its answer, or undefined. */
+  again?: (err: unknown) => Promise<LinkAnswer> | undefined;
+}
+
+/**
+ * Response code of a failure of the decision that committed nothing (decisions §12.5): the verbs'
+ * refusals before any write, a database that cannot be reached (91), anything else 96.
+ */
+export function failureCode(err: unknown): string {
+  if (err instanceof DeadlinePassed) return ResponseCode.notInTime;
+  if (!(err instanceof DomainError)) return ResponseCode.systemError;
+  switch (err.kind) {
+    case 'incorrectAmount':
+      return ResponseCode.invalidAmount;
+    case 'unsupportedCurrency':
+      return ResponseCode.invalidTransaction;
+    case 'validation':
+      return ResponseCode.formatError;
+    case 'cardNotFound':
+      return ResponseCode.noSuchCard;
+    case 'cardStatus':
+      return ResponseCode.restrictedCard;
+    case 'unavailable':
+      return ResponseCode.notInTime;
+    default:
+      return ResponseCode.systemError;
+  }
+}
+
+/** The message's answer, once: `act` is the class's checks after the stored answer, given what its verb claims. */
+export async function onceByIdentity(svc: Services, m: OnceMessage, act: (record: LinkRecord) => Promise<Step>): Promise<LinkAnswer> {
+  const { fields } = m;
+  const identity = linkIdentity(m.msgClass, fields.get(32) as string, fields.get(11) as string, fields.get(7) as string);
+  const hash = await contentHash(svc, fields);
+  const copy = (answer: LinkAnswer): LinkAnswer => (m.marksCopies ? { ...answer, replayed: true } : answer);
+  const stored = await storedAnswer(svc.database.db, identity, hash);
+  if (stored) return copy(stored);
+  const answer = async (): Promise<LinkAnswer> => {
+    const step = await act({ identity, contentHash: hash, mti: m.mti, request: storedCopy(fields) });
+    if ('code' in step) return step;
+    try {
+      return await step.verb();
+    } catch (err) {
+      const decidedAgain = m.again?.(err);
+      if (decidedAgain) return decidedAgain;
+      if (err instanceof LinkReplay) {
+        const first = await storedAnswer(svc.database.db, identity, hash);
+        return first ? copy(first) : { code: ResponseCode.systemError };
+      }
+      const code = failureCode(err);
+      if (code === ResponseCode.systemError)
+        svc.log.error(
+          { err: { name: (err as Error).name, message: (err as Error).message }, stan: fields.get(11) },
+          `network link: ${m.what} failed`,
+        );
+      return { code };
+    }
+  };
+  if (!m.gate) return answer();
+  // A copy of a message still being decided here joins its decision.
+  const key = `${identity.msgClass}\n${identity.acquirer}\n${identity.stan}\n${identity.transmitted}\n${hash}`;
+  const pending = deciding(svc);
+  const running = pending.get(key);
+  if (running) {
+    m.gate.join(running.gate);
+    return running.answer;
+  }
+  const decided = answer();
+  pending.set(key, { answer: decided, gate: m.gate });
+  return decided.finally(() => pending.delete(key));
+}
+
+/** Decisions in progress in this process, by identity and content, with their gates. */
+type Deciding = Map<string, { answer: Promise<LinkAnswer>; gate: DecisionGate }>;
+const inProgress = new WeakMap<Services, Deciding>();
+function deciding(svc: Services): Deciding {
+  const map = inProgress.get(svc) ?? (new Map() as Deciding);
+  inProgress.set(svc, map);
+  return map;
+}
