@@ -118,7 +118,7 @@ export async function attemptLogin(
   if (row && device === row.id) who.knownDevice = row.id;
   // The client's limit first: a client past it is refused without taking a place.
   const key = clientKey(input.ip);
-  const place = (await isThrottled(svc.database.db, key, svc.clock())) ? null : hashing.reserve(who);
+  const place = (await svc.database.read((db) => isThrottled(db, key, svc.clock()))) ? null : hashing.reserve(who);
   let passwordOk = false;
   let begun: Awaited<ReturnType<typeof beginLogin>>;
   try {
@@ -150,4 +150,4 @@ export async function attemptLogin(
 }
 
 const findOperator = (svc: Services, email: string) =>
-  svc.database.db.selectFrom('operators').selectAll().where('email', '=', email).executeTakeFirst();
+  svc.database.read((db) => db.selectFrom('operators').selectAll().where('email', '=', email).executeTakeFirst());

@@ -93,7 +93,7 @@ export function accessRoutes(app: FastifyInstance, kit: ConsoleKit): void {
 
   app.get('/console/setup', { schema: { hide: true } }, async (req, reply) => {
     const token = (req.query as { token?: unknown }).token;
-    const row = await findSetup(svc.database.db, token, svc.clock());
+    const row = await svc.database.read((db) => findSetup(db, token, svc.clock()));
     if (!row)
       return html(
         reply,
@@ -120,7 +120,7 @@ export function accessRoutes(app: FastifyInstance, kit: ConsoleKit): void {
     const form = req.body instanceof URLSearchParams ? req.body : null;
     if (!form || !sameOrigin(req)) return html(reply, 403, barePage('This form has expired', '<p>Open the set-up link again.</p>'));
     const token = form.get('token') ?? '';
-    const row = await findSetup(svc.database.db, token, svc.clock());
+    const row = await svc.database.read((db) => findSetup(db, token, svc.clock()));
     if (!row) return html(reply, 410, barePage('This set-up link has expired or been used', '<p>Ask an admin for a new one.</p>'));
     const password = form.get('password') ?? '';
     const secret = /^[A-Z2-7]{32}$/.test(form.get('secret') ?? '') ? (form.get('secret') as string) : newTotpSecret();

@@ -57,7 +57,7 @@ async function insertAdmin({ ctx, input }: { ctx: VerbCtx; input: { passwordHash
  */
 export async function ensureSandboxAdmin(svc: Services): Promise<SandboxAdmin | null> {
   if (svc.config.env !== 'sandbox' || !svc.config.console) return null;
-  if (await svc.database.db.selectFrom('operators').select('id').limit(1).executeTakeFirst()) return null;
+  if (await svc.database.read((db) => db.selectFrom('operators').select('id').limit(1).executeTakeFirst())) return null;
   const password = randomBytes(15).toString('base64url');
   const totpSecret = newTotpSecret();
   let created: boolean;
@@ -65,7 +65,7 @@ export async function ensureSandboxAdmin(svc: Services): Promise<SandboxAdmin | 
     created = await runVerb(svc, insertAdmin, { input: { passwordHash: await hashPassword(password), totpSecret }, actor: 'sandbox' });
   } catch (err) {
     // Another process of `serve --processes N` made it first (the e-mail is unique): theirs stands.
-    if (await svc.database.db.selectFrom('operators').select('id').limit(1).executeTakeFirst()) return null;
+    if (await svc.database.read((db) => db.selectFrom('operators').select('id').limit(1).executeTakeFirst())) return null;
     throw err;
   }
   if (!created) return null;

@@ -26,12 +26,14 @@ export interface ConsoleSession {
 export async function loadConsoleSession(svc: Services, sessionId: string | undefined): Promise<ConsoleSession | null> {
   if (!sessionId || !/^[A-Za-z0-9_-]{43}$/.test(sessionId)) return null;
   const now = svc.clock();
-  const row = await svc.database.db
-    .selectFrom('operator_sessions as s')
-    .innerJoin('operators as o', 'o.id', 's.operator_id')
-    .select(['s.id_hash', 's.created_at', 's.last_seen_at', 'o.id', 'o.email', 'o.role', 'o.status', 'o.totp_enc'])
-    .where('s.id_hash', '=', sha256(sessionId))
-    .executeTakeFirst();
+  const row = await svc.database.read((db) =>
+    db
+      .selectFrom('operator_sessions as s')
+      .innerJoin('operators as o', 'o.id', 's.operator_id')
+      .select(['s.id_hash', 's.created_at', 's.last_seen_at', 'o.id', 'o.email', 'o.role', 'o.status', 'o.totp_enc'])
+      .where('s.id_hash', '=', sha256(sessionId))
+      .executeTakeFirst(),
+  );
   if (row?.status !== 'active') return null;
   const lastSeen = Number(row.last_seen_at);
   if (now - lastSeen > CONSOLE_IDLE_MS || now - Number(row.created_at) > CONSOLE_MAX_MS) return null;

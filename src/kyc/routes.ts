@@ -45,7 +45,7 @@ export const kycRoutes: FastifyPluginAsyncTypebox<{ svc: Services }> = async (ap
     },
     async (req) => {
       await signedRead(svc, req, req.body.randomStr);
-      return ok(toKycModel(svc.box, await loadKyc(svc.database.db, req.merchant.appId, req.body.requestNo)), req.id);
+      return ok(toKycModel(svc.box, await svc.database.read((db) => loadKyc(db, req.merchant.appId, req.body.requestNo))), req.id);
     },
   );
 };

@@ -109,7 +109,7 @@ export async function expireHolds(
   const youngest = now - Math.min(defaultDays, 31) * DAY_MS;
   const { done, failed } = await sweep<Holding, string>(svc, HOLD_EXPIRY, {
     ...opts,
-    page: (after, limit) => holdingAuthorizations(svc.database.db, youngest, { after, limit }),
+    page: (after, limit) => svc.database.read((db) => holdingAuthorizations(db, youngest, { after, limit })),
     id: (row) => row.id,
     each: async (row) => {
       const days = holdWindowDays(row.mcc, defaultDays);

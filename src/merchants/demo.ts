@@ -28,7 +28,7 @@ export function demoMerchantFile(svc: Services): string {
  */
 export async function ensureDemoMerchant(svc: Services): Promise<DemoMerchant | null> {
   if (svc.config.env !== 'sandbox' || !svc.config.demoMerchant) return null;
-  const any = await svc.database.db.selectFrom('merchants').select('id').limit(1).executeTakeFirst();
+  const any = await svc.database.read((db) => db.selectFrom('merchants').select('id').limit(1).executeTakeFirst());
   if (any) return null;
   const input = { name: 'Demo merchant', signType: 'HMAC-SHA256', loginFree: true } as const;
   const created = await runVerb(svc, createMerchant, { input, actor: 'sandbox' });

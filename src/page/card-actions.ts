@@ -32,7 +32,7 @@ export async function revealOnPage({
     actor: 'cardholder',
   });
   svc.log.info({ cardId: card.id }, 'card details revealed on the page');
-  return revealCard({ db: svc.database.db, vault: svc.vault, merchantId: session.merchantId, cardId: card.id });
+  return svc.database.read((db) => revealCard({ db: db, vault: svc.vault, merchantId: session.merchantId, cardId: card.id }));
 }
 
 /** A reveal's record: which session saw which card's details, on which host, when. */
@@ -82,6 +82,6 @@ export async function setFrozenOnPage({
 
 /** The merchant's name, shown at the top of its users' page. */
 export async function merchantName(svc: Services, merchantId: string): Promise<string> {
-  const row = await svc.database.db.selectFrom('merchants').select('name').where('id', '=', merchantId).executeTakeFirst();
+  const row = await svc.database.read((db) => db.selectFrom('merchants').select('name').where('id', '=', merchantId).executeTakeFirst());
   return row?.name ?? 'Virtual card';
 }

@@ -12,14 +12,16 @@ const BATCH = 100;
  */
 export async function expireChallenges(svc: Services): Promise<number> {
   const now = svc.clock();
-  const due = await svc.database.db
-    .selectFrom('three_ds_authentications')
-    .select('acs_trans_id')
-    .where('challenge_state', 'in', ['pending', 'open'])
-    .where('challenge_expires_at', '<=', now)
-    .orderBy('challenge_expires_at')
-    .limit(BATCH)
-    .execute();
+  const due = await svc.database.read((db) =>
+    db
+      .selectFrom('three_ds_authentications')
+      .select('acs_trans_id')
+      .where('challenge_state', 'in', ['pending', 'open'])
+      .where('challenge_expires_at', '<=', now)
+      .orderBy('challenge_expires_at')
+      .limit(BATCH)
+      .execute(),
+  );
   let ended = 0;
   for (const { acs_trans_id } of due) {
     try {

@@ -219,7 +219,7 @@ export const challengeRoutes: FastifyPluginAsync<{ svc: Services }> = async (app
       const nonce = newNonce();
       const esc = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
       // What the sandbox's DS handed on from the RReq of this challenge (./sandbox.ts): the eci and, for Y, the value.
-      const ds = UUID.test(acsTransId) ? await sandboxDsResult(svc, svc.database.db, acsTransId) : null;
+      const ds = UUID.test(acsTransId) ? await svc.database.read((db) => sandboxDsResult(svc, db, acsTransId)) : null;
       const dsPart =
         ds === null
           ? ''

@@ -50,7 +50,7 @@ export function callbackCommands(program: Command): void {
     .option('--json', 'print JSON')
     .action(async (o: { status?: 'pending' | 'delivered' | 'failed'; merchant?: string; limit?: number; json?: boolean }) => {
       const rows = await withServices((svc) =>
-        listCallbacks(svc.database.db, { status: o.status, merchantId: o.merchant, limit: o.limit }, svc.box),
+        svc.database.read((db) => listCallbacks(db, { status: o.status, merchantId: o.merchant, limit: o.limit }, svc.box)),
       );
       print(!!o.json, rows, () =>
         rows.length

@@ -15,7 +15,7 @@ export function keyCommands(program: Command): void {
       const out = await withServices(async (svc) => ({
         masterKeyId: svc.box.keyId,
         previousMasterKeyIds: svc.box.previousKeyIds,
-        dataKeys: await svc.vault.listKeys(svc.database.db),
+        dataKeys: await svc.database.read((db) => svc.vault.listKeys(db)),
       }));
       print(!!o.json, out, () =>
         [

@@ -73,7 +73,7 @@ export function merchantCommands(program: Command): void {
     .description('list merchants (never their secrets)')
     .option('--json', 'print JSON')
     .action(async (o: { json?: boolean }) => {
-      const all = await withServices((svc) => listMerchants(svc.database.db));
+      const all = await withServices((svc) => svc.database.read((db) => listMerchants(db)));
       print(!!o.json, all, () =>
         all.length
           ? all
@@ -217,9 +217,9 @@ export function merchantCommands(program: Command): void {
     .option('--json', 'print JSON')
     .action(async (appId: string, o: { json?: boolean }) => {
       const balances = await withServices(async (svc) => {
-        const m = await svc.database.db.selectFrom('merchants').select('id').where('id', '=', appId).executeTakeFirst();
+        const m = await svc.database.read((db) => db.selectFrom('merchants').select('id').where('id', '=', appId).executeTakeFirst());
         if (!m) throw new DomainError('merchantNotFound', `appId: no merchant ${appId}`);
-        return fundingBalances(svc.database.db, m.id);
+        return svc.database.read((db) => fundingBalances(db, m.id));
       });
       print(!!o.json, { appId, balances }, () =>
         balances.map((b) => `${b.currency} ${b.available}${b.cardDebt > 0 ? ` (its cards owe ${b.cardDebt})` : ''}`).join('\n'),
@@ -262,7 +262,7 @@ export function merchantCommands(program: Command): void {
     .option('--merchant <appId>', 'only this merchant’s')
     .option('--json', 'print JSON')
     .action(async (o: { merchant?: string; json?: boolean }) => {
-      const all = await withServices((svc) => listDomains(svc.database.db, o.merchant));
+      const all = await withServices((svc) => svc.database.read((db) => listDomains(db, o.merchant)));
       print(!!o.json, all, () =>
         all.length
           ? all.map((d) => `${d.host}  ${d.appId}  ${d.tls ? `certificate until ${d.certExpiresAt}` : 'no certificate'}`).join('\n')

@@ -78,7 +78,7 @@ export function operatorCommands(program: Command): void {
     .description('the console accounts')
     .option('--json', 'print JSON')
     .action(async (o: { json?: boolean }) => {
-      const all = await withServices((svc) => listOperators(svc.database.db, svc.clock()));
+      const all = await withServices((svc) => svc.database.read((db) => listOperators(db, svc.clock())));
       print(!!o.json, all, () =>
         all.length
           ? all
@@ -141,11 +141,9 @@ export function operatorCommands(program: Command): void {
     .action(async (email: string) => {
       const code = await withServices(async (svc) => {
         if (svc.config.env !== 'sandbox') throw new ConfigError('operator code works only in the sandbox: use the authenticator app');
-        const row = await svc.database.db
-          .selectFrom('operators')
-          .select(['id', 'totp_enc'])
-          .where('email', '=', normaliseOperatorEmail(email))
-          .executeTakeFirst();
+        const row = await svc.database.read((db) =>
+          db.selectFrom('operators').select(['id', 'totp_enc']).where('email', '=', normaliseOperatorEmail(email)).executeTakeFirst(),
+        );
         const secret = row ? totpSecretOf(svc, row) : null;
         if (!secret) throw new ConfigError(`${email} has no second factor (or no account)`);
         const now = svc.clock();

@@ -123,11 +123,13 @@ export function reviewCommands(program: Command): void {
       }
       const shown = await withServices(async (svc) => {
         // The operator acts on any merchant's card, as that merchant's program.
-        const { merchant_id: merchantId } = await svc.database.db
-          .selectFrom('cards')
-          .select('merchant_id')
-          .where('id', '=', cardId)
-          .executeTakeFirstOrThrow(() => new DomainError('cardNotFound'));
+        const { merchant_id: merchantId } = await svc.database.read((db) =>
+          db
+            .selectFrom('cards')
+            .select('merchant_id')
+            .where('id', '=', cardId)
+            .executeTakeFirstOrThrow(() => new DomainError('cardNotFound')),
+        );
         if (controls) {
           await runVerb(svc, updateControls, {
             input: { cardId, controls },
@@ -139,7 +141,7 @@ export function reviewCommands(program: Command): void {
             }),
           });
         }
-        return queryCard(svc.database.db, merchantId, cardId, svc.clock());
+        return svc.database.read((db) => queryCard(db, merchantId, cardId, svc.clock()));
       });
       const model = { cardId: shown.cardId, controls: shown.controls, spending: shown.spending };
       print(!!o.json, model, () =>
