@@ -79,7 +79,7 @@ export function accessRoutes(app: FastifyInstance, kit: ConsoleKit): void {
     if (!posted) return reply;
     await runVerb(svc, endConsoleSession, {
       input: { idHash: posted.frame.session.idHash },
-      actor: `operator:${posted.frame.session.email}`,
+      actor: kit.operatorOf(req, posted.frame.session),
     });
     return reply
       .status(303)
@@ -138,7 +138,7 @@ export function accessRoutes(app: FastifyInstance, kit: ConsoleKit): void {
     }
     const done = await runVerb(svc, completeSetup, {
       input: { token, passwordHash, totp: code ? { secret, code } : null, origin: origin(req) },
-      actor: `operator:${row.email}`,
+      actor: { kind: 'operator', via: 'console', who: row.email, origin: origin(req) },
     });
     if (done === 'badCode') return again('That code does not match: check the app’s clock and enter the code it shows now.');
     if (done === 'totpRequired')

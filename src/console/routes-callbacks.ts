@@ -47,7 +47,7 @@ export function callbacksRoutes(app: FastifyInstance, kit: ConsoleKit): void {
       () =>
         runVerb(svc, retryCallbacks, {
           input: { eventIds: [eventId] },
-          actor: frame.session.email,
+          actor: kit.operatorOf(req, frame.session),
           audit: audit(req, frame.session, 'callbacks.retry', eventId),
         }),
       back,
@@ -67,7 +67,7 @@ export function callbacksRoutes(app: FastifyInstance, kit: ConsoleKit): void {
       () =>
         runVerb(svc, retryCallbacks, {
           input: { allFailed: true, ...(merchantId ? { merchantId } : {}) },
-          actor: frame.session.email,
+          actor: kit.operatorOf(req, frame.session),
           audit: audit(req, frame.session, 'callbacks.retry', merchantId ? `failed:${merchantId}` : 'failed'),
         }),
       '/console/callbacks',

@@ -180,8 +180,12 @@ export function cardsRoutes(app: FastifyInstance, kit: ConsoleKit): void {
         frame,
         () =>
           action === 'close'
-            ? runVerb(svc, closeCard, { input, actor: frame.session.email, audit: spec })
-            : runVerb(svc, setCardFrozen, { input: { ...input, frozen: action === 'freeze' }, actor: frame.session.email, audit: spec }),
+            ? runVerb(svc, closeCard, { input, actor: kit.operatorOf(req, frame.session), audit: spec })
+            : runVerb(svc, setCardFrozen, {
+                input: { ...input, frozen: action === 'freeze' },
+                actor: kit.operatorOf(req, frame.session),
+                audit: spec,
+              }),
         back,
       );
       return done === null ? reply : redirect(reply, `${back}?done=${action}`);

@@ -64,7 +64,7 @@ export function merchantsRoutes(app: FastifyInstance, kit: ConsoleKit): void {
       () =>
         runVerb(svc, updateMerchant, {
           input: { appId, status },
-          actor: frame.session.email,
+          actor: kit.operatorOf(req, frame.session),
           audit: audit(req, frame.session, 'merchant.update', appId, merchantState(appId)),
         }),
       back,
@@ -95,7 +95,12 @@ export function merchantsRoutes(app: FastifyInstance, kit: ConsoleKit): void {
     const done = await change(
       reply,
       frame,
-      () => runVerb(svc, fundMerchant, { input, actor: frame.session.email, audit: audit(req, frame.session, 'merchant.fund', appId) }),
+      () =>
+        runVerb(svc, fundMerchant, {
+          input,
+          actor: kit.operatorOf(req, frame.session),
+          audit: audit(req, frame.session, 'merchant.fund', appId),
+        }),
       back,
     );
     return done === null ? reply : redirect(reply, `${back}?done=funded`);
@@ -119,7 +124,7 @@ export function merchantsRoutes(app: FastifyInstance, kit: ConsoleKit): void {
       () =>
         runVerb(svc, removeDomain, {
           input: { host },
-          actor: frame.session.email,
+          actor: kit.operatorOf(req, frame.session),
           audit: audit(req, frame.session, 'domain.remove', host),
         }),
       back,

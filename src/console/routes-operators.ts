@@ -53,7 +53,7 @@ export function operatorsRoutes(app: FastifyInstance, kit: ConsoleKit): void {
       () =>
         runVerb(svc, createOperator, {
           input: { email, role },
-          actor: frame.session.email,
+          actor: kit.operatorOf(req, frame.session),
           audit: audit(req, frame.session, 'operator.create', email.toLowerCase()),
         }),
       '/console/operators',
@@ -90,7 +90,7 @@ export function operatorsRoutes(app: FastifyInstance, kit: ConsoleKit): void {
         () =>
           runVerb(svc, resetOperator, {
             input: { email: row.email },
-            actor: frame.session.email,
+            actor: kit.operatorOf(req, frame.session),
             audit: audit(req, frame.session, 'operator.reset', row.email, state),
           }),
         '/console/operators',
@@ -120,7 +120,7 @@ export function operatorsRoutes(app: FastifyInstance, kit: ConsoleKit): void {
       () =>
         runVerb(svc, updateOperator, {
           input,
-          actor: frame.session.email,
+          actor: kit.operatorOf(req, frame.session),
           audit: audit(req, frame.session, 'operator.update', row.email, state),
         }),
       '/console/operators',

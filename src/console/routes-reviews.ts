@@ -41,7 +41,7 @@ export function reviewsRoutes(app: FastifyInstance, kit: ConsoleKit): void {
 
   /** Records that an operator opened sealed data (a view is an act of the trail too). */
   const recordViewOf = (req: FastifyRequest, s: ConsoleSession, action: string, target: string) =>
-    runVerb(svc, recordView, { input: { what: 'identity data' }, actor: `operator:${s.email}`, audit: audit(req, s, action, target) });
+    runVerb(svc, recordView, { input: { what: 'identity data' }, actor: kit.operatorOf(req, s), audit: audit(req, s, action, target) });
 
   app.get<{ Params: { id: string } }>('/console/holders/:id', { schema: { hide: true } }, async (req, reply) => {
     const frame = await session(req, reply, 'read');
@@ -89,7 +89,7 @@ export function reviewsRoutes(app: FastifyInstance, kit: ConsoleKit): void {
       () =>
         runVerb(svc, reviewHolder, {
           input: { holderId, auditStatus: decision.status, errMsg: reason },
-          actor: frame.session.email,
+          actor: kit.operatorOf(req, frame.session),
           audit: audit(req, frame.session, 'holder.review', holderId, before),
         }),
       back,
@@ -139,7 +139,7 @@ export function reviewsRoutes(app: FastifyInstance, kit: ConsoleKit): void {
         runVerb(svc, decideKyc, {
           input: { requestNo: row.request_no, status, reason },
           merchantId: row.merchant_id,
-          actor: frame.session.email,
+          actor: kit.operatorOf(req, frame.session),
           audit: audit(req, frame.session, 'kyc.review', row.request_no, before),
         }),
       back,

@@ -23,7 +23,7 @@ export interface ConsoleSession {
 }
 
 /** The live session of a cookie value (its account active), or null. Touched when it is a minute old. */
-export async function loadConsoleSession(svc: Services, sessionId: string | undefined): Promise<ConsoleSession | null> {
+export async function loadConsoleSession(svc: Services, sessionId: string | undefined, origin: string): Promise<ConsoleSession | null> {
   if (!sessionId || !/^[A-Za-z0-9_-]{43}$/.test(sessionId)) return null;
   const now = svc.clock();
   const row = await svc.database.read((db) =>
@@ -39,7 +39,12 @@ export async function loadConsoleSession(svc: Services, sessionId: string | unde
   if (now - lastSeen > CONSOLE_IDLE_MS || now - Number(row.created_at) > CONSOLE_MAX_MS) return null;
   if (now - lastSeen >= TOUCH_EVERY_MS) {
     // Losing this in a crash only shortens the session's idle time.
-    await runVerb(svc, touchConsoleSession, { input: { idHash: row.id_hash }, actor: `operator:${row.email}`, now, durable: false });
+    await runVerb(svc, touchConsoleSession, {
+      input: { idHash: row.id_hash },
+      actor: { kind: 'operator', via: 'console', who: row.email, origin },
+      now,
+      durable: false,
+    });
   }
   return { idHash: row.id_hash, operatorId: row.id, email: row.email, role: row.role, totp: row.totp_enc !== null };
 }

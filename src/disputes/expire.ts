@@ -1,4 +1,4 @@
-import type { Services, VerbCtx } from '../context.js';
+import { type Services, system, type VerbCtx } from '../context.js';
 import { sweep } from '../db/sweep.js';
 import { runVerb } from '../runner.js';
 import { expireLocked, isPastDeadline, lockedDispute } from './store.js';
@@ -47,7 +47,8 @@ export async function expireDisputes(
         return (await q.execute()).map((d) => ({ id: d.id, deadline_at: Number(d.deadline_at) }));
       }),
     id: (d) => d.id,
-    each: async (d) => ((await runVerb(svc, expireDispute, { input: { disputeId: d.id }, actor: 'dispute-expiry', now })) ? d.id : null),
+    each: async (d) =>
+      (await runVerb(svc, expireDispute, { input: { disputeId: d.id }, actor: system('dispute-expiry'), now })) ? d.id : null,
   });
   return { expired: done.length, failed: failed.map((f) => ({ disputeId: f.id, error: f.error, failures: f.failures })) };
 }

@@ -29,7 +29,7 @@ export async function revealOnPage({
   await runVerb(svc, recordReveal, {
     input: { cardId: card.id, sessionHash: session.idHash, host },
     merchantId: session.merchantId,
-    actor: 'cardholder',
+    actor: { kind: 'cardholder', via: 'page', holderId: card.holder_id, host },
   });
   svc.log.info({ cardId: card.id }, 'card details revealed on the page');
   return svc.database.read((db) => revealCard({ db: db, vault: svc.vault, merchantId: session.merchantId, cardId: card.id }));
@@ -65,18 +65,20 @@ export async function setFrozenOnPage({
   session,
   cardId,
   frozen,
+  host,
 }: {
   svc: Services;
   session: PageSession;
   cardId: string;
   frozen: boolean;
+  host: string;
 }): Promise<CardModel | null> {
   const card = await sessionCard(svc, session, cardId);
   if (!card) return null;
   return runVerb(svc, setCardFrozen, {
     input: { cardId: card.id, frozen, source: 'cardholder' },
     merchantId: session.merchantId,
-    actor: 'cardholder',
+    actor: { kind: 'cardholder', via: 'page', holderId: card.holder_id, host },
   });
 }
 

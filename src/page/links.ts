@@ -98,11 +98,14 @@ export async function openLink({
   svc,
   token,
   hostMerchantId,
+  host,
 }: {
   svc: Services;
   token: string;
   /** The merchant the request's host is mapped to, or null on the unmapped public address. */
   hostMerchantId: string | null;
+  /** The host the page was asked on. */
+  host: string;
 }): Promise<{ sessionId: string } | 'gone' | 'wrongHost'> {
   if (!/^[A-Za-z0-9_-]{43}$/.test(token)) return 'gone';
   // A link of a merchant that was disabled or lost the login-free permission since it was issued
@@ -111,7 +114,7 @@ export async function openLink({
     db.selectFrom('page_links').select('merchant_id').where('token_hash', '=', sha256(token)).executeTakeFirst(),
   );
   if (!issued || !(await pageAllowed(svc, issued.merchant_id))) return 'gone';
-  return runVerb(svc, spendLink, { input: { token, hostMerchantId }, actor: 'cardholder' });
+  return runVerb(svc, spendLink, { input: { token, hostMerchantId }, actor: { kind: 'cardholder', via: 'page', host } });
 }
 
 /** The write of openLink: the link spent, the session started, in one transaction. */
@@ -177,7 +180,7 @@ export async function pageAllowed(svc: Services, merchantId: string): Promise<bo
 }
 
 /** The live session for a cookie value (and it is touched), or null. */
-export async function loadSession({ svc, sessionId }: { svc: Services; sessionId: string | undefined }) {
+export async function loadSession({ svc, sessionId, host }: { svc: Services; sessionId: string | undefined; host: string }) {
   if (!sessionId || !/^[A-Za-z0-9_-]{43}$/.test(sessionId)) return null;
   const now = svc.clock();
   const row = await svc.database.read((db) =>
@@ -207,7 +210,7 @@ export async function loadSession({ svc, sessionId }: { svc: Services; sessionId
   await runVerb(svc, touchSession, {
     input: { idHash: row.id_hash },
     merchantId: row.merchant_id,
-    actor: 'cardholder',
+    actor: { kind: 'cardholder', via: 'page', host },
     now,
     durable: false,
   });

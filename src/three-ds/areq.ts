@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import type { Actor, Services, VerbCtx } from '../context.js';
+import { type Actor, type Services, system, type VerbCtx } from '../context.js';
 import { databaseFault } from '../db/faults.js';
 import type { DB } from '../db/schema.js';
 import { DomainError } from '../errors.js';
@@ -68,7 +68,7 @@ async function endpointVerdict(svc: Services, areq: CheckedAReq, cardId: string,
     db.selectFrom('merchants').select(['three_ds_decision_url', 'webhook_secret_enc']).where('id', '=', merchantId).executeTakeFirst(),
   );
   if (!merchant?.three_ds_decision_url) return null;
-  const pre = await runPrecheck(svc, (ctx) => decide(ctx, { areq, cardId, verdict: null }, 'precheck'), { actor: 'ds' });
+  const pre = await runPrecheck(svc, (ctx) => decide(ctx, { areq, cardId, verdict: null }, 'precheck'), { actor: system('ds') });
   if (pre.outcome.kind !== 'ask' || !pre.facts) return null;
   const { card, purchase } = pre.facts;
   const webhookSecret = svc.box.open(merchant.webhook_secret_enc, `webhook-secret:${merchantId}`);

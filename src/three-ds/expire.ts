@@ -1,4 +1,4 @@
-import type { Services } from '../context.js';
+import { type Services, system } from '../context.js';
 import { runVerb } from '../runner.js';
 import { expireChallenge } from './challenge.js';
 
@@ -25,7 +25,7 @@ export async function expireChallenges(svc: Services): Promise<number> {
   let ended = 0;
   for (const { acs_trans_id } of due) {
     try {
-      if (await runVerb(svc, expireChallenge, { input: { acsTransID: acs_trans_id }, actor: 'acs' })) ended++;
+      if (await runVerb(svc, expireChallenge, { input: { acsTransID: acs_trans_id }, actor: system('acs') })) ended++;
     } catch (err) {
       svc.log.warn(
         { acsTransId: acs_trans_id, err: { message: (err as Error).message } },

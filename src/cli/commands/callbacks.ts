@@ -8,7 +8,7 @@ import { runOnTimers } from '../../http/reaper.js';
 import { periodicJobs } from '../../jobs/periodic.js';
 import { runVerb } from '../../runner.js';
 import { createServices, readyVault } from '../../services.js';
-import { audited, intArg, OPERATOR, print, withServices } from '../util.js';
+import { audited, cliOperator, intArg, print, withServices } from '../util.js';
 
 /** `worker` and `callbacks list|retry`. */
 export function callbackCommands(program: Command): void {
@@ -74,7 +74,7 @@ export function callbackCommands(program: Command): void {
       const queued = await withServices((svc) =>
         runVerb(svc, retryCallbacks, {
           input,
-          actor: OPERATOR,
+          actor: cliOperator(),
           audit: audited('callbacks.retry', eventIds.length ? eventIds.join(',') : 'failed'),
         }),
       );

@@ -13,7 +13,7 @@ import { codeAt, STEP_SECONDS, stepOf } from '../../console/totp.js';
 import type { Services } from '../../context.js';
 import { type DB, OPERATOR_ROLES, type OperatorRole } from '../../db/schema.js';
 import { runVerb } from '../../runner.js';
-import { audited, OPERATOR, print, withServices } from '../util.js';
+import { audited, cliOperator, print, withServices } from '../util.js';
 
 const roleOption = () =>
   new Option(
@@ -56,7 +56,7 @@ export function operatorCommands(program: Command): void {
         const base = linkBase(svc, o.url);
         const created = await runVerb(svc, createOperator, {
           input: { email, role: o.role },
-          actor: OPERATOR,
+          actor: cliOperator(),
           audit: audited('operator.create', email.toLowerCase()),
         });
         return { ...created, setupUrl: setupLine(base, created.setupToken) };
@@ -104,7 +104,7 @@ export function operatorCommands(program: Command): void {
       const updated = await withServices((svc) =>
         runVerb(svc, updateOperator, {
           input: { email, role: o.role, status: o.status },
-          actor: OPERATOR,
+          actor: cliOperator(),
           audit: audited('operator.update', email.toLowerCase(), operatorState(email)),
         }),
       );
@@ -126,7 +126,7 @@ export function operatorCommands(program: Command): void {
         const base = linkBase(svc, o.url);
         const r = await runVerb(svc, resetOperator, {
           input: { email },
-          actor: OPERATOR,
+          actor: cliOperator(),
           audit: audited('operator.reset', email.toLowerCase(), operatorState(email)),
         });
         return { ...r, setupUrl: setupLine(base, r.setupToken) };
