@@ -32,7 +32,7 @@ export async function revealOnPage({
     actor: { kind: 'cardholder', via: 'page', holderId: card.holder_id, host },
   });
   svc.log.info({ cardId: card.id }, 'card details revealed on the page');
-  return svc.database.read((db) => revealCard({ db: db, vault: svc.vault, merchantId: session.merchantId, cardId: card.id }));
+  return svc.database.read((db) => revealCard({ db, vault: svc.vault, merchantId: session.merchantId, cardId: card.id }));
 }
 
 /** A reveal's record: which session saw which card's details, on which host, when. */
