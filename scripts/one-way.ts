@@ -24,6 +24,51 @@ const AUDIT_OUTSIDE_RUNNER: Record<string, string> = {
   'src/console/accounts.ts': "an operator's own act (set-up, login, lock-out), recorded only when it happened, in the run that decides it",
 };
 
+/**
+ * The card network's wing (issue 40): being moved and rewritten apart (its own branch); it joins the
+ * reads' and the transactions' rules when it lands. Remove each path as it does.
+ */
+const NETWORK_WING_PENDING = ['src/network/', 'src/network-link/', 'src/callbacks/authorization-request.ts'];
+const pending = (f: string) => NETWORK_WING_PENDING.some((p) => f.startsWith(p));
+
+/**
+ * The statements on `database.db` outside src/db/: each is not a read that `svc.database.read` could
+ * run (docs/architecture.md, "One way per concern": Reads). A new one is refused until listed here and there.
+ */
+const DB_OUTSIDE_READ: Record<string, string> = {
+  'src/services.ts': "the replica's fallback to the primary (svc.reads()), and the data keys made at start-up",
+  'src/trades/routes.ts': 'compares svc.reads() with the primary, to know whether the replica is in use (no statement)',
+  'src/idempotency/keys.ts': "the runner's idempotency: a key taken by another run, its stored answer read back",
+  'src/idempotency/read-nonces-pg.ts': "the read-nonce store's own statements (it writes)",
+  'src/ledger/check.ts': "the ledger check's read-only REPEATABLE READ snapshot on PostgreSQL, a transaction of its own",
+  'src/three-ds/results.ts': "the RReq's delivery to the DS: leases and attempts in single statements, as the callback worker's",
+};
+
+/**
+ * The transactions opened outside the runner (src/runner.ts, `runVerb`): infrastructure that keeps its
+ * own (docs/architecture.md, "One way per concern": Transactions), each with why.
+ */
+const TX_OUTSIDE_RUNNER: Record<string, string> = {
+  'src/idempotency/keys.ts': "the runner's `once`: the key, the effect and the sealed answer commit together",
+  'src/idempotency/read-nonces-pg.ts': "the read-nonce store's buckets",
+  'src/http/rate-limit.ts': "the rate limiter's buckets",
+  'src/callbacks/claim.ts': "the callback worker's leases (bookkeeping, durable: false)",
+  'src/callbacks/record.ts': "the callback worker's attempt records (bookkeeping, durable: false)",
+  'src/console/login-throttle.ts': "the reaper's pass over ended login windows: each window's delete with its summary record",
+  'src/holders/identity.ts': 'a start-up step after the migrations, before the services exist: rows written before identities were sealed',
+  'src/kyc/email.ts': 'a start-up step after the migrations, before the services exist: KYC e-mails written before they were sealed',
+  'src/ledger/check.ts': "the ledger check's read-only snapshot on PostgreSQL",
+};
+
+/**
+ * The runs that still name their actor with a label, each because the label is stored in its own
+ * form (the typed actor's would differ: docs/architecture.md, "One way per concern": Actor).
+ */
+const LABEL_ACTORS: Record<string, string> = {
+  'src/cli/commands/network-exceptions.ts': "`cli:<user>`, stored as the exception's decided_by",
+  'src/cli/commands/review.ts': "`cli:<user>`, stored as the debt settlement's actor",
+};
+
 interface Rule {
   name: string;
   /** Why: the one way, and where it is. */
@@ -46,6 +91,31 @@ const RULES: Rule[] = [
     why: "an audit record is the runner's `audit` option (runVerb, signedWrite); the exceptions are listed in scripts/one-way.ts and docs/architecture.md",
     applies: (f) => !f.startsWith('src/audit/') && f !== 'src/runner.ts' && !(f in AUDIT_OUTSIDE_RUNNER),
     breaks: /\brecordAudit\b|insertInto\(\s*['"]audit_events['"]|insert\s+into\s+audit_events\b/i,
+  },
+  {
+    name: 'reads-through-database-read',
+    why: 'outside a transaction a read is svc.database.read((db) => query(db, …)), using only that db; database.db only where scripts/one-way.ts lists why',
+    applies: (f) => !f.startsWith('src/db/') && !(f in DB_OUTSIDE_READ) && !pending(f),
+    breaks: /\bdatabase\.db\b/,
+  },
+  {
+    name: 'transactions-through-the-runner',
+    why: 'a change runs in the runner (runVerb, signedWrite); the infrastructure that keeps its own transactions is listed in scripts/one-way.ts',
+    applies: (f) => !f.startsWith('src/db/') && f !== 'src/runner.ts' && !(f in TX_OUTSIDE_RUNNER) && !pending(f),
+    breaks: /\.withTx\(|\bdatabase\.write\(|\.transaction\(\)/,
+  },
+  {
+    name: 'contexts-from-the-runner',
+    why: "a verb's context is made by the runner only (runVerb; runPrecheck for a pre-check's reads): never by hand",
+    applies: (f) => f !== 'src/runner.ts' && !pending(f),
+    breaks: /afterCommit:\s*\(\)\s*=>/,
+  },
+  {
+    name: 'typed-actor',
+    why: 'a run names its actor typed (Actor, src/context.ts: operator, merchant, network, cardholder, system), never a label; the few stored labels are listed in scripts/one-way.ts',
+    applies: (f) => !(f in LABEL_ACTORS) && !pending(f),
+    // A string right after `actor:` outside an input (a card's status event keeps its own `actor`, a StatusActor).
+    breaks: /^(?!.*\binput:).*\bactor:\s*['"`]/,
   },
   {
     name: 'jobs-handed-over',
@@ -83,4 +153,4 @@ if (problems.length) {
   console.error(`${problems.length} line(s) break a one-way rule:\n${problems.join('\n')}`);
   process.exit(1);
 }
-console.log('one way per concern: events, audit records, periodic jobs');
+console.log('one way per concern: reads, transactions, contexts, actors, events, audit records, periodic jobs');

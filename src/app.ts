@@ -24,7 +24,6 @@ import { openApiPlugin } from './http/openapi.js';
 import { serverOptions } from './http/options.js';
 import { RateLimiter } from './http/rate-limit.js';
 import { reaperPlugin } from './http/reaper.js';
-import { threeDsWorkerPlugin } from './http/three-ds-worker.js';
 import { workerPlugin } from './http/worker.js';
 import { openReadNonces } from './idempotency/read-nonce-store.js';
 import { periodicJobs } from './jobs/periodic.js';
@@ -194,11 +193,10 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     await app.register(threeDsSandboxRoutes, { svc });
   }
 
-  // Every periodic job, from the one registry (src/jobs/periodic.ts): the reaper's timers and the worker's polls.
+  // Every periodic job, from the one registry (src/jobs/periodic.ts): the reaper's timers, the worker's
+  // polls and the timers beside the worker (the 3-D Secure passes; `cardprogram worker` runs those too).
   const jobs = periodicJobs(svc);
   await app.register(reaperPlugin, { jobs: jobs.reaper, clock });
-  await app.register(workerPlugin, { svc, jobs: jobs.worker });
-  // The ACS's passes every second beside the worker (src/three-ds/passes.ts; `cardprogram worker` runs them too).
-  await app.register(threeDsWorkerPlugin, { svc });
+  await app.register(workerPlugin, { svc, jobs: jobs.worker, withWorker: jobs.withWorker });
   return app;
 }

@@ -89,14 +89,31 @@ export interface VerbCtx extends TxCtx {
  * name: the operating-system user or the console account; where from: the machine or the address);
  * a merchant, by a signed request (its appId, the request's address; `sandbox` for a sandbox-only
  * simulation); the card network, over its link (the peer); a cardholder on the login-free page
- * (its holder id; where from: the page's host, not the cardholder's address, which is personal data).
+ * (its holder id; where from: the page's host, not the cardholder's address, which is personal data);
+ * the service itself (a periodic job, the sandbox's reviewer and set-up: `system`).
  * The runner records it in the audit trail (`source` is `cli`, `console`, `merchant`, `network` or `page`).
  */
 export type Actor =
   | { kind: 'operator'; via: 'cli' | 'console'; who: string; origin: string }
   | { kind: 'merchant'; appId: string; origin: string; sandbox?: boolean }
   | { kind: 'network'; peer: string }
-  | { kind: 'cardholder'; via: 'page'; holderId: string; host: string };
+  | {
+      kind: 'cardholder';
+      via: 'page';
+      /** Once the page knows the cardholder (a card of theirs); absent while it knows only a link or a session. */
+      holderId?: string;
+      host: string;
+    }
+  | { kind: 'system'; job: string };
+
+/**
+ * The service itself as the actor of its own runs: a periodic job (`dispute-expiry`,
+ * `system:hold-expiry`, the ACS's `acs` expiry), the sandbox's reviewer (`sandbox-auto`) and set-up
+ * (`sandbox`), the ACS's pre-check (`ds`). Its label is the job's name, as these runs were labelled before.
+ */
+export function system(job: string): Actor {
+  return { kind: 'system', job };
+}
 
 /** How an actor is named where a verb keeps it (`ctx.actor`: holder_reviews, `card.status` events). */
 export function actorLabel(actor: Actor | string): string {
@@ -110,6 +127,8 @@ export function actorLabel(actor: Actor | string): string {
       return `network:${actor.peer}`;
     case 'cardholder':
       return 'cardholder';
+    case 'system':
+      return actor.job;
   }
 }
 

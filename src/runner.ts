@@ -118,3 +118,30 @@ export async function runVerb<I, O, C extends VerbCtx>(
   done();
   return result;
 }
+
+/**
+ * Runs a verb's pre-check: the reads a verb would make, without locks and outside any transaction,
+ * before the run that decides (an AReq's pre-check, asked of the merchant's decision endpoint before
+ * the transaction opens). fn is given a context as a verb is, its `tx` the read's connection
+ * (`svc.database.read`: on SQLite the read batch), or `db` when given (PostgreSQL's urgent lane). It
+ * decides nothing and writes nothing: nothing wakes the worker, nothing runs after a commit. The one
+ * other place a context is made.
+ */
+export function runPrecheck<O>(
+  svc: Services,
+  fn: (ctx: VerbCtx) => Promise<O>,
+  run: { actor: Actor | string; merchantId?: string; now?: number; db?: VerbCtx['tx'] },
+): Promise<O> {
+  const now = run.now ?? svc.clock();
+  const ctx = (tx: VerbCtx['tx']): VerbCtx => ({
+    svc,
+    tx,
+    now,
+    wake: { worker: false },
+    afterCommit: () => {},
+    actor: actorLabel(run.actor),
+    ...(typeof run.actor === 'string' ? {} : { by: run.actor }),
+    ...(run.merchantId === undefined ? {} : { merchantId: run.merchantId }),
+  });
+  return run.db ? fn(ctx(run.db)) : svc.database.read((tx) => fn(ctx(tx)));
+}

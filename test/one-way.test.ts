@@ -85,3 +85,67 @@ it('the reaper, the worker and the foundation import no domain: their jobs are h
   const { status, out } = check(plant({ 'src/http/reaper.ts': "// not: import { reapPage } from '../page/links.js';\n" }));
   assert.equal(status, 0, out);
 });
+
+it('a read outside a transaction on database.db fails, but for src/db/ and the files listed with their reason', () => {
+  for (const text of [
+    "const row = await svc.database.db.selectFrom('cards').selectAll().executeTakeFirst();",
+    'const db = svc.database.db;',
+    'return listAudit(database.db, filter);',
+  ]) {
+    const { status, out } = check(plant({ 'src/console/queries.ts': `${text}\n` }));
+    assert.notEqual(status, 0, text);
+    assert.match(out, /src\/console\/queries\.ts:1: reads-through-database-read/);
+  }
+  const { status, out } = check(
+    plant({
+      'src/console/queries.ts': "const row = await svc.database.read((db) => db.selectFrom('cards').selectAll().executeTakeFirst());\n",
+      'src/db/sweep.ts': "await database.db.deleteFrom('idempotency_keys').execute();\n",
+      'src/services.ts': 'reads: () => replica?.db() ?? database.db,\n',
+    }),
+  );
+  assert.equal(status, 0, out);
+});
+
+it('a transaction outside the runner fails, but for src/db/ and the infrastructure listed with its reason', () => {
+  for (const text of [
+    "await svc.database.withTx(async (tx) => tx.deleteFrom('cards').execute());",
+    "await database.write((db) => db.updateTable('disputes').set(row).execute());",
+    'await db.transaction().execute(async (tx) => run(tx));',
+  ]) {
+    const { status, out } = check(plant({ 'src/disputes/sandbox.ts': `${text}\n` }));
+    assert.notEqual(status, 0, text);
+    assert.match(out, /src\/disputes\/sandbox\.ts:1: transactions-through-the-runner/);
+  }
+  const { status, out } = check(
+    plant({
+      'src/runner.ts': 'result = await svc.database.withTx(effect);\n',
+      'src/http/rate-limit.ts': 'const got = await this.database.withTx(take);\n',
+    }),
+  );
+  assert.equal(status, 0, out);
+});
+
+it("a verb's context made by hand fails: the runner makes it (runVerb, runPrecheck)", () => {
+  const text = 'return { svc, tx: db, now, actor: actorLabel(by), wake: { worker: false }, afterCommit: () => {} };';
+  const { status, out } = check(plant({ 'src/three-ds/areq.ts': `${text}\n` }));
+  assert.notEqual(status, 0);
+  assert.match(out, /src\/three-ds\/areq\.ts:1: contexts-from-the-runner/);
+  assert.equal(check(plant({ 'src/runner.ts': `${text}\n` })).status, 0);
+});
+
+it("a run's actor given as a label fails, but for the stored labels listed with their reason", () => {
+  for (const text of ["await runVerb(svc, expireDispute, { input, actor: 'dispute-expiry', now });", 'actor: `operator:${email}`,']) {
+    const { status, out } = check(plant({ 'src/disputes/expire.ts': `${text}\n` }));
+    assert.notEqual(status, 0, text);
+    assert.match(out, /src\/disputes\/expire\.ts:1: typed-actor/);
+  }
+  const { status, out } = check(
+    plant({
+      'src/disputes/expire.ts': "await runVerb(svc, expireDispute, { input, actor: system('dispute-expiry'), now });\n",
+      // A card's status event keeps its own actor in the verb's input.
+      'src/holders/review.ts': "input: { cardId, frozen: true, source: 'operator', actor: 'review' },\n",
+      'src/cli/commands/review.ts': 'actor: `cli:${operatorName()}`,\n',
+    }),
+  );
+  assert.equal(status, 0, out);
+});

@@ -31,7 +31,9 @@ function actorColumns(actor: Actor): { actor: string; source: string; origin: st
     case 'network':
       return { actor: actor.peer, source: 'network', origin: actor.peer };
     case 'cardholder':
-      return { actor: actor.holderId, source: 'page', origin: actor.host };
+      return { actor: actor.holderId ?? 'cardholder', source: 'page', origin: actor.host };
+    case 'system':
+      return { actor: actor.job, source: 'system', origin: 'service' };
   }
 }
 

@@ -93,12 +93,14 @@ export async function claimDue(database: Database, req: ClaimRequest): Promise<C
   // and the claim is then one statement on callback_events alone (nothing else locked with it).
   // A breaker that opens between this read and the claim is seen by the next claim (meanwhile the
   // worker's own count of failures holds the endpoint: worker.ts, streak).
-  const open = await database.db
-    .selectFrom('callback_endpoints')
-    .select(['merchant_id', 'endpoint', 'open_until', 'probe_until'])
-    .where('state', '=', 'open')
-    .limit(OPEN_LISTED + 1)
-    .execute();
+  const open = await database.read((db) =>
+    db
+      .selectFrom('callback_endpoints')
+      .select(['merchant_id', 'endpoint', 'open_until', 'probe_until'])
+      .where('state', '=', 'open')
+      .limit(OPEN_LISTED + 1)
+      .execute(),
+  );
   const probing = open.some((b) => Number(b.open_until) <= now && (b.probe_until === null || Number(b.probe_until) < now));
   const listed = open.length <= OPEN_LISTED;
   const skip = [...req.busy, ...(listed ? open.map((b) => ({ merchantId: b.merchant_id, endpoint: b.endpoint })) : [])];
@@ -199,7 +201,7 @@ export async function claimDue(database: Database, req: ClaimRequest): Promise<C
   );
   // Rows written before the endpoint column (or by hand) get theirs from the URL.
   for (const e of claimed) e.endpoint = endpointOf(e.url);
-  await followNotifyUrl(database.db, claimed);
+  await database.read((db) => followNotifyUrl(db, claimed));
   return claimed;
 }
 

@@ -320,11 +320,9 @@ export class CallbackWorker {
   private async secretOf(merchantId: string): Promise<string | null> {
     const hit = this.secrets.get(merchantId);
     if (hit) return hit;
-    const row = await this.svc.database.db
-      .selectFrom('merchants')
-      .select('webhook_secret_enc')
-      .where('id', '=', merchantId)
-      .executeTakeFirst();
+    const row = await this.svc.database.read((db) =>
+      db.selectFrom('merchants').select('webhook_secret_enc').where('id', '=', merchantId).executeTakeFirst(),
+    );
     if (!row) return null;
     const secret = this.svc.box.open(row.webhook_secret_enc, `webhook-secret:${merchantId}`);
     this.secrets.set(merchantId, secret);

@@ -36,9 +36,6 @@ export function requireExistingData(env: Env = process.env): void {
  * Opens the configured database (migrated), runs fn, closes it. Only a command that may start from
  * nothing (`merchant create`, `demo`) passes create: every other one needs the data to exist.
  */
-/** The actor of the operator's verbs run from the command line (kept in holder_reviews). */
-export const OPERATOR = 'cli';
-
 /** Who runs the CLI: the operating-system user. */
 export function operatorName(): string {
   try {

@@ -1,5 +1,5 @@
 import { recordAudit } from '../audit/trail.js';
-import type { Services, VerbCtx } from '../context.js';
+import type { Actor, Services, VerbCtx } from '../context.js';
 import { runVerb } from '../runner.js';
 import { recordLogin, takeLoginAttempt, totpSecretOf } from './accounts.js';
 import type { HashingQueue, Reservation } from './hashing.js';
@@ -108,7 +108,7 @@ export async function attemptLogin(
   const { email, password, code } = input;
   const attempt: Attempt = { email, origin: input.ip };
   const refuse = async (reason: LoginFailure): Promise<LoginOutcome> => {
-    await runVerb(svc, recordLoginFailure, { input: { ...attempt, reason }, actor: `operator:${email}` });
+    await runVerb(svc, recordLoginFailure, { input: { ...attempt, reason }, actor: consoleOperator(email, input.ip) });
     return { refused: 'failed' };
   };
   const row = await findOperator(svc, email);
@@ -118,13 +118,13 @@ export async function attemptLogin(
   if (row && device === row.id) who.knownDevice = row.id;
   // The client's limit first: a client past it is refused without taking a place.
   const key = clientKey(input.ip);
-  const place = (await isThrottled(svc.database.db, key, svc.clock())) ? null : hashing.reserve(who);
+  const place = (await svc.database.read((db) => isThrottled(db, key, svc.clock()))) ? null : hashing.reserve(who);
   let passwordOk = false;
   let begun: Awaited<ReturnType<typeof beginLogin>>;
   try {
     begun = await runVerb(svc, beginLogin, {
       input: { ...attempt, clientKey: key, operatorId: row?.password_hash ? row.id : null, busy: !place },
-      actor: `operator:${email}`,
+      actor: consoleOperator(email, input.ip),
     });
     if (begun === 'throttled') return { refused: 'throttled' };
     if (begun === 'busy' || !place) return { refused: 'busy' };
@@ -144,10 +144,13 @@ export async function attemptLogin(
   if (secret !== null && step === null) return refuse(code === '' ? 'code_missing' : 'bad_code');
   const started = await runVerb(svc, recordLogin, {
     input: { operatorId: row.id, email: row.email, step, origin: input.ip },
-    actor: `operator:${row.email}`,
+    actor: consoleOperator(row.email, input.ip),
   });
   return started ? { ...started, operatorId: row.id } : refuse('refused');
 }
 
+/** Who signs in at the console, as the runs of a login name them: the e-mail tried, from the client's address. */
+const consoleOperator = (email: string, origin: string): Actor => ({ kind: 'operator', via: 'console', who: email, origin });
+
 const findOperator = (svc: Services, email: string) =>
-  svc.database.db.selectFrom('operators').selectAll().where('email', '=', email).executeTakeFirst();
+  svc.database.read((db) => db.selectFrom('operators').selectAll().where('email', '=', email).executeTakeFirst());

@@ -69,40 +69,41 @@ export async function openDisputes(db: Kysely<DB>, now: number): Promise<number>
 
 /** A dispute with its explanation opened (the caller records the view), its card, transaction, files and history. */
 export async function disputeDetail(svc: Services, disputeId: string, now: number) {
-  const db = svc.database.db;
-  const row = await db.selectFrom('disputes').selectAll().where('id', '=', disputeId).executeTakeFirst();
-  if (!row) return null;
-  const [card, trade, evidence, history, merchant] = await Promise.all([
-    db.selectFrom('cards').selectAll().where('id', '=', row.card_id).executeTakeFirstOrThrow(),
-    tradeById(db, row.merchant_id, row.trade_id),
-    db
-      .selectFrom('dispute_evidence')
-      .select(['id', 'file_name', 'content_type', 'size', 'sha256', 'created_at'])
-      .where('dispute_id', '=', row.id)
-      .orderBy('created_at')
-      .orderBy('file_name')
-      .execute(),
-    disputeHistory(db, row.id),
-    db.selectFrom('merchants').select(['id', 'name']).where('id', '=', row.merchant_id).executeTakeFirst(),
-  ]);
-  const acceptor = trade?.original_id
-    ? await db
-        .selectFrom('authorizations')
-        .select(['merchant_name', 'merchant_city', 'merchant_country', 'mcc'])
-        .where('id', '=', trade.original_id)
-        .executeTakeFirst()
-    : undefined;
-  return {
-    row,
-    explanation: openExplanation(svc.box, row),
-    cardNo: maskedCardNo(card),
-    cardStatus: card.status,
-    trade,
-    acceptor,
-    evidence,
-    history,
-    merchantName: merchant?.name ?? row.merchant_id,
-    daysLeft: daysLeft(row.deadline_at, now),
-  };
+  return svc.database.read(async (db) => {
+    const row = await db.selectFrom('disputes').selectAll().where('id', '=', disputeId).executeTakeFirst();
+    if (!row) return null;
+    const [card, trade, evidence, history, merchant] = await Promise.all([
+      db.selectFrom('cards').selectAll().where('id', '=', row.card_id).executeTakeFirstOrThrow(),
+      tradeById(db, row.merchant_id, row.trade_id),
+      db
+        .selectFrom('dispute_evidence')
+        .select(['id', 'file_name', 'content_type', 'size', 'sha256', 'created_at'])
+        .where('dispute_id', '=', row.id)
+        .orderBy('created_at')
+        .orderBy('file_name')
+        .execute(),
+      disputeHistory(db, row.id),
+      db.selectFrom('merchants').select(['id', 'name']).where('id', '=', row.merchant_id).executeTakeFirst(),
+    ]);
+    const acceptor = trade?.original_id
+      ? await db
+          .selectFrom('authorizations')
+          .select(['merchant_name', 'merchant_city', 'merchant_country', 'mcc'])
+          .where('id', '=', trade.original_id)
+          .executeTakeFirst()
+      : undefined;
+    return {
+      row,
+      explanation: openExplanation(svc.box, row),
+      cardNo: maskedCardNo(card),
+      cardStatus: card.status,
+      trade,
+      acceptor,
+      evidence,
+      history,
+      merchantName: merchant?.name ?? row.merchant_id,
+      daysLeft: daysLeft(row.deadline_at, now),
+    };
+  });
 }
 export type DisputeDetail = NonNullable<Awaited<ReturnType<typeof disputeDetail>>>;

@@ -151,14 +151,15 @@ export async function reviewQueues(db: Kysely<DB>, limit = 100) {
 
 /** A cardholder with its identity opened (the caller records the view), its reviews and cards. */
 export async function holderDetail(svc: Services, holderId: string) {
-  const db = svc.database.db;
-  const row = await db.selectFrom('cardholders').selectAll().where('id', '=', holderId).executeTakeFirst();
-  if (!row) return null;
-  const [reviews, cards] = await Promise.all([
-    db.selectFrom('holder_reviews').selectAll().where('holder_id', '=', holderId).orderBy('created_at', 'desc').limit(50).execute(),
-    db.selectFrom('cards').selectAll().where('holder_id', '=', holderId).orderBy('created_at').execute(),
-  ]);
-  return { row, identity: openIdentity(svc.box, row), reviews, cards };
+  return svc.database.read(async (db) => {
+    const row = await db.selectFrom('cardholders').selectAll().where('id', '=', holderId).executeTakeFirst();
+    if (!row) return null;
+    const [reviews, cards] = await Promise.all([
+      db.selectFrom('holder_reviews').selectAll().where('holder_id', '=', holderId).orderBy('created_at', 'desc').limit(50).execute(),
+      db.selectFrom('cards').selectAll().where('holder_id', '=', holderId).orderBy('created_at').execute(),
+    ]);
+    return { row, identity: openIdentity(svc.box, row), reviews, cards };
+  });
 }
 
 /** A payload as the callback page shows it: as the CLI's list does (src/callbacks/shown-payload.ts), as text. */
@@ -169,7 +170,7 @@ function shownText(payload: string): string {
 
 /** A KYC request with its submitted data opened (the caller records the view). */
 export async function kycDetail(svc: Services, kycId: string) {
-  const row = await svc.database.db.selectFrom('kyc_requests').selectAll().where('id', '=', kycId).executeTakeFirst();
+  const row = await svc.database.read((db) => db.selectFrom('kyc_requests').selectAll().where('id', '=', kycId).executeTakeFirst());
   if (!row) return null;
   return { row, email: kycEmail(svc.box, row), data: JSON.parse(svc.box.open(row.data_enc, `kyc:${row.id}`)) as KycData };
 }
@@ -190,127 +191,138 @@ const SEARCH_LIMIT = 50;
 export async function search(svc: Services, text: string): Promise<SearchHit[]> {
   const q = text.trim().normalize('NFC');
   if (!q || q.length > 200) return [];
-  const db = svc.database.db;
-  const hits: SearchHit[] = [];
-  const holderHit = (r: { id: string; first_name: string; last_name: string; merchant_id: string }): SearchHit => ({
-    kind: 'cardholder',
-    id: r.id,
-    href: `/console/holders/${r.id}`,
-    label: `${r.first_name} ${r.last_name} · ${r.merchant_id}`,
-  });
-  const cardHit = (r: {
-    id: string;
-    pan_first6: string;
-    pan_last4: string;
-    pan_length: number;
-    currency: string;
-    status: string;
-  }): SearchHit => ({
-    kind: 'card',
-    id: r.id,
-    href: `/console/cards/${r.id}`,
-    label: `${maskedCardNo(r)} · ${r.currency} · ${r.status}`,
-  });
-  const holderCols = ['id', 'first_name', 'last_name', 'merchant_id'] as const;
-  const cardCols = ['id', 'pan_first6', 'pan_last4', 'pan_length', 'currency', 'status'] as const;
-  if (/^[A-Za-z0-9_-]{1,64}$/.test(q)) {
-    const [holder, card, trade, declined, kyc, merchant] = await Promise.all([
-      db.selectFrom('cardholders').select(holderCols).where('id', '=', q).executeTakeFirst(),
-      db.selectFrom('cards').select(cardCols).where('id', '=', q).executeTakeFirst(),
-      locateTrade(db, q),
-      db.selectFrom('authorizations').select(['id', 'card_id', 'approved']).where('id', '=', q).executeTakeFirst(),
-      db
+  return svc.database.read(async (db) => {
+    const hits: SearchHit[] = [];
+    const holderHit = (r: { id: string; first_name: string; last_name: string; merchant_id: string }): SearchHit => ({
+      kind: 'cardholder',
+      id: r.id,
+      href: `/console/holders/${r.id}`,
+      label: `${r.first_name} ${r.last_name} · ${r.merchant_id}`,
+    });
+    const cardHit = (r: {
+      id: string;
+      pan_first6: string;
+      pan_last4: string;
+      pan_length: number;
+      currency: string;
+      status: string;
+    }): SearchHit => ({
+      kind: 'card',
+      id: r.id,
+      href: `/console/cards/${r.id}`,
+      label: `${maskedCardNo(r)} · ${r.currency} · ${r.status}`,
+    });
+    const holderCols = ['id', 'first_name', 'last_name', 'merchant_id'] as const;
+    const cardCols = ['id', 'pan_first6', 'pan_last4', 'pan_length', 'currency', 'status'] as const;
+    if (/^[A-Za-z0-9_-]{1,64}$/.test(q)) {
+      const [holder, card, trade, declined, kyc, merchant] = await Promise.all([
+        db.selectFrom('cardholders').select(holderCols).where('id', '=', q).executeTakeFirst(),
+        db.selectFrom('cards').select(cardCols).where('id', '=', q).executeTakeFirst(),
+        locateTrade(db, q),
+        db.selectFrom('authorizations').select(['id', 'card_id', 'approved']).where('id', '=', q).executeTakeFirst(),
+        db
+          .selectFrom('kyc_requests')
+          .select(['id', 'request_no', 'merchant_id', 'status'])
+          .where((eb) => eb.or([eb('id', '=', q), eb('request_no', '=', q)]))
+          .limit(SEARCH_LIMIT)
+          .execute(),
+        db.selectFrom('merchants').select(['id', 'name']).where('id', '=', q).executeTakeFirst(),
+      ]);
+      if (holder) hits.push(holderHit(holder));
+      if (card) hits.push(cardHit(card));
+      if (trade) {
+        // The card's page, its transactions shown for the 30 days up to the transaction's day (it is on the first page or near it).
+        const to = trade.business_date;
+        const from = new Date(Date.parse(`${to}T00:00:00Z`) - 29 * DAY_MS).toISOString().slice(0, 10);
+        hits.push({
+          kind: 'transaction',
+          id: trade.id,
+          href: `/console/cards/${trade.card_id}?from=${from}&to=${to}`,
+          label: `${to}, on card ${trade.card_id}`,
+        });
+      }
+      if (declined && !trade) {
+        hits.push({
+          kind: 'declined authorization',
+          id: declined.id,
+          href: `/console/cards/${declined.card_id}`,
+          label: `on card ${declined.card_id}`,
+        });
+      }
+      for (const k of kyc)
+        hits.push({
+          kind: 'KYC request',
+          id: k.id,
+          href: `/console/kyc/${k.id}`,
+          label: `${k.request_no} · ${k.merchant_id} · ${k.status}`,
+        });
+      if (merchant) hits.push({ kind: 'merchant', id: merchant.id, href: `/console/merchants/${merchant.id}`, label: merchant.name });
+    }
+    const digits = q.replace(/[\s-]/g, '');
+    if (/^\d{13,19}$/.test(digits)) {
+      // A full card number: found by its keyed hash, as the API's cardNo is (never compared in clear).
+      const hash = await svc.vault.hash(db, digits);
+      hits.push(...(await db.selectFrom('cards').select(cardCols).where('pan_hash', '=', hash).limit(SEARCH_LIMIT).execute()).map(cardHit));
+    }
+    if (/^\d{4}$/.test(q)) {
+      const cards = await db
+        .selectFrom('cards')
+        .select(cardCols)
+        .where('pan_last4', '=', q)
+        .orderBy('created_at', 'desc')
+        .limit(SEARCH_LIMIT)
+        .execute();
+      hits.push(...cards.map(cardHit));
+    }
+    if (/^[A-Za-z0-9][A-Za-z0-9 -]{2,39}$/.test(q) && /\d/.test(q)) {
+      // A document number: by its keyed hash, as the one-holder-per-document rule finds it.
+      const key = await documentHash(svc.vault, db, q);
+      const holders = await db.selectFrom('cardholders').select(holderCols).where('idno_key', '=', key).limit(SEARCH_LIMIT).execute();
+      for (const h of holders) if (!hits.some((x) => x.id === h.id)) hits.push(holderHit(h));
+    }
+    const binLast4 = /^(\d{6})\s*(?:[*x•.…\s-]*)\s*(\d{4})$/i.exec(q);
+    if (binLast4 && !/^\d{13,19}$/.test(digits)) {
+      const cards = await db
+        .selectFrom('cards')
+        .select(cardCols)
+        .where('pan_first6', '=', binLast4[1] as string)
+        .where('pan_last4', '=', binLast4[2] as string)
+        .limit(SEARCH_LIMIT)
+        .execute();
+      hits.push(...cards.map(cardHit));
+    }
+    if (q.includes('@')) {
+      const hash = await emailHash(svc.vault, db, q);
+      const holders = await db.selectFrom('cardholders').select(holderCols).where('email_hash', '=', hash).limit(SEARCH_LIMIT).execute();
+      hits.push(...holders.map(holderHit));
+      const kyc = await db
         .selectFrom('kyc_requests')
         .select(['id', 'request_no', 'merchant_id', 'status'])
-        .where((eb) => eb.or([eb('id', '=', q), eb('request_no', '=', q)]))
+        // Sealed, found by the same keyed hash (kyc/email.ts).
+        .where('email_hash', '=', hash)
         .limit(SEARCH_LIMIT)
-        .execute(),
-      db.selectFrom('merchants').select(['id', 'name']).where('id', '=', q).executeTakeFirst(),
-    ]);
-    if (holder) hits.push(holderHit(holder));
-    if (card) hits.push(cardHit(card));
-    if (trade) {
-      // The card's page, its transactions shown for the 30 days up to the transaction's day (it is on the first page or near it).
-      const to = trade.business_date;
-      const from = new Date(Date.parse(`${to}T00:00:00Z`) - 29 * DAY_MS).toISOString().slice(0, 10);
-      hits.push({
-        kind: 'transaction',
-        id: trade.id,
-        href: `/console/cards/${trade.card_id}?from=${from}&to=${to}`,
-        label: `${to}, on card ${trade.card_id}`,
-      });
+        .execute();
+      for (const k of kyc)
+        hits.push({
+          kind: 'KYC request',
+          id: k.id,
+          href: `/console/kyc/${k.id}`,
+          label: `${k.request_no} · ${k.merchant_id} · ${k.status}`,
+        });
+    } else if (/\p{L}/u.test(q) && !binLast4) {
+      // Names are kept plain for this (src/holders/identity.ts): a case-insensitive match on the full name.
+      const like = `%${q.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+      const holders = await db
+        .selectFrom('cardholders')
+        .select(holderCols)
+        .where(sql<boolean>`lower(first_name || ' ' || last_name) like ${like} escape '\\'`)
+        .orderBy('created_at', 'desc')
+        .limit(SEARCH_LIMIT)
+        .execute();
+      for (const h of holders) if (!hits.some((x) => x.id === h.id)) hits.push(holderHit(h));
     }
-    if (declined && !trade) {
-      hits.push({
-        kind: 'declined authorization',
-        id: declined.id,
-        href: `/console/cards/${declined.card_id}`,
-        label: `on card ${declined.card_id}`,
-      });
-    }
-    for (const k of kyc)
-      hits.push({ kind: 'KYC request', id: k.id, href: `/console/kyc/${k.id}`, label: `${k.request_no} · ${k.merchant_id} · ${k.status}` });
-    if (merchant) hits.push({ kind: 'merchant', id: merchant.id, href: `/console/merchants/${merchant.id}`, label: merchant.name });
-  }
-  const digits = q.replace(/[\s-]/g, '');
-  if (/^\d{13,19}$/.test(digits)) {
-    // A full card number: found by its keyed hash, as the API's cardNo is (never compared in clear).
-    const hash = await svc.vault.hash(db, digits);
-    hits.push(...(await db.selectFrom('cards').select(cardCols).where('pan_hash', '=', hash).limit(SEARCH_LIMIT).execute()).map(cardHit));
-  }
-  if (/^\d{4}$/.test(q)) {
-    const cards = await db
-      .selectFrom('cards')
-      .select(cardCols)
-      .where('pan_last4', '=', q)
-      .orderBy('created_at', 'desc')
-      .limit(SEARCH_LIMIT)
-      .execute();
-    hits.push(...cards.map(cardHit));
-  }
-  if (/^[A-Za-z0-9][A-Za-z0-9 -]{2,39}$/.test(q) && /\d/.test(q)) {
-    // A document number: by its keyed hash, as the one-holder-per-document rule finds it.
-    const key = await documentHash(svc.vault, db, q);
-    const holders = await db.selectFrom('cardholders').select(holderCols).where('idno_key', '=', key).limit(SEARCH_LIMIT).execute();
-    for (const h of holders) if (!hits.some((x) => x.id === h.id)) hits.push(holderHit(h));
-  }
-  const binLast4 = /^(\d{6})\s*(?:[*x•.…\s-]*)\s*(\d{4})$/i.exec(q);
-  if (binLast4 && !/^\d{13,19}$/.test(digits)) {
-    const cards = await db
-      .selectFrom('cards')
-      .select(cardCols)
-      .where('pan_first6', '=', binLast4[1] as string)
-      .where('pan_last4', '=', binLast4[2] as string)
-      .limit(SEARCH_LIMIT)
-      .execute();
-    hits.push(...cards.map(cardHit));
-  }
-  if (q.includes('@')) {
-    const hash = await emailHash(svc.vault, db, q);
-    const holders = await db.selectFrom('cardholders').select(holderCols).where('email_hash', '=', hash).limit(SEARCH_LIMIT).execute();
-    hits.push(...holders.map(holderHit));
-    const kyc = await db
-      .selectFrom('kyc_requests')
-      .select(['id', 'request_no', 'merchant_id', 'status'])
-      // Sealed, found by the same keyed hash (kyc/email.ts).
-      .where('email_hash', '=', hash)
-      .limit(SEARCH_LIMIT)
-      .execute();
-    for (const k of kyc)
-      hits.push({ kind: 'KYC request', id: k.id, href: `/console/kyc/${k.id}`, label: `${k.request_no} · ${k.merchant_id} · ${k.status}` });
-  } else if (/\p{L}/u.test(q) && !binLast4) {
-    // Names are kept plain for this (src/holders/identity.ts): a case-insensitive match on the full name.
-    const like = `%${q.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-    const holders = await db
-      .selectFrom('cardholders')
-      .select(holderCols)
-      .where(sql<boolean>`lower(first_name || ' ' || last_name) like ${like} escape '\\'`)
-      .orderBy('created_at', 'desc')
-      .limit(SEARCH_LIMIT)
-      .execute();
-    for (const h of holders) if (!hits.some((x) => x.id === h.id)) hits.push(holderHit(h));
-  }
-  return hits;
+    return hits;
+  });
 }
 
 /** Callback events that are failed or still pending after an attempt, per merchant, newest first. */
@@ -329,16 +341,17 @@ export async function troubledCallbacks(
 }
 
 export async function callbackDetail(svc: Services, eventId: string) {
-  const db = svc.database.db;
-  const stored = await db.selectFrom('callback_events').selectAll().where('id', '=', eventId).executeTakeFirst();
-  if (!stored) return null;
-  const event = { ...stored, payload: shownText(openPayload(svc.box, stored)) };
-  const attempts = await db
-    .selectFrom('callback_attempts')
-    .selectAll()
-    .where('event_id', '=', eventId)
-    .orderBy('attempt', 'desc')
-    .limit(100)
-    .execute();
-  return { event, attempts };
+  return svc.database.read(async (db) => {
+    const stored = await db.selectFrom('callback_events').selectAll().where('id', '=', eventId).executeTakeFirst();
+    if (!stored) return null;
+    const event = { ...stored, payload: shownText(openPayload(svc.box, stored)) };
+    const attempts = await db
+      .selectFrom('callback_attempts')
+      .selectAll()
+      .where('event_id', '=', eventId)
+      .orderBy('attempt', 'desc')
+      .limit(100)
+      .execute();
+    return { event, attempts };
+  });
 }

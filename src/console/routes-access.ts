@@ -79,7 +79,7 @@ export function accessRoutes(app: FastifyInstance, kit: ConsoleKit): void {
     if (!posted) return reply;
     await runVerb(svc, endConsoleSession, {
       input: { idHash: posted.frame.session.idHash },
-      actor: `operator:${posted.frame.session.email}`,
+      actor: kit.operatorOf(req, posted.frame.session),
     });
     return reply
       .status(303)
@@ -93,7 +93,7 @@ export function accessRoutes(app: FastifyInstance, kit: ConsoleKit): void {
 
   app.get('/console/setup', { schema: { hide: true } }, async (req, reply) => {
     const token = (req.query as { token?: unknown }).token;
-    const row = await findSetup(svc.database.db, token, svc.clock());
+    const row = await svc.database.read((db) => findSetup(db, token, svc.clock()));
     if (!row)
       return html(
         reply,
@@ -120,7 +120,7 @@ export function accessRoutes(app: FastifyInstance, kit: ConsoleKit): void {
     const form = req.body instanceof URLSearchParams ? req.body : null;
     if (!form || !sameOrigin(req)) return html(reply, 403, barePage('This form has expired', '<p>Open the set-up link again.</p>'));
     const token = form.get('token') ?? '';
-    const row = await findSetup(svc.database.db, token, svc.clock());
+    const row = await svc.database.read((db) => findSetup(db, token, svc.clock()));
     if (!row) return html(reply, 410, barePage('This set-up link has expired or been used', '<p>Ask an admin for a new one.</p>'));
     const password = form.get('password') ?? '';
     const secret = /^[A-Z2-7]{32}$/.test(form.get('secret') ?? '') ? (form.get('secret') as string) : newTotpSecret();
@@ -138,7 +138,7 @@ export function accessRoutes(app: FastifyInstance, kit: ConsoleKit): void {
     }
     const done = await runVerb(svc, completeSetup, {
       input: { token, passwordHash, totp: code ? { secret, code } : null, origin: origin(req) },
-      actor: `operator:${row.email}`,
+      actor: { kind: 'operator', via: 'console', who: row.email, origin: origin(req) },
     });
     if (done === 'badCode') return again('That code does not match: check the app’s clock and enter the code it shows now.');
     if (done === 'totpRequired')

@@ -15,8 +15,8 @@ export function callbacksRoutes(app: FastifyInstance, kit: ConsoleKit): void {
     const q = req.query as { merchant?: unknown; status?: unknown; done?: unknown };
     const merchantId = isIdText(q.merchant) ? q.merchant : undefined;
     const status = q.status === 'failed' || q.status === 'pending' ? q.status : undefined;
-    const rows = await troubledCallbacks(svc.database.db, { merchantId, status });
-    const endpoints = await listEndpoints(svc.database.db, merchantId);
+    const rows = await svc.database.read((db) => troubledCallbacks(db, { merchantId, status }));
+    const endpoints = await svc.database.read((db) => listEndpoints(db, merchantId));
     const f = { ...frame, current: '/console/callbacks', notice: typeof q.done === 'string' ? pages.notice(q.done) : undefined };
     return html(reply, 200, pages.callbacksPage(f, rows, { merchantId, status }, endpoints));
   });
@@ -47,7 +47,7 @@ export function callbacksRoutes(app: FastifyInstance, kit: ConsoleKit): void {
       () =>
         runVerb(svc, retryCallbacks, {
           input: { eventIds: [eventId] },
-          actor: frame.session.email,
+          actor: kit.operatorOf(req, frame.session),
           audit: audit(req, frame.session, 'callbacks.retry', eventId),
         }),
       back,
@@ -67,7 +67,7 @@ export function callbacksRoutes(app: FastifyInstance, kit: ConsoleKit): void {
       () =>
         runVerb(svc, retryCallbacks, {
           input: { allFailed: true, ...(merchantId ? { merchantId } : {}) },
-          actor: frame.session.email,
+          actor: kit.operatorOf(req, frame.session),
           audit: audit(req, frame.session, 'callbacks.retry', merchantId ? `failed:${merchantId}` : 'failed'),
         }),
       '/console/callbacks',

@@ -34,87 +34,95 @@ export function cardsRoutes(app: FastifyInstance, kit: ConsoleKit): void {
   app.get<{ Params: { id: string } }>('/console/cards/:id', { schema: { hide: true } }, async (req, reply) => {
     const frame = await session(req, reply, 'read');
     if (!frame) return reply;
-    const db = svc.database.db;
-    const card = isIdText(req.params.id)
-      ? await db.selectFrom('cards').selectAll().where('id', '=', req.params.id).executeTakeFirst()
-      : undefined;
-    const f = { ...frame, current: '/console/search' };
-    if (!card) return html(reply, 404, pages.notFoundPage(f, 'No such card.', '/console/search'));
-    const q = req.query as { from?: unknown; to?: unknown; page?: unknown; done?: unknown };
-    const now = svc.clock();
-    const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
-    const isDay = (v: unknown): v is string => typeof v === 'string' && /^\d{4}-\d\d-\d\d$/.test(v) && !Number.isNaN(Date.parse(v));
-    const to = isDay(q.to) ? q.to : day(now);
-    const from = isDay(q.from) ? q.from : day(Date.parse(to) - (MAX_RANGE_DAYS - 1) * 86_400_000);
-    const pageNo = typeof q.page === 'string' && /^\d{1,6}$/.test(q.page) ? Number(q.page) : 0;
-    const PAGE = 20;
-    let trades: Awaited<ReturnType<typeof listTrades>> | null = null;
-    let rangeError: string | null = null;
-    try {
-      trades = await listTrades({
-        db,
-        vault: svc.vault,
-        merchantId: card.merchant_id,
-        input: { cardId: card.id, beginDate: from, endDate: to, start: pageNo * PAGE, maxSize: PAGE, tradeStatusList: [...TRADE_STATUSES] },
-      });
-    } catch (err) {
-      if (!(err instanceof DomainError) || err.status >= 500) throw err;
-      // The 4.1 list's own rule, said in the page's words.
-      rangeError = /at most \d+ days/.test(err.message)
-        ? `Choose at most ${MAX_RANGE_DAYS} days (from ${from} to ${to} is longer).`
-        : /before beginDate/.test(err.message)
-          ? 'The first day must not be after the last.'
-          : err.message;
-    }
-    if (trades && trades.total > 0 && pageNo * PAGE >= trades.total) {
-      // Past the last page (an old link, a typed address): the last page.
-      const last = Math.ceil(trades.total / PAGE) - 1;
-      return redirect(reply, `/console/cards/${encodeURIComponent(card.id)}?from=${from}&to=${to}&page=${last}`);
-    }
-    const [query, holder, declined, merchant, authentications, facts] = await Promise.all([
-      queryCard(db, card.merchant_id, card.id, now),
-      db
-        .selectFrom('cardholders')
-        .select(['id', 'first_name', 'last_name', 'audit_status'])
-        .where('id', '=', card.holder_id)
-        .executeTakeFirst(),
-      db
-        .selectFrom('authorizations')
-        .selectAll()
-        .where('card_id', '=', card.id)
-        .where('approved', '=', 0)
-        .orderBy('created_at', 'desc')
-        .limit(10)
-        .execute(),
-      merchantSummary(db, card.merchant_id),
-      cardAuthentications(db, card.id),
-      recordFacts(db, trades?.tradeList.map((r) => r.tradeId) ?? []),
-    ]);
-    return html(
-      reply,
-      200,
-      pages.cardPage(
-        { ...f, notice: typeof q.done === 'string' ? pages.notice(q.done) : undefined },
-        {
-          card: toCardModel(card),
-          query,
-          holder,
-          declined,
-          authentications,
-          verificationFailures: failureCount(card, now),
-          merchantName: merchant?.name ?? card.merchant_id,
+    return svc.database.read(async (db) => {
+      const card = isIdText(req.params.id)
+        ? await db.selectFrom('cards').selectAll().where('id', '=', req.params.id).executeTakeFirst()
+        : undefined;
+      const f = { ...frame, current: '/console/search' };
+      if (!card) return html(reply, 404, pages.notFoundPage(f, 'No such card.', '/console/search'));
+      const q = req.query as { from?: unknown; to?: unknown; page?: unknown; done?: unknown };
+      const now = svc.clock();
+      const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+      const isDay = (v: unknown): v is string => typeof v === 'string' && /^\d{4}-\d\d-\d\d$/.test(v) && !Number.isNaN(Date.parse(v));
+      const to = isDay(q.to) ? q.to : day(now);
+      const from = isDay(q.from) ? q.from : day(Date.parse(to) - (MAX_RANGE_DAYS - 1) * 86_400_000);
+      const pageNo = typeof q.page === 'string' && /^\d{1,6}$/.test(q.page) ? Number(q.page) : 0;
+      const PAGE = 20;
+      let trades: Awaited<ReturnType<typeof listTrades>> | null = null;
+      let rangeError: string | null = null;
+      try {
+        trades = await listTrades({
+          db,
+          vault: svc.vault,
           merchantId: card.merchant_id,
-          createdAt: card.created_at,
-          trades,
-          facts,
-          rangeError,
-          from,
-          to,
-          pageNo,
-          pageSize: PAGE,
-        },
-      ),
-    );
+          input: {
+            cardId: card.id,
+            beginDate: from,
+            endDate: to,
+            start: pageNo * PAGE,
+            maxSize: PAGE,
+            tradeStatusList: [...TRADE_STATUSES],
+          },
+        });
+      } catch (err) {
+        if (!(err instanceof DomainError) || err.status >= 500) throw err;
+        // The 4.1 list's own rule, said in the page's words.
+        rangeError = /at most \d+ days/.test(err.message)
+          ? `Choose at most ${MAX_RANGE_DAYS} days (from ${from} to ${to} is longer).`
+          : /before beginDate/.test(err.message)
+            ? 'The first day must not be after the last.'
+            : err.message;
+      }
+      if (trades && trades.total > 0 && pageNo * PAGE >= trades.total) {
+        // Past the last page (an old link, a typed address): the last page.
+        const last = Math.ceil(trades.total / PAGE) - 1;
+        return redirect(reply, `/console/cards/${encodeURIComponent(card.id)}?from=${from}&to=${to}&page=${last}`);
+      }
+      const [query, holder, declined, merchant, authentications, facts] = await Promise.all([
+        queryCard(db, card.merchant_id, card.id, now),
+        db
+          .selectFrom('cardholders')
+          .select(['id', 'first_name', 'last_name', 'audit_status'])
+          .where('id', '=', card.holder_id)
+          .executeTakeFirst(),
+        db
+          .selectFrom('authorizations')
+          .selectAll()
+          .where('card_id', '=', card.id)
+          .where('approved', '=', 0)
+          .orderBy('created_at', 'desc')
+          .limit(10)
+          .execute(),
+        merchantSummary(db, card.merchant_id),
+        cardAuthentications(db, card.id),
+        recordFacts(db, trades?.tradeList.map((r) => r.tradeId) ?? []),
+      ]);
+      return html(
+        reply,
+        200,
+        pages.cardPage(
+          { ...f, notice: typeof q.done === 'string' ? pages.notice(q.done) : undefined },
+          {
+            card: toCardModel(card),
+            query,
+            holder,
+            declined,
+            authentications,
+            verificationFailures: failureCount(card, now),
+            merchantName: merchant?.name ?? card.merchant_id,
+            merchantId: card.merchant_id,
+            createdAt: card.created_at,
+            trades,
+            facts,
+            rangeError,
+            from,
+            to,
+            pageNo,
+            pageSize: PAGE,
+          },
+        ),
+      );
+    });
   });
 
   /** A closed card's debt settled from its merchant's funding (decisions §12.13), by an admin. */
@@ -172,8 +180,12 @@ export function cardsRoutes(app: FastifyInstance, kit: ConsoleKit): void {
         frame,
         () =>
           action === 'close'
-            ? runVerb(svc, closeCard, { input, actor: frame.session.email, audit: spec })
-            : runVerb(svc, setCardFrozen, { input: { ...input, frozen: action === 'freeze' }, actor: frame.session.email, audit: spec }),
+            ? runVerb(svc, closeCard, { input, actor: kit.operatorOf(req, frame.session), audit: spec })
+            : runVerb(svc, setCardFrozen, {
+                input: { ...input, frozen: action === 'freeze' },
+                actor: kit.operatorOf(req, frame.session),
+                audit: spec,
+              }),
         back,
       );
       return done === null ? reply : redirect(reply, `${back}?done=${action}`);

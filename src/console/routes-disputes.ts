@@ -33,7 +33,7 @@ export function disputesRoutes(app: FastifyInstance, kit: ConsoleKit): void {
       merchantId: merchant !== undefined && isIdText(merchant) ? merchant : undefined,
       status: q.status === 'unsubmitted' || q.status === 'submitted' ? q.status : undefined,
     };
-    const rows = await disputeQueue(svc.database.db, svc.clock(), filter);
+    const rows = await svc.database.read((db) => disputeQueue(db, svc.clock(), filter));
     return html(reply, 200, pages.disputesPage({ ...frame, current: '/console/disputes' }, rows, filter));
   });
 
@@ -63,7 +63,7 @@ export function disputesRoutes(app: FastifyInstance, kit: ConsoleKit): void {
       const frame = await session(req, reply, 'evidence');
       if (!frame) return reply;
       const { id, file } = req.params;
-      const found = isIdText(id) && isFileName(file) ? await evidenceFile(svc.database.db, svc.box, id, file) : undefined;
+      const found = isIdText(id) && isFileName(file) ? await svc.database.read((db) => evidenceFile(db, svc.box, id, file)) : undefined;
       if (!found) return html(reply, 404, pages.notFoundPage(frame, 'No such file.', `/console/disputes/${encodeURIComponent(id)}`));
       await recordViewOf(req, frame.session, 'dispute.evidence', `${id}/${file}`, `evidence ${file}`);
       // Served as a download, never rendered here: the type its first bytes were checked to be (PDF, PNG
@@ -91,7 +91,9 @@ export function disputesRoutes(app: FastifyInstance, kit: ConsoleKit): void {
     if (form.get('confirm') !== 'yes') {
       return html(reply, 400, pages.problemPage(frame, 'Tick the confirmation: an outcome moves money and cannot be undone.', back));
     }
-    const dispute = await svc.database.db.selectFrom('disputes').select(['currency']).where('id', '=', disputeId).executeTakeFirst();
+    const dispute = await svc.database.read((db) =>
+      db.selectFrom('disputes').select(['currency']).where('id', '=', disputeId).executeTakeFirst(),
+    );
     if (!dispute) return html(reply, 404, pages.notFoundPage(frame, 'No such dispute.', '/console/disputes'));
     const rawAmount = (form.get('amount') ?? '').trim();
     if (outcome === 'won' && !/^\d{1,15}(\.\d{1,8})?$/.test(rawAmount)) {

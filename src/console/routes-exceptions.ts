@@ -26,7 +26,7 @@ export function exceptionsRoutes(app: FastifyInstance, kit: ConsoleKit): void {
     if (!frame) return reply;
     const q = req.query as { status?: unknown; done?: unknown };
     const status: ExceptionStatus | 'all' = q.status === 'posted' || q.status === 'returned' || q.status === 'all' ? q.status : 'open';
-    const rows = await listExceptions(svc.database.db, { status });
+    const rows = await svc.database.read((db) => listExceptions(db, { status }));
     const done = q.done === 'posted' || q.done === 'returned' ? { text: NOTICES[q.done] } : undefined;
     return html(reply, 200, pages.exceptionsPage({ ...frame, current: '/console/exceptions', notice: done }, { status, rows }));
   });

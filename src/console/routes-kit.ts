@@ -85,7 +85,7 @@ export function consoleKit(svc: Services): ConsoleKit {
   /** A page request: a live session whose role may do this, else the answer (login, or 403) is sent. */
   async function session(req: FastifyRequest, reply: FastifyReply, permission: Permission): Promise<Frame | null> {
     const cookie = sessionOf(req);
-    const s = await loadConsoleSession(svc, cookie);
+    const s = await loadConsoleSession(svc, cookie, origin(req));
     if (!s || cookie === undefined) {
       // The page to come back to, without what was searched for (issue 26.1: a card number in `next`
       // reached the log line of the login page, and would reach a proxy's).

@@ -17,29 +17,34 @@ export function merchantsRoutes(app: FastifyInstance, kit: ConsoleKit): void {
   app.get('/console/merchants', { schema: { hide: true } }, async (req, reply) => {
     const frame = await session(req, reply, 'read');
     if (!frame) return reply;
-    return html(reply, 200, pages.merchantsPage({ ...frame, current: '/console/merchants' }, await listMerchants(svc.database.db)));
+    return html(
+      reply,
+      200,
+      pages.merchantsPage({ ...frame, current: '/console/merchants' }, await svc.database.read((db) => listMerchants(db))),
+    );
   });
 
   app.get<{ Params: { id: string } }>('/console/merchants/:id', { schema: { hide: true } }, async (req, reply) => {
     const frame = await session(req, reply, 'read');
     if (!frame) return reply;
-    const db = svc.database.db;
-    const f = {
-      ...frame,
-      current: '/console/merchants',
-      notice: typeof (req.query as { done?: unknown }).done === 'string' ? pages.notice((req.query as { done: string }).done) : undefined,
-    };
-    const merchant = isIdText(req.params.id) ? await merchantSummary(db, req.params.id) : undefined;
-    if (!merchant) return html(reply, 404, pages.notFoundPage(f, 'No such merchant.', '/console/merchants'));
-    const [domains, balances, ...statements] = await Promise.all([
-      listDomains(db, merchant.appId),
-      fundingBalances(db, merchant.appId),
-      ...CARD_CURRENCIES.map((c) => fundingStatement(db, merchant.appId, c, { maxSize: 20, newestFirst: true })),
-    ]);
-    // The funding form's one-time token: the credit's idempotency key, so a double post, or the same
-    // form posted again, answers the first credit instead of crediting twice.
-    const fundToken = randomBytes(16).toString('hex');
-    return html(reply, 200, pages.merchantPage(f, { merchant, domains, balances, fundToken, statements }));
+    return svc.database.read(async (db) => {
+      const f = {
+        ...frame,
+        current: '/console/merchants',
+        notice: typeof (req.query as { done?: unknown }).done === 'string' ? pages.notice((req.query as { done: string }).done) : undefined,
+      };
+      const merchant = isIdText(req.params.id) ? await merchantSummary(db, req.params.id) : undefined;
+      if (!merchant) return html(reply, 404, pages.notFoundPage(f, 'No such merchant.', '/console/merchants'));
+      const [domains, balances, ...statements] = await Promise.all([
+        listDomains(db, merchant.appId),
+        fundingBalances(db, merchant.appId),
+        ...CARD_CURRENCIES.map((c) => fundingStatement(db, merchant.appId, c, { maxSize: 20, newestFirst: true })),
+      ]);
+      // The funding form's one-time token: the credit's idempotency key, so a double post, or the same
+      // form posted again, answers the first credit instead of crediting twice.
+      const fundToken = randomBytes(16).toString('hex');
+      return html(reply, 200, pages.merchantPage(f, { merchant, domains, balances, fundToken, statements }));
+    });
   });
 
   const merchantState = (appId: string) => async (tx: Kysely<DB>) => (await merchantSummary(tx, appId)) ?? null;
@@ -59,7 +64,7 @@ export function merchantsRoutes(app: FastifyInstance, kit: ConsoleKit): void {
       () =>
         runVerb(svc, updateMerchant, {
           input: { appId, status },
-          actor: frame.session.email,
+          actor: kit.operatorOf(req, frame.session),
           audit: audit(req, frame.session, 'merchant.update', appId, merchantState(appId)),
         }),
       back,
@@ -90,7 +95,12 @@ export function merchantsRoutes(app: FastifyInstance, kit: ConsoleKit): void {
     const done = await change(
       reply,
       frame,
-      () => runVerb(svc, fundMerchant, { input, actor: frame.session.email, audit: audit(req, frame.session, 'merchant.fund', appId) }),
+      () =>
+        runVerb(svc, fundMerchant, {
+          input,
+          actor: kit.operatorOf(req, frame.session),
+          audit: audit(req, frame.session, 'merchant.fund', appId),
+        }),
       back,
     );
     return done === null ? reply : redirect(reply, `${back}?done=funded`);
@@ -103,7 +113,9 @@ export function merchantsRoutes(app: FastifyInstance, kit: ConsoleKit): void {
     const appId = req.params.id;
     const back = `/console/merchants/${encodeURIComponent(appId)}`;
     const host = text(form, 'host', 253);
-    const mapped = await svc.database.db.selectFrom('merchant_domains').select('merchant_id').where('host', '=', host).executeTakeFirst();
+    const mapped = await svc.database.read((db) =>
+      db.selectFrom('merchant_domains').select('merchant_id').where('host', '=', host).executeTakeFirst(),
+    );
     if (!mapped || mapped.merchant_id !== appId)
       return html(reply, 404, pages.notFoundPage(frame, 'That host is not mapped to this merchant.', back));
     const done = await change(
@@ -112,7 +124,7 @@ export function merchantsRoutes(app: FastifyInstance, kit: ConsoleKit): void {
       () =>
         runVerb(svc, removeDomain, {
           input: { host },
-          actor: frame.session.email,
+          actor: kit.operatorOf(req, frame.session),
           audit: audit(req, frame.session, 'domain.remove', host),
         }),
       back,

@@ -22,7 +22,11 @@ export function operatorsRoutes(app: FastifyInstance, kit: ConsoleKit): void {
       limit: 200,
       partial: true,
     };
-    return html(reply, 200, pages.auditPage({ ...frame, current: '/console/audit' }, filter, await listAudit(svc.database.db, filter)));
+    return html(
+      reply,
+      200,
+      pages.auditPage({ ...frame, current: '/console/audit' }, filter, await svc.database.read((db) => listAudit(db, filter))),
+    );
   });
 
   app.get('/console/operators', { schema: { hide: true } }, async (req, reply) => {
@@ -30,7 +34,7 @@ export function operatorsRoutes(app: FastifyInstance, kit: ConsoleKit): void {
     if (!frame) return reply;
     const done = (req.query as { done?: unknown }).done;
     const f = { ...frame, current: '/console/operators', notice: typeof done === 'string' ? pages.notice(done) : undefined };
-    return html(reply, 200, pages.operatorsPage(f, await listOperators(svc.database.db, svc.clock()), null));
+    return html(reply, 200, pages.operatorsPage(f, await svc.database.read((db) => listOperators(db, svc.clock())), null));
   });
 
   const setupUrl = (token: string) => `${svc.config.publicUrl}/console/setup?token=${token}`;
@@ -49,7 +53,7 @@ export function operatorsRoutes(app: FastifyInstance, kit: ConsoleKit): void {
       () =>
         runVerb(svc, createOperator, {
           input: { email, role },
-          actor: frame.session.email,
+          actor: kit.operatorOf(req, frame.session),
           audit: audit(req, frame.session, 'operator.create', email.toLowerCase()),
         }),
       '/console/operators',
@@ -59,7 +63,10 @@ export function operatorsRoutes(app: FastifyInstance, kit: ConsoleKit): void {
     return html(
       reply,
       200,
-      pages.operatorsPage(f, await listOperators(svc.database.db, svc.clock()), { email: made.email, url: setupUrl(made.setupToken) }),
+      pages.operatorsPage(f, await svc.database.read((db) => listOperators(db, svc.clock())), {
+        email: made.email,
+        url: setupUrl(made.setupToken),
+      }),
     );
   });
 
@@ -68,7 +75,9 @@ export function operatorsRoutes(app: FastifyInstance, kit: ConsoleKit): void {
     if (!posted) return reply;
     const { frame, form } = posted;
     const row = isIdText(req.params.id)
-      ? await svc.database.db.selectFrom('operators').select(['id', 'email']).where('id', '=', req.params.id).executeTakeFirst()
+      ? await svc.database.read((db) =>
+          db.selectFrom('operators').select(['id', 'email']).where('id', '=', req.params.id).executeTakeFirst(),
+        )
       : undefined;
     if (!row) return html(reply, 404, pages.notFoundPage(frame, 'No such operator.', '/console/operators'));
     const state = async (tx: Kysely<DB>) =>
@@ -81,7 +90,7 @@ export function operatorsRoutes(app: FastifyInstance, kit: ConsoleKit): void {
         () =>
           runVerb(svc, resetOperator, {
             input: { email: row.email },
-            actor: frame.session.email,
+            actor: kit.operatorOf(req, frame.session),
             audit: audit(req, frame.session, 'operator.reset', row.email, state),
           }),
         '/console/operators',
@@ -90,7 +99,10 @@ export function operatorsRoutes(app: FastifyInstance, kit: ConsoleKit): void {
       return html(
         reply,
         200,
-        pages.operatorsPage(f, await listOperators(svc.database.db, svc.clock()), { email: reset.email, url: setupUrl(reset.setupToken) }),
+        pages.operatorsPage(f, await svc.database.read((db) => listOperators(db, svc.clock())), {
+          email: reset.email,
+          url: setupUrl(reset.setupToken),
+        }),
       );
     }
     if (req.params.action !== 'update') return html(reply, 404, pages.notFoundPage(frame, 'No such action.', '/console/operators'));
@@ -108,7 +120,7 @@ export function operatorsRoutes(app: FastifyInstance, kit: ConsoleKit): void {
       () =>
         runVerb(svc, updateOperator, {
           input,
-          actor: frame.session.email,
+          actor: kit.operatorOf(req, frame.session),
           audit: audit(req, frame.session, 'operator.update', row.email, state),
         }),
       '/console/operators',

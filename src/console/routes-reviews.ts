@@ -21,10 +21,10 @@ export function reviewsRoutes(app: FastifyInstance, kit: ConsoleKit): void {
     if (!frame) return reply;
     const now = svc.clock();
     const [today, db, link, threeDs] = await Promise.all([
-      overview(svc.database.db, now),
-      networkOverview(svc.database.db, now),
+      svc.database.read((db) => overview(db, now)),
+      svc.database.read((db) => networkOverview(db, now)),
       svc.metrics.networkFigures(),
-      threeDsToday(svc.database.db, now),
+      svc.database.read((db) => threeDsToday(db, now)),
     ]);
     return html(reply, 200, pages.overviewPage({ ...frame, current: '/console' }, today, { db, link }, threeDs));
   });
@@ -32,12 +32,16 @@ export function reviewsRoutes(app: FastifyInstance, kit: ConsoleKit): void {
   app.get('/console/reviews', { schema: { hide: true } }, async (req, reply) => {
     const frame = await session(req, reply, 'read');
     if (!frame) return reply;
-    return html(reply, 200, pages.reviewsPage({ ...frame, current: '/console/reviews' }, await reviewQueues(svc.database.db)));
+    return html(
+      reply,
+      200,
+      pages.reviewsPage({ ...frame, current: '/console/reviews' }, await svc.database.read((db) => reviewQueues(db))),
+    );
   });
 
   /** Records that an operator opened sealed data (a view is an act of the trail too). */
   const recordViewOf = (req: FastifyRequest, s: ConsoleSession, action: string, target: string) =>
-    runVerb(svc, recordView, { input: { what: 'identity data' }, actor: `operator:${s.email}`, audit: audit(req, s, action, target) });
+    runVerb(svc, recordView, { input: { what: 'identity data' }, actor: kit.operatorOf(req, s), audit: audit(req, s, action, target) });
 
   app.get<{ Params: { id: string } }>('/console/holders/:id', { schema: { hide: true } }, async (req, reply) => {
     const frame = await session(req, reply, 'read');
@@ -85,7 +89,7 @@ export function reviewsRoutes(app: FastifyInstance, kit: ConsoleKit): void {
       () =>
         runVerb(svc, reviewHolder, {
           input: { holderId, auditStatus: decision.status, errMsg: reason },
-          actor: frame.session.email,
+          actor: kit.operatorOf(req, frame.session),
           audit: audit(req, frame.session, 'holder.review', holderId, before),
         }),
       back,
@@ -119,11 +123,9 @@ export function reviewsRoutes(app: FastifyInstance, kit: ConsoleKit): void {
       return html(reply, 400, pages.problemPage(frame, 'Choose a decision.', back));
     if (status === 'rejected' && !reason) return html(reply, 400, pages.problemPage(frame, 'Give a reason: the merchant sees it.', back));
     const row = isIdText(req.params.id)
-      ? await svc.database.db
-          .selectFrom('kyc_requests')
-          .select(['id', 'request_no', 'merchant_id'])
-          .where('id', '=', req.params.id)
-          .executeTakeFirst()
+      ? await svc.database.read((db) =>
+          db.selectFrom('kyc_requests').select(['id', 'request_no', 'merchant_id']).where('id', '=', req.params.id).executeTakeFirst(),
+        )
       : undefined;
     if (!row) return html(reply, 404, pages.notFoundPage(frame, 'No such KYC request.', '/console/reviews'));
     const before = async (tx: Kysely<DB>) => {
@@ -137,7 +139,7 @@ export function reviewsRoutes(app: FastifyInstance, kit: ConsoleKit): void {
         runVerb(svc, decideKyc, {
           input: { requestNo: row.request_no, status, reason },
           merchantId: row.merchant_id,
-          actor: frame.session.email,
+          actor: kit.operatorOf(req, frame.session),
           audit: audit(req, frame.session, 'kyc.review', row.request_no, before),
         }),
       back,

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Services, VerbCtx } from '../context.js';
+import { type Services, system, type VerbCtx } from '../context.js';
 import { makePrivateDir, PRIVATE_FILE_MODE } from '../db/files.js';
 import { newId } from '../db/ids.js';
 import { runVerb } from '../runner.js';
@@ -57,15 +57,18 @@ async function insertAdmin({ ctx, input }: { ctx: VerbCtx; input: { passwordHash
  */
 export async function ensureSandboxAdmin(svc: Services): Promise<SandboxAdmin | null> {
   if (svc.config.env !== 'sandbox' || !svc.config.console) return null;
-  if (await svc.database.db.selectFrom('operators').select('id').limit(1).executeTakeFirst()) return null;
+  if (await svc.database.read((db) => db.selectFrom('operators').select('id').limit(1).executeTakeFirst())) return null;
   const password = randomBytes(15).toString('base64url');
   const totpSecret = newTotpSecret();
   let created: boolean;
   try {
-    created = await runVerb(svc, insertAdmin, { input: { passwordHash: await hashPassword(password), totpSecret }, actor: 'sandbox' });
+    created = await runVerb(svc, insertAdmin, {
+      input: { passwordHash: await hashPassword(password), totpSecret },
+      actor: system('sandbox'),
+    });
   } catch (err) {
     // Another process of `serve --processes N` made it first (the e-mail is unique): theirs stands.
-    if (await svc.database.db.selectFrom('operators').select('id').limit(1).executeTakeFirst()) return null;
+    if (await svc.database.read((db) => db.selectFrom('operators').select('id').limit(1).executeTakeFirst())) return null;
     throw err;
   }
   if (!created) return null;

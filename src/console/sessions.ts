@@ -23,21 +23,28 @@ export interface ConsoleSession {
 }
 
 /** The live session of a cookie value (its account active), or null. Touched when it is a minute old. */
-export async function loadConsoleSession(svc: Services, sessionId: string | undefined): Promise<ConsoleSession | null> {
+export async function loadConsoleSession(svc: Services, sessionId: string | undefined, origin: string): Promise<ConsoleSession | null> {
   if (!sessionId || !/^[A-Za-z0-9_-]{43}$/.test(sessionId)) return null;
   const now = svc.clock();
-  const row = await svc.database.db
-    .selectFrom('operator_sessions as s')
-    .innerJoin('operators as o', 'o.id', 's.operator_id')
-    .select(['s.id_hash', 's.created_at', 's.last_seen_at', 'o.id', 'o.email', 'o.role', 'o.status', 'o.totp_enc'])
-    .where('s.id_hash', '=', sha256(sessionId))
-    .executeTakeFirst();
+  const row = await svc.database.read((db) =>
+    db
+      .selectFrom('operator_sessions as s')
+      .innerJoin('operators as o', 'o.id', 's.operator_id')
+      .select(['s.id_hash', 's.created_at', 's.last_seen_at', 'o.id', 'o.email', 'o.role', 'o.status', 'o.totp_enc'])
+      .where('s.id_hash', '=', sha256(sessionId))
+      .executeTakeFirst(),
+  );
   if (row?.status !== 'active') return null;
   const lastSeen = Number(row.last_seen_at);
   if (now - lastSeen > CONSOLE_IDLE_MS || now - Number(row.created_at) > CONSOLE_MAX_MS) return null;
   if (now - lastSeen >= TOUCH_EVERY_MS) {
     // Losing this in a crash only shortens the session's idle time.
-    await runVerb(svc, touchConsoleSession, { input: { idHash: row.id_hash }, actor: `operator:${row.email}`, now, durable: false });
+    await runVerb(svc, touchConsoleSession, {
+      input: { idHash: row.id_hash },
+      actor: { kind: 'operator', via: 'console', who: row.email, origin },
+      now,
+      durable: false,
+    });
   }
   return { idHash: row.id_hash, operatorId: row.id, email: row.email, role: row.role, totp: row.totp_enc !== null };
 }

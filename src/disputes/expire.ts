@@ -1,4 +1,4 @@
-import type { Services, VerbCtx } from '../context.js';
+import { type Services, system, type VerbCtx } from '../context.js';
 import { sweep } from '../db/sweep.js';
 import { runVerb } from '../runner.js';
 import { expireLocked, isPastDeadline, lockedDispute } from './store.js';
@@ -27,23 +27,28 @@ export async function expireDisputes(
 ): Promise<{ expired: number; failed: Array<{ disputeId: string; error: string; failures: number }> }> {
   type Due = { id: string; deadline_at: number };
   const { done, failed } = await sweep<Due, string>(svc, DISPUTE_EXPIRY, {
-    page: async (after, limit) => {
-      let q = svc.database.db
-        .selectFrom('disputes')
-        .select(['id', 'deadline_at'])
-        .where('status', '=', 'unsubmitted')
-        .where('deadline_at', '<=', now)
-        .orderBy('deadline_at')
-        .orderBy('id')
-        .limit(limit);
-      if (after)
-        q = q.where((eb) =>
-          eb.or([eb('deadline_at', '>', after.deadline_at), eb.and([eb('deadline_at', '=', after.deadline_at), eb('id', '>', after.id)])]),
-        );
-      return (await q.execute()).map((d) => ({ id: d.id, deadline_at: Number(d.deadline_at) }));
-    },
+    page: (after, limit) =>
+      svc.database.read(async (db) => {
+        let q = db
+          .selectFrom('disputes')
+          .select(['id', 'deadline_at'])
+          .where('status', '=', 'unsubmitted')
+          .where('deadline_at', '<=', now)
+          .orderBy('deadline_at')
+          .orderBy('id')
+          .limit(limit);
+        if (after)
+          q = q.where((eb) =>
+            eb.or([
+              eb('deadline_at', '>', after.deadline_at),
+              eb.and([eb('deadline_at', '=', after.deadline_at), eb('id', '>', after.id)]),
+            ]),
+          );
+        return (await q.execute()).map((d) => ({ id: d.id, deadline_at: Number(d.deadline_at) }));
+      }),
     id: (d) => d.id,
-    each: async (d) => ((await runVerb(svc, expireDispute, { input: { disputeId: d.id }, actor: 'dispute-expiry', now })) ? d.id : null),
+    each: async (d) =>
+      (await runVerb(svc, expireDispute, { input: { disputeId: d.id }, actor: system('dispute-expiry'), now })) ? d.id : null,
   });
   return { expired: done.length, failed: failed.map((f) => ({ disputeId: f.id, error: f.error, failures: f.failures })) };
 }

@@ -48,39 +48,40 @@ const DAY_MS = 86_400_000;
 export async function exportDisputes(svc: Services, date: string): Promise<ExportedDispute[]> {
   const day = parseDate(date);
   if (!day) throw new DomainError('validation', 'date: must be a real date written yyyy-MM-dd');
-  const db = svc.database.db;
-  const rows = await db
-    .selectFrom('disputes')
-    .select(['id', 'merchant_id'])
-    .where('status', '=', 'submitted')
-    .where('submitted_at', '>=', day.getTime())
-    .where('submitted_at', '<', day.getTime() + DAY_MS)
-    .orderBy('submitted_at')
-    .orderBy('id')
-    .execute();
-  const out: ExportedDispute[] = [];
-  for (const r of rows) {
-    const d = await queryDispute(db, svc.box, r.merchant_id, r.id, svc.clock());
-    const messages = await messagesOfTrade(db, d.tradeId);
-    // The clearing's message first (its RRN names the presentment), else the authorization's.
-    const message = messages.find((m) => m.trade_id === d.tradeId) ?? messages[0];
-    const fields = message ? (JSON.parse(message.request) as Record<string, string>) : {};
-    out.push({
-      disputeId: d.disputeId,
-      tradeId: d.tradeId,
-      rrn: fields['37'] ?? null,
-      acquirer: message?.acquirer ?? null,
-      pan: d.cardNo,
-      amount: d.amount,
-      currency: d.currency,
-      networkReason: NETWORK_REASONS[d.reason],
-      reason: d.reason,
-      explanation: d.explanation,
-      evidence: d.evidence,
-      submittedAt: d.submittedAt ?? '',
-    });
-  }
-  return out;
+  return svc.database.read(async (db) => {
+    const rows = await db
+      .selectFrom('disputes')
+      .select(['id', 'merchant_id'])
+      .where('status', '=', 'submitted')
+      .where('submitted_at', '>=', day.getTime())
+      .where('submitted_at', '<', day.getTime() + DAY_MS)
+      .orderBy('submitted_at')
+      .orderBy('id')
+      .execute();
+    const out: ExportedDispute[] = [];
+    for (const r of rows) {
+      const d = await queryDispute(db, svc.box, r.merchant_id, r.id, svc.clock());
+      const messages = await messagesOfTrade(db, d.tradeId);
+      // The clearing's message first (its RRN names the presentment), else the authorization's.
+      const message = messages.find((m) => m.trade_id === d.tradeId) ?? messages[0];
+      const fields = message ? (JSON.parse(message.request) as Record<string, string>) : {};
+      out.push({
+        disputeId: d.disputeId,
+        tradeId: d.tradeId,
+        rrn: fields['37'] ?? null,
+        acquirer: message?.acquirer ?? null,
+        pan: d.cardNo,
+        amount: d.amount,
+        currency: d.currency,
+        networkReason: NETWORK_REASONS[d.reason],
+        reason: d.reason,
+        explanation: d.explanation,
+        evidence: d.evidence,
+        submittedAt: d.submittedAt ?? '',
+      });
+    }
+    return out;
+  });
 }
 
 /** What one line of an import did. */
@@ -109,11 +110,9 @@ export async function importOutcomes(svc: Services, text: string): Promise<Impor
     try {
       const o = parseLine(raw);
       disputeId = o.disputeId;
-      const row = await svc.database.db
-        .selectFrom('disputes')
-        .select(['currency', 'status', 'outcome_amount'])
-        .where('id', '=', o.disputeId)
-        .executeTakeFirst();
+      const row = await svc.database.read((db) =>
+        db.selectFrom('disputes').select(['currency', 'status', 'outcome_amount']).where('id', '=', o.disputeId).executeTakeFirst(),
+      );
       if (!row) throw new DomainError('disputeNotFound', 'disputeId: dispute not found');
       if (row.status === o.outcome) {
         // Imported before: nothing to apply, and nothing for the audit trail (the verb would say the same).

@@ -116,7 +116,7 @@ export const disputeRoutes: FastifyPluginAsyncTypebox<{ svc: Services }> = async
     },
     async (req) => {
       await signedRead(svc, req, req.body.randomStr);
-      return ok(await queryDispute(svc.database.db, svc.box, req.merchant.appId, req.body.disputeId, svc.clock()), req.id);
+      return ok(await svc.database.read((db) => queryDispute(db, svc.box, req.merchant.appId, req.body.disputeId, svc.clock())), req.id);
     },
   );
 
@@ -135,7 +135,7 @@ export const disputeRoutes: FastifyPluginAsyncTypebox<{ svc: Services }> = async
     async (req) => {
       const { randomStr, input } = operationInput(req.body);
       await signedRead(svc, req, randomStr);
-      return ok(await listDisputes(svc.database.db, svc.box, req.merchant.appId, input, svc.clock()), req.id);
+      return ok(await svc.database.read((db) => listDisputes(db, svc.box, req.merchant.appId, input, svc.clock())), req.id);
     },
   );
 };

@@ -31,13 +31,15 @@ const SANDBOX_NETWORK = { kind: 'network', peer: 'sandbox' } as const;
  */
 export function disputeSandbox(svc: Services): (now: number) => Promise<number> {
   return async (now) => {
-    const due = await svc.database.db
-      .selectFrom('disputes')
-      .select(['id', 'merchant_id', 'explanation_enc', 'status'])
-      .where('sandbox_decide_at', '<=', now)
-      .orderBy('sandbox_decide_at')
-      .limit(20)
-      .execute();
+    const due = await svc.database.read((db) =>
+      db
+        .selectFrom('disputes')
+        .select(['id', 'merchant_id', 'explanation_enc', 'status'])
+        .where('sandbox_decide_at', '<=', now)
+        .orderBy('sandbox_decide_at')
+        .limit(20)
+        .execute(),
+    );
     for (const d of due) {
       let next: number | null = null;
       try {
@@ -52,10 +54,15 @@ export function disputeSandbox(svc: Services): (now: number) => Promise<number> 
           next = now + 60_000;
         }
       }
-      await svc.database.db.updateTable('disputes').set({ sandbox_decide_at: next }).where('id', '=', d.id).execute();
+      await runVerb(svc, scheduleSandboxDecision, { input: { disputeId: d.id, at: next }, actor: SANDBOX_NETWORK, now });
     }
     return due.length;
   };
+}
+
+/** When the sandbox network looks at a dispute again: null, decided (or nothing to decide); a minute on, failed. */
+async function scheduleSandboxDecision({ ctx, input }: { ctx: VerbCtx; input: { disputeId: string; at: number | null } }): Promise<void> {
+  await ctx.tx.updateTable('disputes').set({ sandbox_decide_at: input.at }).where('id', '=', input.disputeId).execute();
 }
 
 export type DisputeDecideInput = OperationInput<Static<typeof DisputeDecideBody>>;

@@ -56,7 +56,7 @@ export const holderRoutes: FastifyPluginAsyncTypebox<{ svc: Services }> = async 
     async (req) => {
       await signedRead(svc, req, req.body.randomStr);
       return ok(
-        await getHolder({ db: svc.database.db, box: svc.box, merchantId: req.merchant.appId, holderId: req.body.holderId }),
+        await svc.database.read((db) => getHolder({ db, box: svc.box, merchantId: req.merchant.appId, holderId: req.body.holderId })),
         req.id,
       );
     },

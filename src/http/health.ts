@@ -20,7 +20,7 @@ export const healthPlugin = fp(
     app.get('/healthz', { schema: { hide: true } }, async (_req, reply) => {
       if (app.starting) return reply.status(503).send({ status: 'starting', database: database.dialect });
       try {
-        await database.db.selectFrom('merchants').select('id').limit(1).execute();
+        await database.read((db) => db.selectFrom('merchants').select('id').limit(1).execute());
         return { status: 'ok', database: database.dialect };
       } catch (err) {
         app.log.warn({ err }, 'health check failed');

@@ -56,21 +56,24 @@ export const metricsPlugin = fp(
       }
     });
 
-    const db = database.db;
     metrics.gauge('cardprogram_callback_queue_oldest_seconds', 'Age of the oldest callback event not yet delivered (0: none)', async () => {
-      const row = await db
-        .selectFrom('callback_events')
-        .select((eb) => eb.fn.min('created_at').as('oldest'))
-        .where('status', '=', 'pending')
-        .executeTakeFirst();
+      const row = await database.read((db) =>
+        db
+          .selectFrom('callback_events')
+          .select((eb) => eb.fn.min('created_at').as('oldest'))
+          .where('status', '=', 'pending')
+          .executeTakeFirst(),
+      );
       return row?.oldest == null ? 0 : Math.max(0, (svc.clock() - Number(row.oldest)) / 1000);
     });
     metrics.gauge('cardprogram_callback_events_failed', 'Callback events given up on (they wait for callbacks retry)', async () => {
-      const row = await db
-        .selectFrom('callback_events')
-        .select((eb) => eb.fn.countAll<number>().as('n'))
-        .where('status', '=', 'failed')
-        .executeTakeFirst();
+      const row = await database.read((db) =>
+        db
+          .selectFrom('callback_events')
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .where('status', '=', 'failed')
+          .executeTakeFirst(),
+      );
       return Number(row?.n ?? 0);
     });
     // Per merchant, bounded: the 10 largest and `other` (src/callbacks/breaker.ts, capLabels).
@@ -78,32 +81,32 @@ export const metricsPlugin = fp(
       'cardprogram_callback_endpoint_open',
       'Callback endpoints whose circuit breaker is open (their events wait), per merchant: the 10 with most, then other',
       'merchant',
-      () => openEndpointsByMerchant(db),
+      () => database.read((db) => openEndpointsByMerchant(db)),
     );
     metrics.labeledGauge(
       'cardprogram_callback_queue_depth',
       'Callback events not yet delivered (pending), per merchant: the 10 with most, then other',
       'merchant',
-      () => queueDepthByMerchant(db),
+      () => database.read((db) => queueDepthByMerchant(db)),
     );
     // Advices held in suspense above the forced posts' ceilings, waiting for an operator (decisions §12.13).
     metrics.gauge(
       'cardprogram_network_exceptions_open',
       'Card network advices held in suspense above the forced posts’ ceilings, waiting for an operator to post or return them',
-      async () => (await gauges.openExceptions(db)).count,
+      async () => (await database.read((db) => gauges.openExceptions(db))).count,
     );
     // The periodic passes' rows that keep failing (src/db/sweep.ts): labels are the passes, a few.
     metrics.labeledGauge(
       'cardprogram_sweep_items_failing',
       'Rows the last passes of a periodic job failed on and skipped (they are tried again every pass), by job',
       'job',
-      async () => (await sweepFailuresByJob(db, svc.clock())).map((r) => [r.job, r.items]),
+      async () => (await database.read((db) => sweepFailuresByJob(db, svc.clock()))).map((r) => [r.job, r.items]),
     );
     metrics.labeledGauge(
       'cardprogram_sweep_oldest_failure_seconds',
       'How long the row a periodic job has failed on the longest has kept failing, by job',
       'job',
-      async () => (await sweepFailuresByJob(db, svc.clock())).map((r) => [r.job, r.oldestSeconds]),
+      async () => (await database.read((db) => sweepFailuresByJob(db, svc.clock()))).map((r) => [r.job, r.oldestSeconds]),
     );
     // The ACS's results waiting for the DS (RReq): read once per scrape for the three gauges.
     if (svc.config.threeDs.port !== null || svc.config.threeDs.ds !== null) {
@@ -112,7 +115,7 @@ export const metricsPlugin = fp(
         backlog = null;
       });
       const read = () => {
-        backlog ??= gauges.resultsBacklog(db, svc.clock());
+        backlog ??= database.read((db) => gauges.resultsBacklog(db, svc.clock()));
         return backlog;
       };
       metrics.gauge(
@@ -159,7 +162,7 @@ export const metricsPlugin = fp(
       // isCurrent says "not known to be current" for any failure: whether the database answers at all
       // is asked first, so a database that is down is not reported as one missing a migration.
       try {
-        await sql`select 1`.execute(database.db);
+        await database.read((db) => sql`select 1`.execute(db));
       } catch {
         return reply.status(503).send({ status: 'database unavailable', database: database.dialect });
       }

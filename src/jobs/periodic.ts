@@ -11,9 +11,27 @@ import { NONCE_MAINTAIN_MS } from '../idempotency/read-nonces.js';
 import { kycAutomation } from '../kyc/automation.js';
 import { expireHolds } from '../ledger/expire.js';
 import { reapPage } from '../page/links.js';
+import { expireChallenges } from '../three-ds/expire.js';
 import { purgeBrowserData } from '../three-ds/purge.js';
+import { sendResults } from '../three-ds/results.js';
 
 const HOUR_MS = 60 * 60 * 1000;
+
+/** How often the 3-D Secure passes run: challenges past their 5 minutes, results due to the DS. */
+export const THREE_DS_PASS_MS = 1000;
+
+/** Every periodic job, by who runs it (periodicJobs). */
+export interface PeriodicJobs {
+  /** On the reaper's timers, in every instance of the service (src/http/reaper.ts). */
+  reaper: PeriodicJob[];
+  /** On each poll of the callback worker (src/callbacks/worker.ts). */
+  worker: WorkerJob[];
+  /**
+   * On timers of their own wherever the callback worker runs: in the service with CARDPROGRAM_WORKER
+   * on (src/http/worker.ts), else in `cardprogram worker`.
+   */
+  withWorker: PeriodicJob[];
+}
 
 /**
  * Every periodic job of the service, in one list, handed out by src/app.ts (and the `worker`
@@ -30,8 +48,14 @@ const HOUR_MS = 60 * 60 * 1000;
  *
  * The worker's, in the sandbox only: the automatic KYC reviewer (CARDPROGRAM_KYC_AUTO_DECISION_MS)
  * and the sandbox network's dispute decisions (CARDPROGRAM_DISPUTE_SANDBOX_MS).
+ *
+ * Beside the worker, every second: the ACS's passes (docs/3ds.md, "Results to the DS"): the challenges
+ * left unfinished past their 5 minutes end N/14 (src/three-ds/expire.ts), then the results due go to
+ * the DS (`RReq`, src/three-ds/results.ts). Both are safe on every instance at once (each challenge's
+ * end checks again under its locks, each result is claimed under a lease); they run where the worker
+ * does, so that with CARDPROGRAM_WORKER=off `cardprogram worker` runs them.
  */
-export function periodicJobs(svc: Services): { reaper: PeriodicJob[]; worker: WorkerJob[] } {
+export function periodicJobs(svc: Services): PeriodicJobs {
   const deps: SweepDeps = { database: svc.database, clock: svc.clock, metrics: svc.metrics, log: svc.log };
   const hourly = (what: string, run: PeriodicJob['run']): PeriodicJob => ({ what, everyMs: HOUR_MS, run });
   const readNonces = svc.readNonces;
@@ -62,5 +86,15 @@ export function periodicJobs(svc: Services): { reaper: PeriodicJob[]; worker: Wo
     ...(sandbox && svc.config.kyc.autoDecisionMs > 0 ? [kycAutomation(svc)] : []),
     ...(sandbox && svc.config.disputes.sandboxMs > 0 ? [disputeSandbox(svc)] : []),
   ];
-  return { reaper, worker };
+  const withWorker: PeriodicJob[] = [
+    {
+      what: '3-D Secure: a background pass',
+      everyMs: THREE_DS_PASS_MS,
+      run: async () => {
+        await expireChallenges(svc);
+        await sendResults(svc);
+      },
+    },
+  ];
+  return { reaper, worker, withWorker };
 }

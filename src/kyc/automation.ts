@@ -1,4 +1,4 @@
-import type { MerchantCtx, Services } from '../context.js';
+import { type MerchantCtx, type Services, system, type VerbCtx } from '../context.js';
 import { DomainError } from '../errors.js';
 import { runVerb } from '../runner.js';
 import { decideKyc } from './decide.js';
@@ -14,6 +14,8 @@ interface DueRequest {
 }
 
 const KYC_AUTO_REVIEW = 'kyc_auto_review';
+/** The sandbox's reviewer, as the reviews it makes name it. */
+const SANDBOX_REVIEWER = system('sandbox-auto');
 /** A request whose review failed is tried again this much later. */
 const RETRY_FAILED_MS = 60_000;
 
@@ -25,17 +27,19 @@ const RETRY_FAILED_MS = 60_000;
  */
 export function kycAutomation(svc: Services): (now: number) => Promise<number> {
   return async (now) => {
-    const due = await svc.database.db
-      .selectFrom('kyc_requests')
-      .select(['id', 'request_no', 'merchant_id', 'status', 'email', 'email_enc'])
-      .where('auto_decide_at', '<=', now)
-      .where('status', 'in', ['init', 'reviewing'])
-      .orderBy('auto_decide_at')
-      .limit(20)
-      .execute();
+    const due = await svc.database.read((db) =>
+      db
+        .selectFrom('kyc_requests')
+        .select(['id', 'request_no', 'merchant_id', 'status', 'email', 'email_enc'])
+        .where('auto_decide_at', '<=', now)
+        .where('status', 'in', ['init', 'reviewing'])
+        .orderBy('auto_decide_at')
+        .limit(20)
+        .execute(),
+    );
     for (const kyc of due) {
       try {
-        await runVerb(svc, autoReviewStep, { input: kyc, merchantId: kyc.merchant_id, actor: 'sandbox-auto', now });
+        await runVerb(svc, autoReviewStep, { input: kyc, merchantId: kyc.merchant_id, actor: SANDBOX_REVIEWER, now });
       } catch (err) {
         // Another worker or a reviewer got there first: nothing to do.
         if (err instanceof DomainError && err.kind === 'kycState') continue;
@@ -43,16 +47,18 @@ export function kycAutomation(svc: Services): (now: number) => Promise<number> {
         // not stay first in line and hold up every later request (issue 46).
         svc.metrics.sweepFailure(KYC_AUTO_REVIEW);
         svc.log.warn({ err, requestNo: kyc.request_no, merchantId: kyc.merchant_id }, 'sandbox KYC review failed; tried again in a minute');
-        await svc.database.db
-          .updateTable('kyc_requests')
-          .set({ auto_decide_at: now + RETRY_FAILED_MS })
-          .where('id', '=', kyc.id)
-          .execute()
-          .catch((e) => svc.log.warn({ err: e }, 'sandbox KYC review: the failed request could not be put back'));
+        await runVerb(svc, putBack, { input: { id: kyc.id, at: now + RETRY_FAILED_MS }, actor: SANDBOX_REVIEWER, now }).catch((e) =>
+          svc.log.warn({ err: e }, 'sandbox KYC review: the failed request could not be put back'),
+        );
       }
     }
     return due.length;
   };
+}
+
+/** A request whose review failed, put back in line for later. */
+async function putBack({ ctx, input }: { ctx: VerbCtx; input: { id: string; at: number } }): Promise<void> {
+  await ctx.tx.updateTable('kyc_requests').set({ auto_decide_at: input.at }).where('id', '=', input.id).execute();
 }
 
 /** One step of the automatic review of one request: into review (and when to decide), or the decision. */

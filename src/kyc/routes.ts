@@ -26,7 +26,7 @@ export const kycRoutes: FastifyPluginAsyncTypebox<{ svc: Services }> = async (ap
       const { input } = operationInput(req.body);
       const merchantId = req.merchant.appId;
       // Idempotent by requestNo, for ever (the verb's own rule), not by randomStr.
-      const created = await runVerb(svc, submitKyc, { input, merchantId, actor: `merchant:${merchantId}` });
+      const created = await runVerb(svc, submitKyc, { input, merchantId, actor: { kind: 'merchant', appId: merchantId, origin: req.ip } });
       if (!created) reply.header('x-idempotent-replay', 'true');
       return ok(null, req.id);
     },
@@ -45,7 +45,7 @@ export const kycRoutes: FastifyPluginAsyncTypebox<{ svc: Services }> = async (ap
     },
     async (req) => {
       await signedRead(svc, req, req.body.randomStr);
-      return ok(toKycModel(svc.box, await loadKyc(svc.database.db, req.merchant.appId, req.body.requestNo)), req.id);
+      return ok(toKycModel(svc.box, await svc.database.read((db) => loadKyc(db, req.merchant.appId, req.body.requestNo))), req.id);
     },
   );
 };

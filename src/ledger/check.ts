@@ -45,8 +45,8 @@ export interface LedgerReport {
  * 10. the network's side of disputes (`dispute-check.ts`);
  * 11. the suspense account is what the open exceptions hold (`exceptions-check.ts`, decisions §12.13).
  *
- * It reads in one read-only snapshot (REPEATABLE READ on PostgreSQL, one read transaction on SQLite
- * in WAL mode), so a live service's commits meanwhile cannot make sound books look broken.
+ * It reads in one read-only snapshot (REPEATABLE READ on PostgreSQL; on SQLite in WAL mode the read
+ * batch's one read transaction, `database.read`), so a live service's commits meanwhile cannot make sound books look broken.
  */
 export async function checkLedger(database: Database): Promise<LedgerReport> {
   if (database.dialect === 'postgres') {
@@ -58,7 +58,7 @@ export async function checkLedger(database: Database): Promise<LedgerReport> {
         return checkBooks(tx);
       });
   }
-  return database.db.transaction().execute((tx) => checkBooks(tx));
+  return database.read((db) => checkBooks(db));
 }
 
 /** Invariant 9 (PostgreSQL): `trade_ids` claims each trade's id once, with the trade's business date. */

@@ -1,6 +1,6 @@
 import type { AuditSpec } from '../audit/trail.js';
 import { maskedCardNo } from '../cards/model.js';
-import type { Services } from '../context.js';
+import { type Actor, type Services, system } from '../context.js';
 import { releaseSpend } from '../controls/spending.js';
 import { sweep } from '../db/sweep.js';
 import { runVerb } from '../runner.js';
@@ -101,7 +101,7 @@ export async function expireHolds(
   svc: Services,
   now: number,
   /** Who runs the pass (the CLI's operator, audited per release); the reaper's runs are the system's. */
-  by: { actor: string; audit?: (tradeId: string) => AuditSpec } = { actor: 'system:hold-expiry' },
+  by: { actor: Actor; audit?: (tradeId: string) => AuditSpec } = { actor: system('system:hold-expiry') },
   opts: { pageSize?: number } = {},
 ): Promise<{ released: number; tradeIds: string[]; failed: Array<{ tradeId: string; error: string; failures: number }> }> {
   const defaultDays = svc.config.program.holdDays ?? 7;
@@ -109,7 +109,7 @@ export async function expireHolds(
   const youngest = now - Math.min(defaultDays, 31) * DAY_MS;
   const { done, failed } = await sweep<Holding, string>(svc, HOLD_EXPIRY, {
     ...opts,
-    page: (after, limit) => holdingAuthorizations(svc.database.db, youngest, { after, limit }),
+    page: (after, limit) => svc.database.read((db) => holdingAuthorizations(db, youngest, { after, limit })),
     id: (row) => row.id,
     each: async (row) => {
       const days = holdWindowDays(row.mcc, defaultDays);

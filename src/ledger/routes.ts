@@ -24,7 +24,7 @@ export const fundingRoutes: FastifyPluginAsyncTypebox<{ svc: Services }> = async
     async (req) => {
       const { currency, randomStr } = req.body;
       await signedRead(svc, req, randomStr);
-      const balances = await fundingBalances(svc.database.db, req.merchant.appId, currency === '' ? undefined : currency);
+      const balances = await svc.database.read((db) => fundingBalances(db, req.merchant.appId, currency === '' ? undefined : currency));
       return ok({ balances }, req.id);
     },
   );
@@ -45,7 +45,7 @@ export const fundingRoutes: FastifyPluginAsyncTypebox<{ svc: Services }> = async
     async (req) => {
       const { currency, after, maxSize, randomStr } = req.body;
       await signedRead(svc, req, randomStr);
-      return ok(await fundingStatement(svc.database.db, req.merchant.appId, currency, { after, maxSize }), req.id);
+      return ok(await svc.database.read((db) => fundingStatement(db, req.merchant.appId, currency, { after, maxSize })), req.id);
     },
   );
 };

@@ -1,6 +1,6 @@
 import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Services } from '../context.js';
+import { type Services, system } from '../context.js';
 import { makePrivateDir, PRIVATE_FILE_MODE } from '../db/files.js';
 import { fundMerchant } from '../ledger/funding.js';
 import { CARD_CURRENCIES } from '../money/currency.js';
@@ -28,15 +28,15 @@ export function demoMerchantFile(svc: Services): string {
  */
 export async function ensureDemoMerchant(svc: Services): Promise<DemoMerchant | null> {
   if (svc.config.env !== 'sandbox' || !svc.config.demoMerchant) return null;
-  const any = await svc.database.db.selectFrom('merchants').select('id').limit(1).executeTakeFirst();
+  const any = await svc.database.read((db) => db.selectFrom('merchants').select('id').limit(1).executeTakeFirst());
   if (any) return null;
   const input = { name: 'Demo merchant', signType: 'HMAC-SHA256', loginFree: true } as const;
-  const created = await runVerb(svc, createMerchant, { input, actor: 'sandbox' });
+  const created = await runVerb(svc, createMerchant, { input, actor: system('sandbox') });
   // Funded like any merchant, by the operator's verb, so every guide's top-up works at once.
   for (const currency of CARD_CURRENCIES) {
     await runVerb(svc, fundMerchant, {
       input: { appId: created.appId, currency, amount: DEMO_FUNDING, reference: 'sandbox demo funding' },
-      actor: 'sandbox',
+      actor: system('sandbox'),
     });
   }
   const demo: DemoMerchant = {

@@ -40,7 +40,7 @@ export const merchantRoutes: FastifyPluginAsyncTypebox<{ svc: Services }> = asyn
     },
     async (req) => {
       await signedRead(svc, req, req.body.randomStr);
-      return ok(await authorizationEndpointOf(svc.database.db, req.merchant.appId), req.id);
+      return ok(await svc.database.read((db) => authorizationEndpointOf(db, req.merchant.appId)), req.id);
     },
   );
 };

@@ -29,10 +29,10 @@ export async function revealOnPage({
   await runVerb(svc, recordReveal, {
     input: { cardId: card.id, sessionHash: session.idHash, host },
     merchantId: session.merchantId,
-    actor: 'cardholder',
+    actor: { kind: 'cardholder', via: 'page', holderId: card.holder_id, host },
   });
   svc.log.info({ cardId: card.id }, 'card details revealed on the page');
-  return revealCard({ db: svc.database.db, vault: svc.vault, merchantId: session.merchantId, cardId: card.id });
+  return svc.database.read((db) => revealCard({ db, vault: svc.vault, merchantId: session.merchantId, cardId: card.id }));
 }
 
 /** A reveal's record: which session saw which card's details, on which host, when. */
@@ -65,23 +65,25 @@ export async function setFrozenOnPage({
   session,
   cardId,
   frozen,
+  host,
 }: {
   svc: Services;
   session: PageSession;
   cardId: string;
   frozen: boolean;
+  host: string;
 }): Promise<CardModel | null> {
   const card = await sessionCard(svc, session, cardId);
   if (!card) return null;
   return runVerb(svc, setCardFrozen, {
     input: { cardId: card.id, frozen, source: 'cardholder' },
     merchantId: session.merchantId,
-    actor: 'cardholder',
+    actor: { kind: 'cardholder', via: 'page', holderId: card.holder_id, host },
   });
 }
 
 /** The merchant's name, shown at the top of its users' page. */
 export async function merchantName(svc: Services, merchantId: string): Promise<string> {
-  const row = await svc.database.db.selectFrom('merchants').select('name').where('id', '=', merchantId).executeTakeFirst();
+  const row = await svc.database.read((db) => db.selectFrom('merchants').select('name').where('id', '=', merchantId).executeTakeFirst());
   return row?.name ?? 'Virtual card';
 }

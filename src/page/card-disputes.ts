@@ -94,7 +94,7 @@ export async function reportOnPage({
 }): Promise<{ disputeIds: string[]; frozen: boolean } | null> {
   const card = await sessionCard(svc, session, cardId);
   if (!card) return null;
-  const purchase = await tradeById(svc.database.db, session.merchantId, input.purchaseId);
+  const purchase = await svc.database.read((db) => tradeById(db, session.merchantId, input.purchaseId));
   if (!purchase || purchase.card_id !== card.id || purchase.trade_type !== TradeType.authorization) return null;
   return runVerb(svc, reportUnrecognised, {
     input: { ...input, cardId: card.id, freeze: input.freeze && card.status === 'active' },

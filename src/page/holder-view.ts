@@ -10,14 +10,16 @@ import type { HolderView } from './view.js';
 async function sessionHolder(svc: Services, session: PageSession) {
   if (session.emailHash === null) return null;
   return (
-    (await svc.database.db
-      .selectFrom('cardholders')
-      .selectAll()
-      .where('merchant_id', '=', session.merchantId)
-      .where('email_hash', '=', session.emailHash)
-      .where('audit_status', '<>', AuditStatus.rejected)
-      .orderBy('created_at', 'desc')
-      .executeTakeFirst()) ?? null
+    (await svc.database.read((db) =>
+      db
+        .selectFrom('cardholders')
+        .selectAll()
+        .where('merchant_id', '=', session.merchantId)
+        .where('email_hash', '=', session.emailHash)
+        .where('audit_status', '<>', AuditStatus.rejected)
+        .orderBy('created_at', 'desc')
+        .executeTakeFirst(),
+    )) ?? null
   );
 }
 
@@ -30,14 +32,16 @@ export async function sessionCard(svc: Services, session: PageSession, cardId: s
   const holder = await sessionHolder(svc, session);
   if (holder?.audit_status !== AuditStatus.approved) return null;
   return (
-    (await svc.database.db
-      .selectFrom('cards')
-      .selectAll()
-      .where('id', '=', cardId)
-      .where('merchant_id', '=', session.merchantId)
-      .where('holder_id', '=', holder.id)
-      .where('status', '<>', 'closed')
-      .executeTakeFirst()) ?? null
+    (await svc.database.read((db) =>
+      db
+        .selectFrom('cards')
+        .selectAll()
+        .where('id', '=', cardId)
+        .where('merchant_id', '=', session.merchantId)
+        .where('holder_id', '=', holder.id)
+        .where('status', '<>', 'closed')
+        .executeTakeFirst(),
+    )) ?? null
   );
 }
 
@@ -51,30 +55,31 @@ export async function holderView(
   session: PageSession,
   paging: { cardId: string; older: ActivityCursor } | null,
 ): Promise<HolderView | null> {
-  const db = svc.database.db;
   const holder = await sessionHolder(svc, session);
   if (!holder) return null;
-  // The same rule as sessionCard: cards only for an approved cardholder, never a closed one.
-  const cards =
-    holder.audit_status === AuditStatus.approved
-      ? await db
-          .selectFrom('cards')
-          .selectAll()
-          .where('holder_id', '=', holder.id)
-          .where('status', '<>', 'closed')
-          .orderBy('created_at')
-          .execute()
-      : [];
-  return {
-    name: `${holder.first_name} ${holder.last_name}`.trim(),
-    // Opened from the holder's sealed identity: the session stores only the e-mail's keyed hash.
-    email: openIdentity(svc.box, holder).email,
-    auditStatus: holder.audit_status,
-    cards: await Promise.all(
-      cards.map(async (c) => {
-        const older = paging?.cardId === c.id ? paging.older : null;
-        return { card: toCardModel(c), activity: await cardActivity(db, c.id, older, svc.clock()), paged: older !== null };
-      }),
-    ),
-  };
+  return svc.database.read(async (db) => {
+    // The same rule as sessionCard: cards only for an approved cardholder, never a closed one.
+    const cards =
+      holder.audit_status === AuditStatus.approved
+        ? await db
+            .selectFrom('cards')
+            .selectAll()
+            .where('holder_id', '=', holder.id)
+            .where('status', '<>', 'closed')
+            .orderBy('created_at')
+            .execute()
+        : [];
+    return {
+      name: `${holder.first_name} ${holder.last_name}`.trim(),
+      // Opened from the holder's sealed identity: the session stores only the e-mail's keyed hash.
+      email: openIdentity(svc.box, holder).email,
+      auditStatus: holder.audit_status,
+      cards: await Promise.all(
+        cards.map(async (c) => {
+          const older = paging?.cardId === c.id ? paging.older : null;
+          return { card: toCardModel(c), activity: await cardActivity(db, c.id, older, svc.clock()), paged: older !== null };
+        }),
+      ),
+    };
+  });
 }

@@ -98,22 +98,23 @@ export async function openLink({
   svc,
   token,
   hostMerchantId,
+  host,
 }: {
   svc: Services;
   token: string;
   /** The merchant the request's host is mapped to, or null on the unmapped public address. */
   hostMerchantId: string | null;
+  /** The host the page was asked on. */
+  host: string;
 }): Promise<{ sessionId: string } | 'gone' | 'wrongHost'> {
   if (!/^[A-Za-z0-9_-]{43}$/.test(token)) return 'gone';
   // A link of a merchant that was disabled or lost the login-free permission since it was issued
   // opens nothing (and stays unspent): the same bound as the merchant's API access.
-  const issued = await svc.database.db
-    .selectFrom('page_links')
-    .select('merchant_id')
-    .where('token_hash', '=', sha256(token))
-    .executeTakeFirst();
+  const issued = await svc.database.read((db) =>
+    db.selectFrom('page_links').select('merchant_id').where('token_hash', '=', sha256(token)).executeTakeFirst(),
+  );
   if (!issued || !(await pageAllowed(svc, issued.merchant_id))) return 'gone';
-  return runVerb(svc, spendLink, { input: { token, hostMerchantId }, actor: 'cardholder' });
+  return runVerb(svc, spendLink, { input: { token, hostMerchantId }, actor: { kind: 'cardholder', via: 'page', host } });
 }
 
 /** The write of openLink: the link spent, the session started, in one transaction. */
@@ -179,25 +180,27 @@ export async function pageAllowed(svc: Services, merchantId: string): Promise<bo
 }
 
 /** The live session for a cookie value (and it is touched), or null. */
-export async function loadSession({ svc, sessionId }: { svc: Services; sessionId: string | undefined }) {
+export async function loadSession({ svc, sessionId, host }: { svc: Services; sessionId: string | undefined; host: string }) {
   if (!sessionId || !/^[A-Za-z0-9_-]{43}$/.test(sessionId)) return null;
   const now = svc.clock();
-  const row = await svc.database.db
-    .selectFrom('page_sessions')
-    .innerJoin('merchants', 'merchants.id', 'page_sessions.merchant_id')
-    .select([
-      'page_sessions.id_hash',
-      'page_sessions.merchant_id',
-      'page_sessions.email',
-      'page_sessions.created_at',
-      'page_sessions.last_seen_at',
-      'page_sessions.credential_gen as gen',
-      'merchants.credential_gen as current',
-      'merchants.status',
-      'merchants.login_free',
-    ])
-    .where('page_sessions.id_hash', '=', sha256(sessionId))
-    .executeTakeFirst();
+  const row = await svc.database.read((db) =>
+    db
+      .selectFrom('page_sessions')
+      .innerJoin('merchants', 'merchants.id', 'page_sessions.merchant_id')
+      .select([
+        'page_sessions.id_hash',
+        'page_sessions.merchant_id',
+        'page_sessions.email',
+        'page_sessions.created_at',
+        'page_sessions.last_seen_at',
+        'page_sessions.credential_gen as gen',
+        'merchants.credential_gen as current',
+        'merchants.status',
+        'merchants.login_free',
+      ])
+      .where('page_sessions.id_hash', '=', sha256(sessionId))
+      .executeTakeFirst(),
+  );
   if (!row || now - row.last_seen_at > SESSION_IDLE_MS || now - row.created_at > SESSION_MAX_MS) return null;
   // The merchant as the database has it now, in the same read (issue 26.2): a session of an earlier
   // credential generation, or of a merchant disabled or without the page, shows nothing, whatever
@@ -207,12 +210,13 @@ export async function loadSession({ svc, sessionId }: { svc: Services; sessionId
   await runVerb(svc, touchSession, {
     input: { idHash: row.id_hash },
     merchantId: row.merchant_id,
-    actor: 'cardholder',
+    actor: { kind: 'cardholder', via: 'page', host },
     now,
     durable: false,
   });
   // A session opened before e-mails were stored hashed holds the e-mail itself (for at most 12 hours).
-  const emailKey = row.email?.includes('@') ? await emailHash(svc.vault, svc.database.db, row.email) : row.email;
+  const email = row.email;
+  const emailKey = email?.includes('@') ? await svc.database.read((db) => emailHash(svc.vault, db, email)) : email;
   return { idHash: row.id_hash, merchantId: row.merchant_id, emailHash: emailKey };
 }
 

@@ -63,7 +63,7 @@ export const pageRoutes: FastifyPluginAsyncTypebox<{ svc: Services }> = async (a
       const token = await runVerb(svc, issueLink, {
         input: { ...input, generation: req.merchant.generation },
         merchantId,
-        actor: `merchant:${merchantId}`,
+        actor: { kind: 'merchant', appId: merchantId, origin: req.ip },
       });
       return ok({ webUrl: `${await pageBaseUrl(svc, req.merchant.appId)}/page/open?token=${token}` }, req.id);
     },
@@ -94,7 +94,7 @@ const browserRoutes: FastifyPluginAsync<{ svc: Services }> = async (app, { svc }
   /** The request's session, when it has a live one valid on this host; otherwise the answer is sent. */
   async function gate(req: FastifyRequest, reply: FastifyReply): Promise<{ session: PageSession; sessionId: string } | null> {
     const sessionId = readCookie(req, cookieName(svc, req, SESSION_COOKIE));
-    const session = await loadSession({ svc, sessionId });
+    const session = await loadSession({ svc, sessionId, host: req.hostname });
     if (!session || sessionId === undefined) {
       await html(reply, 401, messagePage('Your session has ended', 'Open the card page again from the app.'));
       return null;
@@ -128,7 +128,8 @@ const browserRoutes: FastifyPluginAsync<{ svc: Services }> = async (app, { svc }
 
   app.get('/page/open', { schema: { hide: true } }, async (req, reply) => {
     const token = (req.query as { token?: unknown }).token;
-    const opened = typeof token === 'string' ? await openLink({ svc, token, hostMerchantId: await hostMerchant(req) }) : 'gone';
+    const opened =
+      typeof token === 'string' ? await openLink({ svc, token, hostMerchantId: await hostMerchant(req), host: req.hostname }) : 'gone';
     if (opened === 'wrongHost') {
       return html(reply, 403, messagePage('This link belongs to another site', 'Open the card page again from the app.'));
     }
@@ -244,7 +245,7 @@ const browserRoutes: FastifyPluginAsync<{ svc: Services }> = async (app, { svc }
       const { cardId } = req.params;
       return pageChange(
         reply,
-        async () => (isIdText(cardId) ? setFrozenOnPage({ svc, session: gated.session, cardId, frozen }) : null),
+        async () => (isIdText(cardId) ? setFrozenOnPage({ svc, session: gated.session, cardId, frozen, host: req.hostname }) : null),
         {
           title: 'The card was not changed',
           words: (kind) =>

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import type { Actor, Services, VerbCtx } from '../context.js';
+import { type Actor, type Services, system, type VerbCtx } from '../context.js';
 import { databaseFault } from '../db/faults.js';
 import type { DB } from '../db/schema.js';
 import { DomainError } from '../errors.js';
 import type { RequestKey } from '../idempotency/keys.js';
-import { runVerb } from '../runner.js';
+import { runPrecheck, runVerb } from '../runner.js';
 import { authenticate } from './authenticate.js';
 import { EXEMPTION } from './card-state.js';
 import { decide } from './decide.js';
@@ -58,11 +58,6 @@ async function challengeUrl(svc: Services, merchantId: string): Promise<string> 
   return `${base}/3ds/challenge`;
 }
 
-/** A context for the pre-check's reads, outside any transaction. */
-function readCtx(svc: Services, db: Kysely<DB>): VerbCtx {
-  return { svc, tx: db, now: svc.clock(), actor: 'ds', wake: { worker: false }, afterCommit: () => {} };
-}
-
 /**
  * When the card's merchant has a decision endpoint and the program's checks would not refuse the
  * AReq (a pre-check without locks, decisions §14.3.1–3), asks the endpoint (1 s) and gives its
@@ -73,7 +68,7 @@ async function endpointVerdict(svc: Services, areq: CheckedAReq, cardId: string,
     db.selectFrom('merchants').select(['three_ds_decision_url', 'webhook_secret_enc']).where('id', '=', merchantId).executeTakeFirst(),
   );
   if (!merchant?.three_ds_decision_url) return null;
-  const pre = await svc.database.read((db) => decide(readCtx(svc, db), { areq, cardId, verdict: null }, 'precheck'));
+  const pre = await runPrecheck(svc, (ctx) => decide(ctx, { areq, cardId, verdict: null }, 'precheck'), { actor: system('ds') });
   if (pre.outcome.kind !== 'ask' || !pre.facts) return null;
   const { card, purchase } = pre.facts;
   const webhookSecret = svc.box.open(merchant.webhook_secret_enc, `webhook-secret:${merchantId}`);

@@ -1,4 +1,4 @@
-import type { Services } from '../context.js';
+import { type Services, system } from '../context.js';
 import { runVerb } from '../runner.js';
 import { expireChallenge } from './challenge.js';
 
@@ -12,18 +12,20 @@ const BATCH = 100;
  */
 export async function expireChallenges(svc: Services): Promise<number> {
   const now = svc.clock();
-  const due = await svc.database.db
-    .selectFrom('three_ds_authentications')
-    .select('acs_trans_id')
-    .where('challenge_state', 'in', ['pending', 'open'])
-    .where('challenge_expires_at', '<=', now)
-    .orderBy('challenge_expires_at')
-    .limit(BATCH)
-    .execute();
+  const due = await svc.database.read((db) =>
+    db
+      .selectFrom('three_ds_authentications')
+      .select('acs_trans_id')
+      .where('challenge_state', 'in', ['pending', 'open'])
+      .where('challenge_expires_at', '<=', now)
+      .orderBy('challenge_expires_at')
+      .limit(BATCH)
+      .execute(),
+  );
   let ended = 0;
   for (const { acs_trans_id } of due) {
     try {
-      if (await runVerb(svc, expireChallenge, { input: { acsTransID: acs_trans_id }, actor: 'acs' })) ended++;
+      if (await runVerb(svc, expireChallenge, { input: { acsTransID: acs_trans_id }, actor: system('acs') })) ended++;
     } catch (err) {
       svc.log.warn(
         { acsTransId: acs_trans_id, err: { message: (err as Error).message } },

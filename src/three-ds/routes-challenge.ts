@@ -145,7 +145,11 @@ export const challengeRoutes: FastifyPluginAsync<{ svc: Services }> = async (app
       return fail(req, reply, 403, 'unknown');
     }
     try {
-      return await render(req, reply, await runVerb(svc, verb, { input: { acsTransID: id, code }, actor: 'cardholder' }));
+      return await render(
+        req,
+        reply,
+        await runVerb(svc, verb, { input: { acsTransID: id, code }, actor: { kind: 'cardholder', via: 'page', host: req.hostname } }),
+      );
     } catch (err) {
       if (!(err instanceof DomainError)) throw err;
       const row = await svc.database.read((db) => challengeRow(db, id));
@@ -173,7 +177,10 @@ export const challengeRoutes: FastifyPluginAsync<{ svc: Services }> = async (app
     }
     if (!checkCReq.Check(creq)) return fail(req, reply, 400, 'unknown');
     try {
-      const row = await runVerb(svc, openChallenge, { input: { creq, sessionData }, actor: 'cardholder' });
+      const row = await runVerb(svc, openChallenge, {
+        input: { creq, sessionData },
+        actor: { kind: 'cardholder', via: 'page', host: req.hostname },
+      });
       return await render(req, reply, { kind: 'open', row });
     } catch (err) {
       if (!(err instanceof DomainError)) throw err;
@@ -219,7 +226,7 @@ export const challengeRoutes: FastifyPluginAsync<{ svc: Services }> = async (app
       const nonce = newNonce();
       const esc = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
       // What the sandbox's DS handed on from the RReq of this challenge (./sandbox.ts): the eci and, for Y, the value.
-      const ds = UUID.test(acsTransId) ? await sandboxDsResult(svc, svc.database.db, acsTransId) : null;
+      const ds = UUID.test(acsTransId) ? await svc.database.read((db) => sandboxDsResult(svc, db, acsTransId)) : null;
       const dsPart =
         ds === null
           ? ''

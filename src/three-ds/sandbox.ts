@@ -41,7 +41,7 @@ export async function sandboxAuthenticate(
   if (numeric === null)
     throw new DomainError('unsupportedCurrency', `currency: ${currency} has no ISO 4217 numeric code the service knows`);
   const amount = toMinor(input.amount, currency);
-  const pan = await svc.vault.decrypt(svc.database.db, card.id, card.pan_enc, card.pan_key_id);
+  const pan = await svc.database.read((db) => svc.vault.decrypt(db, card.id, card.pan_enc, card.pan_key_id));
   const message = buildAReq({
     pan,
     expiry: `${String(card.expiry_year % 100).padStart(2, '0')}${String(card.expiry_month).padStart(2, '0')}`,

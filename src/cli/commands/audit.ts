@@ -23,7 +23,7 @@ export function auditCommands(program: Command): void {
           throw new ConfigError('--since must be a day (yyyy-MM-dd) or an ISO 8601 moment');
       }
       const entries = await withDatabase((database) =>
-        listAudit(database.db, { actor: o.actor, action: o.action, target: o.target, since, limit: o.limit }),
+        database.read((db) => listAudit(db, { actor: o.actor, action: o.action, target: o.target, since, limit: o.limit })),
       );
       print(!!o.json, entries, () =>
         entries.length

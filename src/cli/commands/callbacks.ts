@@ -4,11 +4,11 @@ import { listCallbacks, retryCallbacks, startWorker } from '../../callbacks/mana
 import { loadConfig } from '../../config.js';
 import { openDatabase } from '../../db/index.js';
 import { migrateToLatest } from '../../db/migrate.js';
+import { runOnTimers } from '../../http/reaper.js';
 import { periodicJobs } from '../../jobs/periodic.js';
 import { runVerb } from '../../runner.js';
 import { createServices, readyVault } from '../../services.js';
-import { startThreeDsPasses } from '../../three-ds/passes.js';
-import { audited, intArg, OPERATOR, print, withServices } from '../util.js';
+import { audited, cliOperator, intArg, print, withServices } from '../util.js';
 
 /** `worker` and `callbacks list|retry`. */
 export function callbackCommands(program: Command): void {
@@ -24,9 +24,10 @@ export function callbackCommands(program: Command): void {
       const svc = createServices(config, database, pino({ level: config.logLevel }));
       for (const warning of config.warnings ?? []) svc.log.warn(warning);
       await readyVault(svc);
-      const worker = startWorker(svc, { jobs: periodicJobs(svc).worker });
-      // The ACS's passes too (src/three-ds/passes.ts): with CARDPROGRAM_WORKER=off the service runs none.
-      const threeDs = startThreeDsPasses(svc);
+      const jobs = periodicJobs(svc);
+      const worker = startWorker(svc, { jobs: jobs.worker });
+      // The jobs beside the worker too (the 3-D Secure passes): with CARDPROGRAM_WORKER=off the service runs none.
+      const withWorker = runOnTimers(jobs.withWorker, { clock: svc.clock, log: svc.log });
       svc.log.info({ owner: worker.owner }, 'callback worker running');
       // The worker's own timers do not hold the process open (they must not keep a closing service
       // alive); this command exists to run it, so it holds the process until told to stop.
@@ -35,7 +36,7 @@ export function callbackCommands(program: Command): void {
         for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => resolve());
       });
       clearInterval(keepAlive);
-      await Promise.all([worker.stop(), threeDs.stop()]);
+      await Promise.all([worker.stop(), withWorker.stop()]);
       await database.close();
     });
 
@@ -49,7 +50,7 @@ export function callbackCommands(program: Command): void {
     .option('--json', 'print JSON')
     .action(async (o: { status?: 'pending' | 'delivered' | 'failed'; merchant?: string; limit?: number; json?: boolean }) => {
       const rows = await withServices((svc) =>
-        listCallbacks(svc.database.db, { status: o.status, merchantId: o.merchant, limit: o.limit }, svc.box),
+        svc.database.read((db) => listCallbacks(db, { status: o.status, merchantId: o.merchant, limit: o.limit }, svc.box)),
       );
       print(!!o.json, rows, () =>
         rows.length
@@ -73,7 +74,7 @@ export function callbackCommands(program: Command): void {
       const queued = await withServices((svc) =>
         runVerb(svc, retryCallbacks, {
           input,
-          actor: OPERATOR,
+          actor: cliOperator(),
           audit: audited('callbacks.retry', eventIds.length ? eventIds.join(',') : 'failed'),
         }),
       );

@@ -2,7 +2,7 @@ import { type Command, Option } from 'commander';
 import { ROTATABLE, type RotatablePurpose } from '../../cards/vault.js';
 import { resealAll, rotateDataKey } from '../../jobs/keys.js';
 import { runVerb } from '../../runner.js';
-import { audited, OPERATOR, print, withServices } from '../util.js';
+import { audited, cliOperator, print, withServices } from '../util.js';
 
 /** `keys rotate-pan`, `keys reseal`, `keys list`: the encryption keys at rest (docs/operations.md). */
 export function keyCommands(program: Command): void {
@@ -15,7 +15,7 @@ export function keyCommands(program: Command): void {
       const out = await withServices(async (svc) => ({
         masterKeyId: svc.box.keyId,
         previousMasterKeyIds: svc.box.previousKeyIds,
-        dataKeys: await svc.vault.listKeys(svc.database.db),
+        dataKeys: await svc.database.read((db) => svc.vault.listKeys(db)),
       }));
       print(!!o.json, out, () =>
         [
@@ -37,7 +37,7 @@ export function keyCommands(program: Command): void {
       const { keyId: id } = await withServices((svc) =>
         runVerb(svc, rotateDataKey, {
           input: { purpose: o.purpose },
-          actor: OPERATOR,
+          actor: cliOperator(),
           audit: audited('keys.rotate', (made: { keyId: string }) => made.keyId),
         }),
       );
@@ -52,7 +52,7 @@ export function keyCommands(program: Command): void {
     .action(async (o: { json?: boolean }) => {
       // In the audit trail with who, the key ids and what moved, in the reseal's transaction.
       const resealed = await withServices((svc) =>
-        runVerb(svc, resealAll, { input: {}, actor: OPERATOR, audit: audited('keys.reseal', svc.box.keyId) }),
+        runVerb(svc, resealAll, { input: {}, actor: cliOperator(), audit: audited('keys.reseal', svc.box.keyId) }),
       );
       const moved = Object.fromEntries(resealed.moved.map((m) => [m.column, m.values]));
       const total = Object.values(moved).reduce((a, b) => a + b, 0);

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { DomainError } from '../../errors.js';
 import { checkLedger } from '../../ledger/check.js';
 import { expireHolds } from '../../ledger/expire.js';
-import { audited, OPERATOR, print, withDatabase, withServices } from '../util.js';
+import { audited, cliOperator, print, withDatabase, withServices } from '../util.js';
 
 /** `ledger check`: the books against their invariants (docs/operations.md); `holds expire`: hold expiry by hand. */
 export function ledgerCommands(program: Command): void {
@@ -40,7 +40,7 @@ export function ledgerCommands(program: Command): void {
       const now = o.now === undefined ? Date.now() : Date.parse(o.now);
       if (Number.isNaN(now)) throw new DomainError('validation', `--now: not a date and time: ${o.now}`);
       const result = await withServices((svc) =>
-        expireHolds(svc, now, { actor: OPERATOR, audit: (tradeId) => audited('holds.expire', tradeId) }),
+        expireHolds(svc, now, { actor: cliOperator(), audit: (tradeId) => audited('holds.expire', tradeId) }),
       );
       print(!!o.json, result, () =>
         [

@@ -9,7 +9,7 @@ import { createMerchant, SIGN_TYPES, type SignType } from '../../merchants/creat
 import { listMerchants, merchantSummary, updateMerchant } from '../../merchants/manage.js';
 import { rollCredentials } from '../../merchants/roll.js';
 import { runVerb } from '../../runner.js';
-import { audited, intArg, OPERATOR, onOff, operatorName, print, rateLimitArg, withServices } from '../util.js';
+import { audited, cliOperator, intArg, onOff, operatorName, print, rateLimitArg, withServices } from '../util.js';
 
 /** A merchant's settings as the audit trail keeps them before a change (no secret among them). */
 const merchantState = (appId: string) => async (tx: Kysely<DB>) => (await merchantSummary(tx, appId)) ?? null;
@@ -42,12 +42,12 @@ export function merchantCommands(program: Command): void {
         const created = await withServices(
           async (svc) => {
             const input = { name: o.name, signType: o.signType, publicKeyPem, loginFree: o.loginFree, notifyUrl: o.notifyUrl };
-            const made = await runVerb(svc, createMerchant, { input, actor: OPERATOR, audit: audited('merchant.create', input.name) });
+            const made = await runVerb(svc, createMerchant, { input, actor: cliOperator(), audit: audited('merchant.create', input.name) });
             if (o.domain === undefined) return made;
             try {
               await runVerb(svc, addDomain, {
                 input: { appId: made.appId, host: o.domain },
-                actor: OPERATOR,
+                actor: cliOperator(),
                 audit: audited('domain.add', o.domain),
               });
             } catch (err) {
@@ -73,7 +73,7 @@ export function merchantCommands(program: Command): void {
     .description('list merchants (never their secrets)')
     .option('--json', 'print JSON')
     .action(async (o: { json?: boolean }) => {
-      const all = await withServices((svc) => listMerchants(svc.database.db));
+      const all = await withServices((svc) => svc.database.read((db) => listMerchants(db)));
       print(!!o.json, all, () =>
         all.length
           ? all
@@ -140,7 +140,7 @@ export function merchantCommands(program: Command): void {
           disputeProvisionalCredit: o.disputeProvisionalCredit,
         };
         const updated = await withServices((svc) =>
-          runVerb(svc, updateMerchant, { input, actor: OPERATOR, audit: audited('merchant.update', appId, merchantState(appId)) }),
+          runVerb(svc, updateMerchant, { input, actor: cliOperator(), audit: audited('merchant.update', appId, merchantState(appId)) }),
         );
         print(
           !!o.json,
@@ -162,7 +162,7 @@ export function merchantCommands(program: Command): void {
       const publicKeyPem = o.publicKey ? readFileSync(o.publicKey, 'utf8') : undefined;
       const input = { appId, publicKeyPem, webhookSecret: o.webhookSecret };
       const rolled = await withServices((svc) =>
-        runVerb(svc, rollCredentials, { input, actor: OPERATOR, audit: audited('merchant.roll', appId) }),
+        runVerb(svc, rollCredentials, { input, actor: cliOperator(), audit: audited('merchant.roll', appId) }),
       );
       print(!!o.json, rolled, () =>
         [
@@ -217,9 +217,9 @@ export function merchantCommands(program: Command): void {
     .option('--json', 'print JSON')
     .action(async (appId: string, o: { json?: boolean }) => {
       const balances = await withServices(async (svc) => {
-        const m = await svc.database.db.selectFrom('merchants').select('id').where('id', '=', appId).executeTakeFirst();
+        const m = await svc.database.read((db) => db.selectFrom('merchants').select('id').where('id', '=', appId).executeTakeFirst());
         if (!m) throw new DomainError('merchantNotFound', `appId: no merchant ${appId}`);
-        return fundingBalances(svc.database.db, m.id);
+        return svc.database.read((db) => fundingBalances(db, m.id));
       });
       print(!!o.json, { appId, balances }, () =>
         balances.map((b) => `${b.currency} ${b.available}${b.cardDebt > 0 ? ` (its cards owe ${b.cardDebt})` : ''}`).join('\n'),
@@ -247,7 +247,7 @@ export function merchantCommands(program: Command): void {
         ...(keyPem === undefined ? {} : { keyPem }),
       };
       const added = await withServices((svc) =>
-        runVerb(svc, addDomain, { input, actor: OPERATOR, audit: audited('domain.add', input.host) }),
+        runVerb(svc, addDomain, { input, actor: cliOperator(), audit: audited('domain.add', input.host) }),
       );
       print(
         !!o.json,
@@ -262,7 +262,7 @@ export function merchantCommands(program: Command): void {
     .option('--merchant <appId>', 'only this merchant’s')
     .option('--json', 'print JSON')
     .action(async (o: { merchant?: string; json?: boolean }) => {
-      const all = await withServices((svc) => listDomains(svc.database.db, o.merchant));
+      const all = await withServices((svc) => svc.database.read((db) => listDomains(db, o.merchant)));
       print(!!o.json, all, () =>
         all.length
           ? all.map((d) => `${d.host}  ${d.appId}  ${d.tls ? `certificate until ${d.certExpiresAt}` : 'no certificate'}`).join('\n')
@@ -276,7 +276,7 @@ export function merchantCommands(program: Command): void {
     .option('--json', 'print JSON')
     .action(async (o: { host: string; json?: boolean }) => {
       const removed = await withServices((svc) =>
-        runVerb(svc, removeDomain, { input: { host: o.host }, actor: OPERATOR, audit: audited('domain.remove', o.host) }),
+        runVerb(svc, removeDomain, { input: { host: o.host }, actor: cliOperator(), audit: audited('domain.remove', o.host) }),
       );
       print(!!o.json, removed, () => `${removed.host} removed from ${removed.appId}`);
     });

@@ -48,7 +48,9 @@ export function exceptionCommands(network: Command): void {
     .option('--merchant <appId>', "only this merchant's cards")
     .option('--json', 'print JSON')
     .action(async (o: { status: (typeof EXCEPTION_STATUSES)[number] | 'all'; merchant?: string; json?: boolean }) => {
-      const rows = await withDatabase((database) => listExceptions(database.db, { status: o.status, merchantId: o.merchant, limit: 1000 }));
+      const rows = await withDatabase((database) =>
+        database.read((db) => listExceptions(db, { status: o.status, merchantId: o.merchant, limit: 1000 })),
+      );
       print(!!o.json, rows, () =>
         rows.length === 0 ? `no ${o.status === 'all' ? '' : `${o.status} `}exceptions` : rows.map(line).join('\n'),
       );

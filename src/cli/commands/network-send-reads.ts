@@ -43,17 +43,18 @@ export interface SendOptions {
 
 /** The card's PAN, expiry (YYMM) and CVV2 from the vault (never printed), and its id and currency. */
 export async function cardFromVault(svc: Services, cardId: string) {
-  const db = svc.database.db;
-  const card = await db.selectFrom('cards').selectAll().where('id', '=', cardId).executeTakeFirst();
-  if (!card) throw new DomainError('cardNotFound', `no card ${cardId}`);
-  const pan = await svc.vault.decrypt(db, card.id, card.pan_enc, card.pan_key_id);
-  return {
-    id: card.id,
-    pan,
-    expiry: `${String(card.expiry_year % 100).padStart(2, '0')}${String(card.expiry_month).padStart(2, '0')}`,
-    cvv: await svc.vault.cvv(db, pan, card.expiry_month, card.expiry_year),
-    currency: card.currency,
-  };
+  return svc.database.read(async (db) => {
+    const card = await db.selectFrom('cards').selectAll().where('id', '=', cardId).executeTakeFirst();
+    if (!card) throw new DomainError('cardNotFound', `no card ${cardId}`);
+    const pan = await svc.vault.decrypt(db, card.id, card.pan_enc, card.pan_key_id);
+    return {
+      id: card.id,
+      pan,
+      expiry: `${String(card.expiry_year % 100).padStart(2, '0')}${String(card.expiry_month).padStart(2, '0')}`,
+      cvv: await svc.vault.cvv(db, pan, card.expiry_month, card.expiry_year),
+      currency: card.currency,
+    };
+  });
 }
 
 /**
@@ -63,18 +64,20 @@ export async function cardFromVault(svc: Services, cardId: string) {
  */
 export async function findOriginal(svc: Services, o: SendOptions, cardId: string | null) {
   const refund = o.type === 'refund';
-  let q = svc.database.db
-    .selectFrom('network_messages')
-    .select(['mti', 'stan', 'transmitted', 'acquirer', 'request', 'trade_id', 'card_id', 'merchant_id', 'created_at'])
-    .where('msg_class', '=', refund ? 'financial' : 'authorization')
-    .where('response_code', '=', '00')
-    .orderBy('created_at', 'desc');
-  if (o.original?.startsWith('trd_')) q = q.where('trade_id', '=', o.original);
-  else {
-    if (o.original !== undefined) q = q.where('stan', '=', o.original.padStart(6, '0'));
-    if (cardId) q = q.where('card_id', '=', cardId);
-  }
-  const rows = await q.limit(200).execute();
+  const rows = await svc.database.read((db) => {
+    let q = db
+      .selectFrom('network_messages')
+      .select(['mti', 'stan', 'transmitted', 'acquirer', 'request', 'trade_id', 'card_id', 'merchant_id', 'created_at'])
+      .where('msg_class', '=', refund ? 'financial' : 'authorization')
+      .where('response_code', '=', '00')
+      .orderBy('created_at', 'desc');
+    if (o.original?.startsWith('trd_')) q = q.where('trade_id', '=', o.original);
+    else {
+      if (o.original !== undefined) q = q.where('stan', '=', o.original.padStart(6, '0'));
+      if (cardId) q = q.where('card_id', '=', cardId);
+    }
+    return q.limit(200).execute();
+  });
   const acquirer = o.acquirer.replace(/^0+/, '');
   const found = rows.find((r) => {
     const processing = (JSON.parse(r.request) as Record<string, string>)['3'] ?? '';
@@ -98,20 +101,22 @@ export async function findOriginal(svc: Services, o: SendOptions, cardId: string
  * posted 2 × 42.50): refused, naming what became of the hold, unless --force.
  */
 export async function refuseEmptyHold(svc: Services, o: SendOptions, orig: { trade_id: string | null; merchant_id: string | null }) {
-  if (o.force || !orig.trade_id || !orig.merchant_id) return;
-  const db = svc.database.db;
-  const auth = await tradeById(db, orig.merchant_id, orig.trade_id);
-  if (!auth || auth.held > 0) return;
-  const payments = await paymentsOf(db, orig.merchant_id, auth.id);
-  const what =
-    payments.length > 0
-      ? `is cleared already (by ${payments.map((p) => p.id).join(', ')})`
-      : auth.trade_status === TradeStatus.voided
-        ? 'was voided'
-        : 'was released (reversed or expired)';
-  throw new ConfigError(
-    `--type clear: authorization ${auth.id} holds nothing: it ${what}. A clearing now is a forced post that charges the card again; add --force to send it anyway, or name another with --original`,
-  );
+  const { trade_id: tradeId, merchant_id: merchantId } = orig;
+  if (o.force || !tradeId || !merchantId) return;
+  return svc.database.read(async (db) => {
+    const auth = await tradeById(db, merchantId, tradeId);
+    if (!auth || auth.held > 0) return;
+    const payments = await paymentsOf(db, merchantId, auth.id);
+    const what =
+      payments.length > 0
+        ? `is cleared already (by ${payments.map((p) => p.id).join(', ')})`
+        : auth.trade_status === TradeStatus.voided
+          ? 'was voided'
+          : 'was released (reversed or expired)';
+    throw new ConfigError(
+      `--type clear: authorization ${auth.id} holds nothing: it ${what}. A clearing now is a forced post that charges the card again; add --force to send it anyway, or name another with --original`,
+    );
+  });
 }
 
 /**
@@ -122,16 +127,19 @@ export async function refuseEmptyHold(svc: Services, o: SendOptions, orig: { tra
 export async function madeTrade(svc: Services | null, request: IsoMessage) {
   if (!svc) return null;
   const f = request.fields;
-  const rows = await svc.database.db
-    .selectFrom('network_messages')
-    .select(['acquirer', 'trade_id', 'merchant_id', 'answer'])
-    .where('stan', '=', f.get(11) ?? '')
-    .where('transmitted', '=', f.get(7) ?? '')
-    .execute();
+  const rows = await svc.database.read((db) =>
+    db
+      .selectFrom('network_messages')
+      .select(['acquirer', 'trade_id', 'merchant_id', 'answer'])
+      .where('stan', '=', f.get(11) ?? '')
+      .where('transmitted', '=', f.get(7) ?? '')
+      .execute(),
+  );
   const acquirer = (f.get(32) ?? '').replace(/^0+/, '');
   const row = rows.find((r) => r.acquirer.replace(/^0+/, '') === acquirer);
-  if (!row?.trade_id || !row.merchant_id) return null;
-  const trade = await tradeById(svc.database.db, row.merchant_id, row.trade_id);
+  const { trade_id: tradeId, merchant_id: merchantId } = row ?? {};
+  if (!row || !tradeId || !merchantId) return null;
+  const trade = await svc.database.read((db) => tradeById(db, merchantId, tradeId));
   if (!trade) return null;
   const forced = (JSON.parse(row.answer) as { forced?: boolean }).forced === true;
   return { tradeId: trade.id, tradeType: trade.trade_type, originalId: trade.original_id, forced };

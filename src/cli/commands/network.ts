@@ -138,7 +138,7 @@ export function networkCommands(program: Command): void {
     .option('--csv', 'print CSV: a row per line (date,currency,merchant_id,line,count,amount,net); the net column sums to the net owed')
     .option('--json', 'print JSON')
     .action(async (o: { date: string; csv?: boolean; json?: boolean }) => {
-      const report = await withDatabase((database) => settlement(database.db, o.date));
+      const report = await withDatabase((database) => database.read((db) => settlement(db, o.date)));
       if (o.csv) {
         const rows = [
           'date,currency,merchant_id,line,count,amount,net',

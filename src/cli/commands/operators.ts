@@ -13,7 +13,7 @@ import { codeAt, STEP_SECONDS, stepOf } from '../../console/totp.js';
 import type { Services } from '../../context.js';
 import { type DB, OPERATOR_ROLES, type OperatorRole } from '../../db/schema.js';
 import { runVerb } from '../../runner.js';
-import { audited, OPERATOR, print, withServices } from '../util.js';
+import { audited, cliOperator, print, withServices } from '../util.js';
 
 const roleOption = () =>
   new Option(
@@ -56,7 +56,7 @@ export function operatorCommands(program: Command): void {
         const base = linkBase(svc, o.url);
         const created = await runVerb(svc, createOperator, {
           input: { email, role: o.role },
-          actor: OPERATOR,
+          actor: cliOperator(),
           audit: audited('operator.create', email.toLowerCase()),
         });
         return { ...created, setupUrl: setupLine(base, created.setupToken) };
@@ -78,7 +78,7 @@ export function operatorCommands(program: Command): void {
     .description('the console accounts')
     .option('--json', 'print JSON')
     .action(async (o: { json?: boolean }) => {
-      const all = await withServices((svc) => listOperators(svc.database.db, svc.clock()));
+      const all = await withServices((svc) => svc.database.read((db) => listOperators(db, svc.clock())));
       print(!!o.json, all, () =>
         all.length
           ? all
@@ -104,7 +104,7 @@ export function operatorCommands(program: Command): void {
       const updated = await withServices((svc) =>
         runVerb(svc, updateOperator, {
           input: { email, role: o.role, status: o.status },
-          actor: OPERATOR,
+          actor: cliOperator(),
           audit: audited('operator.update', email.toLowerCase(), operatorState(email)),
         }),
       );
@@ -126,7 +126,7 @@ export function operatorCommands(program: Command): void {
         const base = linkBase(svc, o.url);
         const r = await runVerb(svc, resetOperator, {
           input: { email },
-          actor: OPERATOR,
+          actor: cliOperator(),
           audit: audited('operator.reset', email.toLowerCase(), operatorState(email)),
         });
         return { ...r, setupUrl: setupLine(base, r.setupToken) };
@@ -141,11 +141,9 @@ export function operatorCommands(program: Command): void {
     .action(async (email: string) => {
       const code = await withServices(async (svc) => {
         if (svc.config.env !== 'sandbox') throw new ConfigError('operator code works only in the sandbox: use the authenticator app');
-        const row = await svc.database.db
-          .selectFrom('operators')
-          .select(['id', 'totp_enc'])
-          .where('email', '=', normaliseOperatorEmail(email))
-          .executeTakeFirst();
+        const row = await svc.database.read((db) =>
+          db.selectFrom('operators').select(['id', 'totp_enc']).where('email', '=', normaliseOperatorEmail(email)).executeTakeFirst(),
+        );
         const secret = row ? totpSecretOf(svc, row) : null;
         if (!secret) throw new ConfigError(`${email} has no second factor (or no account)`);
         const now = svc.clock();

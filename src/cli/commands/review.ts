@@ -13,7 +13,7 @@ import { reviewHolder } from '../../holders/review.js';
 import { decideKyc } from '../../kyc/decide.js';
 import { settleCardDebt } from '../../ledger/settle-debt.js';
 import { runVerb } from '../../runner.js';
-import { audited, intArg, OPERATOR, operatorName, print, withServices } from '../util.js';
+import { audited, cliOperator, intArg, operatorName, print, withServices } from '../util.js';
 
 /** A card's status as the audit trail keeps it before a change: the fields of the card model after it. */
 const cardState = (cardId: string) => async (tx: Kysely<DB>) => {
@@ -37,7 +37,7 @@ export function reviewCommands(program: Command): void {
         return row ? { auditStatus: row.audit_status, errMsg: row.err_msg } : null;
       };
       const record = await withServices((svc) =>
-        runVerb(svc, reviewHolder, { input, actor: OPERATOR, audit: audited('holder.review', holderId, before) }),
+        runVerb(svc, reviewHolder, { input, actor: cliOperator(), audit: audited('holder.review', holderId, before) }),
       );
       print(!!o.json, record, () => `${record.holderId}: auditStatus ${record.auditStatus}${record.errMsg ? ` (${record.errMsg})` : ''}`);
     });
@@ -62,10 +62,10 @@ export function reviewCommands(program: Command): void {
         const input = { cardId, source: 'operator' as const, reason: o.reason };
         const model = await withServices((svc) =>
           name === 'close'
-            ? runVerb(svc, closeCard, { input, actor: OPERATOR, audit: audited('card.close', cardId, cardState(cardId)) })
+            ? runVerb(svc, closeCard, { input, actor: cliOperator(), audit: audited('card.close', cardId, cardState(cardId)) })
             : runVerb(svc, setCardFrozen, {
                 input: { ...input, frozen: name === 'freeze' },
-                actor: OPERATOR,
+                actor: cliOperator(),
                 audit: audited(`card.${name}`, cardId, cardState(cardId)),
               }),
         );
@@ -123,23 +123,25 @@ export function reviewCommands(program: Command): void {
       }
       const shown = await withServices(async (svc) => {
         // The operator acts on any merchant's card, as that merchant's program.
-        const { merchant_id: merchantId } = await svc.database.db
-          .selectFrom('cards')
-          .select('merchant_id')
-          .where('id', '=', cardId)
-          .executeTakeFirstOrThrow(() => new DomainError('cardNotFound'));
+        const { merchant_id: merchantId } = await svc.database.read((db) =>
+          db
+            .selectFrom('cards')
+            .select('merchant_id')
+            .where('id', '=', cardId)
+            .executeTakeFirstOrThrow(() => new DomainError('cardNotFound')),
+        );
         if (controls) {
           await runVerb(svc, updateControls, {
             input: { cardId, controls },
             merchantId,
-            actor: OPERATOR,
+            actor: cliOperator(),
             audit: audited('card.controls', cardId, async (tx) => {
               const row = await tx.selectFrom('cards').select(['holder_id', 'controls']).where('id', '=', cardId).executeTakeFirst();
               return row ? { cardId, holderId: row.holder_id, controls: row.controls ? JSON.parse(row.controls) : {} } : null;
             }),
           });
         }
-        return queryCard(svc.database.db, merchantId, cardId, svc.clock());
+        return svc.database.read((db) => queryCard(db, merchantId, cardId, svc.clock()));
       });
       const model = { cardId: shown.cardId, controls: shown.controls, spending: shown.spending };
       print(!!o.json, model, () =>
@@ -177,7 +179,7 @@ export function reviewCommands(program: Command): void {
         const model = await withServices((svc) =>
           runVerb(svc, decideKyc, {
             input,
-            actor: OPERATOR,
+            actor: cliOperator(),
             audit: audited('kyc.review', requestNo),
             ...(o.merchant === undefined ? {} : { merchantId: o.merchant }),
           }),

@@ -48,18 +48,19 @@ async function cardData(o: AReqOptions): Promise<{ pan: string; expiry?: string;
     return { pan: o.pan, ...(o.expiry ? { expiry: o.expiry } : {}) };
   }
   return withServices(async (svc) => {
-    const db = svc.database.db;
-    const card = await db
-      .selectFrom('cards')
-      .selectAll()
-      .where('id', '=', o.card as string)
-      .executeTakeFirst();
-    if (!card) throw new DomainError('cardNotFound', `no card ${o.card}`);
-    return {
-      pan: await svc.vault.decrypt(db, card.id, card.pan_enc, card.pan_key_id),
-      expiry: `${String(card.expiry_year % 100).padStart(2, '0')}${String(card.expiry_month).padStart(2, '0')}`,
-      ...(svc.config.threeDs.port ? { port: svc.config.threeDs.port } : {}),
-    };
+    return svc.database.read(async (db) => {
+      const card = await db
+        .selectFrom('cards')
+        .selectAll()
+        .where('id', '=', o.card as string)
+        .executeTakeFirst();
+      if (!card) throw new DomainError('cardNotFound', `no card ${o.card}`);
+      return {
+        pan: await svc.vault.decrypt(db, card.id, card.pan_enc, card.pan_key_id),
+        expiry: `${String(card.expiry_year % 100).padStart(2, '0')}${String(card.expiry_month).padStart(2, '0')}`,
+        ...(svc.config.threeDs.port ? { port: svc.config.threeDs.port } : {}),
+      };
+    });
   });
 }
 
