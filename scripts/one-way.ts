@@ -124,6 +124,18 @@ const RULES: Rule[] = [
       f === 'src/http/reaper.ts' || f === 'src/http/worker.ts' || f.startsWith('src/callbacks/') || f.startsWith('src/crypto/'),
     breaks: new RegExp(`from\\s+['"]\\.\\./(\\.\\./)*(${DOMAINS})/`),
   },
+  {
+    name: 'network-messages-once',
+    why: 'a card network message acts once through onceByIdentity (src/card-network/once.ts): no message class catches a lost claim (LinkReplay) itself',
+    applies: (f) => f !== 'src/card-network/once.ts' && f !== 'src/card-network/identity.ts',
+    breaks: /\bLinkReplay\b/,
+  },
+  {
+    name: 'endpoint-asked-in-one-place',
+    why: "a merchant's authorization endpoint is asked by src/authorization-endpoint/verdict.ts (askForVerdict: metrics, deadline, retries), for the link and the sandbox alike",
+    applies: (f) => !f.startsWith('src/authorization-endpoint/'),
+    breaks: /\baskEndpoint\b/,
+  },
 ];
 
 function sources(dir: string): string[] {
@@ -153,4 +165,6 @@ if (problems.length) {
   console.error(`${problems.length} line(s) break a one-way rule:\n${problems.join('\n')}`);
   process.exit(1);
 }
-console.log('one way per concern: reads, transactions, contexts, actors, events, audit records, periodic jobs');
+console.log(
+  'one way per concern: reads, transactions, contexts, actors, events, audit records, periodic jobs, network messages once, the endpoint asked in one place',
+);

@@ -149,3 +149,26 @@ it("a run's actor given as a label fails, but for the stored labels listed with 
   );
   assert.equal(status, 0, out);
 });
+
+it('a message class that catches a lost claim itself, or an endpoint asked outside src/authorization-endpoint/, fails', () => {
+  for (const [file, text, rule] of [
+    ['src/card-network/reverse.ts', 'if (err instanceof LinkReplay) return first;', 'network-messages-once'],
+    [
+      'src/sandbox/authorize-with-endpoint.ts',
+      "import { askEndpoint } from '../authorization-endpoint/ask.js';",
+      'endpoint-asked-in-one-place',
+    ],
+  ] as const) {
+    const { status, out } = check(plant({ [file]: `${text}\n` }));
+    assert.notEqual(status, 0, text);
+    assert.match(out, new RegExp(`${file.replaceAll('/', '\\/').replaceAll('.', '\\.')}:1: ${rule}`));
+  }
+  // The wrapper and the ask themselves pass.
+  const { status, out } = check(
+    plant({
+      'src/card-network/once.ts': 'if (err instanceof LinkReplay) return first;\n',
+      'src/authorization-endpoint/verdict.ts': "import { askEndpoint } from './ask.js';\n",
+    }),
+  );
+  assert.equal(status, 0, out);
+});

@@ -139,7 +139,7 @@ export async function holdingAuthorizations(
   return rows.map((r) => ({ ...r, created_at: Number(r.created_at) }));
 }
 
-/** An authorization's successful payments (its clearings), oldest first (the link's 0420 after a clearing, src/card-network/identity.ts). */
+/** An authorization's successful payments (its clearings), oldest first (the link's 0420 after a clearing, src/card-network/reverse.ts). */
 export async function paymentsOf(
   db: Kysely<DB>,
   merchantId: string,

@@ -2,6 +2,7 @@ import { ConfigError } from '../../config.js';
 import type { Services } from '../../context.js';
 import { DomainError } from '../../errors.js';
 import type { IsoMessage } from '../../iso8583/codec.js';
+import { ResponseCode } from '../../iso8583/response-codes.js';
 import { paymentsOf } from '../../trades/books.js';
 import { tradeById } from '../../trades/by-id.js';
 import { TradeStatus, TradeType } from '../../trades/types.js';
@@ -69,7 +70,7 @@ export async function findOriginal(svc: Services, o: SendOptions, cardId: string
       .selectFrom('network_messages')
       .select(['mti', 'stan', 'transmitted', 'acquirer', 'request', 'trade_id', 'card_id', 'merchant_id', 'created_at'])
       .where('msg_class', '=', refund ? 'financial' : 'authorization')
-      .where('response_code', '=', '00')
+      .where('response_code', '=', ResponseCode.approved)
       .orderBy('created_at', 'desc');
     if (o.original?.startsWith('trd_')) q = q.where('trade_id', '=', o.original);
     else {

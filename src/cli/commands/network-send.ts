@@ -9,7 +9,7 @@ import type { Services } from '../../context.js';
 import type { IsoMessage } from '../../iso8583/codec.js';
 import { encodeField48, Field48Error, SECRET_SUBELEMENTS, SUBELEMENTS } from '../../iso8583/field48.js';
 import { FIELDS, type FieldSpec } from '../../iso8583/fields.js';
-import { codeMeaning } from '../../iso8583/response-codes.js';
+import { codeMeaning, ResponseCode } from '../../iso8583/response-codes.js';
 import { exponent } from '../../money/currency.js';
 import { currencyAlpha, currencyNumeric } from '../../money/iso4217.js';
 import { print, withServices } from '../util.js';
@@ -229,7 +229,7 @@ export async function send(o: SendOptions): Promise<void> {
     }
     const ms = Math.round(performance.now() - started);
     const code = answer.fields.get(39);
-    const made = code === '00' ? await madeTrade(svc, request) : null;
+    const made = code === ResponseCode.approved ? await madeTrade(svc, request) : null;
     print(
       !!o.json,
       {
@@ -239,7 +239,7 @@ export async function send(o: SendOptions): Promise<void> {
         answer: { mti: answer.mti, fields: shownFields(answer) },
         code: code ?? null,
         meaning: codeMeaning(code),
-        approved: code === '00',
+        approved: code === ResponseCode.approved,
         tradeId: made?.tradeId ?? null,
         originalId: made?.originalId ?? null,
         forced: made?.forced ?? false,
@@ -253,7 +253,7 @@ export async function send(o: SendOptions): Promise<void> {
           ...(made ? [madeLine(made)] : []),
         ].join('\n'),
     );
-    if (code !== '00') {
+    if (code !== ResponseCode.approved) {
       if (!o.json) process.stderr.write(`cardprogram: answered ${code ?? 'without field 39'}: ${codeMeaning(code)}\n`);
       process.exitCode = 2;
     }
