@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import { resetVerificationFailures, verifiedBoth } from '../cards/verification.js';
+import { afterDurable } from '../db/index.js';
 import type { DB, NetworkMessagesTable } from '../db/schema.js';
 import { CommittedFailure, DomainError } from '../errors.js';
 import { ResponseCode } from '../iso8583/response-codes.js';
@@ -153,6 +154,8 @@ export async function storedAnswer(db: Kysely<DB>, identity: LinkIdentity, conte
     .where('transmitted', '=', identity.transmitted)
     .executeTakeFirst();
   if (!row) return null;
+  // Answered without a commit of this message's own: not before the row is on disk (SQLite).
+  await afterDurable(db);
   if (row.content_hash !== contentHash) return { code: DUPLICATE };
   return JSON.parse(row.answer) as LinkAnswer;
 }
