@@ -10,6 +10,7 @@ import { createPrivateFile } from './files.js';
 import { discardingDeadClients, replanned } from './pg-prepared.js';
 import type { DB } from './schema.js';
 import { GroupCommitter, ReadBatcher } from './sqlite-batches.js';
+import { Checkpointer } from './sqlite-checkpointer.js';
 import { WalSync } from './sqlite-wal-sync.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -108,6 +109,12 @@ function openSqlite(file: string): Database {
   // on SQLite). Without a log (an in-memory database, a file system refusing WAL): FULL, each
   // COMMIT synced by SQLite itself.
   raw.pragma(wal ? 'synchronous = NORMAL' : 'synchronous = FULL');
+  // Checkpoints in a worker thread of their own, not inside a COMMIT on the main thread.
+  const checkpointer = wal ? new Checkpointer(file) : null;
+  if (wal && checkpointer) {
+    raw.pragma('wal_autocheckpoint = 0');
+    wal.onLogSize = (bytes) => checkpointer.logSize(bytes);
+  }
   raw.pragma('foreign_keys = ON');
   raw.pragma('busy_timeout = 5000');
   // Kysely's driver prepares every query anew; keeping prepared statements by their SQL text saves
@@ -142,6 +149,7 @@ function openSqlite(file: string): Database {
     write: (fn) => committer.run(fn),
     read: (fn) => reader.run(fn),
     close: async () => {
+      await checkpointer?.close();
       await db.destroy();
       await wal?.close();
     },

@@ -32,6 +32,8 @@ export class WalSync {
   private failure: unknown = null;
   /** Fault injection (test/db.wal-sync.test.ts): replaces the data sync of the log's descriptor. */
   sync: (fd: number) => Promise<void> = fdatasyncAsync;
+  /** Told the log's size at each sync (src/db/sqlite-checkpointer.ts). */
+  onLogSize: ((bytes: number) => void) | undefined;
 
   constructor(private readonly walPath: string) {}
 
@@ -90,8 +92,10 @@ export class WalSync {
   private async syncLog(): Promise<void> {
     // On the main thread: a stat of a file whose inode is cached costs microseconds, a trip to the
     // thread pool more (under load, a wake-up of a thread waiting for a core).
-    const ino = statSync(this.walPath, { throwIfNoEntry: false })?.ino;
-    if (ino === undefined) return;
+    const stats = statSync(this.walPath, { throwIfNoEntry: false });
+    if (stats === undefined) return;
+    const ino = stats.ino;
+    this.onLogSize?.(stats.size);
     if (this.fd === null || ino !== this.ino) {
       if (this.fd !== null) await closeAsync(this.fd).catch(() => undefined);
       this.fd = null;
