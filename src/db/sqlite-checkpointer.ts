@@ -28,6 +28,7 @@ parentPort.on('message', () => {
 export class Checkpointer {
   private worker: Worker | null = null;
   private running = false;
+  private closed = false;
   /** Told of a checkpoint that failed (the service's log); the next one is tried at the next mark. */
   onError: ((message: string) => void) | undefined;
 
@@ -35,7 +36,7 @@ export class Checkpointer {
 
   /** The log is `bytes` long: a checkpoint is asked for past the mark, unless one is running. */
   logSize(bytes: number): void {
-    if (bytes < CHECKPOINT_BYTES || this.running) return;
+    if (bytes < CHECKPOINT_BYTES || this.running || this.closed) return;
     this.running = true;
     this.start().postMessage('checkpoint');
   }
@@ -44,7 +45,6 @@ export class Checkpointer {
     if (this.worker) return this.worker;
     const driver = createRequire(import.meta.url).resolve('better-sqlite3');
     const worker = new Worker(WORKER, { eval: true, workerData: { file: this.file, driver } });
-    worker.unref();
     worker.on('message', (m: { error: string | null }) => {
       this.running = false;
       if (m.error) this.onError?.(m.error);
@@ -54,11 +54,16 @@ export class Checkpointer {
       this.worker = null;
       this.onError?.(err.message);
     });
+    // After the listeners: attaching a 'message' listener refs the worker again, and a CLI command
+    // would then never exit.
+    worker.unref();
     this.worker = worker;
     return worker;
   }
 
+  /** No checkpoint is started after this (a last sync while the connection closes does not start one). */
   async close(): Promise<void> {
+    this.closed = true;
     await this.worker?.terminate();
     this.worker = null;
   }
