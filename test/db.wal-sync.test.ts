@@ -94,6 +94,30 @@ describe('SQLite: the commit synced off the main thread', { skip: dialectSkip('s
     );
   });
 
+  it('checkpoints run in a worker thread past 4 MiB of log, and a process that closes its database still exits by itself', async (t) => {
+    const dir = mkdtempSync(join(tmpdir(), 'cardprogram-wal-ckpt-'));
+    t.after(() => rmSync(dir, { recursive: true, force: true }));
+    const file = join(dir, 'db.sqlite');
+    const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'test', 'fixtures', 'wal-checkpoint-exit.ts'), file], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    child.stdout.on('data', (d) => (out += String(d)));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+    const code = await new Promise((r) => child.once('exit', (c, signal) => r(c ?? signal)));
+    clearTimeout(timer);
+    assert.equal(code, 0, `the process exits by itself once its database is closed: ${out}`);
+    assert.equal(JSON.parse(out).passedMark, true);
+    const raw = new SQLite(file);
+    try {
+      assert.equal(raw.pragma('integrity_check', { simple: true }), 'ok');
+      assert.equal(raw.prepare('select count(*) from kept').pluck().get(), 1600);
+    } finally {
+      raw.close();
+    }
+  });
+
   it('a kill between the write and its sync: what was acknowledged is there, the database is whole, the rest was never acknowledged', async (t) => {
     const dir = mkdtempSync(join(tmpdir(), 'cardprogram-wal-kill-'));
     t.after(() => rmSync(dir, { recursive: true, force: true }));
