@@ -274,7 +274,8 @@ function summary(build: string, level: Level, runs: Run[], database: boolean) {
     failed: runs.reduce((s, r) => s + r.failed, 0),
     serviceCpuMsPerAuth: perAuth((r) => r.serviceCpuMs),
     databaseCpuMsPerAuth: database ? perAuth((r) => r.databaseCpuMs) : null,
-    rssMb: runs.map((r) => r.rssMb),
+    // Text, not an array: the JSON as written is as biome formats it (npm run lint checks bench/results).
+    rssMb: runs.map((r) => r.rssMb).join(', '),
   };
 }
 
@@ -330,7 +331,7 @@ function markdown(report: { date: string; machine: string; load: string; results
   for (const r of report.results) {
     for (const row of r.rows) {
       lines.push(
-        `| ${r.database} | ${row.inFlight} (${row.connections} × ${row.inFlight / row.connections}) | ${row.build} | ${row.perSecond} | ${row.p50} | ${row.p99} | ${row.serviceCpuMsPerAuth} | ${row.databaseCpuMsPerAuth ?? '—'} | ${row.rssMb.join(', ')} | ${row.failed} |`,
+        `| ${r.database} | ${row.inFlight} (${row.connections} × ${row.inFlight / row.connections}) | ${row.build} | ${row.perSecond} | ${row.p50} | ${row.p99} | ${row.serviceCpuMsPerAuth} | ${row.databaseCpuMsPerAuth ?? '—'} | ${row.rssMb} | ${row.failed} |`,
       );
     }
   }
