@@ -27,39 +27,17 @@
  */
 import { type ChildProcess, execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { hmacSign, signingString } from '../src/http/signing.js';
 import { childDatabaseUrl, ROOT } from '../test/helpers/cli.js';
 import { isolatedDatabase, type TestDialect } from '../test/helpers/db.js';
+import { type Build, buildsFromArgs } from './baseline.js';
 import { CONNECTIONS, DURATION_S, drive, FILL_TRADES, type Measured, quick, type Signer } from './http-drive.js';
 import { flatCost } from './http-list-growth.js';
 import { operations } from './http-operations.js';
 import { peakRssMb, startCeiling, startService, stop } from './http-processes.js';
-
-/** A build of the service to measure: this checkout ("after"), or a baseline ("today", the landed main). */
-interface Build {
-  label: string;
-  root: string;
-}
-
-/**
- * The baseline as of a git ref: a worktree of it next to the system's temporary files, sharing this
- * checkout's node_modules, built once (its dist/ is kept for the next run of the same commit).
- */
-function baselineBuild(ref: string): Build {
-  const sha = execFileSync('git', ['rev-parse', '--short', ref], { cwd: ROOT }).toString().trim();
-  const root = join(tmpdir(), `cardprogram-baseline-${sha}`);
-  if (!existsSync(join(root, 'dist', 'cardprogram.js'))) {
-    rmSync(root, { recursive: true, force: true });
-    execFileSync('git', ['worktree', 'prune'], { cwd: ROOT });
-    execFileSync('git', ['worktree', 'add', '--detach', root, sha], { cwd: ROOT, stdio: 'ignore' });
-    symlinkSync(join(ROOT, 'node_modules'), join(root, 'node_modules'));
-    execFileSync(process.execPath, ['scripts/build.mjs'], { cwd: root, stdio: 'inherit' });
-  }
-  return { label: `today (${sha})`, root };
-}
 
 /** Requests signed with a timestamp, which the service requires (production's mode); BENCH_TIMESTAMP=off: neither. */
 const TIMESTAMPED = process.env.BENCH_TIMESTAMP !== 'off';
@@ -256,25 +234,8 @@ function markdown(report: { date: string; machine: string; results: Awaited<Retu
 
 // The built program is what runs in production: build it first (npm run build).
 execFileSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'inherit' });
-// Today's figures beside this checkout's: --baseline REF, else (a full run) the ref in
-// bench/baseline-ref (the landed main the work is measured against); --quick (or --baseline none)
-// measures this checkout alone.
-const argAfter = (flag: string) => {
-  const at = process.argv.indexOf(flag);
-  return at > 0 ? process.argv[at + 1] : undefined;
-};
-const baselineDir = argAfter('--baseline-dir');
-const baselineArg = argAfter('--baseline');
-const baselineRef =
-  baselineDir !== undefined || baselineArg === 'none' || (quick && baselineArg === undefined)
-    ? undefined
-    : (baselineArg ?? readFileSync(new URL('./baseline-ref', import.meta.url), 'utf8').trim());
-const baseline: Build[] = baselineDir
-  ? [{ label: `today (${baselineDir})`, root: baselineDir }]
-  : baselineRef
-    ? [baselineBuild(baselineRef)]
-    : [];
-const builds: Build[] = [...baseline, { label: 'after', root: ROOT }];
+// Today's figures beside this checkout's (bench/baseline.ts): --quick measures this checkout alone.
+const builds: Build[] = buildsFromArgs(quick);
 const which = (process.env.BENCH_DB ?? 'sqlite,postgres').split(',');
 const results = [];
 if (which.includes('sqlite')) results.push(await run({ name: 'sqlite', url: 'file:' }, builds));

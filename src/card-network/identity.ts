@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { afterDurable } from '../db/index.js';
 import type { DB, NetworkMessagesTable } from '../db/schema.js';
 import { ResponseCode } from '../iso8583/response-codes.js';
 import type { LedgerCtx } from '../ledger/context.js';
@@ -94,6 +95,8 @@ export async function storedAnswer(db: Kysely<DB>, identity: LinkIdentity, conte
     .where('transmitted', '=', identity.transmitted)
     .executeTakeFirst();
   if (!row) return null;
+  // Answered without a commit of this message's own: not before the row is on disk (SQLite).
+  await afterDurable(db);
   if (row.content_hash !== contentHash) return { code: ResponseCode.duplicate };
   return JSON.parse(row.answer) as LinkAnswer;
 }

@@ -10,6 +10,8 @@ import { createPrivateFile } from './files.js';
 import { discardingDeadClients, replanned } from './pg-prepared.js';
 import type { DB } from './schema.js';
 import { GroupCommitter, ReadBatcher } from './sqlite-batches.js';
+import { Checkpointer } from './sqlite-checkpointer.js';
+import { WalSync } from './sqlite-wal-sync.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -43,6 +45,8 @@ export interface Database {
    * test/round-trips.test.ts), and what the partition tests explain (test/trades.partitions.test.ts).
    */
   onStatement?: ((sql: string, parameters: readonly unknown[]) => void) | undefined;
+  /** SQLite in WAL mode: the sync of its log (fault injection in tests: WalSync.sync). */
+  walSync?: WalSync;
   /** PostgreSQL: the pool's connections now: open, idle, and callers waiting for one. */
   pool?: () => { total: number; idle: number; waiting: number };
   /**
@@ -99,10 +103,18 @@ function openSqlite(file: string): Database {
     }
   }
   const raw = new SQLite(file);
-  raw.pragma('journal_mode = WAL');
-  // FULL, not NORMAL: in WAL mode NORMAL may lose the last commits on power loss, and a write is
-  // acknowledged to the merchant only once it is durable.
-  raw.pragma('synchronous = FULL');
+  const wal = raw.pragma('journal_mode = WAL', { simple: true }) === 'wal' && file !== '' ? new WalSync(`${file}-wal`) : null;
+  // In WAL mode, NORMAL: a COMMIT does not wait for the disk on the main thread; the log is synced on
+  // libuv's thread pool and no caller is answered before (WalSync, docs/architecture.md, Durability
+  // on SQLite). Without a log (an in-memory database, a file system refusing WAL): FULL, each
+  // COMMIT synced by SQLite itself.
+  raw.pragma(wal ? 'synchronous = NORMAL' : 'synchronous = FULL');
+  // Checkpoints in a worker thread of their own, not inside a COMMIT on the main thread.
+  const checkpointer = wal ? new Checkpointer(file) : null;
+  if (wal && checkpointer) {
+    raw.pragma('wal_autocheckpoint = 0');
+    wal.onLogSize = (bytes) => checkpointer.logSize(bytes);
+  }
   raw.pragma('foreign_keys = ON');
   raw.pragma('busy_timeout = 5000');
   // Kysely's driver prepares every query anew; keeping prepared statements by their SQL text saves
@@ -115,7 +127,7 @@ function openSqlite(file: string): Database {
       let statement = statements.get(text);
       if (!statement) {
         if (statements.size >= 1000) statements.clear();
-        statement = raw.prepare(text);
+        statement = wal ? counted(raw.prepare(text), wal) : raw.prepare(text);
         statements.set(text, statement);
       }
       return statement;
@@ -126,18 +138,54 @@ function openSqlite(file: string): Database {
     dialect: new SqliteDialect({ database }),
     log: (e) => sqlite.onStatement?.(e.query.sql, e.query.parameters),
   });
-  const committer = new GroupCommitter(db);
-  const reader = new ReadBatcher(db);
+  const durable = wal ? () => wal.durable() : undefined;
+  const committer = new GroupCommitter(db, durable);
+  const reader = new ReadBatcher(db, durable);
+  if (durable) durableOf.set(db, durable);
   const sqlite: Database = {
     db,
     dialect: 'sqlite',
     withTx: (fn) => committer.run(fn),
     write: (fn) => committer.run(fn),
     read: (fn) => reader.run(fn),
-    close: () => db.destroy(),
+    close: async () => {
+      await checkpointer?.close();
+      await db.destroy();
+      await wal?.close();
+    },
+    ...(wal ? { walSync: wal } : {}),
   };
   committer.onBatch = (size) => sqlite.observer?.groupCommit(size);
   return sqlite;
+}
+
+/**
+ * A statement of the SQLite connection whose runs are counted as writes (everything but a reader:
+ * INSERT, UPDATE, DELETE, BEGIN, COMMIT), so that WalSync knows what it owes the disk.
+ */
+function counted(statement: SQLite.Statement, wal: WalSync): SQLite.Statement {
+  if (statement.reader) return statement;
+  // Kysely's driver reads `reader` and calls `run` on a statement that is not a reader.
+  const run = statement.run.bind(statement);
+  return {
+    reader: false,
+    run: (...params: unknown[]) => {
+      wal.wrote();
+      return run(...params);
+    },
+  } as unknown as SQLite.Statement;
+}
+
+/** The durability waits of SQLite connections, by their Kysely (afterDurable). */
+const durableOf = new WeakMap<Kysely<DB>, () => Promise<void>>();
+
+/**
+ * Resolves once every write committed so far on this connection is on disk: for a read made outside
+ * `withTx` and `read` (those wait by themselves) whose result is answered without a commit of its
+ * own — a stored answer sent again. At once on PostgreSQL, where nothing is seen before it is durable.
+ */
+export function afterDurable(db: Kysely<DB>): Promise<void> {
+  return durableOf.get(db)?.() ?? Promise.resolve();
 }
 
 function openPostgres(url: string, opts: OpenOptions): Database {

@@ -1,0 +1,151 @@
+// SQLite's commits synced off the main thread (src/db/sqlite-wal-sync.ts, issue 42): nobody is
+// answered before the write-ahead log is on disk — a writer, a read that could see the write, a
+// stored answer sent again — a failed sync fails them, and a kill between the write and the sync
+// loses nothing that was acknowledged.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it, type TestContext } from 'node:test';
+import SQLite from 'better-sqlite3';
+import { sql } from 'kysely';
+import { afterDurable, type Database, openDatabase } from '../src/db/index.js';
+import { ROOT } from './helpers/cli.js';
+import { dialectSkip } from './helpers/db.js';
+
+function fileDatabase(t: TestContext): { database: Database; file: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'cardprogram-wal-'));
+  const file = join(dir, 'db.sqlite');
+  const database = openDatabase(`file:${file}`);
+  t.after(async () => {
+    await database.close().catch(() => undefined);
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return { database, file };
+}
+
+/** Holds every sync of the log until released; what was held is then synced for real. */
+function holdSyncs(database: Database) {
+  const wal = database.walSync;
+  assert.ok(wal, 'a file database runs with a write-ahead log synced by WalSync');
+  const real = wal.sync;
+  const held: Array<() => void> = [];
+  let syncs = 0;
+  wal.sync = (fd) =>
+    new Promise<void>((resolve, reject) => {
+      syncs++;
+      held.push(() => real(fd).then(resolve, reject));
+    });
+  return {
+    syncs: () => syncs,
+    release: () => {
+      wal.sync = real;
+      for (const go of held.splice(0)) go();
+    },
+  };
+}
+
+/** Whether a promise has settled after the event loop turned a few times. */
+async function settled(p: Promise<unknown>): Promise<boolean> {
+  let done = false;
+  void p.then(
+    () => (done = true),
+    () => (done = true),
+  );
+  await new Promise((r) => setTimeout(r, 50));
+  return done;
+}
+
+describe('SQLite: the commit synced off the main thread', { skip: dialectSkip('sqlite') }, () => {
+  it('a writer, a batched read and a stored answer wait for the log to be on disk, then are answered', async (t) => {
+    const { database } = fileDatabase(t);
+    await database.withTx((tx) => sql`create table kept (id integer primary key)`.execute(tx));
+    const hold = holdSyncs(database);
+    const write = database.withTx((tx) => sql`insert into kept (id) values (1)`.execute(tx));
+    assert.equal(await settled(write), false, 'the writer is not answered while its commit is not synced');
+    assert.ok(hold.syncs() >= 1, 'the log is being synced');
+    // The commit is visible on the connection, but a read that sees it is not answered before it is durable.
+    const read = database.read((db) => sql<{ n: number }>`select count(*) as n from kept`.execute(db));
+    const stored = afterDurable(database.db);
+    assert.equal(await settled(read), false, 'a batched read that sees the write waits for its sync');
+    assert.equal(await settled(stored), false, 'a stored answer waits for the sync');
+    hold.release();
+    await write;
+    assert.equal((await read).rows[0]?.n, 1);
+    await stored;
+    // Nothing owed: answered at once.
+    assert.equal(await settled(afterDurable(database.db)), true);
+  });
+
+  it('a failed sync fails the writers that waited for it and every later one (what is on disk is unknown)', async (t) => {
+    const { database } = fileDatabase(t);
+    await database.withTx((tx) => sql`create table kept (id integer primary key)`.execute(tx));
+    const wal = database.walSync;
+    assert.ok(wal);
+    wal.sync = () => Promise.reject(Object.assign(new Error('EIO: i/o error, fdatasync'), { code: 'EIO' }));
+    await assert.rejects(
+      database.withTx((tx) => sql`insert into kept (id) values (1)`.execute(tx)),
+      (err: NodeJS.ErrnoException) => err.code === 'EIO',
+    );
+    await assert.rejects(
+      database.withTx((tx) => sql`insert into kept (id) values (2)`.execute(tx)),
+      (err: NodeJS.ErrnoException) => err.code === 'EIO',
+    );
+  });
+
+  it('checkpoints run in a worker thread past 4 MiB of log, and a process that closes its database still exits by itself', async (t) => {
+    const dir = mkdtempSync(join(tmpdir(), 'cardprogram-wal-ckpt-'));
+    t.after(() => rmSync(dir, { recursive: true, force: true }));
+    const file = join(dir, 'db.sqlite');
+    const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'test', 'fixtures', 'wal-checkpoint-exit.ts'), file], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    child.stdout.on('data', (d) => (out += String(d)));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+    const code = await new Promise((r) => child.once('exit', (c, signal) => r(c ?? signal)));
+    clearTimeout(timer);
+    assert.equal(code, 0, `the process exits by itself once its database is closed: ${out}`);
+    assert.equal(JSON.parse(out).passedMark, true);
+    const raw = new SQLite(file);
+    try {
+      assert.equal(raw.pragma('integrity_check', { simple: true }), 'ok');
+      assert.equal(raw.prepare('select count(*) from kept').pluck().get(), 1600);
+    } finally {
+      raw.close();
+    }
+  });
+
+  it('a kill between the write and its sync: what was acknowledged is there, the database is whole, the rest was never acknowledged', async (t) => {
+    const dir = mkdtempSync(join(tmpdir(), 'cardprogram-wal-kill-'));
+    t.after(() => rmSync(dir, { recursive: true, force: true }));
+    const file = join(dir, 'db.sqlite');
+    const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'test', 'fixtures', 'wal-kill-child.ts'), file], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    await new Promise<void>((resolve, reject) => {
+      child.stdout.on('data', (d) => {
+        out += String(d);
+        if (out.includes('committed 2, not synced')) resolve();
+      });
+      child.once('exit', (code) => reject(new Error(`the child exited (${code}): ${out}`)));
+    });
+    child.kill('SIGKILL');
+    await new Promise((r) => child.once('exit', r));
+    assert.match(out, /acknowledged 1/);
+    assert.doesNotMatch(out, /acknowledged 2/, 'row 2 was never acknowledged: its sync was held');
+    const raw = new SQLite(file);
+    try {
+      assert.equal(raw.pragma('integrity_check', { simple: true }), 'ok');
+      const ids = raw.prepare('select id from kept order by id').pluck().all() as number[];
+      assert.equal(ids[0], 1, 'the acknowledged row survived the kill');
+      assert.ok(ids.length <= 2);
+    } finally {
+      raw.close();
+    }
+  });
+});
