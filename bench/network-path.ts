@@ -2,7 +2,7 @@
  * One authorization (0100) through the link, taken apart, in process (issue 42):
  *
  * - the statements it sends to the database (their count, and each by its text), over the real
- *   link (src/network-link/listener.ts on loopback, the simulator's client), one message at a time;
+ *   link (src/card-network/link/listener.ts on loopback, the simulator's client), one message at a time;
  * - the link's own path per message, each step timed alone over the same message, many times: the
  *   decoding, the PAN's keyed hash, the CVV2 (derived and compared), the identity's (content's)
  *   keyed hash, the decision gate, the encoding of the answer and its frame (CPU time, robust to
@@ -15,15 +15,16 @@
  */
 import { randomBytes } from 'node:crypto';
 import { buildApp } from '../src/app.js';
+import { cardByPan, contentHash } from '../src/card-network/card-data.js';
+import { DecisionGate } from '../src/card-network/decision-gate.js';
+import { linkIdentity } from '../src/card-network/identity.js';
+import { LinkClient, transmissionTime } from '../src/card-network/link/client.js';
+import { startLink } from '../src/card-network/link/listener.js';
 import { presentedCardData } from '../src/cards/verification.js';
 import { loadConfig } from '../src/config.js';
 import { hmacSign, signingString } from '../src/http/signing.js';
 import { answerMti, decode, encode, type IsoMessage, message } from '../src/iso8583/codec.js';
 import { frame } from '../src/iso8583/frame.js';
-import { DecisionGate, linkIdentity } from '../src/network/link.js';
-import { cardByPan, contentHash } from '../src/network-link/card-data.js';
-import { LinkClient, transmissionTime } from '../src/network-link/client.js';
-import { startLink } from '../src/network-link/listener.js';
 import { arg, filledDatabase } from './filled.js';
 
 const dbName = arg('db', 'sqlite');
