@@ -6,7 +6,7 @@
 
 /** Folders whose files are verbs (and their helpers), except each one's routes.ts and schemas.ts. */
 const DOMAINS =
-  '(audit|console|merchants|holders|kyc|cards|controls|ledger|trades|domains|callbacks|idempotency|page|network|disputes|three-ds)';
+  '(audit|console|merchants|holders|kyc|cards|controls|ledger|trades|domains|callbacks|idempotency|page|network|disputes|three-ds|tokens)';
 
 /**
  * Besides each domain's schemas.ts, the tables of the interface's codes (trade types and statuses;

@@ -53,6 +53,8 @@ export const ErrorCodes = {
   disputeEvidence: { code: '2744', status: 400, msg: 'Evidence file refused' },
   authenticationNotFound: { code: '2750', status: 404, msg: '3-D Secure authentication not found' },
   authenticationState: { code: '2751', status: 409, msg: '3-D Secure authentication not in a state that allows the operation' },
+  tokenNotFound: { code: '2760', status: 404, msg: 'Token not found' },
+  tokenState: { code: '2761', status: 409, msg: 'Token not in a status that allows the operation' },
   unavailable: { code: '1', status: 503, msg: 'Service temporarily unavailable' },
 } as const;
 

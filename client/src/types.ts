@@ -134,7 +134,42 @@ export type CallbackEvent =
       eci: string | null;
       authenticationType: string | null;
       challengeMethod: 'otp' | 'oob' | null;
+    })
+  /** A wallet token changed status, whoever changed it (docs/tokens.md); its sequence is the token's own. */
+  | (EventBase & { type: 'token.updated'; token: WalletToken })
+  /**
+   * A wallet asked to confirm a pending token by code: deliver this one-time code to the cardholder
+   * by `method` (SMS or e-mail), now; it is valid until `expiresAt` (10 minutes). Never log or store it.
+   */
+  | (EventBase & {
+      type: 'token.otp';
+      tokenId: string;
+      cardId: string;
+      holderId: string;
+      code: string;
+      method: 'otp_sms' | 'otp_email';
+      walletProvider: WalletToken['walletProvider'];
+      expiresAt: string;
     });
+
+/** A wallet token (Apple Pay, Google Pay, Samsung Pay, a card on file) as tokenQuery gives it (docs/tokens.md). */
+export interface WalletToken {
+  tokenId: string;
+  cardId: string;
+  status: 'pending' | 'active' | 'suspended' | 'deleted';
+  walletProvider: 'apple_pay' | 'google_pay' | 'samsung_pay' | 'card_on_file';
+  tokenRequestorName: string;
+  tokenLast4: string | null;
+  device: { type: 'phone' | 'watch' | 'tablet' | 'wearable' | 'other' | null; name: string | null };
+  createdAt: string;
+  updatedAt: string;
+  history: Array<{
+    status: WalletToken['status'];
+    source: 'tsp' | 'card' | 'merchant' | 'operator' | 'service';
+    at: string;
+    reason: string | null;
+  }>;
+}
 
 /** What a 3-D Secure challenge's callbacks say of the purchase. */
 export interface ThreeDsChallengeAbout {
@@ -188,4 +223,7 @@ export const CALLBACK_EVENTS = {
     'a 3-D Secure challenge by one-time code began: deliver its `code` to the cardholder at once (valid until `expiresAt`, 5 minutes); never log or keep it',
   'threeDs.challenge': 'a 3-D Secure challenge out of band began (`challengeMethod` `oob`): authenticate the cardholder in your app',
   'threeDs.result': 'a 3-D Secure challenge ended: `transStatus` `Y` (authenticated) or `N`, with `transStatusReason`',
+  'token.updated': 'a wallet token was created pending or active, activated, suspended, resumed or deleted, whoever did it',
+  'token.otp':
+    'a wallet asked to confirm a pending token by code: deliver its `code` by `method` (SMS or e-mail) at once (valid until `expiresAt`, 10 minutes); never log or keep it',
 } as const satisfies Record<CallbackEvent['type'], string>;

@@ -11,6 +11,15 @@ import type {
   ThreeDsResultsTable,
   ThreeDsUsesTable,
 } from './schema-three-ds.js';
+import type {
+  MerchantTokenSettingsTable,
+  TokenActivationCodesTable,
+  TokenHistoryTable,
+  TokenNotificationsTable,
+  TokenProvisionRequestsTable,
+  TokensTable,
+  TspCallsTable,
+} from './schema-tokens.js';
 
 export type { CallbackEndpointsTable, SweepFailuresTable } from './schema-callbacks.js';
 export * from './schema-console.js';
@@ -18,6 +27,7 @@ export * from './schema-disputes.js';
 export * from './schema-exceptions.js';
 export type { NetworkMessagesTable } from './schema-network.js';
 export * from './schema-three-ds.js';
+export * from './schema-tokens.js';
 
 /** Timestamps are integer Unix milliseconds; booleans are 0/1: one representation on both dialects. */
 export interface MerchantsTable {
@@ -417,6 +427,13 @@ export interface CardStatusEventsTable {
 }
 
 export interface DB {
+  tokens: TokensTable;
+  token_history: TokenHistoryTable;
+  token_provision_requests: TokenProvisionRequestsTable;
+  token_activation_codes: TokenActivationCodesTable;
+  token_notifications: TokenNotificationsTable;
+  tsp_calls: TspCallsTable;
+  merchant_token_settings: MerchantTokenSettingsTable;
   three_ds_authentications: ThreeDsAuthenticationsTable;
   three_ds_card_state: ThreeDsCardStateTable;
   three_ds_results: ThreeDsResultsTable;

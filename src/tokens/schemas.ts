@@ -1,0 +1,175 @@
+import { type Static, Type } from 'typebox';
+import {
+  AUTH_METHOD_TYPES,
+  DEVICE_TYPES,
+  PROVISION_DECISIONS,
+  TOKEN_SOURCES,
+  TOKEN_STATUSES,
+  TSP_EVENTS,
+  WALLET_PROVIDERS,
+} from '../db/schema-tokens.js';
+import { orList, StringEnum } from '../http/schemas.js';
+
+/*
+ * Wallet tokens (decisions §15): the merchant-facing token, and the TSP's wire bodies (bare JSON, not
+ * the merchant envelope). Each `description` is the rule a bad value broke: the TSP's 400 quotes it
+ * after the element's name ("device.name: must be at most 64 characters").
+ */
+
+const text = (max: number, description: string) =>
+  // No control characters: a name is shown in the console and sent in callbacks.
+  Type.String({ minLength: 1, maxLength: max, pattern: '^[^\\u0000-\\u001f\\u007f]+$', description });
+
+export const TokenStatusEnum = StringEnum(TOKEN_STATUSES, `${orList(TOKEN_STATUSES)}`);
+export const TokenSourceEnum = StringEnum(TOKEN_SOURCES, `who made the change: ${orList(TOKEN_SOURCES)}`);
+export const WalletProviderEnum = StringEnum(WALLET_PROVIDERS, `must be ${orList(WALLET_PROVIDERS)}`);
+export const DeviceTypeEnum = StringEnum(DEVICE_TYPES, `must be ${orList(DEVICE_TYPES)}`);
+export const AuthMethodTypeEnum = StringEnum(AUTH_METHOD_TYPES, `must be ${orList(AUTH_METHOD_TYPES)}`);
+
+// ---- The merchant-facing token (tokenQuery, tokenList, the token.updated callback; decisions §15.6)
+
+export const TokenHistoryEntrySchema = Type.Object({
+  status: TokenStatusEnum,
+  source: TokenSourceEnum,
+  at: Type.String({ description: 'when (ISO 8601)' }),
+  reason: Type.Union([Type.String(), Type.Null()], { description: 'why, when known' }),
+});
+export type TokenHistoryEntry = Static<typeof TokenHistoryEntrySchema>;
+
+export const TokenDeviceSchema = Type.Object({
+  type: Type.Union([DeviceTypeEnum, Type.Null()], { description: 'the device’s kind; null: not given (a card on file)' }),
+  name: Type.Union([Type.String(), Type.Null()], { description: 'the device’s name as the wallet gave it; null: not given' }),
+});
+
+export const TokenSchema = Type.Object({
+  tokenId: Type.String({ description: 'the service’s id of the token (tok_…)' }),
+  cardId: Type.String(),
+  status: StringEnum(TOKEN_STATUSES, 'pending (the cardholder has not confirmed yet), active, suspended, or deleted (final)'),
+  walletProvider: StringEnum(WALLET_PROVIDERS, orList(WALLET_PROVIDERS)),
+  tokenRequestorName: Type.String({ description: 'the wallet or merchant the token is for' }),
+  tokenLast4: Type.Union([Type.String(), Type.Null()], { description: 'the token’s last 4 digits (not the card’s); null: not given' }),
+  device: TokenDeviceSchema,
+  createdAt: Type.String({ description: 'ISO 8601' }),
+  updatedAt: Type.String({ description: 'ISO 8601' }),
+  history: Type.Array(TokenHistoryEntrySchema, { description: 'each change of status, oldest first' }),
+});
+export type Token = Static<typeof TokenSchema>;
+
+// ---- From the TSP (decisions §15.2)
+
+export const TokenReferenceId = Type.String({
+  pattern: '^[A-Za-z0-9._:-]{1,64}$',
+  description: 'must be 1 to 64 letters, digits or . _ : -',
+});
+const Yymm = (what: string) => Type.String({ pattern: '^[0-9]{2}(0[1-9]|1[0-2])$', description: `must be ${what} written YYMM` });
+
+export const TspDeviceSchema = Type.Object(
+  {
+    type: DeviceTypeEnum,
+    name: Type.Optional(text(64, 'must be 1 to 64 characters without control characters')),
+    ip: Type.Optional(Type.String({ maxLength: 45, pattern: '^[0-9A-Fa-f:.]{2,45}$', description: 'must be an IPv4 or IPv6 address' })),
+    locale: Type.Optional(
+      Type.String({ pattern: '^[A-Za-z]{2,3}([-_][A-Za-z0-9]{2,8}){0,3}$', description: 'must be a language tag such as de-DE' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const TspProvisionRequestSchema = Type.Object(
+  {
+    requestId: Type.String({ pattern: '^[A-Za-z0-9._:-]{1,64}$', description: 'must be 1 to 64 letters, digits or . _ : -' }),
+    tokenReferenceId: TokenReferenceId,
+    tokenRequestorId: Type.String({ pattern: '^[0-9]{11}$', description: 'must be 11 digits' }),
+    tokenRequestorName: text(64, 'must be 1 to 64 characters without control characters'),
+    walletProvider: WalletProviderEnum,
+    accountNumber: Type.String({ pattern: '^[0-9]{12,19}$', description: 'must be 12 to 19 digits' }),
+    expiry: Yymm('the card’s expiry'),
+    cvv2: Type.Optional(Type.String({ pattern: '^[0-9]{3,4}$', description: 'must be 3 or 4 digits' })),
+    tokenLast4: Type.Optional(Type.String({ pattern: '^[0-9]{4}$', description: 'must be 4 digits' })),
+    tokenExpiry: Type.Optional(Yymm('the token’s expiry')),
+    device: Type.Optional(TspDeviceSchema),
+    walletRiskScore: Type.Optional(Type.Integer({ minimum: 0, maximum: 9, description: 'must be a whole number from 0 to 9' })),
+    walletReasonCodes: Type.Optional(
+      Type.Array(Type.String({ pattern: '^[A-Za-z0-9._-]{1,32}$', description: 'must be 1 to 32 letters, digits or . _ -' }), {
+        maxItems: 10,
+        description: 'must be at most 10 codes',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type TspProvisionRequest = Static<typeof TspProvisionRequestSchema>;
+
+export const TspAuthMethodSchema = Type.Object({
+  id: Type.String({ description: 'the method’s id, for /tsp/activation-code' }),
+  type: AuthMethodTypeEnum,
+  value: Type.String({ description: 'where the code goes, masked (••• ••• 1234, j•••@example.com); the merchant’s app for app' }),
+});
+export type TspAuthMethod = Static<typeof TspAuthMethodSchema>;
+
+export const TspProvisionAnswerSchema = Type.Object({
+  decision: StringEnum(PROVISION_DECISIONS, orList(PROVISION_DECISIONS)),
+  reason: Type.Optional(Type.String({ description: 'why, when not approved' })),
+  tokenId: Type.Optional(Type.String({ description: 'the service’s id of the token (tok_…); none on a decline' })),
+  authenticationMethods: Type.Optional(Type.Array(TspAuthMethodSchema)),
+});
+export type TspProvisionAnswer = Static<typeof TspProvisionAnswerSchema>;
+
+export const TspActivationCodeRequestSchema = Type.Object(
+  {
+    tokenReferenceId: TokenReferenceId,
+    methodId: Type.String({ pattern: '^[A-Za-z0-9_-]{1,16}$', description: 'must be the id of one of the token’s code methods' }),
+  },
+  { additionalProperties: false },
+);
+export type TspActivationCodeRequest = Static<typeof TspActivationCodeRequestSchema>;
+
+export const TspActivationCodeAnswerSchema = Type.Object({
+  methodId: Type.String(),
+  expiresAt: Type.String({ description: 'ISO 8601: the code is valid 10 minutes' }),
+});
+export type TspActivationCodeAnswer = Static<typeof TspActivationCodeAnswerSchema>;
+
+export const TspVerifyRequestSchema = Type.Object(
+  {
+    tokenReferenceId: TokenReferenceId,
+    code: Type.String({ pattern: '^[0-9]{6}$', description: 'must be 6 digits' }),
+  },
+  { additionalProperties: false },
+);
+export type TspVerifyRequest = Static<typeof TspVerifyRequestSchema>;
+
+export const TspVerifyAnswerSchema = Type.Object({
+  valid: Type.Boolean(),
+  attemptsLeft: Type.Integer({ description: 'wrong codes still allowed; 0: the step-up is over (the token deleted)' }),
+  reason: Type.Optional(Type.String({ description: 'when not valid: wrong, expired, no_code' })),
+});
+export type TspVerifyAnswer = Static<typeof TspVerifyAnswerSchema>;
+
+export const TspNotifyRequestSchema = Type.Object(
+  {
+    tokenReferenceId: TokenReferenceId,
+    event: StringEnum(TSP_EVENTS, `must be ${orList(TSP_EVENTS)}`),
+    at: Type.String({
+      pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$',
+      description: 'must be an ISO 8601 date and time with its offset, e.g. 2026-11-27T10:00:00Z',
+    }),
+    reason: Type.Optional(text(200, 'must be 1 to 200 characters without control characters')),
+    device: Type.Optional(TspDeviceSchema),
+  },
+  { additionalProperties: false },
+);
+export type TspNotifyRequest = Static<typeof TspNotifyRequestSchema>;
+
+export const TspNotifyAnswerSchema = Type.Object({
+  tokenId: Type.String(),
+  status: StringEnum(TOKEN_STATUSES, orList(TOKEN_STATUSES)),
+});
+export type TspNotifyAnswer = Static<typeof TspNotifyAnswerSchema>;
+
+/** Every refusal of the TSP endpoint: `error` a word, `detail` names the element and the rule. */
+export const TspErrorSchema = Type.Object({
+  error: Type.String({ description: 'invalid_request, not_found, conflict, too_many_codes, unavailable, …' }),
+  detail: Type.String(),
+});
+export type TspError = Static<typeof TspErrorSchema>;
