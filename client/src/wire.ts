@@ -41,6 +41,9 @@ export const DeclineReason = {
   cardVerificationMissing: 'card_verification_missing',
   authenticationFailed: 'authentication_failed',
   authenticationRequired: 'authentication_required',
+  tokenUnknown: 'token_unknown',
+  tokenInactive: 'token_inactive',
+  walletNotAllowed: 'wallet_not_allowed',
 } as const;
 export type DeclineReasonValue = (typeof DeclineReason)[keyof typeof DeclineReason];
 
@@ -135,6 +138,19 @@ export interface TradeDetail {
     /** how the cardholder was authenticated: frictionless, or a challenge by otp or oob */
     method: 'frictionless' | 'otp' | 'oob';
   } | null;
+  /** the wallet token the authorization was made with (the link’s field 48 subelements 33/34, the sandbox’s tokenId): its wallet and device as they are now; null without one, or when the token was not this card’s (declineReason token_unknown) */
+  token: {
+    /** the token (tokenQuery): tok_… */
+    tokenId: string;
+    /** the wallet: apple_pay, google_pay, samsung_pay or card_on_file */
+    walletProvider: 'apple_pay' | 'google_pay' | 'samsung_pay' | 'card_on_file';
+    device: {
+      /** the device’s kind; null: not given (a card on file) */
+      type: 'phone' | 'watch' | 'tablet' | 'wearable' | 'other' | null;
+      /** the device’s name as the wallet gave it; null: not given */
+      name: string | null;
+    };
+  } | null;
   /** the card network message that produced it (or its authorization’s): its RRN, acquirer, STAN and type; null for the sandbox’s transactions */
   network: {
     /** the retrieval reference number (field 37); null when not sent */
@@ -185,6 +201,8 @@ export interface Controls {
   blockedCountries?: string[];
   /** only these channels are approved (ecommerce, pos or atm; an authorization without a channel is declined) */
   channels?: ChannelValue[];
+  /** an authorization made with a wallet token is approved only when the token’s wallet is one of these (apple_pay, google_pay, samsung_pay or card_on_file; decisions §15.5); an authorization with the card’s own number, without a token, is not concerned */
+  allowedWallets?: Array<'apple_pay' | 'google_pay' | 'samsung_pay' | 'card_on_file'>;
 }
 
 /** A spending limit that applies to a card, with what is spent and left of it now. */

@@ -232,6 +232,8 @@ export interface AuthorizationsTable {
   endpoint_outcome: ColumnType<EndpointOutcome | null, EndpointOutcome | null | undefined, EndpointOutcome | null>;
   /** How long the endpoint took, ms; null: it was not asked. */
   endpoint_ms: ColumnType<number | null, number | null | undefined, number | null>;
+  /** The wallet token it was made with (decisions §15.5, `tok_…`); null: none, or one not known (token_unknown). */
+  token_id: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 /** What a merchant's authorization endpoint said: an answer, or none in time, or none readable. */

@@ -198,6 +198,7 @@ export function declineCode(reason: DeclineReasonValue | undefined, cardStatus: 
     case DeclineReason.countryNotAllowed:
     case DeclineReason.countryBlocked:
     case DeclineReason.channelNotAllowed:
+    case DeclineReason.walletNotAllowed:
       return ResponseCode.notPermitted;
     case DeclineReason.expiryMismatch:
       return ResponseCode.expiredCard;

@@ -52,6 +52,8 @@ export class Sandbox {
    * const { tradeId } = await client.sandbox.authorize({ cardId, amount: 12.5, remark: 'Coffee', mcc: '5814', channel: 'pos' });
    * // With the card data an online shop takes (cardDetails gives the card's):
    * await client.sandbox.authorize({ cardId, amount: 30, channel: 'ecommerce', cvv2: '123', expiry: '2911' });
+   * // With a wallet token (Apple Pay, Google Pay, a card on file):
+   * await client.sandbox.authorize({ cardId, amount: 8.4, channel: 'pos', tokenId });
    */
   authorize(
     p: {
@@ -74,6 +76,12 @@ export class Sandbox {
        */
       cvv2?: string;
       expiry?: string;
+      /**
+       * A wallet token the payment is made with (`sandbox.provisionToken`): this card's active token,
+       * else declined `2734` (`token_unknown`, `token_inactive`); its wallet must be in the controls'
+       * `allowedWallets` when they set it (`2728`, `wallet_not_allowed`).
+       */
+      tokenId?: string;
     } & Dated,
   ): Promise<SandboxTrade> {
     return this.write('/sandbox/network/authorize', p);

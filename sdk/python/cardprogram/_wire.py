@@ -69,9 +69,12 @@ class DeclineReason(str, enum.Enum):
     CARD_VERIFICATION_MISSING = "card_verification_missing"
     AUTHENTICATION_FAILED = "authentication_failed"
     AUTHENTICATION_REQUIRED = "authentication_required"
+    TOKEN_UNKNOWN = "token_unknown"
+    TOKEN_INACTIVE = "token_inactive"
+    WALLET_NOT_ALLOWED = "wallet_not_allowed"
 
 
-DeclineReasonValue = Literal["card_inactive", "insufficient_funds", "spending_limit", "mcc_not_allowed", "mcc_blocked", "country_not_allowed", "country_blocked", "channel_not_allowed", "merchant_declined", "merchant_timeout", "merchant_error", "cvv2_mismatch", "expiry_mismatch", "card_verification_missing", "authentication_failed", "authentication_required"]
+DeclineReasonValue = Literal["card_inactive", "insufficient_funds", "spending_limit", "mcc_not_allowed", "mcc_blocked", "country_not_allowed", "country_blocked", "channel_not_allowed", "merchant_declined", "merchant_timeout", "merchant_error", "cvv2_mismatch", "expiry_mismatch", "card_verification_missing", "authentication_failed", "authentication_required", "token_unknown", "token_inactive", "wallet_not_allowed"]
 
 
 class Channel(str, enum.Enum):
@@ -191,6 +194,33 @@ class TradeDetailAuthentication(TypedDict):
     method: TradeDetailAuthenticationMethod
 
 
+TradeDetailTokenWalletProvider = Literal["apple_pay", "google_pay", "samsung_pay", "card_on_file"]
+"""the wallet: apple_pay, google_pay, samsung_pay or card_on_file"""
+
+
+TradeDetailTokenDeviceType = Literal["phone", "watch", "tablet", "wearable", "other"]
+"""must be phone, watch, tablet, wearable or other"""
+
+
+class TradeDetailTokenDevice(TypedDict):
+    """The `device` of TradeDetailToken."""
+
+    #: the device’s kind; null: not given (a card on file)
+    type: TradeDetailTokenDeviceType | None
+    #: the device’s name as the wallet gave it; null: not given
+    name: str | None
+
+
+class TradeDetailToken(TypedDict):
+    """The `token` of TradeDetail."""
+
+    #: the token (tokenQuery): tok_…
+    tokenId: str
+    #: the wallet: apple_pay, google_pay, samsung_pay or card_on_file
+    walletProvider: TradeDetailTokenWalletProvider
+    device: TradeDetailTokenDevice
+
+
 class TradeDetailNetwork(TypedDict):
     """The `network` of TradeDetail."""
 
@@ -213,6 +243,8 @@ class TradeDetail(TypedDict):
     authorization: Authorization | None
     #: the 3-D Secure authentication whose value the authorization carried (an approved one took it; a declined one shows it when the value was this card’s); null otherwise
     authentication: TradeDetailAuthentication | None
+    #: the wallet token the authorization was made with (the link’s field 48 subelements 33/34, the sandbox’s tokenId): its wallet and device as they are now; null without one, or when the token was not this card’s (declineReason token_unknown)
+    token: TradeDetailToken | None
     #: the card network message that produced it (or its authorization’s): its RRN, acquirer, STAN and type; null for the sandbox’s transactions
     network: TradeDetailNetwork | None
 
@@ -264,6 +296,8 @@ class Controls(TypedDict, total=False):
     blockedCountries: list[str]
     #: only these channels are approved (ecommerce, pos or atm; an authorization without a channel is declined)
     channels: list[ChannelValue]
+    #: an authorization made with a wallet token is approved only when the token’s wallet is one of these (apple_pay, google_pay, samsung_pay or card_on_file; decisions §15.5); an authorization with the card’s own number, without a token, is not concerned
+    allowedWallets: list[TradeDetailTokenWalletProvider]
 
 
 SpendingStateSource = Literal["card", "cardholder"]
@@ -1261,6 +1295,8 @@ class SandboxAuthorizeParams(_SandboxAuthorizeParamsRequired, total=False):
     eci: str
     #: must be 28 Base64 characters: the authenticationValue of a successful 3-D Secure authentication of this card (/sandbox/3ds/authenticate, or the ACS). Checked once: a value not issued for this card, already used by an approved authorization, more than 30 days old or for less than this amount declines the authorization (2732, declineReason authentication_failed). With CARDPROGRAM_3DS_REQUIRED on, an ecommerce authorization without one, outside the low-value exemption, is declined 2733 (authentication_required)
     authenticationValue: str
+    #: must be a tokenId (tok_…): the wallet token the payment is made with (Apple Pay, Google Pay, a card on file; /sandbox/tokens/provision makes one). Optional; a token that is not this card’s declines the authorization (2734, declineReason token_unknown), one that is not active (pending, suspended, deleted) too (token_inactive); a token whose wallet the controls’ allowedWallets do not list is 2728 (wallet_not_allowed). tradeQuery shows it
+    tokenId: str
 
 
 SandboxAuthorizeResult = TradeRecord

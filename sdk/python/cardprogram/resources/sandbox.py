@@ -72,15 +72,18 @@ class Sandbox(Resource):
         expiry: Optional[str] = None,
         eci: Optional[str] = None,
         authentication_value: Optional[str] = None,
+        token_id: Optional[str] = None,
         business_date: Optional[Day] = None,
         random_str: Optional[str] = None,
     ) -> TradeRecord:
         """A card payment's authorization (150): holds the amount. A decline raises a ``ConflictError``
-        (``2724``, ``2725``, ``2728``, ``2729``, ``2731``, ``2732``, ``2733``) whose ``decline`` names the
+        (``2724``, ``2725``, ``2728``, ``2729``, ``2731``, ``2732``, ``2733``, ``2734``) whose ``decline`` names the
         declined authorization. ``cvv2`` and ``expiry`` (YYMM), when sent, are checked against the card; a
         mismatch counts toward the card's security freeze (5 within 24 hours). ``eci`` and
         ``authentication_value`` are a 3-D Secure authentication's (``sandbox.authenticate``): good once,
-        for this card, up to the authenticated amount (else ``2732``).
+        for this card, up to the authenticated amount (else ``2732``). ``token_id`` is a wallet token's
+        (``sandbox.provision_token``): this card's active token, else ``2734`` (``token_unknown``,
+        ``token_inactive``); its wallet must be in the controls' ``allowedWallets`` when they set it (``2728``).
 
         >>> client.sandbox.authorize(card_id="card_…", amount=12.5, remark="Coffee", mcc="5814", channel="pos")  # doctest: +SKIP
         """
@@ -101,6 +104,7 @@ class Sandbox(Resource):
                 "expiry": expiry,
                 "eci": eci,
                 "authenticationValue": authentication_value,
+                "tokenId": token_id,
                 "businessDate": business_date,
                 "randomStr": random_str,
             },
