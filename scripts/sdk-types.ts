@@ -143,6 +143,16 @@ export const RECORDS = [
     doc: 'A challenge finished in the sandbox without a browser: the authentication, the wrong codes still allowed, the CRes.',
     at: ['sandboxThreeDsComplete', 'model'],
   },
+  {
+    name: 'SandboxTokenProvisioning',
+    doc: 'The sandbox’s TSP: a provisioning’s decision, the token it made and the one-time code asked for (docs/tokens.md).',
+    at: ['sandboxTokenProvision', 'model'],
+  },
+  {
+    name: 'SandboxTokenVerification',
+    doc: 'A wallet token’s one-time code checked in the sandbox: valid or not, the wrong codes still allowed, the token.',
+    at: ['sandboxTokenVerify', 'model'],
+  },
 ];
 
 export function find(doc: Record<string, any>, [operationId, ...path]: string[]): JsonSchema {

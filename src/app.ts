@@ -35,6 +35,7 @@ import { networkSandboxRoutes } from './network/routes.js';
 import { pageRoutes } from './page/routes.js';
 import { createServices, readyVault } from './services.js';
 import { threeDsRoutes, threeDsSandboxRoutes } from './three-ds/routes.js';
+import { tokensSandboxRoutes } from './tokens/routes-sandbox.js';
 import { challengeRoutes } from './three-ds/routes-challenge.js';
 import { tradeRoutes } from './trades/routes.js';
 
@@ -190,6 +191,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     await app.register(kycSandboxRoutes, { svc });
     await app.register(disputeSandboxRoutes, { svc });
     await app.register(threeDsSandboxRoutes, { svc });
+    await app.register(tokensSandboxRoutes, { svc });
   }
 
   // Every periodic job, from the one registry (src/jobs/periodic.ts): the reaper's timers and the worker's polls.

@@ -25,6 +25,8 @@ export {
   type KycStatus,
   type SandboxThreeDsAuthentication,
   type SandboxThreeDsCompletion,
+  type SandboxTokenProvisioning,
+  type SandboxTokenVerification,
   type SpendingLimit,
   type SpendingState,
   type ThreeDsARes,

@@ -58,6 +58,9 @@ const SAMPLES: Record<string, unknown> = {
   challengeMethod: 'otp',
   cvv2: '123',
   expiry: '2911',
+  tokenId: 'tok_Np4Rt6Vb1Cd3Fg5Hj7Kq2Lm8',
+  walletProvider: 'apple_pay',
+  code: '123456',
 };
 
 /** Where a field of the same name is plain text (KYC data), not Base64 as in holderCreate. */

@@ -8,6 +8,7 @@ import { isCurrent } from '../db/migrate.js';
 import { sweepFailuresByJob } from '../db/sweep.js';
 import { openExceptions } from '../ledger/exceptions-query.js';
 import { resultsBacklog } from '../three-ds/results.js';
+import { liveTokensByWallet } from '../tokens/live.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -71,6 +72,13 @@ export const metricsPlugin = fp(
       'Callback endpoints whose circuit breaker is open (their events wait), per merchant: the 10 with most, then other',
       'merchant',
       () => openEndpointsByMerchant(db),
+    );
+    // Wallet tokens (decisions §15.6): four wallets, each always reported.
+    metrics.labeledGauge(
+      'cardprogram_tokens_live',
+      'Live wallet tokens (pending, active, suspended), by wallet: apple_pay, google_pay, samsung_pay, card_on_file',
+      'wallet',
+      () => liveTokensByWallet(db),
     );
     metrics.labeledGauge(
       'cardprogram_callback_queue_depth',

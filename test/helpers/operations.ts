@@ -18,6 +18,7 @@ import {
   LINK,
   payment,
   pendingHolder,
+  pendingToken,
   spareCard,
   submittedDispute,
   type Tenant,
@@ -37,6 +38,7 @@ const PAYMENT: IdField = { of: (s) => s.paymentId, unknown: [409, '2730'] };
 const DISPUTE: IdField = { of: (s) => s.disputeId, unknown: [404, '2740'] };
 const KYC_REQUEST: IdField = { of: (s) => s.requestNo, unknown: [404, '2613'] };
 const AUTHENTICATION: IdField = { of: (s) => s.acsTransId, unknown: [404, '2750'] };
+const TOKEN: IdField = { of: (s) => s.tokenId, unknown: [404, '2760'] };
 // Unique within one merchant only: another merchant's value is as free as a new one (no 2611, 1008 or 2610).
 const IDNO: IdField = { of: (s) => s.idno, unknown: [200, undefined] };
 const FREE_REQUEST_NO: IdField = { of: (s) => s.requestNo, unknown: [200, '0'] };
@@ -421,6 +423,22 @@ export const OPERATIONS: Operation[] = [
     body: async (s) => ({ acsTransID: await challenge(s, 'oob'), result: 'approved', randomStr: randomStr() }),
     ids: { acsTransID: AUTHENTICATION },
     change: (b) => ({ ...b, result: 'declined' }),
+  },
+  {
+    operation: 'sandboxTokenProvision',
+    path: '/sandbox/tokens/provision',
+    kind: 'write',
+    body: (s) => ({ cardId: s.cardId, walletProvider: 'apple_pay', randomStr: randomStr() }),
+    ids: { cardId: CARD },
+    change: (b) => ({ ...b, walletProvider: 'google_pay' }),
+  },
+  {
+    operation: 'sandboxTokenVerify',
+    path: '/sandbox/tokens/verify',
+    kind: 'write',
+    body: async (s) => ({ tokenId: await pendingToken(s), code: '000000', randomStr: randomStr() }),
+    ids: { tokenId: TOKEN },
+    change: (b) => ({ ...b, code: '111111' }),
   },
   {
     operation: 'sandboxCardDetails',

@@ -45,6 +45,8 @@ export interface Tenant {
   kycEmail: string;
   /** A 3-D Secure authentication of cardId (frictionless: the sandbox's directory server). */
   acsTransId: string;
+  /** An active wallet token of cardId (Apple Pay, through the sandbox's TSP). */
+  tokenId: string;
 }
 
 export const authorization = async (s: Tenant) => (await ok(s.h, AUTHORIZE, { cardId: s.cardId, amount: 1 }, s.m)).tradeId as string;
@@ -79,6 +81,18 @@ export async function challenge(s: Tenant, method: 'otp' | 'oob' = 'oob'): Promi
   const ares = (await ok(s.h, '/sandbox/3ds/authenticate', { cardId, amount: 1, challengeInd: '04' }, s.m)).ares;
   assert.equal(ares.transStatus, 'C', JSON.stringify(ares));
   return ares.acsTransID as string;
+}
+
+/**
+ * A pending wallet token of a new card of the tenant, through the sandbox's TSP (a risk score that
+ * asks for a step-up); its code went to the merchant's notify URL, which is set (nothing delivers to it here).
+ */
+export async function pendingToken(s: Tenant): Promise<string> {
+  await runVerb(s.h.app.svc, updateMerchant, { input: { appId: s.m.appId, notifyUrl: 'http://127.0.0.1:9/hooks' }, actor: 'test' });
+  const cardId = await spareCard(s);
+  const made = await ok(s.h, '/sandbox/tokens/provision', { cardId, walletProvider: 'google_pay', walletRiskScore: 5 }, s.m);
+  assert.equal(made.decision, 'require_authentication', JSON.stringify(made));
+  return made.tokenId as string;
 }
 
 export async function pendingHolder(s: Tenant): Promise<string> {
@@ -120,6 +134,7 @@ export async function tenant(h: Harness, m: TestMerchant): Promise<Tenant> {
     requestNo: '',
     kycEmail: '',
     acsTransId: '',
+    tokenId: '',
   };
   s.authId = await authorization(s);
   s.paymentId = await payment(s);
@@ -128,6 +143,7 @@ export async function tenant(h: Harness, m: TestMerchant): Promise<Tenant> {
   s.requestNo = kyc.requestNo as string;
   s.kycEmail = kyc.email as string;
   s.acsTransId = (await ok(h, '/sandbox/3ds/authenticate', { cardId: card.cardId, amount: 10 }, m)).ares.acsTransID as string;
+  s.tokenId = (await ok(h, '/sandbox/tokens/provision', { cardId: card.cardId, walletProvider: 'apple_pay' }, m)).tokenId as string;
   return s;
 }
 

@@ -35,6 +35,8 @@ from ._wire import (
     KycStatus,
     SandboxThreeDsAuthentication,
     SandboxThreeDsCompletion,
+    SandboxTokenProvisioning,
+    SandboxTokenVerification,
     SpendingLimit,
     SpendingState,
     ThreeDsARes,
