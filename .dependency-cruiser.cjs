@@ -35,6 +35,8 @@ const LAYERS = [
       '^src/network-link/',
       // The 3-D Secure ACS's listener for the directory server: a transport of its own (src/three-ds/listener.ts).
       '^src/three-ds/listener\\.ts$',
+      // The wallet tokens' endpoint for the TSP: a transport of its own (src/tokens/listener.ts).
+      '^src/tokens/listener\\.ts$',
     ],
   },
   { name: 'domains', paths: [`^src/${DOMAINS}/(?!${CODES}\\.ts$)`, '^src/(context|runner)\\.ts$'] },
@@ -91,6 +93,7 @@ module.exports = {
           `^src/${DOMAINS}/(routes|routes-[a-z]+|schemas)\\.ts$`,
           // The ACS's HTTP listener is a transport (LAYERS), not a verb: it reads bodies as the API does.
           '^src/three-ds/listener\\.ts$',
+          '^src/tokens/listener\\.ts$',
           ...KNOWN_HTTP_IN_VERBS.map((k) => k.from),
         ],
       },

@@ -22,6 +22,7 @@ export interface TlsVars {
 export const TLS_LISTENERS = {
   network: { ca: 'CARDPROGRAM_NETWORK_TLS_CA', cert: 'CARDPROGRAM_NETWORK_TLS_CERT', key: 'CARDPROGRAM_NETWORK_TLS_KEY' },
   threeDs: { ca: 'CARDPROGRAM_3DS_TLS_CA', cert: 'CARDPROGRAM_3DS_TLS_CERT', key: 'CARDPROGRAM_3DS_TLS_KEY' },
+  tsp: { ca: 'CARDPROGRAM_TSP_TLS_CA', cert: 'CARDPROGRAM_TSP_TLS_CERT', key: 'CARDPROGRAM_TSP_TLS_KEY' },
 } as const satisfies Record<string, TlsVars>;
 
 /**
