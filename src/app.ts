@@ -35,8 +35,8 @@ import { networkSandboxRoutes } from './network/routes.js';
 import { pageRoutes } from './page/routes.js';
 import { createServices, readyVault } from './services.js';
 import { threeDsRoutes, threeDsSandboxRoutes } from './three-ds/routes.js';
-import { tokensSandboxRoutes } from './tokens/routes-sandbox.js';
 import { challengeRoutes } from './three-ds/routes-challenge.js';
+import { tokensSandboxRoutes } from './tokens/routes-sandbox.js';
 import { tradeRoutes } from './trades/routes.js';
 
 declare module 'fastify' {

@@ -8,7 +8,7 @@ import {
   SandboxTokenProvisioningSchema,
   SandboxTokenVerificationSchema,
   SandboxTokenVerifyBody,
-} from './schemas-sandbox.js';
+} from './schemas.js';
 
 /** The sandbox's TSP (sandbox only; 404 in production): docs/tokens.md, "In the sandbox". */
 export const tokensSandboxRoutes: FastifyPluginAsyncTypebox<{ svc: Services }> = async (app, { svc }) => {

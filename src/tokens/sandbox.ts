@@ -8,13 +8,14 @@ import { runVerb } from '../runner.js';
 import { requestActivationCode, verifyActivationCode } from './activation.js';
 import { processProvision } from './provision.js';
 import { TspRefusal } from './refusal.js';
-import type { TspProvisionAnswer, TspProvisionRequest } from './schemas.js';
 import type {
-  SandboxTokenProvisioning,
   SandboxTokenProvisionInput,
+  SandboxTokenProvisioning,
   SandboxTokenVerification,
   SandboxTokenVerifyInput,
-} from './schemas-sandbox.js';
+  TspProvisionAnswer,
+  TspProvisionRequest,
+} from './schemas.js';
 import { authMethodsOf, loadToken, tokenById } from './store.js';
 
 /**
@@ -54,7 +55,9 @@ function asDomainError(err: unknown): never {
  */
 function madeUp(merchantId: string, randomStr: string) {
   const hex = createHash('sha256').update(`cardprogram-sandbox-tsp\n${merchantId}\n${randomStr}`).digest('hex');
-  const digits = BigInt(`0x${hex.slice(0, 12)}`).toString().padStart(4, '0');
+  const digits = BigInt(`0x${hex.slice(0, 12)}`)
+    .toString()
+    .padStart(4, '0');
   return { requestId: `sbx-${hex.slice(0, 32)}`, tokenReferenceId: `SBX-${hex.slice(32, 56).toUpperCase()}`, tokenLast4: digits.slice(-4) };
 }
 

@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { it, type TestContext } from 'node:test';
+import { updateMerchant } from '../../src/merchants/manage.js';
 import { runVerb } from '../../src/runner.js';
 import { changeTokenByOperator } from '../../src/tokens/operator-change.js';
 import { build, type Harness, randomStr } from '../helpers/app.js';
@@ -59,8 +60,13 @@ const suspend = (h: Harness, tokenId: string) =>
     actor: { kind: 'operator', via: 'cli', who: 'test', origin: 'test' },
   });
 
+/** The merchant's notify URL set (a step-up's code is a token.otp callback; nothing delivers it here). */
+const notifies = (h: Harness, appId: string) =>
+  runVerb(h.app.svc, updateMerchant, { input: { appId, notifyUrl: 'http://127.0.0.1:9/hooks' }, actor: 'test' });
+
 async function world(t: TestContext, dialect: TestDialect) {
   const h = await build(t, dialect);
+  await notifies(h, h.merchant.appId);
   const a = await fundedCard(h, { topUp: 500 });
   const b = await fundedCard(h, { topUp: 500 });
   return { h, a, b };
@@ -116,7 +122,11 @@ eachDialect('wallet tokens: authorizations in the sandbox (decisions §15.5)', (
     );
     assert.equal(res.status, 200, JSON.stringify(res.body));
     await declined('another merchant’s', a.cardId, res.body.model.tokenId, 'token_unknown');
-    const notYours = await h.call('/sandbox/tokens/provision', { cardId: foreign.cardId, walletProvider: 'apple_pay', randomStr: randomStr() });
+    const notYours = await h.call('/sandbox/tokens/provision', {
+      cardId: foreign.cardId,
+      walletProvider: 'apple_pay',
+      randomStr: randomStr(),
+    });
     assert.equal(notYours.body.code, '2648', 'another merchant’s card is not found');
   });
 
@@ -241,7 +251,8 @@ eachDialect('wallet tokens: authorizations on the card network link, field 48 su
     assert.equal(inactive.token_id, token.tokenId);
 
     // A 34 that is not 11 digits breaks field 48's format: 30, nothing decided.
-    const count = async () => (await h.db.database.db.selectFrom('authorizations').select('id').where('card_id', '=', a.cardId).execute()).length;
+    const count = async () =>
+      (await h.db.database.db.selectFrom('authorizations').select('id').where('card_id', '=', a.cardId).execute()).length;
     const before = await count();
     assert.equal((await pay(100, `${sub(token.tokenReferenceId)}3403123`))['39'], '30');
     assert.equal(await count(), before);

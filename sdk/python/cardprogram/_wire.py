@@ -655,6 +655,115 @@ class SandboxThreeDsCompletion(TypedDict):
     authenticationValue: str | None
 
 
+SandboxTokenProvisioningDecision = Literal["approve", "require_authentication", "decline"]
+"""approve, require_authentication or decline"""
+
+
+SandboxTokenProvisioningAuthenticationMethodsItemType = Literal["otp_sms", "otp_email", "app"]
+"""must be otp_sms, otp_email or app"""
+
+
+class SandboxTokenProvisioningAuthenticationMethodsItem(TypedDict):
+    """An item of The `authenticationMethods` of SandboxTokenProvisioning."""
+
+    #: the method’s id, for /tsp/activation-code
+    id: str
+    #: must be otp_sms, otp_email or app
+    type: SandboxTokenProvisioningAuthenticationMethodsItemType
+    #: where the code goes, masked (••• ••• 1234, j•••@example.com); the merchant’s app for app
+    value: str
+
+
+SandboxTokenProvisioningCodeSentType = Literal["otp_sms", "otp_email"]
+"""otp_sms or otp_email"""
+
+
+class SandboxTokenProvisioningCodeSent(TypedDict):
+    """The `codeSent` of SandboxTokenProvisioning."""
+
+    methodId: str
+    #: otp_sms or otp_email
+    type: SandboxTokenProvisioningCodeSentType
+    #: ISO 8601: the code is valid 10 minutes
+    expiresAt: str
+
+
+SandboxTokenProvisioningTokenStatus = Literal["pending", "active", "suspended", "deleted"]
+"""pending (the cardholder has not confirmed yet), active, suspended, or deleted (final)"""
+
+
+SandboxTokenProvisioningTokenHistoryItemSource = Literal["tsp", "card", "merchant", "operator", "service"]
+"""who made the change: tsp, card, merchant, operator or service"""
+
+
+class SandboxTokenProvisioningTokenHistoryItem(TypedDict):
+    """An item of The `history` of SandboxTokenProvisioningToken."""
+
+    #: pending, active, suspended or deleted
+    status: SandboxTokenProvisioningTokenStatus
+    #: who made the change: tsp, card, merchant, operator or service
+    source: SandboxTokenProvisioningTokenHistoryItemSource
+    #: when (ISO 8601)
+    at: str
+    #: why, when known
+    reason: str | None
+
+
+class SandboxTokenProvisioningToken(TypedDict):
+    """The `token` of SandboxTokenProvisioning."""
+
+    #: the service’s id of the token (tok_…)
+    tokenId: str
+    cardId: str
+    #: pending (the cardholder has not confirmed yet), active, suspended, or deleted (final)
+    status: SandboxTokenProvisioningTokenStatus
+    #: apple_pay, google_pay, samsung_pay or card_on_file
+    walletProvider: TradeDetailTokenWalletProvider
+    #: the wallet or merchant the token is for
+    tokenRequestorName: str
+    #: the token’s last 4 digits (not the card’s); null: not given
+    tokenLast4: str | None
+    device: TradeDetailTokenDevice
+    #: ISO 8601
+    createdAt: str
+    #: ISO 8601
+    updatedAt: str
+    #: each change of status, oldest first
+    history: list[SandboxTokenProvisioningTokenHistoryItem]
+
+
+class SandboxTokenProvisioning(TypedDict):
+    """The sandbox’s TSP: a provisioning’s decision, the token it made and the one-time code asked for (docs/tokens.md)."""
+
+    #: approve, require_authentication or decline
+    decision: SandboxTokenProvisioningDecision
+    #: why, when not approved
+    reason: str | None
+    #: the token (tok_…); null on a decline (no token is made)
+    tokenId: str | None
+    #: the TSP’s id of the token, as the sandbox made it up: the card network link’s field 48 subelement 33
+    tokenReferenceId: str
+    #: the wallet’s token requestor id (11 digits): field 48 subelement 34
+    tokenRequestorId: str
+    #: with require_authentication: how the cardholder may confirm
+    authenticationMethods: list[SandboxTokenProvisioningAuthenticationMethodsItem]
+    #: the one-time code asked for at once for the first code method (its code is in your token.otp callback; finish with /sandbox/tokens/verify); null when none was (approved, declined, or only app offered: tokenActivate)
+    codeSent: SandboxTokenProvisioningCodeSent | None
+    #: the token as tokenQuery gives it; null on a decline
+    token: SandboxTokenProvisioningToken | None
+
+
+class SandboxTokenVerification(TypedDict):
+    """A wallet token’s one-time code checked in the sandbox: valid or not, the wrong codes still allowed, the token."""
+
+    valid: bool
+    #: wrong codes still allowed; 0: the step-up is over (the token deleted)
+    attemptsLeft: int
+    #: when not valid: wrong, expired, no_code
+    reason: str | None
+    token: SandboxTokenProvisioningToken
+
+
 class _HolderCreateParamsRequired(TypedDict):
     #: must be + followed by 6 to 15 digits (country code first)
     mobile: str
@@ -1575,6 +1684,54 @@ SandboxThreeDsCompleteResult = SandboxThreeDsCompletion
 """What sandboxThreeDsComplete answers: Finish a 3-D Secure challenge without a browser (sandbox only)."""
 
 
+class _SandboxTokenProvisionParamsDeviceRequired(TypedDict):
+    #: must be phone, watch, tablet, wearable or other
+    type: TradeDetailTokenDeviceType
+
+
+class SandboxTokenProvisionParamsDevice(_SandboxTokenProvisionParamsDeviceRequired, total=False):
+    """The `device` of SandboxTokenProvisionParams."""
+
+    #: must be 1 to 64 characters without control characters
+    name: str
+
+
+class _SandboxTokenProvisionParamsRequired(TypedDict):
+    #: must be a cardId
+    cardId: str
+    #: must be apple_pay, google_pay, samsung_pay or card_on_file
+    walletProvider: TradeDetailTokenWalletProvider
+    #: must be exactly 32 letters or digits
+    randomStr: str
+
+
+class SandboxTokenProvisionParams(_SandboxTokenProvisionParamsRequired, total=False):
+    """The body of sandboxTokenProvision (/sandbox/tokens/provision) without appId, sign and timestamp."""
+
+    #: must be a whole number from 0 to 9: the wallet’s risk score, higher is riskier (default 0). Without a token decision endpoint: 7 or more declines, 4 or more asks for a step-up
+    walletRiskScore: int
+    device: SandboxTokenProvisionParamsDevice
+
+
+SandboxTokenProvisionResult = SandboxTokenProvisioning
+"""What sandboxTokenProvision answers: Provision a wallet token for a card as a token service provider would (sandbox only)."""
+
+
+class SandboxTokenVerifyParams(TypedDict):
+    """The body of sandboxTokenVerify (/sandbox/tokens/verify) without appId, sign and timestamp."""
+
+    #: must be a tokenId
+    tokenId: str
+    #: must be 6 digits: the code from your token.otp callback
+    code: str
+    #: must be exactly 32 letters or digits
+    randomStr: str
+
+
+SandboxTokenVerifyResult = SandboxTokenVerification
+"""What sandboxTokenVerify answers: Finish a wallet token’s step-up with its one-time code (sandbox only)."""
+
+
 class AuthorizationRequestAuthorization(TypedDict):
     """The `authorization` of AuthorizationRequest."""
 
@@ -1667,4 +1824,6 @@ OPERATIONS: dict[str, str] = {
     "sandboxDisputeDecide": "/sandbox/dispute/decide",
     "sandboxThreeDsAuthenticate": "/sandbox/3ds/authenticate",
     "sandboxThreeDsComplete": "/sandbox/3ds/complete",
+    "sandboxTokenProvision": "/sandbox/tokens/provision",
+    "sandboxTokenVerify": "/sandbox/tokens/verify",
 }
