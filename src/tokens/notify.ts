@@ -26,8 +26,7 @@ const TARGET: Record<Exclude<TspEvent, 'device_changed'>, TokenStatus> = {
  * - `activated` activates a pending token; `suspended` suspends an active one; `resumed` (and a late
  *   `activated`) resumes only a token the TSP itself suspended: a suspension by the card, the
  *   merchant or the operator is theirs to lift.
- * - An event older than the token's last change (its `at` before that change) is stale, but for
- *   `deleted`.
+ * - An event older than the token's last change (lastChangeOf) is stale, but for `deleted`.
  */
 function outcomeOf(row: TokenRow, event: Exclude<TspEvent, 'device_changed'>, at: number, lastChange: number): Outcome {
   if (row.status === 'deleted') return 'ignored_final';
@@ -41,6 +40,27 @@ function outcomeOf(row: TokenRow, event: Exclude<TspEvent, 'device_changed'>, at
   }
   if (event === 'deleted') return 'applied';
   return 'ignored_state';
+}
+
+/**
+ * When the token last changed, on the TSP's clock where the TSP changed it (the newest notification
+ * applied, by its `at`) and on the service's where the service did (its history's other sources):
+ * an event older than that is stale.
+ */
+async function lastChangeOf(ctx: VerbCtx, row: TokenRow): Promise<number> {
+  const tsp = await ctx.tx
+    .selectFrom('token_notifications')
+    .select((eb) => eb.fn.max('at').as('at'))
+    .where('token_reference_id', '=', row.token_reference_id)
+    .where('outcome', '=', 'applied')
+    .executeTakeFirst();
+  const own = await ctx.tx
+    .selectFrom('token_history')
+    .select((eb) => eb.fn.max('at').as('at'))
+    .where('token_id', '=', row.id)
+    .where('source', '!=', 'tsp')
+    .executeTakeFirst();
+  return Math.max(Number(tsp?.at ?? 0), Number(own?.at ?? 0));
 }
 
 /**
@@ -74,7 +94,7 @@ export async function applyNotification({
   if (!claimed) return { tokenId: row.id, status: row.status };
 
   const history = await historyOf(ctx.tx, row.id);
-  const lastChange = history.length > 0 ? Date.parse(history[history.length - 1]?.at ?? '') : Number(row.created_at);
+  const lastChange = await lastChangeOf(ctx, row);
   let outcome: Outcome;
   let status = row.status;
   if (input.event === 'device_changed') {
