@@ -36,6 +36,7 @@ import { pageRoutes } from './page/routes.js';
 import { createServices, readyVault } from './services.js';
 import { threeDsRoutes, threeDsSandboxRoutes } from './three-ds/routes.js';
 import { challengeRoutes } from './three-ds/routes-challenge.js';
+import { tokenRoutes } from './tokens/routes.js';
 import { tradeRoutes } from './trades/routes.js';
 
 declare module 'fastify' {
@@ -180,6 +181,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   await app.register(kycRoutes, { svc });
   await app.register(disputeRoutes, { svc });
   await app.register(threeDsRoutes, { svc });
+  await app.register(tokenRoutes, { svc });
   await app.register(pageRoutes, { svc });
   await app.register(challengeRoutes, { svc });
   // The operators' console answers nothing unless it is turned on (CARDPROGRAM_CONSOLE).

@@ -120,6 +120,7 @@ export function testConfig(dataDir: string, overrides: Partial<Config> = {}): Co
       ds: null,
       required: false,
     },
+    tspClient: null,
     ...overrides,
   };
 }

@@ -41,11 +41,14 @@ from ._wire import (
     ThreeDsAuthentication,
     ThreeDsAuthenticationPage,
     ThreeDsSettings,
+    TokenSettings,
     TradeDetail,
     TradePage,
     TradeRecord,
     TradeStatus,
     TradeType,
+    WalletToken,
+    WalletTokenPage,
 )
 from .errors import (
     APIConnectionError,
