@@ -37,6 +37,7 @@ import { createServices, readyVault } from './services.js';
 import { threeDsRoutes, threeDsSandboxRoutes } from './three-ds/routes.js';
 import { challengeRoutes } from './three-ds/routes-challenge.js';
 import { tokensSandboxRoutes } from './tokens/routes-sandbox.js';
+import { tokenRoutes } from './tokens/routes.js';
 import { tradeRoutes } from './trades/routes.js';
 
 declare module 'fastify' {
@@ -181,6 +182,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   await app.register(kycRoutes, { svc });
   await app.register(disputeRoutes, { svc });
   await app.register(threeDsRoutes, { svc });
+  await app.register(tokenRoutes, { svc });
   await app.register(pageRoutes, { svc });
   await app.register(challengeRoutes, { svc });
   // The operators' console answers nothing unless it is turned on (CARDPROGRAM_CONSOLE).

@@ -27,10 +27,12 @@ export const TLS_LISTENERS = {
 
 /**
  * The client certificates the service presents, one row each, read and checked as the listeners'
- * files are (`tlsFilesVar`): the 3-D Secure ACS's to its directory server (the `RReq`).
+ * files are (`tlsFilesVar`): the 3-D Secure ACS's to its directory server (the `RReq`), the service's to the wallet tokens' TSP.
  */
 export const TLS_CLIENTS = {
   threeDsDirectory: { cert: 'CARDPROGRAM_3DS_DS_CERT', key: 'CARDPROGRAM_3DS_DS_KEY' },
+  /** The wallet tokens' TSP, told of each change the service makes (decisions §15.1, src/tokens/tsp-calls.ts). */
+  tsp: { cert: 'CARDPROGRAM_TSP_CLIENT_CERT', key: 'CARDPROGRAM_TSP_CLIENT_KEY' },
 } as const satisfies Record<string, TlsVars>;
 
 /** The files of a listener's row: paths, `ca` when the row has one. */

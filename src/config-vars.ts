@@ -96,6 +96,10 @@ export const KNOWN_VARIABLES = [
   'CARDPROGRAM_TSP_MAX_CONNECTIONS',
   'CARDPROGRAM_TSP_MAX_PER_ADDRESS',
   'CARDPROGRAM_TOKENS_PER_CARD',
+  // Wallet tokens: where the service tells the TSP of its changes (src/config-tsp.ts, docs/tokens.md).
+  'CARDPROGRAM_TSP_URL',
+  'CARDPROGRAM_TSP_CLIENT_CERT',
+  'CARDPROGRAM_TSP_CLIENT_KEY',
   // Not the service's: the test runner's and CI's (known, so that a service they start does not warn).
   'CARDPROGRAM_TEST_DIALECTS',
   'CARDPROGRAM_TEST_LOG_AUDIT',

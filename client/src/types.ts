@@ -1,4 +1,4 @@
-import type { AuditStatusValue, Authorization, Dispute, TradeRecord } from './wire.js';
+import type { AuditStatusValue, Authorization, Dispute, TradeRecord, WalletToken } from './wire.js';
 import { AuditStatus as WireAuditStatus } from './wire.js';
 
 // The records and code tables are generated from the service's OpenAPI document (wire.ts).
@@ -33,6 +33,7 @@ export {
   type ThreeDsAuthentication,
   type ThreeDsAuthenticationPage,
   type ThreeDsSettings,
+  type TokenSettings,
   type TradeDetail,
   type TradePage,
   type TradeRecord,
@@ -40,6 +41,8 @@ export {
   type TradeStatusValue,
   TradeType,
   type TradeTypeValue,
+  type WalletToken,
+  type WalletTokenPage,
 } from './wire.js';
 
 /** Cardholder audit statuses of interface §3.1. */
@@ -153,25 +156,6 @@ export type CallbackEvent =
       walletProvider: WalletToken['walletProvider'];
       expiresAt: string;
     });
-
-/** A wallet token (Apple Pay, Google Pay, Samsung Pay, a card on file) as tokenQuery gives it (docs/tokens.md). */
-export interface WalletToken {
-  tokenId: string;
-  cardId: string;
-  status: 'pending' | 'active' | 'suspended' | 'deleted';
-  walletProvider: 'apple_pay' | 'google_pay' | 'samsung_pay' | 'card_on_file';
-  tokenRequestorName: string;
-  tokenLast4: string | null;
-  device: { type: 'phone' | 'watch' | 'tablet' | 'wearable' | 'other' | null; name: string | null };
-  createdAt: string;
-  updatedAt: string;
-  history: Array<{
-    status: WalletToken['status'];
-    source: 'tsp' | 'card' | 'merchant' | 'operator' | 'service';
-    at: string;
-    reason: string | null;
-  }>;
-}
 
 /** What a 3-D Secure challenge's callbacks say of the purchase. */
 export interface ThreeDsChallengeAbout {

@@ -469,6 +469,57 @@ export interface ThreeDsSettings {
   challengeMethod: 'otp' | 'oob';
 }
 
+/** A wallet token (Apple Pay, Google Pay, Samsung Pay, a card on file) as tokenQuery gives it (docs/tokens.md). */
+export interface WalletToken {
+  /** the service’s id of the token (tok_…) */
+  tokenId: string;
+  cardId: string;
+  /** pending (the cardholder has not confirmed yet), active, suspended, or deleted (final) */
+  status: 'pending' | 'active' | 'suspended' | 'deleted';
+  /** apple_pay, google_pay, samsung_pay or card_on_file */
+  walletProvider: 'apple_pay' | 'google_pay' | 'samsung_pay' | 'card_on_file';
+  /** the wallet or merchant the token is for */
+  tokenRequestorName: string;
+  /** the token’s last 4 digits (not the card’s); null: not given */
+  tokenLast4: string | null;
+  device: {
+    /** the device’s kind; null: not given (a card on file) */
+    type: 'phone' | 'watch' | 'tablet' | 'wearable' | 'other' | null;
+    /** the device’s name as the wallet gave it; null: not given */
+    name: string | null;
+  };
+  /** ISO 8601 */
+  createdAt: string;
+  /** ISO 8601 */
+  updatedAt: string;
+  /** each change of status, oldest first */
+  history: Array<{
+    /** pending, active, suspended or deleted */
+    status: 'pending' | 'active' | 'suspended' | 'deleted';
+    /** who made the change: tsp, card, merchant, operator or service */
+    source: 'tsp' | 'card' | 'merchant' | 'operator' | 'service';
+    /** when (ISO 8601) */
+    at: string;
+    /** why, when known */
+    reason: string | null;
+  }>;
+}
+
+/** A page of the merchant’s wallet tokens (tokenList). */
+export interface WalletTokenPage {
+  /** tokens matching the filters */
+  total: number;
+  tokens: WalletToken[];
+}
+
+/** The merchant’s token settings: decision endpoint and step-up methods. */
+export interface TokenSettings {
+  /** where each provisioning the program would not decline is sent as a token.decision event; null: the built-in rules decide */
+  decisionUrl: string | null;
+  /** the step-up methods offered, in order; null: the default (otp_sms when the cardholder has a mobile number, and otp_email) */
+  methods: Array<'otp_sms' | 'otp_email' | 'app'> | null;
+}
+
 /** The ACS’s answer to an AReq (EMV 3-D Secure), as the sandbox’s DS returns it. */
 export interface ThreeDsARes {
   messageType: 'ARes';

@@ -20,6 +20,7 @@ import type {
   TokensTable,
   TspCallsTable,
 } from './schema-tokens.js';
+import type { TspCallAttemptsTable } from './schema-tsp-attempts.js';
 
 export type { CallbackEndpointsTable, SweepFailuresTable } from './schema-callbacks.js';
 export * from './schema-console.js';
@@ -28,6 +29,7 @@ export * from './schema-exceptions.js';
 export type { NetworkMessagesTable } from './schema-network.js';
 export * from './schema-three-ds.js';
 export * from './schema-tokens.js';
+export * from './schema-tsp-attempts.js';
 
 /** Timestamps are integer Unix milliseconds; booleans are 0/1: one representation on both dialects. */
 export interface MerchantsTable {
@@ -435,6 +437,7 @@ export interface DB {
   token_activation_codes: TokenActivationCodesTable;
   token_notifications: TokenNotificationsTable;
   tsp_calls: TspCallsTable;
+  tsp_call_attempts: TspCallAttemptsTable;
   merchant_token_settings: MerchantTokenSettingsTable;
   three_ds_authentications: ThreeDsAuthenticationsTable;
   three_ds_card_state: ThreeDsCardStateTable;

@@ -17,6 +17,7 @@ const SAMPLES: Record<string, unknown> = {
   toCardId: 'card_3Fg5Hj7Kl0MnZx9Kq2Lm8Np4',
   tradeId: 'trd_Kq2Lm8Np4Rt6Vb1Cd3Fg5Hj7',
   disputeId: 'dsp_Lm8Np4Rt6Vb1Cd3Fg5Hj7Kq2',
+  tokenId: 'tok_Rt6Vb1Cd3Fg5Hj7Kq2Lm8Np4',
   requestNo: 'REQ-2026-0001',
   cardNo: '4242420000000000',
   amount: 25,

@@ -12,8 +12,11 @@ import { kycAutomation } from '../kyc/automation.js';
 import { expireHolds } from '../ledger/expire.js';
 import { reapPage } from '../page/links.js';
 import { purgeBrowserData } from '../three-ds/purge.js';
+import { sendTspCallsOnce } from '../tokens/tsp-calls.js';
 
 const HOUR_MS = 60 * 60 * 1000;
+/** How often the token changes the service made are sent to the TSP (a change waits at most this, plus the TSP's answer). */
+export const TSP_SEND_MS = 1000;
 
 /**
  * Every periodic job of the service, in one list, handed out by src/app.ts (and the `worker`
@@ -25,7 +28,10 @@ const HOUR_MS = 60 * 60 * 1000;
  * `trades` (src/db/partitions.ts); the authorizations' holds whose window is over (hold expiry,
  * decisions §12.9); the unsubmitted disputes past their deadline (decisions §13.2); the 3-D Secure
  * browser data of authentications older than 30 days (decisions §14.7). Every minute, the read-nonce
- * store's aged buckets. Each is safe on every instance at once, and each works in pages, a failing
+ * store's aged buckets. Every second, the wallet tokens' changes to the TSP (src/tokens/tsp-calls.ts:
+ * leased, one pass at a time per process; on the reaper rather than the worker's poll, so that a TSP
+ * that hangs never holds up the callbacks' delivery, and so that it runs whether or not this process
+ * delivers callbacks). Each is safe on every instance at once, and each works in pages, a failing
  * row recorded and skipped (src/db/sweep.ts).
  *
  * The worker's, in the sandbox only: the automatic KYC reviewer (CARDPROGRAM_KYC_AUTO_DECISION_MS)
@@ -53,6 +59,7 @@ export function periodicJobs(svc: Services): { reaper: PeriodicJob[]; worker: Wo
       const purged = await purgeBrowserData(svc, now);
       if (purged > 0) svc.log.info({ purged }, '3-D Secure: browser data of authentications older than 30 days dropped');
     }),
+    { what: 'sending token changes to the TSP', everyMs: TSP_SEND_MS, run: () => sendTspCallsOnce(svc) },
     ...(readNonces
       ? [{ what: 'dropping aged read nonces', everyMs: NONCE_MAINTAIN_MS, run: (now: number) => readNonces.maintain(now) }]
       : []),

@@ -40,6 +40,13 @@ export interface TokenChange {
   from?: readonly TokenStatus[];
   /** Only for a token of this merchant (2760 otherwise, as for an unknown token). */
   merchantId?: string;
+  /**
+   * A token already suspended by another source becomes this source's suspension (its `suspended_by`,
+   * a history entry, a `token.updated`; nothing for the TSP, which has it suspended already): the
+   * caller decides who outranks whom (src/tokens/actions.ts), e.g. a merchant's suspension of a token
+   * its card's freeze suspended, which the card's unfreeze must then not resume.
+   */
+  takeOver?: boolean;
 }
 
 export type TokenChangeResult =
@@ -62,9 +69,11 @@ export async function changeTokenStatus(ctx: TxCtx, change: TokenChange): Promis
   if (change.from && !change.from.includes(from)) {
     throw new DomainError('tokenState', `tokenId: the token is ${from}`);
   }
-  if (from === change.to) return { changed: false, from, token: toToken(row, await historyOf(ctx.tx, row.id)), row };
-  const action = tspActionOf(from, change.to);
-  if (action === undefined) throw new DomainError('tokenState', `tokenId: the token is ${from}; it cannot become ${change.to}`);
+  const takeOver = change.takeOver === true && from === 'suspended' && change.to === 'suspended' && row.suspended_by !== change.source;
+  if (from === change.to && !takeOver) return { changed: false, from, token: toToken(row, await historyOf(ctx.tx, row.id)), row };
+  const action = takeOver ? undefined : tspActionOf(from, change.to);
+  if (action === undefined && !takeOver)
+    throw new DomainError('tokenState', `tokenId: the token is ${from}; it cannot become ${change.to}`);
   const reason = change.reason ?? null;
   const suspendedBy = change.to === 'suspended' ? change.source : null;
   await ctx.tx
@@ -76,7 +85,7 @@ export async function changeTokenStatus(ctx: TxCtx, change: TokenChange): Promis
   const after: TokenRow = { ...row, status: change.to, suspended_by: suspendedBy, updated_at: ctx.now };
   const token = toToken(after, await historyOf(ctx.tx, row.id));
   await notifyMerchant(ctx, { merchantId: row.merchant_id, type: 'token.updated', subject: `token:${row.id}`, body: { token } });
-  if (change.tellTsp ?? change.source !== 'tsp') {
+  if (action !== undefined && (change.tellTsp ?? change.source !== 'tsp')) {
     await ctx.tx
       .insertInto('tsp_calls')
       .values({

@@ -9,7 +9,7 @@ import {
   WALLET_PROVIDERS,
 } from '../db/schema-tokens.js';
 import { CardId, Id } from '../http/fields.js';
-import { orList, RandomStr, SignedFields, StringEnum } from '../http/schemas.js';
+import { Envelope, orList, RandomStr, SignedFields, StringEnum } from '../http/schemas.js';
 import type { OperationInput } from '../operation-input.js';
 
 /*
@@ -257,3 +257,79 @@ export const TspErrorSchema = Type.Object({
   detail: Type.String(),
 });
 export type TspError = Static<typeof TspErrorSchema>;
+
+// ---- Merchant operations (decisions §15.6): signed, section 6 style
+
+const body = <P extends Parameters<typeof Type.Object>[0]>(props: P) =>
+  Type.Object({ ...SignedFields, ...props, randomStr: RandomStr }, { additionalProperties: false });
+
+export const TokenId = Id('tokenId (tok_…)');
+
+/** Why a merchant or the operator changes a token: told to the TSP and kept in the token's history. */
+const ActionReason = Type.String({
+  maxLength: 200,
+  pattern: '^[^\\u0000-\\u001F\\u007F-\\u009F]*$',
+  description: 'must be at most 200 characters, without control characters ("" or absent: none)',
+});
+
+export const TokenListBody = body({
+  cardId: Type.Optional(CardId),
+  status: Type.Optional(StringEnum(TOKEN_STATUSES, `must be ${orList(TOKEN_STATUSES)}`)),
+  start: Type.Integer({ minimum: 0, maximum: 1_000_000, description: 'must be a whole number ≥ 0: the index of the first token' }),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'must be a whole number from 1 to 100 (default 30)' })),
+});
+
+/** tokenQuery and tokenActivate name only the token. */
+export const TokenRefBody = body({ tokenId: TokenId });
+
+/** tokenSuspend, tokenResume and tokenDelete: the token and why. */
+export const TokenActionBody = body({ tokenId: TokenId, reason: Type.Optional(ActionReason) });
+
+export const TokenEnvelope = Envelope(TokenSchema);
+
+export const TokenPageSchema = Type.Object({
+  total: Type.Integer({ description: 'tokens matching the filters' }),
+  tokens: Type.Array(TokenSchema),
+});
+
+/** The step-up methods a merchant may offer (decisions §15.3). */
+const Methods = Type.Array(AuthMethodTypeEnum, {
+  minItems: 1,
+  maxItems: AUTH_METHOD_TYPES.length,
+  uniqueItems: true,
+  description: `must be a list of distinct methods, each ${orList(AUTH_METHOD_TYPES)}`,
+});
+
+export const TokenSettingsUpdateBody = body({
+  decisionUrl: Type.Optional(
+    Type.Union(
+      [
+        Type.String({ minLength: 1, maxLength: 2048, description: 'must be an absolute http(s) URL, at most 2048 characters' }),
+        Type.Null(),
+      ],
+      {
+        description:
+          'the token decision endpoint: https to a public host in production (the sandbox also allows http and loopback); null removes it; left out: unchanged',
+      },
+    ),
+  ),
+  methods: Type.Optional(
+    Type.Union([Methods, Type.Null()], {
+      description:
+        'the step-up methods offered to a cardholder, in order: otp_sms (needs the cardholder’s mobile number), otp_email, app (tokenActivate); null: the default; left out: unchanged',
+    }),
+  ),
+});
+
+export const TokenSettingsQueryBody = body({});
+
+export const TokenSettingsSchema = Type.Object({
+  decisionUrl: Type.Union([Type.String(), Type.Null()], {
+    description: 'where each provisioning the program would not decline is sent as a token.decision event; null: the built-in rules decide',
+  }),
+  methods: Type.Union([Type.Array(AuthMethodTypeEnum), Type.Null()], {
+    description:
+      'the step-up methods offered, in order; null: the default (otp_sms when the cardholder has a mobile number, and otp_email)',
+  }),
+});
+export type TokenSettings = Static<typeof TokenSettingsSchema>;

@@ -130,6 +130,7 @@ export function testConfig(dataDir: string, overrides: Partial<Config> = {}): Co
       perCard: 10,
       requestsPerDay: 20,
     },
+    tspClient: null,
     ...overrides,
   };
 }

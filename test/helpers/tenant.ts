@@ -6,6 +6,7 @@ import { updateMerchant } from '../../src/merchants/manage.js';
 import { runVerb } from '../../src/runner.js';
 import { type Harness, holderBody, kycBody, randomStr, type TestMerchant } from './app.js';
 import { ok } from './cards.js';
+import { seedToken } from './tokens.js';
 
 export type Body = Record<string, unknown>;
 
@@ -45,8 +46,15 @@ export interface Tenant {
   kycEmail: string;
   /** A 3-D Secure authentication of cardId (frictionless: the sandbox's directory server). */
   acsTransId: string;
-  /** An active wallet token of cardId (Apple Pay, through the sandbox's TSP). */
+  /** An active wallet token of cardId. */
   tokenId: string;
+}
+
+/** A new wallet token of the tenant's card: active, suspended by the merchant, or pending (its step-up by the merchant's app). */
+export async function walletToken(s: Tenant, status: 'active' | 'suspended' | 'pending' = 'active'): Promise<string> {
+  const { tokenId } = await seedToken(s.h.app.svc, { cardId: s.cardId, status: status === 'pending' ? 'pending' : 'active' });
+  if (status === 'suspended') await ok(s.h, '/api/network/tokenSuspend.html', { tokenId }, s.m);
+  return tokenId;
 }
 
 export const authorization = async (s: Tenant) => (await ok(s.h, AUTHORIZE, { cardId: s.cardId, amount: 1 }, s.m)).tradeId as string;
@@ -81,18 +89,6 @@ export async function challenge(s: Tenant, method: 'otp' | 'oob' = 'oob'): Promi
   const ares = (await ok(s.h, '/sandbox/3ds/authenticate', { cardId, amount: 1, challengeInd: '04' }, s.m)).ares;
   assert.equal(ares.transStatus, 'C', JSON.stringify(ares));
   return ares.acsTransID as string;
-}
-
-/**
- * A pending wallet token of a new card of the tenant, through the sandbox's TSP (a risk score that
- * asks for a step-up); its code went to the merchant's notify URL, which is set (nothing delivers to it here).
- */
-export async function pendingToken(s: Tenant): Promise<string> {
-  await runVerb(s.h.app.svc, updateMerchant, { input: { appId: s.m.appId, notifyUrl: 'http://127.0.0.1:9/hooks' }, actor: 'test' });
-  const cardId = await spareCard(s);
-  const made = await ok(s.h, '/sandbox/tokens/provision', { cardId, walletProvider: 'google_pay', walletRiskScore: 5 }, s.m);
-  assert.equal(made.decision, 'require_authentication', JSON.stringify(made));
-  return made.tokenId as string;
 }
 
 export async function pendingHolder(s: Tenant): Promise<string> {
@@ -143,7 +139,7 @@ export async function tenant(h: Harness, m: TestMerchant): Promise<Tenant> {
   s.requestNo = kyc.requestNo as string;
   s.kycEmail = kyc.email as string;
   s.acsTransId = (await ok(h, '/sandbox/3ds/authenticate', { cardId: card.cardId, amount: 10 }, m)).ares.acsTransID as string;
-  s.tokenId = (await ok(h, '/sandbox/tokens/provision', { cardId: card.cardId, walletProvider: 'apple_pay' }, m)).tokenId as string;
+  s.tokenId = await walletToken(s);
   return s;
 }
 

@@ -43,11 +43,14 @@ from ._wire import (
     ThreeDsAuthentication,
     ThreeDsAuthenticationPage,
     ThreeDsSettings,
+    TokenSettings,
     TradeDetail,
     TradePage,
     TradeRecord,
     TradeStatus,
     TradeType,
+    WalletToken,
+    WalletTokenPage,
 )
 from .errors import (
     APIConnectionError,

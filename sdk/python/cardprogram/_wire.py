@@ -587,6 +587,88 @@ class ThreeDsSettings(TypedDict):
     challengeMethod: ThreeDsAuthenticationChallengeMethod
 
 
+WalletTokenStatus = Literal["pending", "active", "suspended", "deleted"]
+"""pending (the cardholder has not confirmed yet), active, suspended, or deleted (final)"""
+
+
+WalletTokenWalletProvider = Literal["apple_pay", "google_pay", "samsung_pay", "card_on_file"]
+"""apple_pay, google_pay, samsung_pay or card_on_file"""
+
+
+WalletTokenDeviceType = Literal["phone", "watch", "tablet", "wearable", "other"]
+"""must be phone, watch, tablet, wearable or other"""
+
+
+class WalletTokenDevice(TypedDict):
+    """The `device` of WalletToken."""
+
+    #: the device’s kind; null: not given (a card on file)
+    type: WalletTokenDeviceType | None
+    #: the device’s name as the wallet gave it; null: not given
+    name: str | None
+
+
+WalletTokenHistoryItemSource = Literal["tsp", "card", "merchant", "operator", "service"]
+"""who made the change: tsp, card, merchant, operator or service"""
+
+
+class WalletTokenHistoryItem(TypedDict):
+    """An item of The `history` of WalletToken."""
+
+    #: pending, active, suspended or deleted
+    status: WalletTokenStatus
+    #: who made the change: tsp, card, merchant, operator or service
+    source: WalletTokenHistoryItemSource
+    #: when (ISO 8601)
+    at: str
+    #: why, when known
+    reason: str | None
+
+
+class WalletToken(TypedDict):
+    """A wallet token (Apple Pay, Google Pay, Samsung Pay, a card on file) as tokenQuery gives it (docs/tokens.md)."""
+
+    #: the service’s id of the token (tok_…)
+    tokenId: str
+    cardId: str
+    #: pending (the cardholder has not confirmed yet), active, suspended, or deleted (final)
+    status: WalletTokenStatus
+    #: apple_pay, google_pay, samsung_pay or card_on_file
+    walletProvider: WalletTokenWalletProvider
+    #: the wallet or merchant the token is for
+    tokenRequestorName: str
+    #: the token’s last 4 digits (not the card’s); null: not given
+    tokenLast4: str | None
+    device: WalletTokenDevice
+    #: ISO 8601
+    createdAt: str
+    #: ISO 8601
+    updatedAt: str
+    #: each change of status, oldest first
+    history: list[WalletTokenHistoryItem]
+
+
+class WalletTokenPage(TypedDict):
+    """A page of the merchant’s wallet tokens (tokenList)."""
+
+    #: tokens matching the filters
+    total: int
+    tokens: list[WalletToken]
+
+
+TokenSettingsMethodsItem = Literal["otp_sms", "otp_email", "app"]
+"""must be otp_sms, otp_email or app"""
+
+
+class TokenSettings(TypedDict):
+    """The merchant’s token settings: decision endpoint and step-up methods."""
+
+    #: where each provisioning the program would not decline is sent as a token.decision event; null: the built-in rules decide
+    decisionUrl: str | None
+    #: the step-up methods offered, in order; null: the default (otp_sms when the cardholder has a mobile number, and otp_email)
+    methods: list[TokenSettingsMethodsItem] | None
+
+
 ThreeDsAResTransStatus = Literal["Y", "N", "U", "C"]
 """Y authenticated (frictionless), N not authenticated, U could not be performed, C challenge required"""
 
@@ -1331,6 +1413,109 @@ ThreeDsSettingsQueryResult = ThreeDsSettings
 """What threeDsSettingsQuery answers: The 3-D Secure settings: decision endpoint and challenge method."""
 
 
+class _TokenListParamsRequired(TypedDict):
+    #: must be a whole number ≥ 0: the index of the first token
+    start: int
+    #: must be exactly 32 letters or digits
+    randomStr: str
+
+
+class TokenListParams(_TokenListParamsRequired, total=False):
+    """The body of tokenList (/api/network/tokenList.html) without appId, sign and timestamp."""
+
+    #: must be a cardId
+    cardId: str
+    #: must be pending, active, suspended or deleted
+    status: WalletTokenStatus
+    #: must be a whole number from 1 to 100 (default 30)
+    limit: int
+
+
+TokenListResult = WalletTokenPage
+"""What tokenList answers: The merchant’s wallet tokens (Apple Pay, Google Pay, cards on file), newest first, by card and status, paged."""
+
+
+class TokenQueryParams(TypedDict):
+    """The body of tokenQuery (/api/network/tokenQuery.html) without appId, sign and timestamp."""
+
+    #: must be a tokenId (tok_…)
+    tokenId: str
+    #: must be exactly 32 letters or digits
+    randomStr: str
+
+
+TokenQueryResult = WalletToken
+"""What tokenQuery answers: One wallet token: its card, status, wallet, device and status history."""
+
+
+class _TokenSuspendParamsRequired(TypedDict):
+    #: must be a tokenId (tok_…)
+    tokenId: str
+    #: must be exactly 32 letters or digits
+    randomStr: str
+
+
+class TokenSuspendParams(_TokenSuspendParamsRequired, total=False):
+    """The body of tokenSuspend (/api/network/tokenSuspend.html) without appId, sign and timestamp."""
+
+    #: must be at most 200 characters, without control characters ("" or absent: none)
+    reason: str
+
+
+TokenSuspendResult = WalletToken
+"""What tokenSuspend answers: Suspend a wallet token: payments with it are declined until it is resumed."""
+
+
+TokenResumeParams = TokenSuspendParams
+"""The body of tokenResume (/api/network/tokenResume.html) without appId, sign and timestamp."""
+
+
+TokenResumeResult = WalletToken
+"""What tokenResume answers: Resume a suspended wallet token."""
+
+
+TokenDeleteParams = TokenSuspendParams
+"""The body of tokenDelete (/api/network/tokenDelete.html) without appId, sign and timestamp."""
+
+
+TokenDeleteResult = WalletToken
+"""What tokenDelete answers: Delete a wallet token for good (the device or merchant must provision again)."""
+
+
+TokenActivateParams = TokenQueryParams
+"""The body of tokenActivate (/api/network/tokenActivate.html) without appId, sign and timestamp."""
+
+
+TokenActivateResult = WalletToken
+"""What tokenActivate answers: Activate a pending wallet token: the cardholder confirmed it in your app (app-to-app)."""
+
+
+class _TokenSettingsUpdateParamsRequired(TypedDict):
+    #: must be exactly 32 letters or digits
+    randomStr: str
+
+
+class TokenSettingsUpdateParams(_TokenSettingsUpdateParamsRequired, total=False):
+    """The body of tokenSettingsUpdate (/api/network/tokenSettingsUpdate.html) without appId, sign and timestamp."""
+
+    #: the token decision endpoint: https to a public host in production (the sandbox also allows http and loopback); null removes it; left out: unchanged
+    decisionUrl: str | None
+    #: the step-up methods offered to a cardholder, in order: otp_sms (needs the cardholder’s mobile number), otp_email, app (tokenActivate); null: the default; left out: unchanged
+    methods: list[TokenSettingsMethodsItem] | None
+
+
+TokenSettingsUpdateResult = TokenSettings
+"""What tokenSettingsUpdate answers: Set the token decision endpoint and the step-up methods offered to cardholders."""
+
+
+TokenSettingsQueryParams = AuthorizationEndpointQueryParams
+"""The body of tokenSettingsQuery (/api/network/tokenSettingsQuery.html) without appId, sign and timestamp."""
+
+
+TokenSettingsQueryResult = TokenSettings
+"""What tokenSettingsQuery answers: The token settings: decision endpoint and step-up methods."""
+
+
 class LoginFreeLinkParams(TypedDict, total=False):
     """The body of loginFreeLink (/open/merchant/api/v2) without appId, sign and timestamp."""
 
@@ -1807,6 +1992,14 @@ OPERATIONS: dict[str, str] = {
     "threeDsSettingsUpdate": "/api/network/threeDsSettingsUpdate.html",
     "threeDsChallengeRespond": "/api/network/threeDsChallengeRespond.html",
     "threeDsSettingsQuery": "/api/network/threeDsSettingsQuery.html",
+    "tokenList": "/api/network/tokenList.html",
+    "tokenQuery": "/api/network/tokenQuery.html",
+    "tokenSuspend": "/api/network/tokenSuspend.html",
+    "tokenResume": "/api/network/tokenResume.html",
+    "tokenDelete": "/api/network/tokenDelete.html",
+    "tokenActivate": "/api/network/tokenActivate.html",
+    "tokenSettingsUpdate": "/api/network/tokenSettingsUpdate.html",
+    "tokenSettingsQuery": "/api/network/tokenSettingsQuery.html",
     "loginFreeLink": "/open/merchant/api/v2",
     "sandboxHolderReview": "/sandbox/holder/review",
     "sandboxAuthorize": "/sandbox/network/authorize",
