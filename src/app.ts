@@ -36,8 +36,8 @@ import { pageRoutes } from './page/routes.js';
 import { createServices, readyVault } from './services.js';
 import { threeDsRoutes, threeDsSandboxRoutes } from './three-ds/routes.js';
 import { challengeRoutes } from './three-ds/routes-challenge.js';
-import { tokensSandboxRoutes } from './tokens/routes-sandbox.js';
 import { tokenRoutes } from './tokens/routes.js';
+import { tokensSandboxRoutes } from './tokens/routes-sandbox.js';
 import { tradeRoutes } from './trades/routes.js';
 
 declare module 'fastify' {

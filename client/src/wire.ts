@@ -604,40 +604,7 @@ export interface SandboxTokenProvisioning {
     expiresAt: string;
   } | null;
   /** the token as tokenQuery gives it; null on a decline */
-  token: {
-    /** the service’s id of the token (tok_…) */
-    tokenId: string;
-    cardId: string;
-    /** pending (the cardholder has not confirmed yet), active, suspended, or deleted (final) */
-    status: 'pending' | 'active' | 'suspended' | 'deleted';
-    /** apple_pay, google_pay, samsung_pay or card_on_file */
-    walletProvider: 'apple_pay' | 'google_pay' | 'samsung_pay' | 'card_on_file';
-    /** the wallet or merchant the token is for */
-    tokenRequestorName: string;
-    /** the token’s last 4 digits (not the card’s); null: not given */
-    tokenLast4: string | null;
-    device: {
-      /** the device’s kind; null: not given (a card on file) */
-      type: 'phone' | 'watch' | 'tablet' | 'wearable' | 'other' | null;
-      /** the device’s name as the wallet gave it; null: not given */
-      name: string | null;
-    };
-    /** ISO 8601 */
-    createdAt: string;
-    /** ISO 8601 */
-    updatedAt: string;
-    /** each change of status, oldest first */
-    history: Array<{
-      /** pending, active, suspended or deleted */
-      status: 'pending' | 'active' | 'suspended' | 'deleted';
-      /** who made the change: tsp, card, merchant, operator or service */
-      source: 'tsp' | 'card' | 'merchant' | 'operator' | 'service';
-      /** when (ISO 8601) */
-      at: string;
-      /** why, when known */
-      reason: string | null;
-    }>;
-  } | null;
+  token: WalletToken | null;
 }
 
 /** A wallet token’s one-time code checked in the sandbox: valid or not, the wrong codes still allowed, the token. */
@@ -647,38 +614,5 @@ export interface SandboxTokenVerification {
   attemptsLeft: number;
   /** when not valid: wrong, expired, no_code */
   reason: string | null;
-  token: {
-    /** the service’s id of the token (tok_…) */
-    tokenId: string;
-    cardId: string;
-    /** pending (the cardholder has not confirmed yet), active, suspended, or deleted (final) */
-    status: 'pending' | 'active' | 'suspended' | 'deleted';
-    /** apple_pay, google_pay, samsung_pay or card_on_file */
-    walletProvider: 'apple_pay' | 'google_pay' | 'samsung_pay' | 'card_on_file';
-    /** the wallet or merchant the token is for */
-    tokenRequestorName: string;
-    /** the token’s last 4 digits (not the card’s); null: not given */
-    tokenLast4: string | null;
-    device: {
-      /** the device’s kind; null: not given (a card on file) */
-      type: 'phone' | 'watch' | 'tablet' | 'wearable' | 'other' | null;
-      /** the device’s name as the wallet gave it; null: not given */
-      name: string | null;
-    };
-    /** ISO 8601 */
-    createdAt: string;
-    /** ISO 8601 */
-    updatedAt: string;
-    /** each change of status, oldest first */
-    history: Array<{
-      /** pending, active, suspended or deleted */
-      status: 'pending' | 'active' | 'suspended' | 'deleted';
-      /** who made the change: tsp, card, merchant, operator or service */
-      source: 'tsp' | 'card' | 'merchant' | 'operator' | 'service';
-      /** when (ISO 8601) */
-      at: string;
-      /** why, when known */
-      reason: string | null;
-    }>;
-  };
+  token: WalletToken;
 }

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/schema.js';
 import { runVerb } from '../runner.js';
-import { changeTokenByOperator, OPERATOR_TOKEN_ACTIONS } from '../tokens/operator-change.js';
+import { deleteToken, resumeToken, suspendToken } from '../tokens/actions.js';
 import { tokenById } from '../tokens/store.js';
 import * as pages from './pages.js';
 import { type ConsoleKit, clean, isIdText, text } from './routes-kit.js';
@@ -12,9 +12,12 @@ import { type ConsoleKit, clean, isIdText, text } from './routes-kit.js';
  * support operator or above; each in the audit trail, told to the TSP and to the merchant
  * (src/console/routes.ts registers it with the shared kit, ./routes-kit.ts).
  */
+/** The operator's actions: the same verbs as the merchant's and the CLI's (src/tokens/actions.ts), with source `operator`. */
+const ACTIONS = { suspend: suspendToken, resume: resumeToken, delete: deleteToken } as const;
+
 export function tokensRoutes(app: FastifyInstance, kit: ConsoleKit): void {
   const { html, redirect, audit, post, change, svc } = kit;
-  for (const action of OPERATOR_TOKEN_ACTIONS) {
+  for (const [action, verb] of Object.entries(ACTIONS)) {
     app.post<{ Params: { id: string } }>(`/console/tokens/:id/${action}`, { schema: { hide: true } }, async (req, reply) => {
       const posted = await post(req, reply, 'tokens');
       if (!posted) return reply;
@@ -28,15 +31,19 @@ export function tokensRoutes(app: FastifyInstance, kit: ConsoleKit): void {
       }
       const reason = clean(text(form, 'reason'));
       const before = async (tx: Kysely<DB>) => {
-        const row = await tx.selectFrom('tokens').select(['status', 'suspended_by']).where('id', '=', tokenId).executeTakeFirst();
-        return row ? { status: row.status, suspendedBy: row.suspended_by } : null;
+        const row = await tx
+          .selectFrom('tokens')
+          .select(['status', 'suspended_by', 'merchant_id'])
+          .where('id', '=', tokenId)
+          .executeTakeFirst();
+        return row ? { status: row.status, suspendedBy: row.suspended_by, merchantId: row.merchant_id } : null;
       };
       const done = await change(
         reply,
         frame,
         () =>
-          runVerb(svc, changeTokenByOperator, {
-            input: { tokenId, action, reason: reason || undefined },
+          runVerb(svc, verb, {
+            input: { tokenId, ...(reason ? { reason } : {}) },
             actor: kit.operatorOf(req, frame.session),
             audit: audit(req, frame.session, `token.${action}`, tokenId, before),
           }),

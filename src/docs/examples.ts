@@ -59,7 +59,6 @@ const SAMPLES: Record<string, unknown> = {
   challengeMethod: 'otp',
   cvv2: '123',
   expiry: '2911',
-  tokenId: 'tok_Np4Rt6Vb1Cd3Fg5Hj7Kq2Lm8',
   walletProvider: 'apple_pay',
   code: '123456',
 };

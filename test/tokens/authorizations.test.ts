@@ -9,7 +9,6 @@ import { connect } from 'node:net';
 import { it, type TestContext } from 'node:test';
 import { updateMerchant } from '../../src/merchants/manage.js';
 import { runVerb } from '../../src/runner.js';
-import { changeTokenByOperator } from '../../src/tokens/operator-change.js';
 import { build, type Harness, randomStr } from '../helpers/app.js';
 import { fundedCard } from '../helpers/cards.js';
 import type { TestDialect } from '../helpers/db.js';
@@ -54,11 +53,11 @@ const authorize = (h: Harness, cardId: string, extra: Record<string, unknown> = 
 const controls = (h: Harness, target: { cardId: string } | { holderId: string }, c: Record<string, unknown>) =>
   h.call('/api/network/cardControlsUpdate.html', { ...target, controls: c, randomStr: randomStr() });
 
-const suspend = (h: Harness, tokenId: string) =>
-  runVerb(h.app.svc, changeTokenByOperator, {
-    input: { tokenId, action: 'suspend', reason: 'test' },
-    actor: { kind: 'operator', via: 'cli', who: 'test', origin: 'test' },
-  });
+/** The merchant suspends the token (tokenSuspend: the TSP and the merchant told). */
+const suspend = async (h: Harness, tokenId: string) => {
+  const res = await h.call('/api/network/tokenSuspend.html', { tokenId, reason: 'phone lost', randomStr: randomStr() });
+  assert.equal(res.status, 200, JSON.stringify(res.body));
+};
 
 /** The merchant's notify URL set (a step-up's code is a token.otp callback; nothing delivers it here). */
 const notifies = (h: Harness, appId: string) =>

@@ -83,7 +83,7 @@ eachDialect('wallet tokens in the console (decisions §15.6)', (dialect) => {
       .where('action', '=', 'token.suspend')
       .executeTakeFirstOrThrow();
     assert.equal(audit.target, token.tokenId);
-    assert.deepEqual(JSON.parse(audit.before_json ?? ''), { status: 'active', suspendedBy: null });
+    assert.deepEqual(JSON.parse(audit.before_json ?? ''), { status: 'active', suspendedBy: null, merchantId: h.merchant.appId });
     assert.equal(JSON.parse(audit.after_json ?? '').status, 'suspended');
     const shown = await consoleGet(h, support, `/console/cards/${cardId}?done=token-suspend`);
     assert.match(shown.body, /The token is suspended/);
@@ -99,10 +99,17 @@ eachDialect('wallet tokens in the console (decisions §15.6)', (dialect) => {
       (await calls()).filter((c) => c.token_id === token.tokenId).map((c) => c.action),
       ['suspend'],
     );
-    // Suspending again is a transition not allowed: shown, nothing written.
+    // Suspending it again: answered as it is (no second call to the TSP).
     const twice = await consolePost(h, support, `/console/tokens/${token.tokenId}/suspend`, {});
-    assert.equal(twice.statusCode, 409);
-    assert.match(twice.body, /Nothing was changed/);
+    assert.equal(twice.statusCode, 303);
+    assert.deepEqual(
+      (await calls()).filter((c) => c.token_id === token.tokenId).map((c) => c.action),
+      ['suspend'],
+    );
+    // A transition not allowed (a pending token cannot be suspended) is shown, and nothing written.
+    const notAllowed = await consolePost(h, support, `/console/tokens/${pending.tokenId}/suspend`, {});
+    assert.equal(notAllowed.statusCode, 409);
+    assert.match(notAllowed.body, /Nothing was changed/);
 
     // A suspended token's payments decline (05 on the link, 2734 in the sandbox).
     const declined = await h.call('/sandbox/network/authorize', { cardId, amount: 1, tokenId: token.tokenId, randomStr: randomStr() });
@@ -112,7 +119,7 @@ eachDialect('wallet tokens in the console (decisions §15.6)', (dialect) => {
     assert.equal((await h.call('/api/network/cardFreeze.html', { cardId, randomStr: randomStr() })).status, 200);
     const whileFrozen = await consolePost(h, support, `/console/tokens/${token.tokenId}/resume`, {});
     assert.equal(whileFrozen.statusCode, 409);
-    assert.match(whileFrozen.body, /its card is frozen/);
+    assert.match(whileFrozen.body, /card is frozen/);
     assert.equal((await h.call('/api/network/cardUnfreeze.html', { cardId, randomStr: randomStr() })).status, 200);
     const resumed = await consolePost(h, support, `/console/tokens/${token.tokenId}/resume`, { reason: 'found' });
     assert.equal(resumed.statusCode, 303, resumed.body);
@@ -135,7 +142,12 @@ eachDialect('wallet tokens in the console (decisions §15.6)', (dialect) => {
     assert.equal((await statusOf(h, pending.tokenId)).status, 'deleted');
     const after = await consoleGet(h, admin, `/console/cards/${cardId}`);
     assert.ok(!after.body.includes(`/console/tokens/${pending.tokenId}/`), 'a deleted token has no action');
-    assert.deepEqual((await audits()).filter((a) => a.startsWith('token.')).sort(), ['token.delete', 'token.resume', 'token.suspend']);
+    assert.deepEqual((await audits()).filter((a) => a.startsWith('token.')).sort(), [
+      'token.delete',
+      'token.resume',
+      'token.suspend',
+      'token.suspend',
+    ]);
     const unknown = await consolePost(h, admin, '/console/tokens/tok_nope/suspend', {});
     assert.equal(unknown.statusCode, 404);
   });

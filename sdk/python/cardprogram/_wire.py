@@ -591,23 +591,6 @@ WalletTokenStatus = Literal["pending", "active", "suspended", "deleted"]
 """pending (the cardholder has not confirmed yet), active, suspended, or deleted (final)"""
 
 
-WalletTokenWalletProvider = Literal["apple_pay", "google_pay", "samsung_pay", "card_on_file"]
-"""apple_pay, google_pay, samsung_pay or card_on_file"""
-
-
-WalletTokenDeviceType = Literal["phone", "watch", "tablet", "wearable", "other"]
-"""must be phone, watch, tablet, wearable or other"""
-
-
-class WalletTokenDevice(TypedDict):
-    """The `device` of WalletToken."""
-
-    #: the device’s kind; null: not given (a card on file)
-    type: WalletTokenDeviceType | None
-    #: the device’s name as the wallet gave it; null: not given
-    name: str | None
-
-
 WalletTokenHistoryItemSource = Literal["tsp", "card", "merchant", "operator", "service"]
 """who made the change: tsp, card, merchant, operator or service"""
 
@@ -634,12 +617,12 @@ class WalletToken(TypedDict):
     #: pending (the cardholder has not confirmed yet), active, suspended, or deleted (final)
     status: WalletTokenStatus
     #: apple_pay, google_pay, samsung_pay or card_on_file
-    walletProvider: WalletTokenWalletProvider
+    walletProvider: TradeDetailTokenWalletProvider
     #: the wallet or merchant the token is for
     tokenRequestorName: str
     #: the token’s last 4 digits (not the card’s); null: not given
     tokenLast4: str | None
-    device: WalletTokenDevice
+    device: TradeDetailTokenDevice
     #: ISO 8601
     createdAt: str
     #: ISO 8601
@@ -741,17 +724,13 @@ SandboxTokenProvisioningDecision = Literal["approve", "require_authentication", 
 """approve, require_authentication or decline"""
 
 
-SandboxTokenProvisioningAuthenticationMethodsItemType = Literal["otp_sms", "otp_email", "app"]
-"""must be otp_sms, otp_email or app"""
-
-
 class SandboxTokenProvisioningAuthenticationMethodsItem(TypedDict):
     """An item of The `authenticationMethods` of SandboxTokenProvisioning."""
 
     #: the method’s id, for /tsp/activation-code
     id: str
     #: must be otp_sms, otp_email or app
-    type: SandboxTokenProvisioningAuthenticationMethodsItemType
+    type: TokenSettingsMethodsItem
     #: where the code goes, masked (••• ••• 1234, j•••@example.com); the merchant’s app for app
     value: str
 
@@ -768,50 +747,6 @@ class SandboxTokenProvisioningCodeSent(TypedDict):
     type: SandboxTokenProvisioningCodeSentType
     #: ISO 8601: the code is valid 10 minutes
     expiresAt: str
-
-
-SandboxTokenProvisioningTokenStatus = Literal["pending", "active", "suspended", "deleted"]
-"""pending (the cardholder has not confirmed yet), active, suspended, or deleted (final)"""
-
-
-SandboxTokenProvisioningTokenHistoryItemSource = Literal["tsp", "card", "merchant", "operator", "service"]
-"""who made the change: tsp, card, merchant, operator or service"""
-
-
-class SandboxTokenProvisioningTokenHistoryItem(TypedDict):
-    """An item of The `history` of SandboxTokenProvisioningToken."""
-
-    #: pending, active, suspended or deleted
-    status: SandboxTokenProvisioningTokenStatus
-    #: who made the change: tsp, card, merchant, operator or service
-    source: SandboxTokenProvisioningTokenHistoryItemSource
-    #: when (ISO 8601)
-    at: str
-    #: why, when known
-    reason: str | None
-
-
-class SandboxTokenProvisioningToken(TypedDict):
-    """The `token` of SandboxTokenProvisioning."""
-
-    #: the service’s id of the token (tok_…)
-    tokenId: str
-    cardId: str
-    #: pending (the cardholder has not confirmed yet), active, suspended, or deleted (final)
-    status: SandboxTokenProvisioningTokenStatus
-    #: apple_pay, google_pay, samsung_pay or card_on_file
-    walletProvider: TradeDetailTokenWalletProvider
-    #: the wallet or merchant the token is for
-    tokenRequestorName: str
-    #: the token’s last 4 digits (not the card’s); null: not given
-    tokenLast4: str | None
-    device: TradeDetailTokenDevice
-    #: ISO 8601
-    createdAt: str
-    #: ISO 8601
-    updatedAt: str
-    #: each change of status, oldest first
-    history: list[SandboxTokenProvisioningTokenHistoryItem]
 
 
 class SandboxTokenProvisioning(TypedDict):
@@ -832,7 +767,7 @@ class SandboxTokenProvisioning(TypedDict):
     #: the one-time code asked for at once for the first code method (its code is in your token.otp callback; finish with /sandbox/tokens/verify); null when none was (approved, declined, or only app offered: tokenActivate)
     codeSent: SandboxTokenProvisioningCodeSent | None
     #: the token as tokenQuery gives it; null on a decline
-    token: SandboxTokenProvisioningToken | None
+    token: WalletToken | None
 
 
 class SandboxTokenVerification(TypedDict):
@@ -843,7 +778,7 @@ class SandboxTokenVerification(TypedDict):
     attemptsLeft: int
     #: when not valid: wrong, expired, no_code
     reason: str | None
-    token: SandboxTokenProvisioningToken
+    token: WalletToken
 
 
 class _HolderCreateParamsRequired(TypedDict):
