@@ -12,9 +12,11 @@ import { noteSecret } from '../helpers/log-audit.js';
 import { eventually } from '../helpers/receiver.js';
 import { notifyTo } from '../three-ds/helpers/acs.js';
 
+const METRICS = 'metrics-token-for-the-tokens-test-0123456789';
+
 async function world(t: TestContext, dialect: TestDialect) {
   const defaults = testConfig('');
-  const h = await build(t, dialect, { callbacks: { ...defaults.callbacks, worker: true } });
+  const h = await build(t, dialect, { callbacks: { ...defaults.callbacks, worker: true }, metricsToken: METRICS });
   const merchant = await notifyTo(t, h);
   /** The token.otp callbacks of a token, each verified. */
   const codeOf = async (tokenId: string, nth = 1) => {
@@ -89,6 +91,16 @@ eachDialect('wallet tokens: the sandbox’s TSP (decisions §15.6)', (dialect) =
       otp.code,
       'still one code: the replay sent none',
     );
+
+    // The live tokens by wallet (the gauge read when scraped): one Apple Pay, one Google Pay; none else.
+    const scraped = await h.app.inject({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${METRICS}` } });
+    for (const [wallet, n] of [
+      ['apple_pay', 1],
+      ['google_pay', 1],
+      ['samsung_pay', 0],
+      ['card_on_file', 0],
+    ])
+      assert.match(scraped.body, new RegExp(`^cardprogram_tokens_live\\{wallet="${wallet}"\\} ${n}$`, 'm'), String(wallet));
 
     const red = await provision(h, { cardId: card.cardId, walletRiskScore: 8 });
     assert.deepEqual(
