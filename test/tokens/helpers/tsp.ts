@@ -85,9 +85,14 @@ export interface TspHarness {
 }
 
 /** The app built as in production with its TSP endpoint listening on a free loopback port. */
-export async function tspService(t: TestContext, dialect: TestDialect, tokens: Partial<Config['tokens']> = {}): Promise<TspHarness> {
+export async function tspService(
+  t: TestContext,
+  dialect: TestDialect,
+  tokens: Partial<Config['tokens']> = {},
+  overrides: Partial<Config> = {},
+): Promise<TspHarness> {
   const clock = { now: Date.now() };
-  const h = await build(t, dialect, { tokens: { ...testConfig('').tokens, port: 0, ...tokens } }, { clock: () => clock.now });
+  const h = await build(t, dialect, { ...overrides, tokens: { ...testConfig('').tokens, port: 0, ...tokens } }, { clock: () => clock.now });
   const server = await startTsp(h.app.svc);
   assert.ok(server, 'the TSP endpoint listens');
   t.after(() => server.stop());
