@@ -26,5 +26,14 @@ eachDialect('tokens: provisioning at once', (dialect) => {
     const three = await Promise.all(Array.from({ length: 3 }, () => tsp.provision(provisionBody(d, { walletRiskScore: 0 }))));
     const decisions = three.map((a) => a.json.decision).sort();
     assert.deepEqual(decisions, ['approve', 'approve', 'require_authentication'], three.map((a) => a.text).join('\n'));
+
+    // One tokenReferenceId under two requestIds at once: one token, the other refused 409 (never a 5xx).
+    const e = await card(h);
+    const first = provisionBody(e, { walletRiskScore: 0 });
+    const both = await Promise.all([
+      tsp.provision(first),
+      tsp.provision({ ...provisionBody(e, { walletRiskScore: 0 }), tokenReferenceId: first.tokenReferenceId }),
+    ]);
+    assert.deepEqual(both.map((a) => a.status).sort(), [200, 409], both.map((a) => a.text).join('\n'));
   });
 });
