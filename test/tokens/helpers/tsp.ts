@@ -91,7 +91,16 @@ export async function tspService(
   tokens: Partial<Config['tokens']> = {},
   overrides: Partial<Config> = {},
 ): Promise<TspHarness> {
-  const clock = { now: Date.now() };
+  // Real time, moved forward by what a test adds (`clock.now += ms`): codes expire, days pass.
+  let offset = 0;
+  const clock = {
+    get now() {
+      return Date.now() + offset;
+    },
+    set now(value: number) {
+      offset = value - Date.now();
+    },
+  };
   const h = await build(t, dialect, { ...overrides, tokens: { ...testConfig('').tokens, port: 0, ...tokens } }, { clock: () => clock.now });
   const server = await startTsp(h.app.svc);
   assert.ok(server, 'the TSP endpoint listens');
