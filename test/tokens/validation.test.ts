@@ -5,6 +5,7 @@
 // loopback only.
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { it } from 'node:test';
@@ -96,7 +97,36 @@ function mutated(base: Json) {
     });
 }
 
+/** Opens a TCP connection and tells whether the server closed it within `ms` without a byte. */
+function closedAtOnce(port: number, ms: number): Promise<{ closed: boolean; socket: Socket }> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.on('error', () => undefined);
+    const timer = setTimeout(() => resolve({ closed: false, socket }), ms);
+    socket.on('close', () => {
+      clearTimeout(timer);
+      resolve({ closed: true, socket });
+    });
+  });
+}
+
 eachDialect('tokens: the TSP endpoint’s validation', (dialect) => {
+  it('caps: beyond CARDPROGRAM_TSP_MAX_PER_ADDRESS a new connection is closed at once; the others keep working', async (t) => {
+    const { h, tsp } = await tspService(t, dialect, { maxPerAddress: 2 });
+    const port = Number(new URL(tsp.base).port);
+    const held = await Promise.all([closedAtOnce(port, 150), closedAtOnce(port, 150)]);
+    assert.deepEqual(
+      held.map((c) => c.closed),
+      [false, false],
+    );
+    assert.equal((await closedAtOnce(port, 500)).closed, true, 'the third: closed at once');
+    for (const c of held) c.socket.destroy();
+    await new Promise((r) => setTimeout(r, 100));
+    const ok = await tsp.provision(provisionBody({ pan: '4242420000000001', expiry: '3012' }));
+    assert.deepEqual(ok.json, { decision: 'decline', reason: 'card_unknown' });
+    assert.match(await h.app.svc.metrics.text(), /cardprogram_tsp_connections_refused_total\{why="per_address"\} [1-9]/);
+  });
+
   it('production: the TSP’s client certificate is required and verified against CARDPROGRAM_TSP_TLS_CA; without one, or another, no answer', async (t) => {
     const dir = mkdtempSync(join(tmpdir(), 'cp-tsp-tls-'));
     t.after(() => rmSync(dir, { recursive: true, force: true }));
