@@ -12,6 +12,7 @@ import { kycAutomation } from '../kyc/automation.js';
 import { expireHolds } from '../ledger/expire.js';
 import { reapPage } from '../page/links.js';
 import { purgeBrowserData } from '../three-ds/purge.js';
+import { reapTokenRecords } from '../tokens/purge.js';
 
 const HOUR_MS = 60 * 60 * 1000;
 
@@ -24,7 +25,8 @@ const HOUR_MS = 60 * 60 * 1000;
  * sessions; console sessions past their bounds; on PostgreSQL, the coming months' partitions of
  * `trades` (src/db/partitions.ts); the authorizations' holds whose window is over (hold expiry,
  * decisions §12.9); the unsubmitted disputes past their deadline (decisions §13.2); the 3-D Secure
- * browser data of authentications older than 30 days (decisions §14.7). Every minute, the read-nonce
+ * browser data of authentications older than 30 days (decisions §14.7); the wallet tokens'
+ * provisioning requests and TSP notifications older than 30 days (src/tokens/purge.ts). Every minute, the read-nonce
  * store's aged buckets. Each is safe on every instance at once, and each works in pages, a failing
  * row recorded and skipped (src/db/sweep.ts).
  *
@@ -52,6 +54,10 @@ export function periodicJobs(svc: Services): { reaper: PeriodicJob[]; worker: Wo
     hourly('dropping 3-D Secure browser data', async (now) => {
       const purged = await purgeBrowserData(svc, now);
       if (purged > 0) svc.log.info({ purged }, '3-D Secure: browser data of authentications older than 30 days dropped');
+    }),
+    hourly('reaping wallet-token requests and notifications', async (now) => {
+      const reaped = await reapTokenRecords(deps, now);
+      if (reaped > 0) svc.log.info({ reaped }, 'tokens: provisioning requests and TSP notifications older than 30 days deleted');
     }),
     ...(readNonces
       ? [{ what: 'dropping aged read nonces', everyMs: NONCE_MAINTAIN_MS, run: (now: number) => readNonces.maintain(now) }]
