@@ -12,8 +12,8 @@ import { kycAutomation } from '../kyc/automation.js';
 import { expireHolds } from '../ledger/expire.js';
 import { reapPage } from '../page/links.js';
 import { purgeBrowserData } from '../three-ds/purge.js';
-import { sendTspCallsOnce } from '../tokens/tsp-calls.js';
 import { reapTokenRecords } from '../tokens/purge.js';
+import { sendTspCallsOnce } from '../tokens/tsp-calls.js';
 
 const HOUR_MS = 60 * 60 * 1000;
 /** How often the token changes the service made are sent to the TSP (a change waits at most this, plus the TSP's answer). */
