@@ -15,13 +15,26 @@ import { flushTsp, tspSimulator } from '../helpers/tsp.js';
  * order they were made, a final refusal, giving up after 24 hours, and no TSP configured.
  */
 
+const METRICS_TOKEN = 'metrics-token-tsp-0123456789abcdef';
+
+/** The value of one sample line of GET /metrics; undefined when absent. */
+async function metric(h: Harness, sample: string): Promise<number | undefined> {
+  const res = await h.app.inject({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
+  assert.equal(res.statusCode, 200, res.body);
+  const line = res.body.split('\n').find((l) => l.startsWith(`${sample} `));
+  return line === undefined ? undefined : Number(line.slice(sample.length + 1));
+}
+
 async function setUp(t: TestContext, dialect: TestDialect, opts: { tsp?: boolean } = {}) {
   const tsp = await tspSimulator(t);
   // The service's clock is the test's: time moves only when the test moves it (the backoff's waits).
   const clock = { now: Date.now() };
-  const h = await build(t, dialect, opts.tsp === false ? {} : { tspClient: { url: tsp.url, cert: null, key: null } }, {
-    clock: () => clock.now,
-  });
+  const h = await build(
+    t,
+    dialect,
+    { metricsToken: METRICS_TOKEN, ...(opts.tsp === false ? {} : { tspClient: { url: tsp.url, cert: null, key: null } }) },
+    { clock: () => clock.now },
+  );
   const { cardId } = await fundedCard(h);
   return { h, tsp, clock, cardId };
 }
@@ -149,6 +162,10 @@ eachDialect('calls to the TSP', (dialect) => {
     tsp.answer(503);
     await ok(h, '/api/network/tokenSuspend.html', { tokenId: tok.tokenId });
     const start = clock.now;
+    assert.equal(await metric(h, 'cardprogram_tsp_calls_pending'), 1);
+    assert.equal(await metric(h, 'cardprogram_tsp_calls_failed'), 0);
+    clock.now += 90_000;
+    assert.equal(await metric(h, 'cardprogram_tsp_calls_oldest_seconds'), 90);
     let tries = 0;
     while (clock.now < start + TSP_CALL_MAX_AGE_MS + 3_600_000) {
       await flushTsp(h.app.svc);
@@ -163,6 +180,9 @@ eachDialect('calls to the TSP', (dialect) => {
     const attempts = await attemptsOf(h, call?.id as string);
     assert.equal(attempts.length, call?.attempts);
     assert.equal(attempts.at(-1)?.outcome, 'failed');
+    assert.equal(await metric(h, 'cardprogram_tsp_calls_pending'), 0);
+    assert.equal(await metric(h, 'cardprogram_tsp_calls_oldest_seconds'), 0);
+    assert.equal(await metric(h, 'cardprogram_tsp_calls_failed'), 1);
     // The TSP is back: the token's later change is not held back by the failed one.
     tsp.answer(200);
     clock.now += 1;
@@ -183,5 +203,7 @@ eachDialect('calls to the TSP', (dialect) => {
     assert.equal(call?.status, 'pending');
     assert.equal(call?.attempts, 0);
     assert.equal(tsp.calls.length, 0);
+    // No TSP configured: no gauges of it.
+    assert.equal(await metric(h, 'cardprogram_tsp_calls_pending'), undefined);
   });
 });
