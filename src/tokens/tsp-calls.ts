@@ -89,8 +89,8 @@ export function judge(status: number): Outcome {
 
 /**
  * Claims a call for this instance: still pending, due, its lease free, and no earlier call of its
- * token still pending (a token's calls reach the TSP in the order they were made: a suspend
- * failing must not let the resume after it overtake). One conditional update: of two instances
+ * token still pending (a token's calls reach the TSP in the order of the token's history, `token_seq`:
+ * a suspend failing must not let the resume after it overtake). One conditional update: of two instances
  * that read the same call, one claims it.
  */
 async function claim(db: Kysely<DB>, id: string, now: number): Promise<boolean> {
@@ -110,8 +110,20 @@ async function claim(db: Kysely<DB>, id: string, now: number): Promise<boolean> 
             .where('earlier.status', '=', 'pending')
             .where((e) =>
               e.or([
-                e('earlier.created_at', '<', e.ref('tsp_calls.created_at')),
-                e.and([e('earlier.created_at', '=', e.ref('tsp_calls.created_at')), e('earlier.id', '<', e.ref('tsp_calls.id'))]),
+                // The token's history order (calls written since migration 0035 carry it).
+                e.and([
+                  e('earlier.token_seq', 'is not', null),
+                  e('tsp_calls.token_seq', 'is not', null),
+                  e('earlier.token_seq', '<', e.ref('tsp_calls.token_seq')),
+                ]),
+                // A call without it: by the moment it was written.
+                e.and([
+                  e.or([e('earlier.token_seq', 'is', null), e('tsp_calls.token_seq', 'is', null)]),
+                  e.or([
+                    e('earlier.created_at', '<', e.ref('tsp_calls.created_at')),
+                    e.and([e('earlier.created_at', '=', e.ref('tsp_calls.created_at')), e('earlier.id', '<', e.ref('tsp_calls.id'))]),
+                  ]),
+                ]),
               ]),
             ),
         ),
@@ -203,7 +215,10 @@ export async function sendTspCalls(svc: Services): Promise<number> {
   // The earliest of each token only (the others wait for it); claim() checks again against every pending call.
   const seen = new Set<string>();
   const queue = due
-    .sort((a, b) => Number(a.created_at) - Number(b.created_at) || (a.id < b.id ? -1 : 1))
+    .sort(
+      (a, b) =>
+        Number(a.token_seq ?? 0) - Number(b.token_seq ?? 0) || Number(a.created_at) - Number(b.created_at) || (a.id < b.id ? -1 : 1),
+    )
     .filter((r) => !seen.has(r.token_id) && seen.add(r.token_id));
   let sent = 0;
   const lane = async () => {
