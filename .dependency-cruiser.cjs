@@ -6,7 +6,7 @@
 
 /** Folders whose files are verbs (and their helpers), except each one's routes.ts and schemas.ts. */
 const DOMAINS =
-  '(audit|console|merchants|holders|kyc|cards|controls|ledger|trades|domains|callbacks|idempotency|page|card-network|authorization-endpoint|sandbox|disputes|three-ds)';
+  '(audit|console|merchants|holders|kyc|cards|controls|ledger|trades|domains|callbacks|idempotency|page|card-network|authorization-endpoint|sandbox|disputes|three-ds|tokens)';
 
 /**
  * Besides each domain's schemas.ts, the tables of the interface's codes (trade types and statuses;
@@ -37,6 +37,8 @@ const LAYERS = [
       '^src/card-network/link/',
       // The 3-D Secure ACS's listener for the directory server: a transport of its own (src/three-ds/listener.ts).
       '^src/three-ds/listener\\.ts$',
+      // The wallet tokens' endpoint for the TSP: a transport of its own (src/tokens/listener.ts).
+      '^src/tokens/listener\\.ts$',
     ],
   },
   { name: 'domains', paths: [`^src/${DOMAINS}/(?!${CODES}\\.ts$)`, '^src/(context|runner)\\.ts$'] },
@@ -93,6 +95,7 @@ module.exports = {
           `^src/${DOMAINS}/(routes|routes-[a-z]+|schemas)\\.ts$`,
           // The ACS's HTTP listener is a transport (LAYERS), not a verb: it reads bodies as the API does.
           '^src/three-ds/listener\\.ts$',
+          '^src/tokens/listener\\.ts$',
           ...KNOWN_HTTP_IN_VERBS.map((k) => k.from),
         ],
       },

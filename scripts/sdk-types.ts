@@ -129,6 +129,17 @@ export const RECORDS = [
     at: ['threeDsSettingsQuery', 'model'],
   },
   {
+    name: 'WalletToken',
+    doc: 'A wallet token (Apple Pay, Google Pay, Samsung Pay, a card on file) as tokenQuery gives it (docs/tokens.md).',
+    at: ['tokenQuery', 'model'],
+  },
+  { name: 'WalletTokenPage', doc: 'A page of the merchant’s wallet tokens (tokenList).', at: ['tokenList', 'model'] },
+  {
+    name: 'TokenSettings',
+    doc: 'The merchant’s token settings: decision endpoint and step-up methods.',
+    at: ['tokenSettingsQuery', 'model'],
+  },
+  {
     name: 'ThreeDsARes',
     doc: 'The ACS’s answer to an AReq (EMV 3-D Secure), as the sandbox’s DS returns it.',
     at: ['sandboxThreeDsAuthenticate', 'model', 'ares'],
@@ -142,6 +153,16 @@ export const RECORDS = [
     name: 'SandboxThreeDsCompletion',
     doc: 'A challenge finished in the sandbox without a browser: the authentication, the wrong codes still allowed, the CRes.',
     at: ['sandboxThreeDsComplete', 'model'],
+  },
+  {
+    name: 'SandboxTokenProvisioning',
+    doc: 'The sandbox’s TSP: a provisioning’s decision, the token it made and the one-time code asked for (docs/tokens.md).',
+    at: ['sandboxTokenProvision', 'model'],
+  },
+  {
+    name: 'SandboxTokenVerification',
+    doc: 'A wallet token’s one-time code checked in the sandbox: valid or not, the wrong codes still allowed, the token.',
+    at: ['sandboxTokenVerify', 'model'],
   },
 ];
 

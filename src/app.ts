@@ -37,6 +37,10 @@ import { createServices, readyVault } from './services.js';
 import { resultsBacklog } from './three-ds/results.js';
 import { threeDsRoutes, threeDsSandboxRoutes } from './three-ds/routes.js';
 import { challengeRoutes } from './three-ds/routes-challenge.js';
+import { liveTokensByWallet } from './tokens/live.js';
+import { tokenRoutes } from './tokens/routes.js';
+import { tokensSandboxRoutes } from './tokens/routes-sandbox.js';
+import { tspCallsBacklog } from './tokens/tsp-calls.js';
 import { tradeRoutes } from './trades/routes.js';
 
 declare module 'fastify' {
@@ -169,7 +173,11 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     explainSignature: config.env === 'sandbox',
   });
   await app.register(healthPlugin, { database });
-  await app.register(metricsPlugin, { svc, token: config.metricsToken, gauges: { openExceptions, resultsBacklog } });
+  await app.register(metricsPlugin, {
+    svc,
+    token: config.metricsToken,
+    gauges: { openExceptions, resultsBacklog, liveTokensByWallet, tspCallsBacklog },
+  });
 
   await app.register(holderRoutes, { svc });
   await app.register(cardRoutes, { svc });
@@ -181,6 +189,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   await app.register(kycRoutes, { svc });
   await app.register(disputeRoutes, { svc });
   await app.register(threeDsRoutes, { svc });
+  await app.register(tokenRoutes, { svc });
   await app.register(pageRoutes, { svc });
   await app.register(challengeRoutes, { svc });
   // The operators' console answers nothing unless it is turned on (CARDPROGRAM_CONSOLE).
@@ -191,6 +200,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     await app.register(kycSandboxRoutes, { svc });
     await app.register(disputeSandboxRoutes, { svc });
     await app.register(threeDsSandboxRoutes, { svc });
+    await app.register(tokensSandboxRoutes, { svc });
   }
 
   // Every periodic job, from the one registry (src/jobs/periodic.ts): the reaper's timers, the worker's

@@ -11,6 +11,8 @@ export const OPTIONAL_PARTS: ReadonlyArray<{ name: string; state: (config: Confi
   { name: 'link', state: (c) => (c.network.port === null ? null : c.network.tls ? 'TLS' : 'plain TCP') },
   // The 3-D Secure ACS for the card scheme's directory server (docs/3ds.md): mutual TLS, or plain HTTP on loopback (sandbox).
   { name: '3ds', state: (c) => (c.threeDs.port === null ? null : c.threeDs.tls ? 'HTTPS' : 'plain HTTP') },
+  // The TSP's endpoint for wallet tokens (docs/tokens.md): mutual TLS, or plain HTTP on loopback (sandbox).
+  { name: 'tsp', state: (c) => (c.tokens.port === null ? null : c.tokens.tls ? 'HTTPS' : 'plain HTTP') },
   {
     name: 'metrics',
     state: (c) =>

@@ -22,14 +22,17 @@ export interface TlsVars {
 export const TLS_LISTENERS = {
   network: { ca: 'CARDPROGRAM_NETWORK_TLS_CA', cert: 'CARDPROGRAM_NETWORK_TLS_CERT', key: 'CARDPROGRAM_NETWORK_TLS_KEY' },
   threeDs: { ca: 'CARDPROGRAM_3DS_TLS_CA', cert: 'CARDPROGRAM_3DS_TLS_CERT', key: 'CARDPROGRAM_3DS_TLS_KEY' },
+  tsp: { ca: 'CARDPROGRAM_TSP_TLS_CA', cert: 'CARDPROGRAM_TSP_TLS_CERT', key: 'CARDPROGRAM_TSP_TLS_KEY' },
 } as const satisfies Record<string, TlsVars>;
 
 /**
  * The client certificates the service presents, one row each, read and checked as the listeners'
- * files are (`tlsFilesVar`): the 3-D Secure ACS's to its directory server (the `RReq`).
+ * files are (`tlsFilesVar`): the 3-D Secure ACS's to its directory server (the `RReq`), the service's to the wallet tokens' TSP.
  */
 export const TLS_CLIENTS = {
   threeDsDirectory: { cert: 'CARDPROGRAM_3DS_DS_CERT', key: 'CARDPROGRAM_3DS_DS_KEY' },
+  /** The wallet tokens' TSP, told of each change the service makes (decisions §15.1, src/tokens/tsp-calls.ts). */
+  tsp: { cert: 'CARDPROGRAM_TSP_CLIENT_CERT', key: 'CARDPROGRAM_TSP_CLIENT_KEY' },
 } as const satisfies Record<string, TlsVars>;
 
 /** The files of a listener's row: paths, `ca` when the row has one. */

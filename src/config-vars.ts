@@ -87,6 +87,19 @@ export const KNOWN_VARIABLES = [
   'CARDPROGRAM_3DS_DS_CERT',
   'CARDPROGRAM_3DS_DS_KEY',
   'CARDPROGRAM_3DS_REQUIRED',
+  // Wallet tokens: the TSP's endpoint and the per-card limit (src/config-tokens.ts, docs/tokens.md).
+  'CARDPROGRAM_TSP_PORT',
+  'CARDPROGRAM_TSP_HOST',
+  'CARDPROGRAM_TSP_TLS_CA',
+  'CARDPROGRAM_TSP_TLS_CERT',
+  'CARDPROGRAM_TSP_TLS_KEY',
+  'CARDPROGRAM_TSP_MAX_CONNECTIONS',
+  'CARDPROGRAM_TSP_MAX_PER_ADDRESS',
+  'CARDPROGRAM_TOKENS_PER_CARD',
+  // Wallet tokens: where the service tells the TSP of its changes (src/config-tsp.ts, docs/tokens.md).
+  'CARDPROGRAM_TSP_URL',
+  'CARDPROGRAM_TSP_CLIENT_CERT',
+  'CARDPROGRAM_TSP_CLIENT_KEY',
   // Not the service's: the test runner's and CI's (known, so that a service they start does not warn).
   'CARDPROGRAM_TEST_DIALECTS',
   'CARDPROGRAM_TEST_LOG_AUDIT',

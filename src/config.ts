@@ -5,6 +5,8 @@ import { join, resolve } from 'node:path';
 import { type ForcedPostsConfig, forcedPostsConfig } from './config-forced.js';
 import { type NetworkConfig, networkConfig } from './config-network.js';
 import { type ThreeDsConfig, threeDsConfig } from './config-three-ds.js';
+import { type TokensConfig, tokensConfig } from './config-tokens.js';
+import { type TspClientConfig, tspClientConfig } from './config-tsp.js';
 import { ConfigError, type Env, intVar, jsonVar, problemsError, unknownVariables, type VarName } from './config-vars.js';
 import { keyWeakness } from './crypto/key-quality.js';
 import { makePrivateDir } from './db/files.js';
@@ -99,6 +101,10 @@ export interface Config {
   network: NetworkConfig;
   /** The 3-D Secure access control server (decisions §14, docs/3ds.md). */
   threeDs: ThreeDsConfig;
+  /** Wallet tokens: the TSP's endpoint and the per-card limits (decisions §15, docs/tokens.md). */
+  tokens: TokensConfig;
+  /** Where the service tells the wallet tokens' TSP of its changes (decisions §15.1, docs/tokens.md); null: none (calls wait). */
+  tspClient: TspClientConfig | null;
   /** What the start logs as warnings: `CARDPROGRAM_*` variables set that are not read (misspelled?), with the nearest name. */
   warnings?: readonly string[];
   /** The card network's forced posts' ceilings (decisions §12.13): above them an advice waits in suspense. */
@@ -454,6 +460,8 @@ export function loadConfig(env: Env = process.env): Config {
     network: networkConfig(env, envName ?? 'production', host, check),
     forcedPosts: forcedPostsConfig(env, check),
     threeDs: threeDsConfig(env, envName ?? 'production', host, check),
+    tokens: tokensConfig(env, envName ?? 'production', host, check),
+    tspClient: check(() => tspClientConfig(env, envName ?? 'production'), null),
     program: {
       bins,
       fees: check(() => jsonVar(env, 'CARDPROGRAM_FEES', DEFAULT_FEES, validateFees), DEFAULT_FEES),

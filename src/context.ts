@@ -40,7 +40,16 @@ export interface Services {
    * null: in `idempotency_keys`, durably (the sandbox's default, and the CLI, which serves no reads).
    */
   readNonces: ReadNonceStore | null;
+  /**
+   * What follows each change of a card's status in its transaction, after the card's row is written
+   * (decisions §15.4: its wallet tokens suspended, resumed or deleted). Handed in by src/services.ts,
+   * so that the cards domain imports nothing of the domains that follow it.
+   */
+  cardLife: CardLifeHook;
 }
+
+/** A card's status change as the domains that follow it see it: the card, its new status and why. */
+export type CardLifeHook = (ctx: VerbCtx, change: { cardId: string; status: 'active' | 'frozen' | 'closed' }) => Promise<void>;
 
 /**
  * One unit of work: the open transaction and the moment it happens. The part of a verb's context

@@ -46,6 +46,7 @@ export const ErrorCodes = {
     msg: '3-D Secure: the authentication value is not one issued for this card, unused, recent and for this amount',
   },
   authenticationRequired: { code: '2733', status: 409, msg: '3-D Secure: additional customer authentication required' },
+  tokenDeclined: { code: '2734', status: 409, msg: 'The wallet token is not an active token of this card' },
   disputeNotFound: { code: '2740', status: 404, msg: 'Dispute not found' },
   disputeOpen: { code: '2741', status: 409, msg: 'The transaction already has an open dispute' },
   disputeState: { code: '2742', status: 409, msg: 'Dispute not in a status that allows the operation' },
@@ -53,6 +54,8 @@ export const ErrorCodes = {
   disputeEvidence: { code: '2744', status: 400, msg: 'Evidence file refused' },
   authenticationNotFound: { code: '2750', status: 404, msg: '3-D Secure authentication not found' },
   authenticationState: { code: '2751', status: 409, msg: '3-D Secure authentication not in a state that allows the operation' },
+  tokenNotFound: { code: '2760', status: 404, msg: 'Token not found' },
+  tokenState: { code: '2761', status: 409, msg: 'Token not in a status that allows the operation' },
   unavailable: { code: '1', status: 503, msg: 'Service temporarily unavailable' },
 } as const;
 

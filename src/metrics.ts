@@ -205,6 +205,49 @@ export class Metrics {
     this.threeDsConnectionsRefused.inc({ why });
   }
 
+  private readonly tokenProvisionings = new Counter({
+    name: 'cardprogram_token_provisionings_total',
+    help: 'Wallet-token provisioning requests decided (decisions §15.3), by decision (approve, require_authentication, decline) and reason ("" for approve); a repeated requestId is not counted again',
+    labelNames: ['decision', 'reason'] as const,
+    registers: [this.registry],
+  });
+
+  private readonly tokenProvisionLatency = new Histogram({
+    name: 'cardprogram_token_provision_duration_seconds',
+    help: 'Time from a provisioning request’s arrival to its answer (the merchant’s token decision endpoint included)',
+    buckets: [0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1],
+    registers: [this.registry],
+  });
+
+  private readonly tspRequests = new Counter({
+    name: 'cardprogram_tsp_requests_total',
+    help: 'Requests of the TSP endpoint, by path (provision, activation-code, verify, notify, other) and HTTP status',
+    labelNames: ['path', 'status'] as const,
+    registers: [this.registry],
+  });
+
+  private readonly tspConnectionsRefused = new Counter({
+    name: 'cardprogram_tsp_connections_refused_total',
+    help: 'Connections to the TSP endpoint closed at once: beyond CARDPROGRAM_TSP_MAX_CONNECTIONS or CARDPROGRAM_TSP_MAX_PER_ADDRESS, or while stopping',
+    labelNames: ['why'] as const,
+    registers: [this.registry],
+  });
+
+  /** A provisioning request decided (src/tokens/provision.ts), once committed, with its time. */
+  tokenProvisioning(decision: string, reason: string, seconds: number): void {
+    this.tokenProvisionings.inc({ decision, reason });
+    this.tokenProvisionLatency.observe(seconds);
+  }
+
+  /** A request of the TSP endpoint answered (src/tokens/listener.ts). */
+  tspRequest(path: string, status: number): void {
+    this.tspRequests.inc({ path, status: String(status) });
+  }
+
+  tspConnectionRefused(why: 'capacity' | 'per_address' | 'stopping'): void {
+    this.tspConnectionsRefused.inc({ why });
+  }
+
   private readonly verificationFailures = new Counter({
     name: 'cardprogram_verification_failures_total',
     help: 'CVV2 and expiry mismatches counted against cards (decisions §12.13), by kind (cvv2, expiry) and where presented (link, sandbox, 3ds, tsp)',

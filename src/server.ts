@@ -12,6 +12,7 @@ import { ensureSandboxAdmin, sandboxAdminFile } from './console/sandbox.js';
 import { exampleCurl } from './docs/example-curl.js';
 import { ensureDemoMerchant } from './merchants/demo.js';
 import { type AcsServer, startAcs } from './three-ds/listener.js';
+import { startTsp, type TspServer } from './tokens/listener.js';
 
 export interface Running {
   app: FastifyInstance;
@@ -24,6 +25,8 @@ export interface Running {
   networkPort: number | null;
   /** The 3-D Secure ACS's port, when CARDPROGRAM_3DS_PORT is set. */
   acsPort?: number | null;
+  /** The wallet tokens' TSP endpoint's port, when CARDPROGRAM_TSP_PORT is set. */
+  tspPort?: number | null;
   stop(): Promise<void>;
 }
 
@@ -129,6 +132,18 @@ export async function serve(
     await app.close();
     throw err;
   }
+  // The wallet tokens' TSP endpoint (decisions §15.1): its own listener, stopped with the ACS.
+  let tsp: TspServer | null = null;
+  try {
+    tsp = await startTsp(app.svc);
+  } catch (err) {
+    await acs?.stop();
+    await link?.stop();
+    await new Promise<void>((resolve) => (metricsServer ? metricsServer.close(() => resolve()) : resolve()));
+    https?.close();
+    await app.close();
+    throw err;
+  }
   const demo = await ensureDemoMerchant(app.svc);
   const admin = await ensureSandboxAdmin(app.svc);
   app.starting = false;
@@ -139,6 +154,7 @@ export async function serve(
       metricsPort: metricsServer ? (metricsServer.address() as { port: number }).port : null,
       networkPort: link?.port ?? null,
       acsPort: acs?.port ?? null,
+      tspPort: tsp?.port ?? null,
       env: config.env,
       database: app.svc.database.dialect,
       // Which optional parts this start runs (src/config-parts.ts).
@@ -178,6 +194,7 @@ export async function serve(
       // The link first: its messages in flight are answered while the database is still open.
       if (link) await link.stop();
       if (acs) await acs.stop();
+      if (tsp) await tsp.stop();
       if (https) {
         const closed = new Promise<void>((resolve) => https?.close(() => resolve()));
         https.closeIdleConnections();
@@ -204,5 +221,14 @@ export async function serve(
   // requests rarely pay for it.
   app.compileSchemas().catch((err) => app.log.error({ err }, 'compiling the request and reply schemas failed'));
   const metricsPort = metricsServer ? (metricsServer.address() as { port: number }).port : null;
-  return { app, url, httpsPort: app.svc.config.httpsPort, metricsPort, networkPort: link?.port ?? null, acsPort: acs?.port ?? null, stop };
+  return {
+    app,
+    url,
+    httpsPort: app.svc.config.httpsPort,
+    metricsPort,
+    networkPort: link?.port ?? null,
+    acsPort: acs?.port ?? null,
+    tspPort: tsp?.port ?? null,
+    stop,
+  };
 }

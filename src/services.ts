@@ -10,6 +10,7 @@ import { sealPlaintextHolders } from './holders/identity.js';
 import { sealPlaintextKyc } from './kyc/email.js';
 import { MerchantDirectory } from './merchants/directory.js';
 import { Metrics } from './metrics.js';
+import { tokensFollowCard } from './tokens/card-life.js';
 
 /** The long-lived parts every verb uses, for the HTTP app and the CLI alike (which reads the primary only). */
 export function createServices(
@@ -37,6 +38,8 @@ export function createServices(
     metrics,
     // Set by the HTTP app (src/app.ts), which serves the reads.
     readNonces: null,
+    // A card's freeze, unfreeze and close reach its wallet tokens (decisions §15.4).
+    cardLife: tokensFollowCard,
   };
 }
 

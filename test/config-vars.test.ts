@@ -97,7 +97,15 @@ eachDialect('unknown variables and the optional parts at start', (dialect) => {
     const ready = lines.findIndex((l) => l.msg === 'cardprogram ready');
     assert.ok(warned >= 0 && warned < ready, first.output());
     assert.equal(lines[warned]?.msg, 'CARDPROGRAM_CONSOL is not a variable cardprogram reads (ignored): did you mean CARDPROGRAM_CONSOLE?');
-    assert.deepEqual(lines[ready]?.parts, { console: 'off', link: 'off', '3ds': 'off', metrics: 'off', https: 'off', worker: 'on' });
+    assert.deepEqual(lines[ready]?.parts, {
+      console: 'off',
+      link: 'off',
+      '3ds': 'off',
+      tsp: 'off',
+      metrics: 'off',
+      https: 'off',
+      worker: 'on',
+    });
     first.child.kill('SIGTERM');
     await stopped(first.child);
 
@@ -106,6 +114,7 @@ eachDialect('unknown variables and the optional parts at start', (dialect) => {
       CARDPROGRAM_CONSOLE: 'on',
       CARDPROGRAM_NETWORK_PORT: String(await freePort()),
       CARDPROGRAM_3DS_PORT: String(await freePort()),
+      CARDPROGRAM_TSP_PORT: String(await freePort()),
       CARDPROGRAM_METRICS_TOKEN: 'a-metrics-token-of-24-chars',
       CARDPROGRAM_WORKER: 'off',
     });
@@ -121,6 +130,7 @@ eachDialect('unknown variables and the optional parts at start', (dialect) => {
       console: 'on',
       link: 'plain TCP',
       '3ds': 'plain HTTP',
+      tsp: 'plain HTTP',
       metrics: 'token',
       https: 'off',
       worker: 'off',

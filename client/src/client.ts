@@ -10,6 +10,7 @@ import { Kyc } from './resources/kyc.js';
 import { Page } from './resources/page.js';
 import { Sandbox } from './resources/sandbox.js';
 import { ThreeDs } from './resources/three-ds.js';
+import { Tokens } from './resources/tokens.js';
 import { Trades } from './resources/trades.js';
 import { Webhooks } from './resources/webhooks.js';
 import { type Credentials, signature, signingString } from './signing.js';
@@ -80,6 +81,7 @@ export class CardProgram implements Requester {
   readonly trades: Trades;
   readonly disputes: Disputes;
   readonly threeDs: ThreeDs;
+  readonly tokens: Tokens;
   readonly kyc: Kyc;
   readonly page: Page;
   readonly sandbox: Sandbox;
@@ -109,6 +111,7 @@ export class CardProgram implements Requester {
     this.trades = new Trades(this);
     this.disputes = new Disputes(this);
     this.threeDs = new ThreeDs(this);
+    this.tokens = new Tokens(this);
     this.kyc = new Kyc(this);
     this.page = new Page(this);
     this.sandbox = new Sandbox(this);

@@ -18,6 +18,14 @@ export type {
   ThreeDsPageParams,
   ThreeDsSettingsParams,
 } from './resources/three-ds.js';
+export type {
+  TokenActionParams,
+  TokenAuthMethod,
+  TokenListParams,
+  TokenPageParams,
+  TokenSettingsParams,
+  WalletTokenStatus,
+} from './resources/tokens.js';
 export { MAX_WINDOW_DAYS, type TradeListParams, type TradePageParams } from './resources/trades.js';
 export { Webhooks } from './resources/webhooks.js';
 export { type Credentials, canonicalJson, signature, signingString } from './signing.js';

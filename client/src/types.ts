@@ -1,4 +1,4 @@
-import type { AuditStatusValue, Authorization, Dispute, TradeRecord } from './wire.js';
+import type { AuditStatusValue, Authorization, Dispute, TradeRecord, WalletToken } from './wire.js';
 import { AuditStatus as WireAuditStatus } from './wire.js';
 
 // The records and code tables are generated from the service's OpenAPI document (wire.ts).
@@ -25,12 +25,15 @@ export {
   type KycStatus,
   type SandboxThreeDsAuthentication,
   type SandboxThreeDsCompletion,
+  type SandboxTokenProvisioning,
+  type SandboxTokenVerification,
   type SpendingLimit,
   type SpendingState,
   type ThreeDsARes,
   type ThreeDsAuthentication,
   type ThreeDsAuthenticationPage,
   type ThreeDsSettings,
+  type TokenSettings,
   type TradeDetail,
   type TradePage,
   type TradeRecord,
@@ -38,6 +41,8 @@ export {
   type TradeStatusValue,
   TradeType,
   type TradeTypeValue,
+  type WalletToken,
+  type WalletTokenPage,
 } from './wire.js';
 
 /** Cardholder audit statuses of interface §3.1. */
@@ -134,6 +139,22 @@ export type CallbackEvent =
       eci: string | null;
       authenticationType: string | null;
       challengeMethod: 'otp' | 'oob' | null;
+    })
+  /** A wallet token changed status, whoever changed it (docs/tokens.md); its sequence is the token's own. */
+  | (EventBase & { type: 'token.updated'; token: WalletToken })
+  /**
+   * A wallet asked to confirm a pending token by code: deliver this one-time code to the cardholder
+   * by `method` (SMS or e-mail), now; it is valid until `expiresAt` (10 minutes). Never log or store it.
+   */
+  | (EventBase & {
+      type: 'token.otp';
+      tokenId: string;
+      cardId: string;
+      holderId: string;
+      code: string;
+      method: 'otp_sms' | 'otp_email';
+      walletProvider: WalletToken['walletProvider'];
+      expiresAt: string;
     });
 
 /** What a 3-D Secure challenge's callbacks say of the purchase. */
@@ -188,4 +209,7 @@ export const CALLBACK_EVENTS = {
     'a 3-D Secure challenge by one-time code began: deliver its `code` to the cardholder at once (valid until `expiresAt`, 5 minutes); never log or keep it',
   'threeDs.challenge': 'a 3-D Secure challenge out of band began (`challengeMethod` `oob`): authenticate the cardholder in your app',
   'threeDs.result': 'a 3-D Secure challenge ended: `transStatus` `Y` (authenticated) or `N`, with `transStatusReason`',
+  'token.updated': 'a wallet token was created pending or active, activated, suspended, resumed or deleted, whoever did it',
+  'token.otp':
+    'a wallet asked to confirm a pending token by code: deliver its `code` by `method` (SMS or e-mail) at once (valid until `expiresAt`, 10 minutes); never log or keep it',
 } as const satisfies Record<CallbackEvent['type'], string>;

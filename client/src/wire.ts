@@ -41,6 +41,9 @@ export const DeclineReason = {
   cardVerificationMissing: 'card_verification_missing',
   authenticationFailed: 'authentication_failed',
   authenticationRequired: 'authentication_required',
+  tokenUnknown: 'token_unknown',
+  tokenInactive: 'token_inactive',
+  walletNotAllowed: 'wallet_not_allowed',
 } as const;
 export type DeclineReasonValue = (typeof DeclineReason)[keyof typeof DeclineReason];
 
@@ -135,6 +138,19 @@ export interface TradeDetail {
     /** how the cardholder was authenticated: frictionless, or a challenge by otp or oob */
     method: 'frictionless' | 'otp' | 'oob';
   } | null;
+  /** the wallet token the authorization was made with (the link’s field 48 subelements 33/34, the sandbox’s tokenId): its wallet and device as they are now; null without one, or when the token was not this card’s (declineReason token_unknown) */
+  token: {
+    /** the token (tokenQuery): tok_… */
+    tokenId: string;
+    /** the wallet: apple_pay, google_pay, samsung_pay or card_on_file */
+    walletProvider: 'apple_pay' | 'google_pay' | 'samsung_pay' | 'card_on_file';
+    device: {
+      /** the device’s kind; null: not given (a card on file) */
+      type: 'phone' | 'watch' | 'tablet' | 'wearable' | 'other' | null;
+      /** the device’s name as the wallet gave it; null: not given */
+      name: string | null;
+    };
+  } | null;
   /** the card network message that produced it (or its authorization’s): its RRN, acquirer, STAN and type; null for the sandbox’s transactions */
   network: {
     /** the retrieval reference number (field 37); null when not sent */
@@ -185,6 +201,8 @@ export interface Controls {
   blockedCountries?: string[];
   /** only these channels are approved (ecommerce, pos or atm; an authorization without a channel is declined) */
   channels?: ChannelValue[];
+  /** an authorization made with a wallet token is approved only when the token’s wallet is one of these (apple_pay, google_pay, samsung_pay or card_on_file; decisions §15.5); an authorization with the card’s own number, without a token, is not concerned */
+  allowedWallets?: Array<'apple_pay' | 'google_pay' | 'samsung_pay' | 'card_on_file'>;
 }
 
 /** A spending limit that applies to a card, with what is spent and left of it now. */
@@ -451,6 +469,57 @@ export interface ThreeDsSettings {
   challengeMethod: 'otp' | 'oob';
 }
 
+/** A wallet token (Apple Pay, Google Pay, Samsung Pay, a card on file) as tokenQuery gives it (docs/tokens.md). */
+export interface WalletToken {
+  /** the service’s id of the token (tok_…) */
+  tokenId: string;
+  cardId: string;
+  /** pending (the cardholder has not confirmed yet), active, suspended, or deleted (final) */
+  status: 'pending' | 'active' | 'suspended' | 'deleted';
+  /** apple_pay, google_pay, samsung_pay or card_on_file */
+  walletProvider: 'apple_pay' | 'google_pay' | 'samsung_pay' | 'card_on_file';
+  /** the wallet or merchant the token is for */
+  tokenRequestorName: string;
+  /** the token’s last 4 digits (not the card’s); null: not given */
+  tokenLast4: string | null;
+  device: {
+    /** the device’s kind; null: not given (a card on file) */
+    type: 'phone' | 'watch' | 'tablet' | 'wearable' | 'other' | null;
+    /** the device’s name as the wallet gave it; null: not given */
+    name: string | null;
+  };
+  /** ISO 8601 */
+  createdAt: string;
+  /** ISO 8601 */
+  updatedAt: string;
+  /** each change of status, oldest first */
+  history: Array<{
+    /** pending, active, suspended or deleted */
+    status: 'pending' | 'active' | 'suspended' | 'deleted';
+    /** who made the change: tsp, card, merchant, operator or service */
+    source: 'tsp' | 'card' | 'merchant' | 'operator' | 'service';
+    /** when (ISO 8601) */
+    at: string;
+    /** why, when known */
+    reason: string | null;
+  }>;
+}
+
+/** A page of the merchant’s wallet tokens (tokenList). */
+export interface WalletTokenPage {
+  /** tokens matching the filters */
+  total: number;
+  tokens: WalletToken[];
+}
+
+/** The merchant’s token settings: decision endpoint and step-up methods. */
+export interface TokenSettings {
+  /** where each provisioning the program would not decline is sent as a token.decision event; null: the built-in rules decide */
+  decisionUrl: string | null;
+  /** the step-up methods offered, in order; null: the default (otp_sms when the cardholder has a mobile number, and otp_email) */
+  methods: Array<'otp_sms' | 'otp_email' | 'app'> | null;
+}
+
 /** The ACS’s answer to an AReq (EMV 3-D Secure), as the sandbox’s DS returns it. */
 export interface ThreeDsARes {
   messageType: 'ARes';
@@ -503,4 +572,47 @@ export interface SandboxThreeDsCompletion {
   eci: string | null;
   /** once the challenge ended Y, the authentication value of the RReq (28 Base64 characters), as the directory server hands it to the 3DS Server: send it with the eci in the authorization (sandboxAuthorize, or field 48 on the link), once; else null. Sandbox only: in production it reaches you through the DS and your 3DS Server, never through this API */
   authenticationValue: string | null;
+}
+
+/** The sandbox’s TSP: a provisioning’s decision, the token it made and the one-time code asked for (docs/tokens.md). */
+export interface SandboxTokenProvisioning {
+  /** approve, require_authentication or decline */
+  decision: 'approve' | 'require_authentication' | 'decline';
+  /** why, when not approved */
+  reason: string | null;
+  /** the token (tok_…); null on a decline (no token is made) */
+  tokenId: string | null;
+  /** the TSP’s id of the token, as the sandbox made it up: the card network link’s field 48 subelement 33 */
+  tokenReferenceId: string;
+  /** the wallet’s token requestor id (11 digits): field 48 subelement 34 */
+  tokenRequestorId: string;
+  /** with require_authentication: how the cardholder may confirm */
+  authenticationMethods: Array<{
+    /** the method’s id, for /tsp/activation-code */
+    id: string;
+    /** must be otp_sms, otp_email or app */
+    type: 'otp_sms' | 'otp_email' | 'app';
+    /** where the code goes, masked (••• ••• 1234, j•••@example.com); the merchant’s app for app */
+    value: string;
+  }>;
+  /** the one-time code asked for at once for the first code method (its code is in your token.otp callback; finish with /sandbox/tokens/verify); null when none was (approved, declined, or only app offered: tokenActivate) */
+  codeSent: {
+    methodId: string;
+    /** otp_sms or otp_email */
+    type: 'otp_sms' | 'otp_email';
+    /** ISO 8601: the code is valid 10 minutes */
+    expiresAt: string;
+  } | null;
+  /** the token as tokenQuery gives it; null on a decline */
+  token: WalletToken | null;
+}
+
+/** A wallet token’s one-time code checked in the sandbox: valid or not, the wrong codes still allowed, the token. */
+export interface SandboxTokenVerification {
+  valid: boolean;
+  /** wrong codes still allowed; 0: the step-up is over (the token deleted) */
+  attemptsLeft: number;
+  /** when not valid: wrong, expired, no_code */
+  reason: string | null;
+  token: WalletToken;
 }

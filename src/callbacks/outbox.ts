@@ -15,7 +15,9 @@ export type EventType =
   | 'dispute.updated'
   | 'threeDs.otp'
   | 'threeDs.challenge'
-  | 'threeDs.result';
+  | 'threeDs.result'
+  | 'token.updated'
+  | 'token.otp';
 
 /** The events sent to the merchant's notify URL (a `kyc.result` goes to its request's own `callbackUrl`). */
 export const NOTIFY_EVENTS: readonly EventType[] = [
@@ -27,15 +29,17 @@ export const NOTIFY_EVENTS: readonly EventType[] = [
   'threeDs.otp',
   'threeDs.challenge',
   'threeDs.result',
+  'token.updated',
+  'token.otp',
 ];
 
 /**
  * Events whose stored payload carries personal data (a `kyc.result` holds the request's e-mail) or
- * a secret (a `threeDs.otp` holds the one-time code, decisions §14.4): sealed at rest under the
+ * a secret (a `threeDs.otp` or `token.otp` holds a one-time code, decisions §14.4, §15.2): sealed at rest under the
  * master key, bound to the event (issue 26.9), opened only to be sent or shown. Other payloads (ids,
  * statuses, amounts) stay plain JSON.
  */
-export const SEALED_EVENTS: readonly EventType[] = ['kyc.result', 'threeDs.otp'];
+export const SEALED_EVENTS: readonly EventType[] = ['kyc.result', 'threeDs.otp', 'token.otp'];
 
 const payloadContext = (eventId: string) => `callback-payload:${eventId}`;
 

@@ -53,7 +53,18 @@ export function authorizeInput(svc: Services, fields: Map<number, string>, card:
     ...(channel ? { channel } : {}),
     ...(remark ? { remark } : {}),
     ...authenticationOf(fields),
+    ...tokenOf(fields),
   };
+}
+
+/** A wallet token (decisions §15.5): field 48's subelement 33 (tokenReferenceId) and 34 (tokenRequestorId), checked by the authorization verb. */
+function tokenOf(fields: Map<number, string>): Pick<AuthorizeInput, 'tokenReference'> {
+  const f48 = fields.get(48);
+  const sub = f48 === undefined ? null : subelements(f48);
+  const tokenReferenceId = sub?.get('33');
+  if (tokenReferenceId === undefined) return {};
+  const tokenRequestorId = sub?.get('34');
+  return { tokenReference: { tokenReferenceId, ...(tokenRequestorId !== undefined ? { tokenRequestorId } : {}) } };
 }
 
 /**
@@ -175,6 +186,7 @@ export function declineCode(reason: DeclineReasonValue | undefined, cardStatus: 
     case DeclineReason.countryNotAllowed:
     case DeclineReason.countryBlocked:
     case DeclineReason.channelNotAllowed:
+    case DeclineReason.walletNotAllowed:
       return ResponseCode.notPermitted;
     case DeclineReason.expiryMismatch:
       return ResponseCode.expiredCard;

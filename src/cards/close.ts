@@ -2,7 +2,7 @@ import type { VerbCtx } from '../context.js';
 import { DomainError } from '../errors.js';
 import { payOutClosingCard } from '../ledger/close-card.js';
 import { type CardModel, toCardModel } from './model.js';
-import { applyStatus, cardForChange, reasonOf, type StatusChangeInput, statusEvent } from './status.js';
+import { applyStatus, cardChanged, cardForChange, reasonOf, type StatusChangeInput } from './status.js';
 import { recordCardStatus } from './status-events.js';
 
 /**
@@ -31,7 +31,7 @@ export async function closeCard({ ctx, input }: { ctx: VerbCtx; input: StatusCha
       await recordCardStatus(ctx.tx, card.id, 'closed', ctx.now);
       const closed = await ctx.tx.selectFrom('cards').selectAll().where('id', '=', card.id).executeTakeFirstOrThrow();
       const model = toCardModel(closed);
-      await statusEvent(ctx, model, card.merchant_id, input.actor ?? input.source);
+      await cardChanged(ctx, model, card.merchant_id, input.actor ?? input.source);
       return model;
     }
     if (attempt === 3) throw new DomainError('cardStatus', 'cardId: the card’s status changed concurrently; try again');

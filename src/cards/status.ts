@@ -99,6 +99,16 @@ export async function statusEvent(ctx: TxCtx, model: CardModel, merchantId: stri
   });
 }
 
+/**
+ * What every change of a card's status does once its row is written, in the change's transaction:
+ * the merchant's `card.status` callback, and what follows the card (its wallet tokens suspended,
+ * resumed or deleted, decisions §15.4: `svc.cardLife`, handed in by src/services.ts).
+ */
+export async function cardChanged(ctx: VerbCtx, model: CardModel, merchantId: string, actor: StatusActor): Promise<void> {
+  await statusEvent(ctx, model, merchantId, actor);
+  await ctx.svc.cardLife(ctx, { cardId: model.cardId, status: model.status });
+}
+
 export const reasonOf = (reason: string | null | undefined): string | null => (reason ? reason.slice(0, 200) : null);
 
 /** The 2727 message: who froze the card and who may lift it. */
@@ -154,7 +164,7 @@ export async function setCardFrozen({ ctx, input }: { ctx: VerbCtx; input: Statu
         status_reason: next.reason,
         updated_at: ctx.now,
       });
-      await statusEvent(ctx, model, card.merchant_id, input.actor ?? input.source);
+      await cardChanged(ctx, model, card.merchant_id, input.actor ?? input.source);
       return model;
     }
     if (attempt === 3) throw new DomainError('cardStatus', 'cardId: the card’s status changed concurrently; try again');

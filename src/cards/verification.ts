@@ -6,7 +6,7 @@ import { forUpdate } from '../db/locks.js';
 import type { DB } from '../db/schema.js';
 import { DomainError } from '../errors.js';
 import { type CardRow, toCardModel } from './model.js';
-import { applyStatus, outranks, statusEvent } from './status.js';
+import { applyStatus, cardChanged, outranks } from './status.js';
 import { recordCardStatus } from './status-events.js';
 
 /**
@@ -125,7 +125,7 @@ export async function recordVerificationFailure(
     throw new DomainError('cardStatus', 'cardId: the card’s status changed concurrently; try again');
   await recordCardStatus(ctx.tx, card.id, 'frozen', ctx.now);
   const model = toCardModel({ ...card, status: 'frozen', status_source: 'security', status_reason: SECURITY_REASON, updated_at: ctx.now });
-  await statusEvent(ctx, model, card.merchant_id, 'security');
+  await cardChanged(ctx, model, card.merchant_id, 'security');
   await recordAudit(ctx.tx, { action: 'card.freeze', target: card.id, by }, ctx.now, before, {
     ...model,
     verificationFailures: failures.length,

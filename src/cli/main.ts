@@ -18,6 +18,7 @@ import { networkCommands } from './commands/network.js';
 import { operatorCommands } from './commands/operators.js';
 import { reviewCommands } from './commands/review.js';
 import { threeDsCommands } from './commands/threeds.js';
+import { tokenCommands } from './commands/tokens.js';
 import { toolCommands } from './commands/tools.js';
 import { intArg, print } from './util.js';
 
@@ -66,6 +67,7 @@ export function buildCli(): Command {
   keyCommands(program);
   ledgerCommands(program);
   disputeCommands(program);
+  tokenCommands(program);
   auditCommands(program);
   operatorCommands(program);
   networkCommands(program);

@@ -4,9 +4,11 @@ import type { CardQueryModel } from '../cards/query.js';
 import { VERIFICATION_LIMIT } from '../cards/verification.js';
 import type { AuthorizationsTable } from '../db/schema.js';
 import { formatMoney } from '../page/activity.js';
+import type { Token } from '../tokens/schemas.js';
 import type { TradePage } from '../trades/list.js';
 import type { RecordFacts } from '../trades/network-reads.js';
 import { auditPill, major } from './pages-common.js';
+import { tokensSection } from './pages-tokens.js';
 import type { SearchHit } from './queries.js';
 import type { CardAuthentication } from './queries-three-ds.js';
 import { can } from './roles.js';
@@ -27,7 +29,7 @@ const maskDigits = (q: string) => {
 export function searchPage(frame: Frame, q: string, hits: SearchHit[] | null): string {
   const results =
     hits === null
-      ? '<p class="muted">A cardholder by id, e-mail or name; a card by id or BIN and last four (<code>424242 4242</code>), by last four alone or by its full number; a cardholder by document number; a transaction, KYC request (or its e-mail) or merchant by id. One match opens at once.</p>'
+      ? '<p class="muted">A cardholder by id, e-mail or name; a card by id or BIN and last four (<code>424242 4242</code>), by last four alone or by its full number; a cardholder by document number; a transaction, KYC request (or its e-mail) or merchant by id; a wallet token by its id or the TSP’s reference. One match opens at once.</p>'
       : table(
           `${hits.length} result${hits.length === 1 ? '' : 's'} for “${maskDigits(q)}”`,
           ['Kind', 'Id', 'What'],
@@ -49,6 +51,9 @@ export interface CardView {
   declined: Array<Selectable<AuthorizationsTable>>;
   /** Its latest 3-D Secure authentications (decisions §14.6). */
   authentications: CardAuthentication[];
+  /** Its wallet tokens with their history, newest first (decisions §15.6), and how many it has in all. */
+  tokens: Token[];
+  tokensTotal: number;
   /** CVV2 and expiry mismatches counting against the card now (decisions §12.13: 5 within 24 hours freeze it). */
   verificationFailures: number;
   merchantName: string;
@@ -184,7 +189,7 @@ export function cardPage(frame: Frame, v: CardView): string {
           : '<span class="muted">no recent failures</span>',
       ],
       ['Issued', when(v.createdAt)],
-    ])}</div>${actions}${settleDebt(frame, card)}<h2>Controls</h2><div class="panel"><p>Card: ${controlsText(card.controls)}</p><p>Cardholder: ${controlsText(v.query.holderControls)}</p>${spending}</div><h2>Transactions</h2><form method="get" class="inline" action="/console/cards/${esc(card.cardId)}"><label for="from">From</label><input id="from" name="from" type="date" value="${esc(v.from)}"><label for="to">To</label><input id="to" name="to" type="date" value="${esc(v.to)}"><button type="submit" class="secondary">Show</button></form>${v.rangeError ? `<p class="notice bad">${esc(v.rangeError)}</p>` : `${table(`${v.from} to ${v.to}, newest first (the transaction list of interface 4.1, every status)`, ['Day', 'Transaction', 'Type', 'Status', 'Description', 'Amount'], rows, [5])}${pager}`}<h2>Authentications (3-D Secure)</h2>${authenticationsTable(v.authentications)}<h2>Recent declines</h2>${table(
+    ])}</div>${actions}${settleDebt(frame, card)}${tokensSection(frame, v.tokens, v.tokensTotal)}<h2>Controls</h2><div class="panel"><p>Card: ${controlsText(card.controls)}</p><p>Cardholder: ${controlsText(v.query.holderControls)}</p>${spending}</div><h2>Transactions</h2><form method="get" class="inline" action="/console/cards/${esc(card.cardId)}"><label for="from">From</label><input id="from" name="from" type="date" value="${esc(v.from)}"><label for="to">To</label><input id="to" name="to" type="date" value="${esc(v.to)}"><button type="submit" class="secondary">Show</button></form>${v.rangeError ? `<p class="notice bad">${esc(v.rangeError)}</p>` : `${table(`${v.from} to ${v.to}, newest first (the transaction list of interface 4.1, every status)`, ['Day', 'Transaction', 'Type', 'Status', 'Description', 'Amount'], rows, [5])}${pager}`}<h2>Authentications (3-D Secure)</h2>${authenticationsTable(v.authentications)}<h2>Recent declines</h2>${table(
       'The last 10 declined authorizations',
       ['When', 'Id', 'Amount', 'Reason', 'Acceptor'],
       v.declined.map((d) => [

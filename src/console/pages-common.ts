@@ -19,6 +19,9 @@ const NOTICES: Record<string, string> = {
   'debt-settled': 'The card’s debt was settled from its merchant’s funding account: a line of the funding statement.',
   'domain-removed': 'The host is no longer mapped to the merchant.',
   'operator-updated': 'The operator was changed; its open sessions ended.',
+  'token-suspend': 'The token is suspended: its payments decline until it is resumed. The token service and the merchant are told.',
+  'token-resume': 'The token is active again. The token service and the merchant are told.',
+  'token-delete': 'The token is deleted for good. The token service and the merchant are told.',
 };
 
 export const notice = (done: string) => (NOTICES[done] ? { text: NOTICES[done] as string } : undefined);

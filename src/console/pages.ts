@@ -23,6 +23,7 @@ export * from './pages-exceptions.js';
 const ROLE_WORDS: Record<Permission, string> = {
   read: 'read the console',
   cards: 'freeze, unfreeze or close cards',
+  tokens: 'suspend, resume or delete wallet tokens',
   callbacks: 'resend callbacks',
   exceptions: 'post or return the card network’s held advices',
   review: 'decide cardholders and KYC requests',

@@ -3,8 +3,9 @@ import { OPERATOR_ROLES, type OperatorRole } from '../db/schema.js';
 /**
  * What each console role may do. Roles are ordered: each may do what the ones before it may, and more.
  *   viewer:   read every page
- *   support:  also freeze, unfreeze and close cards, resend callbacks, and post or return the card
- *             network's advices held in suspense (the exceptions queue, decisions §12.13)
+ *   support:  also freeze, unfreeze and close cards, suspend, resume and delete their wallet tokens
+ *             (decisions §15.6), resend callbacks, and post or return the card network's advices
+ *             held in suspense (the exceptions queue, decisions §12.13)
  *   reviewer: also decide cardholders and KYC requests, and open disputes' evidence files
  *   admin:    also manage merchants, their funding and domains, and operators, record a
  *             dispute's outcome (it moves money: the network's credit, a provisional credit taken back),
@@ -13,6 +14,7 @@ import { OPERATOR_ROLES, type OperatorRole } from '../db/schema.js';
 export const PERMISSIONS = {
   read: 'viewer',
   cards: 'support',
+  tokens: 'support',
   callbacks: 'support',
   exceptions: 'support',
   review: 'reviewer',

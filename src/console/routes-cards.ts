@@ -10,6 +10,7 @@ import { DomainError } from '../errors.js';
 import { settleCardDebt } from '../ledger/settle-debt.js';
 import { merchantSummary } from '../merchants/manage.js';
 import { runVerb } from '../runner.js';
+import { listTokens } from '../tokens/store.js';
 import { listTrades, MAX_RANGE_DAYS } from '../trades/list.js';
 import { recordFacts } from '../trades/network-reads.js';
 import { TRADE_STATUSES } from '../trades/types.js';
@@ -17,6 +18,9 @@ import * as pages from './pages.js';
 import { search } from './queries.js';
 import { cardAuthentications } from './queries-three-ds.js';
 import { type ConsoleKit, clean, isIdText, queryText, text } from './routes-kit.js';
+
+/** A card's wallet tokens shown on its page, newest first (a card has at most CARDPROGRAM_TOKENS_PER_CARD live ones). */
+const TOKENS_SHOWN = 50;
 
 /** The console's search, a card and its actions (freeze, unfreeze, close) (src/console/routes.ts registers it with the shared kit, ./routes-kit.ts). */
 export function cardsRoutes(app: FastifyInstance, kit: ConsoleKit): void {
@@ -78,7 +82,7 @@ export function cardsRoutes(app: FastifyInstance, kit: ConsoleKit): void {
         const last = Math.ceil(trades.total / PAGE) - 1;
         return redirect(reply, `/console/cards/${encodeURIComponent(card.id)}?from=${from}&to=${to}&page=${last}`);
       }
-      const [query, holder, declined, merchant, authentications, facts] = await Promise.all([
+      const [query, holder, declined, merchant, authentications, facts, tokens] = await Promise.all([
         queryCard(db, card.merchant_id, card.id, now),
         db
           .selectFrom('cardholders')
@@ -96,6 +100,7 @@ export function cardsRoutes(app: FastifyInstance, kit: ConsoleKit): void {
         merchantSummary(db, card.merchant_id),
         cardAuthentications(db, card.id),
         recordFacts(db, trades?.tradeList.map((r) => r.tradeId) ?? []),
+        listTokens(db, { merchantId: card.merchant_id, cardId: card.id, start: 0, limit: TOKENS_SHOWN }),
       ]);
       return html(
         reply,
@@ -108,6 +113,8 @@ export function cardsRoutes(app: FastifyInstance, kit: ConsoleKit): void {
             holder,
             declined,
             authentications,
+            tokens: tokens.tokens,
+            tokensTotal: tokens.total,
             verificationFailures: failureCount(card, now),
             merchantName: merchant?.name ?? card.merchant_id,
             merchantId: card.merchant_id,

@@ -11,6 +11,7 @@ import { consoleKit } from './routes-kit.js';
 import { merchantsRoutes } from './routes-merchants.js';
 import { operatorsRoutes } from './routes-operators.js';
 import { reviewsRoutes } from './routes-reviews.js';
+import { tokensRoutes } from './routes-tokens.js';
 import { barePage } from './view.js';
 
 /**
@@ -43,6 +44,7 @@ export const consoleRoutes: FastifyPluginAsync<{ svc: Services }> = async (app, 
   accessRoutes(app, kit);
   reviewsRoutes(app, kit);
   cardsRoutes(app, kit);
+  tokensRoutes(app, kit);
   disputesRoutes(app, kit);
   exceptionsRoutes(app, kit);
   callbacksRoutes(app, kit);

@@ -5,7 +5,7 @@ import type { Controls } from './schemas.js';
  * The rules on the acceptor, each one or two fields: a level sets either the allowed or the blocked
  * list of a kind, never both (checkControls), and the pair is one rule.
  */
-const RULES = [['channels'], ['allowedMccs', 'blockedMccs'], ['allowedCountries', 'blockedCountries']] as const;
+const RULES = [['channels'], ['allowedMccs', 'blockedMccs'], ['allowedCountries', 'blockedCountries'], ['allowedWallets']] as const;
 type RuleField = (typeof RULES)[number][number];
 
 /**
@@ -36,11 +36,14 @@ export interface Acceptor {
   mcc?: string | null | undefined;
   merchantCountry?: string | null | undefined;
   channel?: string | null | undefined;
+  /** The wallet of the token the authorization was made with (decisions §15.5); none without a token. */
+  wallet?: string | null | undefined;
 }
 
 /**
  * The first rule an authorization breaks, with its reason and a sentence for the decline message, or
- * null. A rule that admits only listed values declines an authorization that does not say its value.
+ * null. A rule that admits only listed values declines an authorization that does not say its value
+ * (but `allowedWallets`, which concerns only authorizations made with a wallet token).
  */
 export function brokenRule(
   rules: Controls & { holderRules?: Set<RuleField> },
@@ -72,6 +75,11 @@ export function brokenRule(
       reason: DeclineReason.countryBlocked,
       message: `merchant country ${a.merchantCountry} is blocked ${whose(rules, 'blockedCountries')}`,
     };
+  }
+  // Unlike the lists above, only an authorization made with a token is concerned: a payment with the
+  // card's own number (a plastic card, an ATM) carries no wallet, and `channels` governs those.
+  if (rules.allowedWallets && a.wallet && !(rules.allowedWallets as string[]).includes(a.wallet)) {
+    return { reason: DeclineReason.walletNotAllowed, message: `wallet ${a.wallet} is not allowed ${whose(rules, 'allowedWallets')}` };
   }
   return null;
 }

@@ -1,4 +1,5 @@
 import { type Static, Type } from 'typebox';
+import { WALLET_PROVIDERS } from '../db/schema-tokens.js';
 import { CardId, CountryCode, HolderId } from '../http/fields.js';
 import { Envelope, orList, RandomStr, SignedFields, StringEnum } from '../http/schemas.js';
 import { Channel } from '../trades/types.js';
@@ -67,6 +68,14 @@ export const ControlsSchema = Type.Object(
         maxItems: CHANNELS.length,
         uniqueItems: true,
         description: `only these channels are approved (${orList(CHANNELS)}; an authorization without a channel is declined)`,
+      }),
+    ),
+    allowedWallets: Type.Optional(
+      Type.Array(StringEnum(WALLET_PROVIDERS, `must be ${orList(WALLET_PROVIDERS)}`), {
+        minItems: 1,
+        maxItems: WALLET_PROVIDERS.length,
+        uniqueItems: true,
+        description: `an authorization made with a wallet token is approved only when the token’s wallet is one of these (${orList(WALLET_PROVIDERS)}; decisions §15.5); an authorization with the card’s own number, without a token, is not concerned`,
       }),
     ),
   },

@@ -46,7 +46,7 @@ export function checkControls(controls: Controls, currencies: readonly string[])
       ...(l.mccs ? { mccs: [...l.mccs].sort() } : {}),
     }));
   }
-  for (const f of ['allowedMccs', 'blockedMccs', 'allowedCountries', 'blockedCountries', 'channels'] as const) {
+  for (const f of ['allowedMccs', 'blockedMccs', 'allowedCountries', 'blockedCountries', 'channels', 'allowedWallets'] as const) {
     const v = controls[f];
     if (v) (out as Record<string, unknown>)[f] = [...v].sort();
   }

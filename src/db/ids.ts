@@ -29,7 +29,9 @@ export function newId(
     | 'dev'
     | 'dhe'
     | 'exc'
-    | 'sdb',
+    | 'sdb'
+    | 'tok'
+    | 'tspc',
   bytes = 15,
 ): string {
   return `${prefix}_${base32(randomBytes(bytes))}`;

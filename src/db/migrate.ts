@@ -30,6 +30,9 @@ import * as m0028 from './migrations/2026_11_27_0028_callback_fairness_sweeps.js
 import * as m0029 from './migrations/2026_11_27_0029_three_ds.js';
 import * as m0030 from './migrations/2026_11_27_0030_link_attack_fixes.js';
 import * as m0033 from './migrations/2026_11_27_0033_three_ds_created.js';
+import * as m0034 from './migrations/2026_11_27_0034_tokens.js';
+import * as m0035 from './migrations/2026_11_27_0035_tsp_call_attempts.js';
+import * as m0036 from './migrations/2026_11_27_0036_authorization_tokens.js';
 
 interface Migration {
   up(db: Kysely<any>): Promise<void>;
@@ -70,6 +73,9 @@ export const MIGRATIONS: ReadonlyArray<[string, Migration]> = [
   ['2026_11_27_0029_three_ds', m0029],
   ['2026_11_27_0030_link_attack_fixes', m0030],
   ['2026_11_27_0033_three_ds_created', m0033],
+  ['2026_11_27_0034_tokens', m0034],
+  ['2026_11_27_0035_tsp_call_attempts', m0035],
+  ['2026_11_27_0036_authorization_tokens', m0036],
 ];
 
 /**

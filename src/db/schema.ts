@@ -11,6 +11,16 @@ import type {
   ThreeDsResultsTable,
   ThreeDsUsesTable,
 } from './schema-three-ds.js';
+import type {
+  MerchantTokenSettingsTable,
+  TokenActivationCodesTable,
+  TokenHistoryTable,
+  TokenNotificationsTable,
+  TokenProvisionRequestsTable,
+  TokensTable,
+  TspCallsTable,
+} from './schema-tokens.js';
+import type { TspCallAttemptsTable } from './schema-tsp-attempts.js';
 
 export type { CallbackEndpointsTable, SweepFailuresTable } from './schema-callbacks.js';
 export * from './schema-console.js';
@@ -18,6 +28,8 @@ export * from './schema-disputes.js';
 export * from './schema-exceptions.js';
 export type { NetworkMessagesTable } from './schema-network.js';
 export * from './schema-three-ds.js';
+export * from './schema-tokens.js';
+export * from './schema-tsp-attempts.js';
 
 /** Timestamps are integer Unix milliseconds; booleans are 0/1: one representation on both dialects. */
 export interface MerchantsTable {
@@ -222,6 +234,8 @@ export interface AuthorizationsTable {
   endpoint_outcome: ColumnType<EndpointOutcome | null, EndpointOutcome | null | undefined, EndpointOutcome | null>;
   /** How long the endpoint took, ms; null: it was not asked. */
   endpoint_ms: ColumnType<number | null, number | null | undefined, number | null>;
+  /** The wallet token it was made with (decisions §15.5, `tok_…`); null: none, or one not known (token_unknown). */
+  token_id: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 /** What a merchant's authorization endpoint said: an answer, or none in time, or none readable. */
@@ -417,6 +431,14 @@ export interface CardStatusEventsTable {
 }
 
 export interface DB {
+  tokens: TokensTable;
+  token_history: TokenHistoryTable;
+  token_provision_requests: TokenProvisionRequestsTable;
+  token_activation_codes: TokenActivationCodesTable;
+  token_notifications: TokenNotificationsTable;
+  tsp_calls: TspCallsTable;
+  tsp_call_attempts: TspCallAttemptsTable;
+  merchant_token_settings: MerchantTokenSettingsTable;
   three_ds_authentications: ThreeDsAuthenticationsTable;
   three_ds_card_state: ThreeDsCardStateTable;
   three_ds_results: ThreeDsResultsTable;

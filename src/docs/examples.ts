@@ -17,6 +17,7 @@ const SAMPLES: Record<string, unknown> = {
   toCardId: 'card_3Fg5Hj7Kl0MnZx9Kq2Lm8Np4',
   tradeId: 'trd_Kq2Lm8Np4Rt6Vb1Cd3Fg5Hj7',
   disputeId: 'dsp_Lm8Np4Rt6Vb1Cd3Fg5Hj7Kq2',
+  tokenId: 'tok_Rt6Vb1Cd3Fg5Hj7Kq2Lm8Np4',
   requestNo: 'REQ-2026-0001',
   cardNo: '4242420000000000',
   amount: 25,
@@ -58,6 +59,8 @@ const SAMPLES: Record<string, unknown> = {
   challengeMethod: 'otp',
   cvv2: '123',
   expiry: '2911',
+  walletProvider: 'apple_pay',
+  code: '123456',
 };
 
 /** Where a field of the same name is plain text (KYC data), not Base64 as in holderCreate. */

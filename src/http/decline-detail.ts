@@ -17,5 +17,5 @@ export const DeclineDetailSchema = Type.Object(
       description: 'why it was declined (docs/transactions.md, "Authorization decisions")',
     }),
   },
-  { description: 'on a declined sandbox authorization (2724, 2725, 2728, 2729, 2731): its id and reason' },
+  { description: 'on a declined sandbox authorization (2724, 2725, 2728, 2729, 2731, 2732, 2733, 2734): its id and reason' },
 );

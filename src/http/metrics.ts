@@ -24,11 +24,15 @@ export interface MetricsOptions {
   /**
    * The domains' gauges, handed by src/app.ts (the plugin imports no domain): the card network's
    * advices held in suspense (src/ledger/exceptions-query.ts) and the ACS's results waiting for
-   * the DS (src/three-ds/results.ts).
+   * the DS (src/three-ds/results.ts); the wallet tokens' (src/tokens/).
    */
   gauges: {
     openExceptions: (db: Kysely<DB>) => Promise<{ count: number }>;
     resultsBacklog: (db: Kysely<DB>, now: number) => Promise<{ pending: number; oldestSeconds: number; failed: number }>;
+    /** Live wallet tokens by wallet (src/tokens/live.ts). */
+    liveTokensByWallet: (db: Kysely<DB>) => Promise<Array<[string, number]>>;
+    /** The token changes waiting for the TSP (src/tokens/tsp-calls.ts). */
+    tspCallsBacklog: (db: Kysely<DB>, now: number) => Promise<{ pending: number; oldestSeconds: number; failed: number }>;
   };
 }
 
@@ -83,6 +87,13 @@ export const metricsPlugin = fp(
       'merchant',
       () => database.read((db) => openEndpointsByMerchant(db)),
     );
+    // Wallet tokens (decisions §15.6): four wallets, each always reported.
+    metrics.labeledGauge(
+      'cardprogram_tokens_live',
+      'Live wallet tokens (pending, active, suspended), by wallet: apple_pay, google_pay, samsung_pay, card_on_file',
+      'wallet',
+      () => database.read((db) => gauges.liveTokensByWallet(db)),
+    );
     metrics.labeledGauge(
       'cardprogram_callback_queue_depth',
       'Callback events not yet delivered (pending), per merchant: the 10 with most, then other',
@@ -131,6 +142,32 @@ export const metricsPlugin = fp(
       metrics.gauge(
         'cardprogram_3ds_results_failed',
         '3-D Secure results (RReq) given up on (an Erro from the DS, or 24 hours of failures)',
+        async () => (await read()).failed,
+      );
+    }
+    // The wallet tokens' changes waiting for the TSP: read once per scrape for the three gauges.
+    if (svc.config.tspClient !== null) {
+      let tsp: ReturnType<MetricsOptions['gauges']['tspCallsBacklog']> | null = null;
+      metrics.onScrape(() => {
+        tsp = null;
+      });
+      const read = () => {
+        tsp ??= database.read((db) => gauges.tspCallsBacklog(db, svc.clock()));
+        return tsp;
+      };
+      metrics.gauge(
+        'cardprogram_tsp_calls_pending',
+        'Token changes waiting to be told to the TSP, or tried again',
+        async () => (await read()).pending,
+      );
+      metrics.gauge(
+        'cardprogram_tsp_calls_oldest_seconds',
+        'Age of the oldest token change the TSP has not taken yet (0: none)',
+        async () => (await read()).oldestSeconds,
+      );
+      metrics.gauge(
+        'cardprogram_tsp_calls_failed',
+        'Token changes the TSP never took (a final refusal, or 24 hours of failures)',
         async () => (await read()).failed,
       );
     }

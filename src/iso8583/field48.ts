@@ -1,7 +1,7 @@
 import { CLASS_CHARS, type FieldClass } from './fields.js';
 
 /**
- * Field 48's subelements (decisions §12.3, §14.5): tag n2, length n2, value, one after the other, as
+ * Field 48's subelements (decisions §12.3, §14.5, §15.5): tag n2, length n2, value, one after the other, as
  * data like the fields of fields.ts. The ones this service reads have a format; any other tag is
  * read by its length and ignored. A subelement that breaks its format makes the field unreadable
  * (the message is answered `30`, as for a field that does not decode).
@@ -22,6 +22,9 @@ export const SUBELEMENTS: Readonly<Record<string, SubelementSpec>> = {
   // 3-D Secure (decisions §14.5): the ECI of the authentication, and its authentication value (CAVV for Visa, AAV for Mastercard).
   '42': spec('42', 'n', 2, 2, 'electronic commerce indicator (ECI, security level)'),
   '43': spec('43', 'ans', 28, 28, 'authentication value (CAVV/AAV, 28 Base64 characters)'),
+  // Wallet tokens (decisions §15.5): the token the payment was made with, as the TSP named it.
+  '33': spec('33', 'ans', 1, 64, 'token reference id (the TSP’s tokenReferenceId)'),
+  '34': spec('34', 'n', 11, 11, 'token requestor id (11 digits)'),
   '92': spec('92', 'n', 3, 4, 'CVV2'),
 };
 

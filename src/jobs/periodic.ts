@@ -14,9 +14,12 @@ import { reapPage } from '../page/links.js';
 import { expireChallenges } from '../three-ds/expire.js';
 import { purgeBrowserData } from '../three-ds/purge.js';
 import { sendResults } from '../three-ds/results.js';
+import { reapTokenRecords } from '../tokens/purge.js';
+import { sendTspCallsOnce } from '../tokens/tsp-calls.js';
 
 const HOUR_MS = 60 * 60 * 1000;
-
+/** How often the token changes the service made are sent to the TSP (a change waits at most this, plus the TSP's answer). */
+export const TSP_SEND_MS = 1000;
 /** How often the 3-D Secure passes run: challenges past their 5 minutes, results due to the DS. */
 export const THREE_DS_PASS_MS = 1000;
 
@@ -42,8 +45,12 @@ export interface PeriodicJobs {
  * sessions; console sessions past their bounds; on PostgreSQL, the coming months' partitions of
  * `trades` (src/db/partitions.ts); the authorizations' holds whose window is over (hold expiry,
  * decisions §12.9); the unsubmitted disputes past their deadline (decisions §13.2); the 3-D Secure
- * browser data of authentications older than 30 days (decisions §14.7). Every minute, the read-nonce
- * store's aged buckets. Each is safe on every instance at once, and each works in pages, a failing
+ * browser data of authentications older than 30 days (decisions §14.7); the wallet tokens'
+ * provisioning requests and TSP notifications older than 30 days (src/tokens/purge.ts). Every minute, the read-nonce
+ * store's aged buckets. Every second, the wallet tokens' changes to the TSP (src/tokens/tsp-calls.ts:
+ * leased, one pass at a time per process; on the reaper rather than the worker's poll, so that a TSP
+ * that hangs never holds up the callbacks' delivery, and so that it runs whether or not this process
+ * delivers callbacks). Each is safe on every instance at once, and each works in pages, a failing
  * row recorded and skipped (src/db/sweep.ts).
  *
  * The worker's, in the sandbox only: the automatic KYC reviewer (CARDPROGRAM_KYC_AUTO_DECISION_MS)
@@ -76,6 +83,11 @@ export function periodicJobs(svc: Services): PeriodicJobs {
     hourly('dropping 3-D Secure browser data', async (now) => {
       const purged = await purgeBrowserData(svc, now);
       if (purged > 0) svc.log.info({ purged }, '3-D Secure: browser data of authentications older than 30 days dropped');
+    }),
+    { what: 'sending token changes to the TSP', everyMs: TSP_SEND_MS, run: () => sendTspCallsOnce(svc) },
+    hourly('reaping wallet-token requests and notifications', async (now) => {
+      const reaped = await reapTokenRecords(deps, now);
+      if (reaped > 0) svc.log.info({ reaped }, 'tokens: provisioning requests and TSP notifications older than 30 days deleted');
     }),
     ...(readNonces
       ? [{ what: 'dropping aged read nonces', everyMs: NONCE_MAINTAIN_MS, run: (now: number) => readNonces.maintain(now) }]

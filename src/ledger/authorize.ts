@@ -34,6 +34,7 @@ import {
   refusalWords,
 } from '../three-ds/authorization.js';
 import type { CardState } from '../three-ds/card-state.js';
+import { checkAuthorizationToken, type TokenCheck, type TokenReference } from '../tokens/authorization.js';
 import { type TradeRecord, toAuthorization, toTradeRecord } from '../trades/record.js';
 import { DeclineReason, type DeclineReasonValue, TradeStatus, TradeType } from '../trades/types.js';
 import { convertedTxnAmount } from './amounts.js';
@@ -63,7 +64,20 @@ export type AuthorizeInput = OperationInput<Static<typeof AuthorizeBody>> & {
   verification?: CardVerification | undefined;
   /** The link's credential-on-file entry mode (field 22 `10x`): exempt from 3-D Secure (decisions §14.5). */
   credentialOnFile?: boolean | undefined;
+  /** The link's wallet token, field 48 subelements 33 and 34 (decisions §15.5); the sandbox names it by `tokenId`. */
+  tokenReference?: Extract<TokenReference, { tokenReferenceId: string }> | undefined;
 };
+
+/** The token an authorization names, if any: the sandbox's `tokenId` or the link's reference. */
+const tokenOf = (input: AuthorizeInput): TokenReference | undefined =>
+  input.tokenId !== undefined ? { tokenId: input.tokenId } : input.tokenReference;
+
+/**
+ * The authorization as 3-D Secure reads it: one made with a wallet token needs no authentication
+ * value (decisions §15.5; a token that is not the card's active one is declined before 3-D Secure decides).
+ */
+const threeDsOf = (input: AuthorizeInput): AuthorizeInput & { tokenized?: true } =>
+  tokenOf(input) === undefined ? input : { ...input, tokenized: true };
 
 /** An authorization's amounts and day, worked out from the request and the card. */
 export interface Priced {
@@ -100,8 +114,16 @@ function remarkOf(input: AuthorizeInput): string {
   return input.remark ?? merchantRemark(input);
 }
 
-/** The `authorizations` row of a decision: the acceptor as sent, the amounts as priced. */
-export function authorizationRow(card: CardRow, priced: Priced, input: AuthorizeInput, id: string, now: number, decision: Decision) {
+/** The `authorizations` row of a decision: the acceptor as sent, the amounts as priced, the wallet token it carried (its id). */
+export function authorizationRow(
+  card: CardRow,
+  priced: Priced,
+  input: AuthorizeInput,
+  id: string,
+  now: number,
+  decision: Decision,
+  tokenId: string | null = null,
+) {
   return {
     id,
     merchant_id: card.merchant_id,
@@ -121,6 +143,7 @@ export function authorizationRow(card: CardRow, priced: Priced, input: Authorize
     created_at: now,
     endpoint_outcome: input.endpoint?.asked ? input.endpoint.outcome : null,
     endpoint_ms: input.endpoint?.asked ? input.endpoint.latencyMs : null,
+    token_id: tokenId,
   };
 }
 
@@ -176,6 +199,7 @@ function authenticationOf(ctx: LedgerCtx, card: CardRow, input: AuthorizeInput, 
     authenticationValue: input.authenticationValue,
     channel: input.channel,
     credentialOnFile: input.credentialOnFile,
+    tokenized: tokenOf(input) !== undefined,
   });
 }
 
@@ -202,10 +226,14 @@ async function programDecision(
   holderControls: string | null | undefined,
   verification: CardVerification | undefined,
   authentication: AuthenticationOutcome,
+  /** The wallet token named, checked against the card (src/tokens/authorization.ts). */
+  token: TokenCheck,
 ): Promise<{ decline: ProgramDecline } | { decline: null; check: SpendCheck }> {
   if (card.status !== 'active') {
     return { decline: { reason: DeclineReason.cardInactive, error: new DomainError('cardStatus', `cardId: the card is ${card.status}`) } };
   }
+  // A token that is not this card's active one (decisions §15.5): whatever else was presented.
+  if (token.decline) return { decline: token.decline };
   // After the status: a frozen card answers the same whatever was presented, so once a brute force
   // has frozen it, the right CVV2 cannot be told from a wrong one.
   const failed = verificationFailure(verification);
@@ -214,8 +242,16 @@ async function programDecision(
   // link's 1A, whether or not a CVV2 came); a value that passed stands in for a CVV2 left out (§12.13).
   const refused = authenticationDecline(authentication);
   if (refused) return { decline: refused };
-  if (failed === 'missing' && authentication.kind !== 'authenticated') return { decline: VERIFICATION_DECLINES.missing() };
-  const controls = await controlsDecision(ctx, card, input, priced.amount, holderControls);
+  // A wallet token stands in for it too: the card's number never left the wallet (decisions §15.5).
+  if (failed === 'missing' && authentication.kind !== 'authenticated' && token.token === null)
+    return { decline: VERIFICATION_DECLINES.missing() };
+  const controls = await controlsDecision(
+    ctx,
+    card,
+    { ...input, wallet: token.token?.walletProvider ?? null },
+    priced.amount,
+    holderControls,
+  );
   if (controls.decline) return controls;
   const { check } = controls;
   if (card.available_balance < priced.amount + priced.fee) {
@@ -244,14 +280,13 @@ export async function endpointRequest(ctx: LedgerCtx, input: AuthorizeInput, tra
     priced = price(ctx, card, input);
     // The exemption's counters only where the verb would lock them (lockExemption): not on every pre-check.
     const state =
-      input.authenticationValue === undefined && needsAuthentication(ctx.svc.config, input, input.amount)
+      input.authenticationValue === undefined && needsAuthentication(ctx.svc.config, threeDsOf(input), input.amount)
         ? await readExemption(ctx.tx, card.id)
         : null;
     const authentication = await authenticationOf(ctx, card, input, priced, state);
-    if (
-      (await programDecision(ctx, card, input, priced, undefined, await verificationOf(ctx, card, input), authentication)).decline !== null
-    )
-      return null;
+    const token = await checkAuthorizationToken(ctx.tx, card.id, tokenOf(input));
+    const verification = await verificationOf(ctx, card, input);
+    if ((await programDecision(ctx, card, input, priced, undefined, verification, authentication, token)).decline !== null) return null;
   } catch {
     // A request the verb will refuse (a bad amount): the verb says so; the endpoint is not asked.
     return null;
@@ -322,7 +357,7 @@ export const authorize = claimsItsKey(async function authorize({
   input: AuthorizeInput;
 }): Promise<TradeRecord> {
   // The card's 3-D Secure row before its card (lock order), when the low-value exemption may decide.
-  const exemption = await lockExemption(ctx, input.cardId, input, input.amount);
+  const exemption = await lockExemption(ctx, input.cardId, threeDsOf(input), input.amount);
   const locked = await lockCardAtOnce(ctx, input.cardId, { holderControls: true });
   const { card } = locked;
   const priced = price(ctx, card, input);
@@ -330,9 +365,10 @@ export const authorize = claimsItsKey(async function authorize({
   const remark = remarkOf(input);
   const endpoint = input.endpoint;
   let when = ctx.now;
-  const record = (id: string, decision: Decision) => authorizationRow(card, priced, input, id, when, decision);
   const verification = await verificationOf(ctx, card, input);
   const authentication = await authenticationOf(ctx, card, input, priced, exemption);
+  const token = await checkAuthorizationToken(ctx.tx, card.id, tokenOf(input));
+  const record = (id: string, decision: Decision) => authorizationRow(card, priced, input, id, when, decision, token.token?.id ?? null);
 
   const decline = async ({ reason, error }: ProgramDecline): Promise<never> => {
     // The id the endpoint was told, when it was asked; else a decline's own.
@@ -353,7 +389,7 @@ export const authorize = claimsItsKey(async function authorize({
     throw new CommittedFailure(error);
   };
 
-  const program = await programDecision(ctx, card, input, priced, locked.holderControls, verification, authentication);
+  const program = await programDecision(ctx, card, input, priced, locked.holderControls, verification, authentication, token);
   if (program.decline) return decline(program.decline);
   // Decided (and counted against the limits) at the moment the locks were had, not when the
   // transaction began (checkSpend): the record says the same moment, and its day unless one was sent.

@@ -132,6 +132,15 @@ export const AuthorizeBody = body({
         'must be 28 Base64 characters: the authenticationValue of a successful 3-D Secure authentication of this card (/sandbox/3ds/authenticate, or the ACS). Checked once: a value not issued for this card, already used by an approved authorization, more than 30 days old or for less than this amount declines the authorization (2732, declineReason authentication_failed). With CARDPROGRAM_3DS_REQUIRED on, an ecommerce authorization without one, outside the low-value exemption, is declined 2733 (authentication_required)',
     }),
   ),
+  // Wallet tokens (decisions §15.5): what the link's field 48 subelements 33 and 34 name.
+  tokenId: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 64,
+      description:
+        'must be a tokenId (tok_…): the wallet token the payment is made with (Apple Pay, Google Pay, a card on file; /sandbox/tokens/provision makes one). Optional; a token that is not this card’s declines the authorization (2734, declineReason token_unknown), one that is not active (pending, suspended, deleted) too (token_inactive); a token whose wallet the controls’ allowedWallets do not list is 2728 (wallet_not_allowed). tradeQuery shows it',
+    }),
+  ),
 });
 export const ClearBody = body({ tradeId: TradeId, amount: Type.Optional(Money), businessDate: BusinessDate });
 export const ReverseBody = ClearBody;

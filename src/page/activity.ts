@@ -99,6 +99,9 @@ const DECLINE_WORDS: Record<DeclineReasonValue, string> = {
   [DeclineReason.cardVerificationMissing]: 'the card’s security code (CVV2) was not given',
   [DeclineReason.authenticationFailed]: 'the online purchase’s verification (3-D Secure) did not match it',
   [DeclineReason.authenticationRequired]: 'the shop did not verify the purchase with you (3-D Secure)',
+  [DeclineReason.tokenUnknown]: 'the phone wallet or saved card used is not known for this card',
+  [DeclineReason.tokenInactive]: 'the card in this phone wallet or saved at this shop is suspended or removed',
+  [DeclineReason.walletNotAllowed]: 'this phone wallet or saved card is not allowed for the card',
 };
 
 export function declineWords(reason: string | null): string {

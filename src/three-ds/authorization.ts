@@ -24,6 +24,11 @@ export interface AuthorizationAuthentication {
   channel?: string | undefined;
   /** The link's credential-on-file entry mode (field 22 `10x`): exempt (§14.5). */
   credentialOnFile?: boolean | undefined;
+  /**
+   * Made with a wallet token (decisions §15.5): exempt. The wallet authenticated the cardholder on
+   * the device, and the network checked the token's cryptogram when it detokenized.
+   */
+  tokenized?: boolean | undefined;
 }
 
 /** Why a value carried is refused: av.ts's reasons, and an ECI that is not the authentication's. */
@@ -44,10 +49,10 @@ export type AuthenticationOutcome =
 /**
  * Whether an authorization without a value would need authentication: 3-D Secure required, an
  * e-commerce authorization (channel `ecommerce`: the link's field 22 `01x` and `81x`), not
- * credential on file (`10x`), an amount above 0.
+ * credential on file (`10x`), not made with a wallet token, an amount above 0.
  */
 export function needsAuthentication(config: Pick<Config, 'threeDs'>, a: AuthorizationAuthentication, amount: number): boolean {
-  return config.threeDs.required && a.channel === 'ecommerce' && a.credentialOnFile !== true && amount > 0;
+  return config.threeDs.required && a.channel === 'ecommerce' && a.credentialOnFile !== true && a.tokenized !== true && amount > 0;
 }
 
 /**

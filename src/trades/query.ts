@@ -52,7 +52,24 @@ export async function queryTrade({
     trade: trade ? toTradeRecord(trade, cardNo) : null,
     authorization: authorization ? toAuthorization(authorization, cardNo) : null,
     authentication,
+    token: authorization?.token_id ? await tokenOf(db, cardId, authorization.token_id) : null,
     network: origin ? { rrn: rrn || null, acquirer: origin.acquirer, stan: origin.stan, mti: origin.mti } : null,
+  };
+}
+
+/** The wallet token an authorization carried (decisions §15.5), of its card: its wallet and device now. */
+async function tokenOf(db: Kysely<DB>, cardId: string, tokenId: string): Promise<TradeDetail['token']> {
+  const row = await db
+    .selectFrom('tokens')
+    .select(['id', 'wallet_provider', 'device_type', 'device_name'])
+    .where('id', '=', tokenId)
+    .where('card_id', '=', cardId)
+    .executeTakeFirst();
+  if (!row) return null;
+  return {
+    tokenId: row.id,
+    walletProvider: row.wallet_provider,
+    device: { type: row.device_type, name: row.device_name },
   };
 }
 

@@ -1,7 +1,9 @@
 import { Type } from 'typebox';
 import { ENDPOINT_OUTCOMES } from '../db/schema.js';
+import { WALLET_PROVIDERS } from '../db/schema-tokens.js';
 import { CardCurrencyFilter, DateText, Id, TradeId } from '../http/fields.js';
 import { CodeEnum, Envelope, orList, RandomStr, SignedFields, StringEnum } from '../http/schemas.js';
+import { TokenDeviceSchema } from '../tokens/schemas.js';
 import { Channel, DeclineReason, TRADE_STATUSES, TradeStatus, TradeType } from './types.js';
 
 export const TradeRecordSchema = Type.Object({
@@ -127,6 +129,13 @@ export const NetworkOriginSchema = Type.Object({
   mti: Type.String({ description: 'the message type, e.g. 0100, 0200, 0220' }),
 });
 
+/** The wallet token an authorization was made with (decisions §15.5), as tradeQuery shows it. */
+export const TradeTokenSchema = Type.Object({
+  tokenId: Type.String({ description: 'the token (tokenQuery): tok_…' }),
+  walletProvider: StringEnum(WALLET_PROVIDERS, `the wallet: ${orList(WALLET_PROVIDERS)}`),
+  device: TokenDeviceSchema,
+});
+
 /** tradeQuery's answer: the record (null for a declined authorization) and the authorization, if it is one. */
 export const TradeDetailSchema = Type.Object({
   trade: Type.Union([TradeRecordSchema, Type.Null()], { description: 'the 4.1 record; null for a declined authorization' }),
@@ -136,6 +145,10 @@ export const TradeDetailSchema = Type.Object({
   authentication: Type.Union([TradeAuthenticationSchema, Type.Null()], {
     description:
       'the 3-D Secure authentication whose value the authorization carried (an approved one took it; a declined one shows it when the value was this card’s); null otherwise',
+  }),
+  token: Type.Union([TradeTokenSchema, Type.Null()], {
+    description:
+      'the wallet token the authorization was made with (the link’s field 48 subelements 33/34, the sandbox’s tokenId): its wallet and device as they are now; null without one, or when the token was not this card’s (declineReason token_unknown)',
   }),
   network: Type.Union([NetworkOriginSchema, Type.Null()], {
     description:

@@ -31,7 +31,7 @@ export const DEFAULT_LIST_STATUSES: readonly TradeStatusValue[] = [TradeStatus.s
  * Why an authorization was declined (decisions §11): stored with the decline, returned by
  * tradeQuery and the `authorization.declined` callback. Each maps to one result code: card
  * status 2724, balance 2725, the spending controls 2728, the merchant's authorization endpoint 2729,
- * the card verification 2731, 3-D Secure 2732 and 2733 (the card network link answers these with its own codes, §12.5).
+ * the card verification 2731, 3-D Secure 2732 and 2733, the wallet token 2734 (the card network link answers these with its own codes, §12.5).
  */
 export const DeclineReason = {
   /** The card is frozen or closed (2724). */
@@ -73,6 +73,15 @@ export const DeclineReason = {
    * `CARDPROGRAM_3DS_REQUIRED` is on (2733; the link's 1A, additional customer authentication required).
    */
   authenticationRequired: 'authentication_required',
+  /**
+   * The wallet token the authorization carried (the link's field 48 subelements 33/34, the sandbox's
+   * `tokenId`) is not one of this card's (2734; the link's 05; decisions §15.5).
+   */
+  tokenUnknown: 'token_unknown',
+  /** The token is this card's but not `active`: pending, suspended or deleted (2734; the link's 05). */
+  tokenInactive: 'token_inactive',
+  /** `allowedWallets` is set and the token's wallet is not in it (2728; the link's 57). */
+  walletNotAllowed: 'wallet_not_allowed',
 } as const;
 export type DeclineReasonValue = (typeof DeclineReason)[keyof typeof DeclineReason];
 

@@ -120,6 +120,17 @@ export function testConfig(dataDir: string, overrides: Partial<Config> = {}): Co
       ds: null,
       required: false,
     },
+    tokens: {
+      port: null,
+      host: '127.0.0.1',
+      tls: null,
+      maxConnections: 256,
+      maxPerAddress: 64,
+      handshakeMs: 10_000,
+      perCard: 10,
+      requestsPerDay: 20,
+    },
+    tspClient: null,
     ...overrides,
   };
 }

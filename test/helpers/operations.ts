@@ -22,6 +22,7 @@ import {
   submittedDispute,
   type Tenant,
   TOPUP,
+  walletToken,
 } from './tenant.js';
 
 /** A field naming one of the merchant's things, and what the operation answers when it names nothing known. */
@@ -37,6 +38,7 @@ const PAYMENT: IdField = { of: (s) => s.paymentId, unknown: [409, '2730'] };
 const DISPUTE: IdField = { of: (s) => s.disputeId, unknown: [404, '2740'] };
 const KYC_REQUEST: IdField = { of: (s) => s.requestNo, unknown: [404, '2613'] };
 const AUTHENTICATION: IdField = { of: (s) => s.acsTransId, unknown: [404, '2750'] };
+const TOKEN: IdField = { of: (s) => s.tokenId, unknown: [404, '2760'] };
 // Unique within one merchant only: another merchant's value is as free as a new one (no 2611, 1008 or 2610).
 const IDNO: IdField = { of: (s) => s.idno, unknown: [200, undefined] };
 const FREE_REQUEST_NO: IdField = { of: (s) => s.requestNo, unknown: [200, '0'] };
@@ -421,6 +423,84 @@ export const OPERATIONS: Operation[] = [
     body: async (s) => ({ acsTransID: await challenge(s, 'oob'), result: 'approved', randomStr: randomStr() }),
     ids: { acsTransID: AUTHENTICATION },
     change: (b) => ({ ...b, result: 'declined' }),
+  },
+  {
+    operation: 'sandboxTokenProvision',
+    path: '/sandbox/tokens/provision',
+    kind: 'write',
+    body: (s) => ({ cardId: s.cardId, walletProvider: 'apple_pay', randomStr: randomStr() }),
+    ids: { cardId: CARD },
+    change: (b) => ({ ...b, walletProvider: 'google_pay' }),
+  },
+  {
+    operation: 'sandboxTokenVerify',
+    path: '/sandbox/tokens/verify',
+    kind: 'write',
+    body: async (s) => ({ tokenId: await walletToken(s, 'pending'), code: '000000', randomStr: randomStr() }),
+    ids: { tokenId: TOKEN },
+    change: (b) => ({ ...b, code: '111111' }),
+  },
+  {
+    operation: 'tokenList',
+    path: '/api/network/tokenList.html',
+    kind: 'read',
+    body: (s) => ({ cardId: s.cardId, start: 0, randomStr: randomStr() }),
+    // Another merchant's card lists nothing, as an unknown one.
+    ids: { cardId: { of: (s) => s.cardId, unknown: [200, '0'] } },
+  },
+  {
+    operation: 'tokenQuery',
+    path: '/api/network/tokenQuery.html',
+    kind: 'read',
+    body: (s) => ({ tokenId: s.tokenId, randomStr: randomStr() }),
+    ids: { tokenId: TOKEN },
+  },
+  {
+    operation: 'tokenSuspend',
+    path: '/api/network/tokenSuspend.html',
+    kind: 'write',
+    body: async (s) => ({ tokenId: await walletToken(s), reason: 'phone lost', randomStr: randomStr() }),
+    ids: { tokenId: TOKEN },
+    change: (b) => ({ ...b, reason: 'phone stolen' }),
+  },
+  {
+    operation: 'tokenResume',
+    path: '/api/network/tokenResume.html',
+    kind: 'write',
+    body: async (s) => ({ tokenId: await walletToken(s, 'suspended'), randomStr: randomStr() }),
+    ids: { tokenId: TOKEN },
+    change: (b) => ({ ...b, reason: 'found' }),
+  },
+  {
+    operation: 'tokenDelete',
+    path: '/api/network/tokenDelete.html',
+    kind: 'write',
+    body: async (s) => ({ tokenId: await walletToken(s), randomStr: randomStr() }),
+    ids: { tokenId: TOKEN },
+    change: (b) => ({ ...b, reason: 'removed' }),
+  },
+  {
+    operation: 'tokenActivate',
+    path: '/api/network/tokenActivate.html',
+    kind: 'write',
+    body: async (s) => ({ tokenId: await walletToken(s, 'pending'), randomStr: randomStr() }),
+    ids: { tokenId: TOKEN },
+    change: (b) => ({ ...b, tokenId: `${b.tokenId}x` }),
+  },
+  {
+    operation: 'tokenSettingsUpdate',
+    path: '/api/network/tokenSettingsUpdate.html',
+    kind: 'write',
+    body: () => ({ methods: ['app', 'otp_sms'], randomStr: randomStr() }),
+    ids: {},
+    change: (b) => ({ ...b, methods: ['otp_email'] }),
+  },
+  {
+    operation: 'tokenSettingsQuery',
+    path: '/api/network/tokenSettingsQuery.html',
+    kind: 'read',
+    body: () => ({ randomStr: randomStr() }),
+    ids: {},
   },
   {
     operation: 'sandboxCardDetails',

@@ -6,6 +6,7 @@ import { updateMerchant } from '../../src/merchants/manage.js';
 import { runVerb } from '../../src/runner.js';
 import { type Harness, holderBody, kycBody, randomStr, type TestMerchant } from './app.js';
 import { ok } from './cards.js';
+import { seedToken } from './tokens.js';
 
 export type Body = Record<string, unknown>;
 
@@ -45,6 +46,15 @@ export interface Tenant {
   kycEmail: string;
   /** A 3-D Secure authentication of cardId (frictionless: the sandbox's directory server). */
   acsTransId: string;
+  /** An active wallet token of cardId. */
+  tokenId: string;
+}
+
+/** A new wallet token of the tenant's card: active, suspended by the merchant, or pending (its step-up by the merchant's app). */
+export async function walletToken(s: Tenant, status: 'active' | 'suspended' | 'pending' = 'active'): Promise<string> {
+  const { tokenId } = await seedToken(s.h.app.svc, { cardId: s.cardId, status: status === 'pending' ? 'pending' : 'active' });
+  if (status === 'suspended') await ok(s.h, '/api/network/tokenSuspend.html', { tokenId }, s.m);
+  return tokenId;
 }
 
 export const authorization = async (s: Tenant) => (await ok(s.h, AUTHORIZE, { cardId: s.cardId, amount: 1 }, s.m)).tradeId as string;
@@ -120,6 +130,7 @@ export async function tenant(h: Harness, m: TestMerchant): Promise<Tenant> {
     requestNo: '',
     kycEmail: '',
     acsTransId: '',
+    tokenId: '',
   };
   s.authId = await authorization(s);
   s.paymentId = await payment(s);
@@ -128,6 +139,7 @@ export async function tenant(h: Harness, m: TestMerchant): Promise<Tenant> {
   s.requestNo = kyc.requestNo as string;
   s.kycEmail = kyc.email as string;
   s.acsTransId = (await ok(h, '/sandbox/3ds/authenticate', { cardId: card.cardId, amount: 10 }, m)).ares.acsTransID as string;
+  s.tokenId = await walletToken(s);
   return s;
 }
 

@@ -63,7 +63,7 @@ eachDialect('authorizations: the acceptor, the decision, tradeQuery', (dialect) 
     // The records the authorization settles into are plain records: no authorization of their own.
     const pay = await ok(h, `${N}/clear`, { tradeId: auth.tradeId });
     const qp = await h.call(QUERY, { tradeId: pay.tradeId, randomStr: randomStr() });
-    assert.deepEqual(qp.body.model, { trade: pay, authorization: null, authentication: null, network: null });
+    assert.deepEqual(qp.body.model, { trade: pay, authorization: null, authentication: null, token: null, network: null });
     // Without acceptor data (the interface's sample body) every acceptor field is null.
     const bare = await ok(h, `${N}/authorize`, { cardId, amount: 1 });
     const qb = await h.call(QUERY, { tradeId: bare.tradeId, randomStr: randomStr() });

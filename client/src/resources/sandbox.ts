@@ -8,6 +8,8 @@ import type {
   KycStatus,
   SandboxThreeDsAuthentication,
   SandboxThreeDsCompletion,
+  SandboxTokenProvisioning,
+  SandboxTokenVerification,
   TradeRecord,
 } from '../types.js';
 
@@ -52,6 +54,8 @@ export class Sandbox {
    * const { tradeId } = await client.sandbox.authorize({ cardId, amount: 12.5, remark: 'Coffee', mcc: '5814', channel: 'pos' });
    * // With the card data an online shop takes (cardDetails gives the card's):
    * await client.sandbox.authorize({ cardId, amount: 30, channel: 'ecommerce', cvv2: '123', expiry: '2911' });
+   * // With a wallet token (Apple Pay, Google Pay, a card on file):
+   * await client.sandbox.authorize({ cardId, amount: 8.4, channel: 'pos', tokenId });
    */
   authorize(
     p: {
@@ -74,6 +78,12 @@ export class Sandbox {
        */
       cvv2?: string;
       expiry?: string;
+      /**
+       * A wallet token the payment is made with (`sandbox.provisionToken`): this card's active token,
+       * else declined `2734` (`token_unknown`, `token_inactive`); its wallet must be in the controls'
+       * `allowedWallets` when they set it (`2728`, `wallet_not_allowed`).
+       */
+      tokenId?: string;
     } & Dated,
   ): Promise<SandboxTrade> {
     return this.write('/sandbox/network/authorize', p);
@@ -123,6 +133,38 @@ export class Sandbox {
     randomStr?: string;
   }): Promise<SandboxThreeDsCompletion> {
     return this.write('/sandbox/3ds/complete', p);
+  }
+
+  /**
+   * Provisions a wallet token for one of your cards as the wallet's token service provider would
+   * (the same decision as `POST /tsp/provision`): `approve` (active), `require_authentication`
+   * (pending; a one-time code for the first code method is in your `token.otp` callback at once) or
+   * `decline`. The answer carries the `tokenReferenceId` and `tokenRequestorId` the card network
+   * link's field 48 subelements 33 and 34 name (docs/tokens.md).
+   *
+   * @example
+   * const { tokenId, decision } = await client.sandbox.provisionToken({ cardId, walletProvider: 'apple_pay', device: { type: 'phone', name: 'Ana’s iPhone' } });
+   */
+  provisionToken(p: {
+    cardId: string;
+    walletProvider: 'apple_pay' | 'google_pay' | 'samsung_pay' | 'card_on_file';
+    /** 0–9, higher is riskier (default 0): 4 or more asks for a step-up, 7 or more declines (without your token decision endpoint). */
+    walletRiskScore?: number;
+    device?: { type: 'phone' | 'watch' | 'tablet' | 'wearable' | 'other'; name?: string };
+    randomStr?: string;
+  }): Promise<SandboxTokenProvisioning> {
+    return this.write('/sandbox/tokens/provision', p);
+  }
+
+  /**
+   * Finishes a wallet token's step-up with the code from your `token.otp` callback, as the TSP
+   * would pass it on: right, the token turns active; the third wrong code deletes it.
+   *
+   * @example
+   * const { valid, token } = await client.sandbox.verifyToken({ tokenId, code: event.code });
+   */
+  verifyToken(p: { tokenId: string; code: string; randomStr?: string }): Promise<SandboxTokenVerification> {
+    return this.write('/sandbox/tokens/verify', p);
   }
 
   /** @example await client.sandbox.clear({ tradeId }); // the payment (151) takes the held amount */

@@ -26,6 +26,7 @@ from .resources.kyc import Kyc
 from .resources.page import Page
 from .resources.sandbox import Sandbox
 from .resources.three_ds import ThreeDs
+from .resources.tokens import Tokens
 from .resources.trades import Trades
 from .webhooks import Webhooks
 
@@ -120,6 +121,7 @@ class Client(Requester):
         self.trades = Trades(self)
         self.disputes = Disputes(self)
         self.three_ds = ThreeDs(self)
+        self.tokens = Tokens(self)
         self.kyc = Kyc(self)
         self.page = Page(self)
         self.sandbox = Sandbox(self)

@@ -69,9 +69,12 @@ class DeclineReason(str, enum.Enum):
     CARD_VERIFICATION_MISSING = "card_verification_missing"
     AUTHENTICATION_FAILED = "authentication_failed"
     AUTHENTICATION_REQUIRED = "authentication_required"
+    TOKEN_UNKNOWN = "token_unknown"
+    TOKEN_INACTIVE = "token_inactive"
+    WALLET_NOT_ALLOWED = "wallet_not_allowed"
 
 
-DeclineReasonValue = Literal["card_inactive", "insufficient_funds", "spending_limit", "mcc_not_allowed", "mcc_blocked", "country_not_allowed", "country_blocked", "channel_not_allowed", "merchant_declined", "merchant_timeout", "merchant_error", "cvv2_mismatch", "expiry_mismatch", "card_verification_missing", "authentication_failed", "authentication_required"]
+DeclineReasonValue = Literal["card_inactive", "insufficient_funds", "spending_limit", "mcc_not_allowed", "mcc_blocked", "country_not_allowed", "country_blocked", "channel_not_allowed", "merchant_declined", "merchant_timeout", "merchant_error", "cvv2_mismatch", "expiry_mismatch", "card_verification_missing", "authentication_failed", "authentication_required", "token_unknown", "token_inactive", "wallet_not_allowed"]
 
 
 class Channel(str, enum.Enum):
@@ -191,6 +194,33 @@ class TradeDetailAuthentication(TypedDict):
     method: TradeDetailAuthenticationMethod
 
 
+TradeDetailTokenWalletProvider = Literal["apple_pay", "google_pay", "samsung_pay", "card_on_file"]
+"""the wallet: apple_pay, google_pay, samsung_pay or card_on_file"""
+
+
+TradeDetailTokenDeviceType = Literal["phone", "watch", "tablet", "wearable", "other"]
+"""must be phone, watch, tablet, wearable or other"""
+
+
+class TradeDetailTokenDevice(TypedDict):
+    """The `device` of TradeDetailToken."""
+
+    #: the device’s kind; null: not given (a card on file)
+    type: TradeDetailTokenDeviceType | None
+    #: the device’s name as the wallet gave it; null: not given
+    name: str | None
+
+
+class TradeDetailToken(TypedDict):
+    """The `token` of TradeDetail."""
+
+    #: the token (tokenQuery): tok_…
+    tokenId: str
+    #: the wallet: apple_pay, google_pay, samsung_pay or card_on_file
+    walletProvider: TradeDetailTokenWalletProvider
+    device: TradeDetailTokenDevice
+
+
 class TradeDetailNetwork(TypedDict):
     """The `network` of TradeDetail."""
 
@@ -213,6 +243,8 @@ class TradeDetail(TypedDict):
     authorization: Authorization | None
     #: the 3-D Secure authentication whose value the authorization carried (an approved one took it; a declined one shows it when the value was this card’s); null otherwise
     authentication: TradeDetailAuthentication | None
+    #: the wallet token the authorization was made with (the link’s field 48 subelements 33/34, the sandbox’s tokenId): its wallet and device as they are now; null without one, or when the token was not this card’s (declineReason token_unknown)
+    token: TradeDetailToken | None
     #: the card network message that produced it (or its authorization’s): its RRN, acquirer, STAN and type; null for the sandbox’s transactions
     network: TradeDetailNetwork | None
 
@@ -264,6 +296,8 @@ class Controls(TypedDict, total=False):
     blockedCountries: list[str]
     #: only these channels are approved (ecommerce, pos or atm; an authorization without a channel is declined)
     channels: list[ChannelValue]
+    #: an authorization made with a wallet token is approved only when the token’s wallet is one of these (apple_pay, google_pay, samsung_pay or card_on_file; decisions §15.5); an authorization with the card’s own number, without a token, is not concerned
+    allowedWallets: list[TradeDetailTokenWalletProvider]
 
 
 SpendingStateSource = Literal["card", "cardholder"]
@@ -553,6 +587,71 @@ class ThreeDsSettings(TypedDict):
     challengeMethod: ThreeDsAuthenticationChallengeMethod
 
 
+WalletTokenStatus = Literal["pending", "active", "suspended", "deleted"]
+"""pending (the cardholder has not confirmed yet), active, suspended, or deleted (final)"""
+
+
+WalletTokenHistoryItemSource = Literal["tsp", "card", "merchant", "operator", "service"]
+"""who made the change: tsp, card, merchant, operator or service"""
+
+
+class WalletTokenHistoryItem(TypedDict):
+    """An item of The `history` of WalletToken."""
+
+    #: pending, active, suspended or deleted
+    status: WalletTokenStatus
+    #: who made the change: tsp, card, merchant, operator or service
+    source: WalletTokenHistoryItemSource
+    #: when (ISO 8601)
+    at: str
+    #: why, when known
+    reason: str | None
+
+
+class WalletToken(TypedDict):
+    """A wallet token (Apple Pay, Google Pay, Samsung Pay, a card on file) as tokenQuery gives it (docs/tokens.md)."""
+
+    #: the service’s id of the token (tok_…)
+    tokenId: str
+    cardId: str
+    #: pending (the cardholder has not confirmed yet), active, suspended, or deleted (final)
+    status: WalletTokenStatus
+    #: apple_pay, google_pay, samsung_pay or card_on_file
+    walletProvider: TradeDetailTokenWalletProvider
+    #: the wallet or merchant the token is for
+    tokenRequestorName: str
+    #: the token’s last 4 digits (not the card’s); null: not given
+    tokenLast4: str | None
+    device: TradeDetailTokenDevice
+    #: ISO 8601
+    createdAt: str
+    #: ISO 8601
+    updatedAt: str
+    #: each change of status, oldest first
+    history: list[WalletTokenHistoryItem]
+
+
+class WalletTokenPage(TypedDict):
+    """A page of the merchant’s wallet tokens (tokenList)."""
+
+    #: tokens matching the filters
+    total: int
+    tokens: list[WalletToken]
+
+
+TokenSettingsMethodsItem = Literal["otp_sms", "otp_email", "app"]
+"""must be otp_sms, otp_email or app"""
+
+
+class TokenSettings(TypedDict):
+    """The merchant’s token settings: decision endpoint and step-up methods."""
+
+    #: where each provisioning the program would not decline is sent as a token.decision event; null: the built-in rules decide
+    decisionUrl: str | None
+    #: the step-up methods offered, in order; null: the default (otp_sms when the cardholder has a mobile number, and otp_email)
+    methods: list[TokenSettingsMethodsItem] | None
+
+
 ThreeDsAResTransStatus = Literal["Y", "N", "U", "C"]
 """Y authenticated (frictionless), N not authenticated, U could not be performed, C challenge required"""
 
@@ -619,6 +718,67 @@ class SandboxThreeDsCompletion(TypedDict):
     eci: str | None
     #: once the challenge ended Y, the authentication value of the RReq (28 Base64 characters), as the directory server hands it to the 3DS Server: send it with the eci in the authorization (sandboxAuthorize, or field 48 on the link), once; else null. Sandbox only: in production it reaches you through the DS and your 3DS Server, never through this API
     authenticationValue: str | None
+
+
+SandboxTokenProvisioningDecision = Literal["approve", "require_authentication", "decline"]
+"""approve, require_authentication or decline"""
+
+
+class SandboxTokenProvisioningAuthenticationMethodsItem(TypedDict):
+    """An item of The `authenticationMethods` of SandboxTokenProvisioning."""
+
+    #: the method’s id, for /tsp/activation-code
+    id: str
+    #: must be otp_sms, otp_email or app
+    type: TokenSettingsMethodsItem
+    #: where the code goes, masked (••• ••• 1234, j•••@example.com); the merchant’s app for app
+    value: str
+
+
+SandboxTokenProvisioningCodeSentType = Literal["otp_sms", "otp_email"]
+"""otp_sms or otp_email"""
+
+
+class SandboxTokenProvisioningCodeSent(TypedDict):
+    """The `codeSent` of SandboxTokenProvisioning."""
+
+    methodId: str
+    #: otp_sms or otp_email
+    type: SandboxTokenProvisioningCodeSentType
+    #: ISO 8601: the code is valid 10 minutes
+    expiresAt: str
+
+
+class SandboxTokenProvisioning(TypedDict):
+    """The sandbox’s TSP: a provisioning’s decision, the token it made and the one-time code asked for (docs/tokens.md)."""
+
+    #: approve, require_authentication or decline
+    decision: SandboxTokenProvisioningDecision
+    #: why, when not approved
+    reason: str | None
+    #: the token (tok_…); null on a decline (no token is made)
+    tokenId: str | None
+    #: the TSP’s id of the token, as the sandbox made it up: the card network link’s field 48 subelement 33
+    tokenReferenceId: str
+    #: the wallet’s token requestor id (11 digits): field 48 subelement 34
+    tokenRequestorId: str
+    #: with require_authentication: how the cardholder may confirm
+    authenticationMethods: list[SandboxTokenProvisioningAuthenticationMethodsItem]
+    #: the one-time code asked for at once for the first code method (its code is in your token.otp callback; finish with /sandbox/tokens/verify); null when none was (approved, declined, or only app offered: tokenActivate)
+    codeSent: SandboxTokenProvisioningCodeSent | None
+    #: the token as tokenQuery gives it; null on a decline
+    token: WalletToken | None
+
+
+class SandboxTokenVerification(TypedDict):
+    """A wallet token’s one-time code checked in the sandbox: valid or not, the wrong codes still allowed, the token."""
+
+    valid: bool
+    #: wrong codes still allowed; 0: the step-up is over (the token deleted)
+    attemptsLeft: int
+    #: when not valid: wrong, expired, no_code
+    reason: str | None
+    token: WalletToken
 
 
 class _HolderCreateParamsRequired(TypedDict):
@@ -1188,6 +1348,109 @@ ThreeDsSettingsQueryResult = ThreeDsSettings
 """What threeDsSettingsQuery answers: The 3-D Secure settings: decision endpoint and challenge method."""
 
 
+class _TokenListParamsRequired(TypedDict):
+    #: must be a whole number ≥ 0: the index of the first token
+    start: int
+    #: must be exactly 32 letters or digits
+    randomStr: str
+
+
+class TokenListParams(_TokenListParamsRequired, total=False):
+    """The body of tokenList (/api/network/tokenList.html) without appId, sign and timestamp."""
+
+    #: must be a cardId
+    cardId: str
+    #: must be pending, active, suspended or deleted
+    status: WalletTokenStatus
+    #: must be a whole number from 1 to 100 (default 30)
+    limit: int
+
+
+TokenListResult = WalletTokenPage
+"""What tokenList answers: The merchant’s wallet tokens (Apple Pay, Google Pay, cards on file), newest first, by card and status, paged."""
+
+
+class TokenQueryParams(TypedDict):
+    """The body of tokenQuery (/api/network/tokenQuery.html) without appId, sign and timestamp."""
+
+    #: must be a tokenId (tok_…)
+    tokenId: str
+    #: must be exactly 32 letters or digits
+    randomStr: str
+
+
+TokenQueryResult = WalletToken
+"""What tokenQuery answers: One wallet token: its card, status, wallet, device and status history."""
+
+
+class _TokenSuspendParamsRequired(TypedDict):
+    #: must be a tokenId (tok_…)
+    tokenId: str
+    #: must be exactly 32 letters or digits
+    randomStr: str
+
+
+class TokenSuspendParams(_TokenSuspendParamsRequired, total=False):
+    """The body of tokenSuspend (/api/network/tokenSuspend.html) without appId, sign and timestamp."""
+
+    #: must be at most 200 characters, without control characters ("" or absent: none)
+    reason: str
+
+
+TokenSuspendResult = WalletToken
+"""What tokenSuspend answers: Suspend a wallet token: payments with it are declined until it is resumed."""
+
+
+TokenResumeParams = TokenSuspendParams
+"""The body of tokenResume (/api/network/tokenResume.html) without appId, sign and timestamp."""
+
+
+TokenResumeResult = WalletToken
+"""What tokenResume answers: Resume a suspended wallet token."""
+
+
+TokenDeleteParams = TokenSuspendParams
+"""The body of tokenDelete (/api/network/tokenDelete.html) without appId, sign and timestamp."""
+
+
+TokenDeleteResult = WalletToken
+"""What tokenDelete answers: Delete a wallet token for good (the device or merchant must provision again)."""
+
+
+TokenActivateParams = TokenQueryParams
+"""The body of tokenActivate (/api/network/tokenActivate.html) without appId, sign and timestamp."""
+
+
+TokenActivateResult = WalletToken
+"""What tokenActivate answers: Activate a pending wallet token: the cardholder confirmed it in your app (app-to-app)."""
+
+
+class _TokenSettingsUpdateParamsRequired(TypedDict):
+    #: must be exactly 32 letters or digits
+    randomStr: str
+
+
+class TokenSettingsUpdateParams(_TokenSettingsUpdateParamsRequired, total=False):
+    """The body of tokenSettingsUpdate (/api/network/tokenSettingsUpdate.html) without appId, sign and timestamp."""
+
+    #: the token decision endpoint: https to a public host in production (the sandbox also allows http and loopback); null removes it; left out: unchanged
+    decisionUrl: str | None
+    #: the step-up methods offered to a cardholder, in order: otp_sms (needs the cardholder’s mobile number), otp_email, app (tokenActivate); null: the default; left out: unchanged
+    methods: list[TokenSettingsMethodsItem] | None
+
+
+TokenSettingsUpdateResult = TokenSettings
+"""What tokenSettingsUpdate answers: Set the token decision endpoint and the step-up methods offered to cardholders."""
+
+
+TokenSettingsQueryParams = AuthorizationEndpointQueryParams
+"""The body of tokenSettingsQuery (/api/network/tokenSettingsQuery.html) without appId, sign and timestamp."""
+
+
+TokenSettingsQueryResult = TokenSettings
+"""What tokenSettingsQuery answers: The token settings: decision endpoint and step-up methods."""
+
+
 class LoginFreeLinkParams(TypedDict, total=False):
     """The body of loginFreeLink (/open/merchant/api/v2) without appId, sign and timestamp."""
 
@@ -1261,6 +1524,8 @@ class SandboxAuthorizeParams(_SandboxAuthorizeParamsRequired, total=False):
     eci: str
     #: must be 28 Base64 characters: the authenticationValue of a successful 3-D Secure authentication of this card (/sandbox/3ds/authenticate, or the ACS). Checked once: a value not issued for this card, already used by an approved authorization, more than 30 days old or for less than this amount declines the authorization (2732, declineReason authentication_failed). With CARDPROGRAM_3DS_REQUIRED on, an ecommerce authorization without one, outside the low-value exemption, is declined 2733 (authentication_required)
     authenticationValue: str
+    #: must be a tokenId (tok_…): the wallet token the payment is made with (Apple Pay, Google Pay, a card on file; /sandbox/tokens/provision makes one). Optional; a token that is not this card’s declines the authorization (2734, declineReason token_unknown), one that is not active (pending, suspended, deleted) too (token_inactive); a token whose wallet the controls’ allowedWallets do not list is 2728 (wallet_not_allowed). tradeQuery shows it
+    tokenId: str
 
 
 SandboxAuthorizeResult = TradeRecord
@@ -1539,6 +1804,54 @@ SandboxThreeDsCompleteResult = SandboxThreeDsCompletion
 """What sandboxThreeDsComplete answers: Finish a 3-D Secure challenge without a browser (sandbox only)."""
 
 
+class _SandboxTokenProvisionParamsDeviceRequired(TypedDict):
+    #: must be phone, watch, tablet, wearable or other
+    type: TradeDetailTokenDeviceType
+
+
+class SandboxTokenProvisionParamsDevice(_SandboxTokenProvisionParamsDeviceRequired, total=False):
+    """The `device` of SandboxTokenProvisionParams."""
+
+    #: must be 1 to 64 characters without control characters
+    name: str
+
+
+class _SandboxTokenProvisionParamsRequired(TypedDict):
+    #: must be a cardId
+    cardId: str
+    #: must be apple_pay, google_pay, samsung_pay or card_on_file
+    walletProvider: TradeDetailTokenWalletProvider
+    #: must be exactly 32 letters or digits
+    randomStr: str
+
+
+class SandboxTokenProvisionParams(_SandboxTokenProvisionParamsRequired, total=False):
+    """The body of sandboxTokenProvision (/sandbox/tokens/provision) without appId, sign and timestamp."""
+
+    #: must be a whole number from 0 to 9: the wallet’s risk score, higher is riskier (default 0). Without a token decision endpoint: 7 or more declines, 4 or more asks for a step-up
+    walletRiskScore: int
+    device: SandboxTokenProvisionParamsDevice
+
+
+SandboxTokenProvisionResult = SandboxTokenProvisioning
+"""What sandboxTokenProvision answers: Provision a wallet token for a card as a token service provider would (sandbox only)."""
+
+
+class SandboxTokenVerifyParams(TypedDict):
+    """The body of sandboxTokenVerify (/sandbox/tokens/verify) without appId, sign and timestamp."""
+
+    #: must be a tokenId
+    tokenId: str
+    #: must be 6 digits: the code from your token.otp callback
+    code: str
+    #: must be exactly 32 letters or digits
+    randomStr: str
+
+
+SandboxTokenVerifyResult = SandboxTokenVerification
+"""What sandboxTokenVerify answers: Finish a wallet token’s step-up with its one-time code (sandbox only)."""
+
+
 class AuthorizationRequestAuthorization(TypedDict):
     """The `authorization` of AuthorizationRequest."""
 
@@ -1614,6 +1927,14 @@ OPERATIONS: dict[str, str] = {
     "threeDsSettingsUpdate": "/api/network/threeDsSettingsUpdate.html",
     "threeDsChallengeRespond": "/api/network/threeDsChallengeRespond.html",
     "threeDsSettingsQuery": "/api/network/threeDsSettingsQuery.html",
+    "tokenList": "/api/network/tokenList.html",
+    "tokenQuery": "/api/network/tokenQuery.html",
+    "tokenSuspend": "/api/network/tokenSuspend.html",
+    "tokenResume": "/api/network/tokenResume.html",
+    "tokenDelete": "/api/network/tokenDelete.html",
+    "tokenActivate": "/api/network/tokenActivate.html",
+    "tokenSettingsUpdate": "/api/network/tokenSettingsUpdate.html",
+    "tokenSettingsQuery": "/api/network/tokenSettingsQuery.html",
     "loginFreeLink": "/open/merchant/api/v2",
     "sandboxHolderReview": "/sandbox/holder/review",
     "sandboxAuthorize": "/sandbox/network/authorize",
@@ -1631,4 +1952,6 @@ OPERATIONS: dict[str, str] = {
     "sandboxDisputeDecide": "/sandbox/dispute/decide",
     "sandboxThreeDsAuthenticate": "/sandbox/3ds/authenticate",
     "sandboxThreeDsComplete": "/sandbox/3ds/complete",
+    "sandboxTokenProvision": "/sandbox/tokens/provision",
+    "sandboxTokenVerify": "/sandbox/tokens/verify",
 }

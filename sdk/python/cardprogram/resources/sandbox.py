@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import datetime
-from typing import Literal, Optional, Union
+from typing import Dict, Literal, Optional, Union
 
 from .._operations import Resource, operation
 from .._wire import (
@@ -13,6 +13,8 @@ from .._wire import (
     KycStatus,
     SandboxThreeDsAuthentication,
     SandboxThreeDsCompletion,
+    SandboxTokenProvisioning,
+    SandboxTokenVerification,
     TradeRecord,
 )
 
@@ -72,15 +74,18 @@ class Sandbox(Resource):
         expiry: Optional[str] = None,
         eci: Optional[str] = None,
         authentication_value: Optional[str] = None,
+        token_id: Optional[str] = None,
         business_date: Optional[Day] = None,
         random_str: Optional[str] = None,
     ) -> TradeRecord:
         """A card payment's authorization (150): holds the amount. A decline raises a ``ConflictError``
-        (``2724``, ``2725``, ``2728``, ``2729``, ``2731``, ``2732``, ``2733``) whose ``decline`` names the
+        (``2724``, ``2725``, ``2728``, ``2729``, ``2731``, ``2732``, ``2733``, ``2734``) whose ``decline`` names the
         declined authorization. ``cvv2`` and ``expiry`` (YYMM), when sent, are checked against the card; a
         mismatch counts toward the card's security freeze (5 within 24 hours). ``eci`` and
         ``authentication_value`` are a 3-D Secure authentication's (``sandbox.authenticate``): good once,
-        for this card, up to the authenticated amount (else ``2732``).
+        for this card, up to the authenticated amount (else ``2732``). ``token_id`` is a wallet token's
+        (``sandbox.provision_token``): this card's active token, else ``2734`` (``token_unknown``,
+        ``token_inactive``); its wallet must be in the controls' ``allowedWallets`` when they set it (``2728``).
 
         >>> client.sandbox.authorize(card_id="card_…", amount=12.5, remark="Coffee", mcc="5814", channel="pos")  # doctest: +SKIP
         """
@@ -101,6 +106,7 @@ class Sandbox(Resource):
                 "expiry": expiry,
                 "eci": eci,
                 "authenticationValue": authentication_value,
+                "tokenId": token_id,
                 "businessDate": business_date,
                 "randomStr": random_str,
             },
@@ -282,6 +288,45 @@ class Sandbox(Resource):
                 "randomStr": random_str,
             },
         )
+
+    @operation("sandboxTokenProvision", "write")
+    def provision_token(
+        self,
+        *,
+        card_id: str,
+        wallet_provider: Literal["apple_pay", "google_pay", "samsung_pay", "card_on_file"],
+        wallet_risk_score: Optional[int] = None,
+        device: Optional[Dict[str, str]] = None,
+        random_str: Optional[str] = None,
+    ) -> SandboxTokenProvisioning:
+        """Provisions a wallet token for one of your cards as the wallet's token service provider would
+        (the same decision as ``POST /tsp/provision``): ``approve`` (an active token),
+        ``require_authentication`` (a pending one; a one-time code for the first code method is in your
+        ``token.otp`` callback at once) or ``decline``. ``wallet_risk_score`` is 0–9 (default 0);
+        ``device`` is ``{"type": "phone", "name": "…"}``. The answer carries the ``tokenReferenceId`` and
+        ``tokenRequestorId`` the card network link's field 48 subelements 33 and 34 name.
+
+        >>> client.sandbox.provision_token(card_id="card_…", wallet_provider="apple_pay")["decision"]  # doctest: +SKIP
+        """
+        return self._call(
+            "sandboxTokenProvision",
+            {
+                "cardId": card_id,
+                "walletProvider": wallet_provider,
+                "walletRiskScore": wallet_risk_score,
+                "device": device,
+                "randomStr": random_str,
+            },
+        )
+
+    @operation("sandboxTokenVerify", "write")
+    def verify_token(self, *, token_id: str, code: str, random_str: Optional[str] = None) -> SandboxTokenVerification:
+        """Finishes a wallet token's step-up with the code from your ``token.otp`` callback, as the TSP
+        would pass it on: right, the token turns active; a wrong one counts (the third deletes the token).
+
+        >>> client.sandbox.verify_token(token_id="tok_…", code="123456")["valid"]  # doctest: +SKIP
+        """
+        return self._call("sandboxTokenVerify", {"tokenId": token_id, "code": code, "randomStr": random_str})
 
     @operation("sandboxThreeDsComplete", "write")
     def complete_challenge(
