@@ -42,6 +42,7 @@ const DB_OUTSIDE_READ: Record<string, string> = {
   'src/idempotency/read-nonces-pg.ts': "the read-nonce store's own statements (it writes)",
   'src/ledger/check.ts': "the ledger check's read-only REPEATABLE READ snapshot on PostgreSQL, a transaction of its own",
   'src/three-ds/results.ts': "the RReq's delivery to the DS: leases and attempts in single statements, as the callback worker's",
+  'src/tokens/tsp-calls.ts': "the token changes' delivery to the TSP: leases and attempts, as the callback worker's",
 };
 
 /**
@@ -58,6 +59,8 @@ const TX_OUTSIDE_RUNNER: Record<string, string> = {
   'src/holders/identity.ts': 'a start-up step after the migrations, before the services exist: rows written before identities were sealed',
   'src/kyc/email.ts': 'a start-up step after the migrations, before the services exist: KYC e-mails written before they were sealed',
   'src/ledger/check.ts': "the ledger check's read-only snapshot on PostgreSQL",
+  'src/tokens/tsp-calls.ts':
+    "the token changes' delivery to the TSP: a call's lease, then its outcome with its attempt record (bookkeeping, as the callback worker's)",
 };
 
 /**

@@ -23,7 +23,7 @@ export function tokensRoutes(app: FastifyInstance, kit: ConsoleKit): void {
       if (!posted) return reply;
       const { frame, form } = posted;
       const tokenId = req.params.id;
-      const token = isIdText(tokenId) ? await tokenById(svc.database.db, tokenId) : null;
+      const token = isIdText(tokenId) ? await svc.database.read((db) => tokenById(db, tokenId)) : null;
       if (!token) return html(reply, 404, pages.notFoundPage(frame, 'No such token.', '/console/search'));
       const back = `/console/cards/${encodeURIComponent(token.card_id)}`;
       if (action === 'delete' && form.get('confirm') !== tokenId) {

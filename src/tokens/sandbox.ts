@@ -70,7 +70,7 @@ function madeUp(merchantId: string, randomStr: string) {
 export async function sandboxProvision(svc: Services, run: SandboxRun<SandboxTokenProvisionInput>): Promise<SandboxTokenProvisioning> {
   const { input, merchantId } = run;
   const card = await svc.database.read((db) => loadCard(db, merchantId, input.cardId));
-  const pan = await svc.vault.decrypt(svc.database.db, card.id, card.pan_enc, card.pan_key_id);
+  const pan = await svc.database.read((db) => svc.vault.decrypt(db, card.id, card.pan_enc, card.pan_key_id));
   const ids = madeUp(merchantId, run.once.randomStr);
   const requestor = REQUESTORS[input.walletProvider];
   const expiry = `${String(card.expiry_year % 100).padStart(2, '0')}${String(card.expiry_month).padStart(2, '0')}`;

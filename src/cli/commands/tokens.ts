@@ -46,7 +46,7 @@ export function tokenCommands(program: Command): void {
       const limit = o.limit ?? 50;
       if (limit < 1 || limit > 500) throw new ConfigError('--limit must be from 1 to 500');
       const rows = await withServices((svc) =>
-        operatorTokens(svc.database.db, { merchantId: o.merchant, cardId: o.card, status: o.status, limit }),
+        svc.database.read((db) => operatorTokens(db, { merchantId: o.merchant, cardId: o.card, status: o.status, limit })),
       );
       print(!!o.json, rows, () => (rows.length ? rows.map(line).join('\n') : 'no tokens'));
     });
