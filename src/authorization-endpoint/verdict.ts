@@ -44,14 +44,6 @@ export interface EndpointSettings {
 }
 
 /**
- * A context for the rules' reads outside a transaction (the pre-check before the ask): on `db`,
- * which on PostgreSQL is the urgent lane's connection when the caller has one.
- */
-export function precheckCtx(svc: Services, merchantId: string, actor: string, db: Kysely<DB>, now: number): MerchantCtx {
-  return { svc, tx: db, now, merchantId, actor, wake: { worker: false }, afterCommit: () => {} };
-}
-
-/**
  * Asks the endpoint about `request`, with what is left until `deadline` (epoch ms; no longer than
  * the endpoint's own timeout). Past the deadline it is not asked at all (`timeout_before_sending`,
  * the latency `lateMs`). `record` keeps the answer before the verb runs (the sandbox's claim, for a
