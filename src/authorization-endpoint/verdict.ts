@@ -35,7 +35,7 @@ export class EndpointNotAsked extends Error {
   }
 }
 
-/** A merchant's endpoint as it is asked (src/merchants/directory.ts keeps it with the merchant). */
+/** A merchant's endpoint as it is asked (src/directories/merchants.ts keeps it with the merchant). */
 export interface EndpointSettings {
   url: string;
   timeoutMs: number;

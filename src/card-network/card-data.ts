@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
+import { maskPan } from '../cards/card-number.js';
 import type { CardRow } from '../cards/model.js';
-import { maskPan } from '../cards/vault.js';
 import { type CardVerification, presentedCardData } from '../cards/verification.js';
 import type { Services } from '../context.js';
 import type { DB } from '../db/schema.js';
