@@ -1,6 +1,6 @@
 import type { Services } from '../context.js';
 import { ResponseCode } from '../iso8583/response-codes.js';
-import type { AuthorizeInput } from '../ledger/authorize.js';
+import type { AuthorizeInput } from '../ledger/authorization-input.js';
 import type { LedgerCtx } from '../ledger/context.js';
 import { forcedAuthorize } from '../ledger/forced.js';
 import { isSuspended } from '../ledger/suspense.js';

@@ -8,7 +8,8 @@ import { isUniqueViolation } from '../db/index.js';
 import type { DB } from '../db/schema.js';
 import { DomainError } from '../errors.js';
 import { fingerprint, type RequestKey } from '../idempotency/keys.js';
-import { type AuthorizeInput, authorize, endpointRequest } from '../ledger/authorize.js';
+import type { AuthorizeInput } from '../ledger/authorization-input.js';
+import { authorize, endpointRequest } from '../ledger/authorize.js';
 import { runPrecheck, runVerb } from '../runner.js';
 import type { TradeRecord } from '../trades/record.js';
 
