@@ -55,7 +55,7 @@ const LAYERS = [
   },
   {
     name: 'foundation',
-    paths: ['^src/(config|config-[a-z-]+|errors|dates|canonical-json|metrics)\\.ts$', '^src/(money|crypto|db|iso8583)/'],
+    paths: ['^src/(config|config-[a-z-]+|errors|dates|canonical-json|metrics)\\.ts$', '^src/(money|crypto|db|iso8583|vault|directories)/'],
   },
 ];
 

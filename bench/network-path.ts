@@ -113,9 +113,9 @@ try {
   const request = purchase(card);
   const bytes = encode(request);
   const fields = request.fields;
-  const row = await cardByPan(svc, card.pan);
-  if (!row) throw new Error('card not found');
   const db = svc.database.db;
+  const row = await cardByPan(svc, db, card.pan);
+  if (!row) throw new Error('card not found');
   const time = async (fn: () => unknown) => {
     for (let i = 0; i < 500; i++) await fn();
     // CPU time, not wall-clock: on a machine shared with other work the process waits for a core.
@@ -136,7 +136,7 @@ try {
       "identity and content's keyed hash",
       await time(() => {
         linkIdentity('authorization', '10000001', fields.get(11) as string, fields.get(7) as string);
-        return contentHash(svc, fields);
+        return contentHash(svc, db, fields);
       }),
     ],
     [

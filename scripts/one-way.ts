@@ -25,13 +25,6 @@ const AUDIT_OUTSIDE_RUNNER: Record<string, string> = {
 };
 
 /**
- * The card network's wing (issue 40): being moved and rewritten apart (its own branch); it joins the
- * reads' and the transactions' rules when it lands. Remove each path as it does.
- */
-const NETWORK_WING_PENDING = ['src/network/', 'src/network-link/', 'src/callbacks/authorization-request.ts'];
-const pending = (f: string) => NETWORK_WING_PENDING.some((p) => f.startsWith(p));
-
-/**
  * The statements on `database.db` outside src/db/: each is not a read that `svc.database.read` could
  * run (docs/architecture.md, "One way per concern": Reads). A new one is refused until listed here and there.
  */
@@ -98,25 +91,25 @@ const RULES: Rule[] = [
   {
     name: 'reads-through-database-read',
     why: 'outside a transaction a read is svc.database.read((db) => query(db, …)), using only that db; database.db only where scripts/one-way.ts lists why',
-    applies: (f) => !f.startsWith('src/db/') && !(f in DB_OUTSIDE_READ) && !pending(f),
+    applies: (f) => !f.startsWith('src/db/') && !(f in DB_OUTSIDE_READ),
     breaks: /\bdatabase\.db\b/,
   },
   {
     name: 'transactions-through-the-runner',
     why: 'a change runs in the runner (runVerb, signedWrite); the infrastructure that keeps its own transactions is listed in scripts/one-way.ts',
-    applies: (f) => !f.startsWith('src/db/') && f !== 'src/runner.ts' && !(f in TX_OUTSIDE_RUNNER) && !pending(f),
+    applies: (f) => !f.startsWith('src/db/') && f !== 'src/runner.ts' && !(f in TX_OUTSIDE_RUNNER),
     breaks: /\.withTx\(|\bdatabase\.write\(|\.transaction\(\)/,
   },
   {
     name: 'contexts-from-the-runner',
     why: "a verb's context is made by the runner only (runVerb; runPrecheck for a pre-check's reads): never by hand",
-    applies: (f) => f !== 'src/runner.ts' && !pending(f),
+    applies: (f) => f !== 'src/runner.ts',
     breaks: /afterCommit:\s*\(\)\s*=>/,
   },
   {
     name: 'typed-actor',
     why: 'a run names its actor typed (Actor, src/context.ts: operator, merchant, network, cardholder, system), never a label; the few stored labels are listed in scripts/one-way.ts',
-    applies: (f) => !(f in LABEL_ACTORS) && !pending(f),
+    applies: (f) => !(f in LABEL_ACTORS),
     // A string right after `actor:` outside an input (a card's status event keeps its own `actor`, a StatusActor).
     breaks: /^(?!.*\binput:).*\bactor:\s*['"`]/,
   },

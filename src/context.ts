@@ -1,16 +1,16 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
-import type { PanVault } from './cards/vault.js';
 import type { Config } from './config.js';
 import type { SecretBox } from './crypto/secretbox.js';
 import type { Database } from './db/index.js';
 import type { ReplicaRouter } from './db/replica.js';
 import type { DB } from './db/schema.js';
-import type { DomainDirectory } from './domains/directory.js';
+import type { DomainDirectory } from './directories/domains.js';
+import type { MerchantDirectory } from './directories/merchants.js';
 import type { KeyInStatements } from './idempotency/keys.js';
 import type { ReadNonceStore } from './idempotency/read-nonces.js';
-import type { MerchantDirectory } from './merchants/directory.js';
 import type { Metrics } from './metrics.js';
+import type { PanVault } from './vault/pan-vault.js';
 
 /** The service's long-lived parts. Built once in src/app.ts or the CLI; verbs reach them as `ctx.svc`. */
 export interface Services {

@@ -122,7 +122,8 @@ export async function runVerb<I, O, C extends VerbCtx>(
 /**
  * Runs a verb's pre-check: the reads a verb would make, without locks and outside any transaction,
  * before the run that decides (an AReq's pre-check, asked of the merchant's decision endpoint before
- * the transaction opens). fn is given a context as a verb is, its `tx` the read's connection
+ * the transaction opens; an authorization's, the link's and the sandbox's, before its authorization
+ * endpoint is asked). fn is given a context as a verb is, its `tx` the read's connection
  * (`svc.database.read`: on SQLite the read batch), or `db` when given (PostgreSQL's urgent lane). It
  * decides nothing and writes nothing: nothing wakes the worker, nothing runs after a commit. The one
  * other place a context is made.

@@ -1,16 +1,16 @@
 import type { FastifyBaseLogger } from 'fastify';
-import { PanVault } from './cards/vault.js';
 import type { Config } from './config.js';
 import type { Services } from './context.js';
 import { SecretBox } from './crypto/secretbox.js';
 import type { Database } from './db/index.js';
 import type { ReplicaRouter } from './db/replica.js';
-import { DomainDirectory } from './domains/directory.js';
+import { DomainDirectory } from './directories/domains.js';
+import { MerchantDirectory } from './directories/merchants.js';
 import { sealPlaintextHolders } from './holders/identity.js';
 import { sealPlaintextKyc } from './kyc/email.js';
-import { MerchantDirectory } from './merchants/directory.js';
 import { Metrics } from './metrics.js';
 import { tokensFollowCard } from './tokens/card-life.js';
+import { PanVault } from './vault/pan-vault.js';
 
 /** The long-lived parts every verb uses, for the HTTP app and the CLI alike (which reads the primary only). */
 export function createServices(

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { it } from 'node:test';
-import { isLuhnValid } from '../src/cards/vault.js';
+import { isLuhnValid } from '../src/cards/card-number.js';
 import { build, holderBody, randomStr, rowCounts } from './helpers/app.js';
 import { balances, fundedCard } from './helpers/cards.js';
 import { eachDialect } from './helpers/dialects.js';

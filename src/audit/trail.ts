@@ -1,9 +1,8 @@
 import { type Kysely, sql } from 'kysely';
+import { IDENTITY_FIELDS, KYC_SEALED_FIELDS } from '../codes/sealed-fields.js';
 import type { Actor } from '../context.js';
 import { newId } from '../db/ids.js';
 import type { DB } from '../db/schema.js';
-import { IDENTITY_FIELDS } from '../holders/identity.js';
-import { KYC_SEALED_FIELDS } from '../kyc/submit.js';
 
 /** An operator: who changed something from the CLI (user and machine) or the console (account and address). */
 export type Operator = Extract<Actor, { kind: 'operator' }>;
@@ -43,8 +42,8 @@ const SECRET_KEY = /secret|password|token|session|privateKey|publicKeyPem|pem|ce
  * A cardholder's identity data and a KYC request's e-mail and data, sealed at rest
  * (src/holders/identity.ts, src/kyc/email.ts): never in the trail either, where every role of the
  * console reads it and a copy of the database would show it (issue 26.9: a `kyc.review` record
- * held the request's e-mail). Taken from the modules that seal them, so a new sealed field is
- * redacted here too.
+ * held the request's e-mail). The lists are src/codes/sealed-fields.ts's, which the modules that
+ * seal them check against their types, so a new sealed field is redacted here too.
  */
 const IDENTITY_KEYS: ReadonlySet<string> = new Set([...IDENTITY_FIELDS, ...KYC_SEALED_FIELDS, 'email']);
 

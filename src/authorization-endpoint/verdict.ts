@@ -35,20 +35,12 @@ export class EndpointNotAsked extends Error {
   }
 }
 
-/** A merchant's endpoint as it is asked (src/merchants/directory.ts keeps it with the merchant). */
+/** A merchant's endpoint as it is asked (src/directories/merchants.ts keeps it with the merchant). */
 export interface EndpointSettings {
   url: string;
   timeoutMs: number;
   fallback: AuthorizationDefault;
   webhookSecret: string;
-}
-
-/**
- * A context for the rules' reads outside a transaction (the pre-check before the ask): on `db`,
- * which on PostgreSQL is the urgent lane's connection when the caller has one.
- */
-export function precheckCtx(svc: Services, merchantId: string, actor: string, db: Kysely<DB>, now: number): MerchantCtx {
-  return { svc, tx: db, now, merchantId, actor, wake: { worker: false }, afterCommit: () => {} };
 }
 
 /**

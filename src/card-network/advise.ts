@@ -1,6 +1,6 @@
 import type { Services } from '../context.js';
 import { ResponseCode } from '../iso8583/response-codes.js';
-import type { AuthorizeInput } from '../ledger/authorize.js';
+import type { AuthorizeInput } from '../ledger/authorization-input.js';
 import type { LedgerCtx } from '../ledger/context.js';
 import { forcedAuthorize } from '../ledger/forced.js';
 import { isSuspended } from '../ledger/suspense.js';
@@ -26,7 +26,7 @@ export async function adviceAnswer(svc: Services, mti: string, fields: Map<numbe
   const kind = processing.slice(0, 2);
   if ((kind !== '00' && kind !== '01') || processing.slice(2) !== '0000') return { code: ResponseCode.invalidTransaction };
   return onceByIdentity(svc, { msgClass: 'authorization', mti, fields, what: 'authorization advice' }, async (record) => {
-    const card = await cardByPan(svc, pan);
+    const card = await svc.database.read((db) => cardByPan(svc, db, pan));
     if (!card) return { code: ResponseCode.noSuchCard };
     const input = authorizeInput(svc, fields, card);
     if ('code' in input) return input;

@@ -1,4 +1,4 @@
-import { askForVerdict, type EndpointVerdict, type NotAsked, precheckCtx, withVerdict } from '../authorization-endpoint/verdict.js';
+import { askForVerdict, type EndpointVerdict, type NotAsked, withVerdict } from '../authorization-endpoint/verdict.js';
 import type { CardRow } from '../cards/model.js';
 import { resetVerificationFailures, verifiedBoth } from '../cards/verification.js';
 import type { Services } from '../context.js';
@@ -6,12 +6,13 @@ import { newId } from '../db/ids.js';
 import { CommittedFailure, DomainError } from '../errors.js';
 import { balanceField } from '../iso8583/field54.js';
 import { ResponseCode } from '../iso8583/response-codes.js';
-import { type AuthorizeInput, authorize, declineInquiry, endpointRequest } from '../ledger/authorize.js';
+import type { AuthorizeInput } from '../ledger/authorization-input.js';
+import { authorize, declineInquiry, endpointRequest } from '../ledger/authorize.js';
 import { balanceInquiry } from '../ledger/balance-inquiry.js';
 import type { LedgerCtx } from '../ledger/context.js';
 import { lockCard } from '../ledger/locks.js';
 import { clear } from '../ledger/settle.js';
-import { runVerb } from '../runner.js';
+import { runPrecheck, runVerb } from '../runner.js';
 import { DeclineReason, type DeclineReasonValue } from '../trades/types.js';
 import { acceptorOf, acceptorRemark, channelOf, currencyCode, linkAmounts } from './amounts.js';
 import { cardByPan, cardVerification, subelements } from './card-data.js';
@@ -90,6 +91,7 @@ async function endpointVerdict(
   card: CardRow,
   input: AuthorizeInput,
   deadline: number,
+  acquirer: string,
 ): Promise<EndpointVerdict | NotAsked | undefined> {
   const merchant = await svc.merchants.get(card.merchant_id);
   const endpoint = merchant?.authorizationEndpoint;
@@ -99,7 +101,12 @@ async function endpointVerdict(
   // The rules' reads before the ask go through the urgent lane on PostgreSQL (Database.urgent), as
   // the sandbox's flow does: the pool's queue under load is where an endpoint's deadline went.
   const lane = svc.database.urgent?.();
-  const request = await endpointRequest(precheckCtx(svc, card.merchant_id, 'network', lane ?? svc.database.db, now), input, tradeId);
+  const request = await runPrecheck(svc, (ctx) => endpointRequest({ ...ctx, merchantId: card.merchant_id }, input, tradeId), {
+    actor: { kind: 'network', peer: acquirer },
+    merchantId: card.merchant_id,
+    now,
+    ...(lane ? { db: lane } : {}),
+  });
   if (!request) return { asked: false, tradeId };
   svc.metrics.endpointPhase('rules', (svc.clock() - now) / 1000);
   return askForVerdict(svc, endpoint, {
@@ -143,10 +150,14 @@ export async function authorizationAnswer(
     svc,
     { msgClass: financial ? 'financial' : 'authorization', mti, fields, what: 'authorization', gate },
     async (record): Promise<Step> => {
-      const card = await cardByPan(svc, pan);
-      if (!card) return { code: ResponseCode.noSuchCard };
-      // Checked here, with the PAN at hand; decided (a mismatch declined and counted) under the card's lock.
-      const verification = await cardVerification(svc, card, pan, fields, arrived);
+      // The card and its data, checked here with the PAN at hand (one read); decided (a mismatch
+      // declined and counted) under the card's lock.
+      const found = await svc.database.read(async (db) => {
+        const card = await cardByPan(svc, db, pan);
+        return card && { card, verification: await cardVerification(svc, db, card, pan, fields, arrived) };
+      });
+      if (!found) return { code: ResponseCode.noSuchCard };
+      const { card, verification } = found;
       if ('code' in verification) return verification;
       const priced: AuthorizeInput | { code: string } = kind === '31' ? { cardId: card.id, amount: 0 } : authorizeInput(svc, fields, card);
       if ('code' in priced) return priced;
@@ -166,7 +177,8 @@ export async function authorizationAnswer(
           merchantId: card.merchant_id,
         });
       return {
-        verb: () => withVerdict(() => (kind === '31' ? Promise.resolve(undefined) : endpointVerdict(svc, card, input, deadline)), run),
+        verb: () =>
+          withVerdict(() => (kind === '31' ? Promise.resolve(undefined) : endpointVerdict(svc, card, input, deadline, acquirer)), run),
       };
     },
   );

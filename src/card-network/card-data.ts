@@ -1,7 +1,9 @@
+import type { Kysely } from 'kysely';
+import { maskPan } from '../cards/card-number.js';
 import type { CardRow } from '../cards/model.js';
-import { maskPan } from '../cards/vault.js';
 import { type CardVerification, presentedCardData } from '../cards/verification.js';
 import type { Services } from '../context.js';
+import type { DB } from '../db/schema.js';
 import { decodeField48, Field48Error, SECRET_SUBELEMENTS } from '../iso8583/field48.js';
 import { USED_FIELDS } from '../iso8583/fields.js';
 import { ResponseCode } from '../iso8583/response-codes.js';
@@ -13,9 +15,8 @@ import { byValue } from './identity.js';
  * or logged) never has the PAN in clear nor the CVV2.
  */
 
-/** The card whose PAN this is, or null. */
-export async function cardByPan(svc: Services, pan: string): Promise<CardRow | null> {
-  const db = svc.database.db;
+/** The card whose PAN this is, or null (read on `db`: `svc.database.read`'s, or a transaction's). */
+export async function cardByPan(svc: Services, db: Kysely<DB>, pan: string): Promise<CardRow | null> {
   const hash = await svc.vault.hash(db, pan);
   return (await db.selectFrom('cards').selectAll().where('pan_hash', '=', hash).executeTakeFirst()) ?? null;
 }
@@ -46,6 +47,7 @@ const CARD_NOT_PRESENT = new Set(['01', '81']);
  */
 export async function cardVerification(
   svc: Services,
+  db: Kysely<DB>,
   card: CardRow,
   pan: string,
   fields: Map<number, string>,
@@ -58,7 +60,7 @@ export async function cardVerification(
   const sub = f48 === undefined ? null : subelements(f48);
   if (f48 !== undefined && sub === null) return { code: ResponseCode.formatError };
   if (now >= Date.UTC(card.expiry_year, card.expiry_month, 1)) return { code: ResponseCode.expiredCard };
-  const presented = await presentedCardData(svc, svc.database.db, card, { expiry: fields.get(14), cvv2: sub?.get('92') }, pan);
+  const presented = await presentedCardData(svc, db, card, { expiry: fields.get(14), cvv2: sub?.get('92') }, pan);
   const cvv2Required = notPresent && svc.config.program.requireCvv2 !== false;
   return { ...presented, cvv2Required, via: 'link' };
 }
@@ -96,10 +98,10 @@ export function storedCopy(fields: Map<number, string>): Record<string, string> 
  * leading zeros is the same message, not a 94; fields 11 and 7 are fixed width already). Keyed (the
  * vault's lookup key, under its own label), as a plain hash of a PAN and CVV2 could be searched back to them.
  */
-export function contentHash(svc: Services, fields: Map<number, string>): Promise<string> {
+export function contentHash(svc: Services, db: Kysely<DB>, fields: Map<number, string>): Promise<string> {
   const canonical = [...fields]
     .sort(([a], [b]) => a - b)
     .map(([f, v]) => `${f}=${f === 32 ? byValue(v) : v}`)
     .join('\n');
-  return svc.vault.lookupHash(svc.database.db, `iso8583-message\n${canonical}`);
+  return svc.vault.lookupHash(db, `iso8583-message\n${canonical}`);
 }

@@ -1,5 +1,7 @@
+import type { Kysely } from 'kysely';
 import type { Services } from '../context.js';
 import { forUpdate } from '../db/locks.js';
+import type { DB } from '../db/schema.js';
 import { DomainError } from '../errors.js';
 import { ResponseCode } from '../iso8583/response-codes.js';
 import type { LedgerCtx } from '../ledger/context.js';
@@ -315,7 +317,6 @@ export async function financialAdvice(
       again: (err) => (err instanceof AdviceDecided && !again ? financialAdvice(svc, mti, fields, audit, true) : undefined),
     },
     async (record): Promise<Step> => {
-      const db = svc.database.db;
       const f90 = fields.get(90);
       const refund = kind === '20';
       const accepted = refund ? ['0200', '0201', '0220', '0221'] : ['0100', '0101', '0120', '0121'];
@@ -324,9 +325,9 @@ export async function financialAdvice(
       // refused as before; naming an original not found, or absent, makes a forced post.
       if (f90 && !accepted.includes(f90.slice(0, 4))) return { code: ResponseCode.invalidTransaction };
       // Another acquirer's clearing does not name this original (decisions §12.13): a forced post.
-      const original = f90 ? await originalMessage(db, originalClass, f90, acquirer) : null;
+      const original = f90 ? await svc.database.read((db) => originalMessage(db, originalClass, f90, acquirer)) : null;
       const pan = fields.get(2);
-      const byPan = pan === undefined ? null : await cardByPan(svc, pan);
+      const byPan = pan === undefined ? null : await svc.database.read((db) => cardByPan(svc, db, pan));
       if (pan !== undefined && !byPan) return { code: ResponseCode.noSuchCard };
       const amount = Number(f4);
       if (amount === 0) return { code: ResponseCode.invalidAmount };
@@ -334,7 +335,9 @@ export async function financialAdvice(
       if (found && byPan && byPan.id !== found.cardId) return { code: ResponseCode.invalidTransaction };
       // A refund of a clearing held in suspense (§12.13) is held with it, or refunds the payment its post made.
       const heldClearing =
-        !found && refund && original?.code === ResponseCode.approved && !original.tradeId && f90 ? await heldClearingOf(svc, f90) : null;
+        !found && refund && original?.code === ResponseCode.approved && !original.tradeId && f90
+          ? await svc.database.read((db) => heldClearingOf(db, f90))
+          : null;
       if (heldClearing?.status === 'posted' && heldClearing.trade_id) {
         found = { ...(original as NonNullable<typeof original>), tradeId: heldClearing.trade_id };
       }
@@ -342,7 +345,11 @@ export async function financialAdvice(
       const heldAdvice =
         !found && !refund && original?.code === ResponseCode.approved && original.cardId && !original.tradeId ? original.cardId : null;
       if (heldAdvice && byPan && byPan.id !== heldAdvice) return { code: ResponseCode.invalidTransaction };
-      const card = byPan ?? (heldAdvice ? await db.selectFrom('cards').selectAll().where('id', '=', heldAdvice).executeTakeFirst() : null);
+      const card =
+        byPan ??
+        (heldAdvice
+          ? await svc.database.read((db) => db.selectFrom('cards').selectAll().where('id', '=', heldAdvice).executeTakeFirst())
+          : null);
       let target: { tradeId: string | null; cardId: string; merchantId: string; priced?: LinkFinancialInput['priced'] };
       if (found?.tradeId && found.cardId && found.merchantId)
         target = { tradeId: found.tradeId, cardId: found.cardId, merchantId: found.merchantId };
@@ -398,11 +405,11 @@ function heldIdentity(f90: string): { acquirer: string; stan: string; transmitte
 }
 
 /** The clearing exception the message field 90 names was held as (class financial), or null. */
-async function heldClearingOf(svc: Services, f90: string) {
+async function heldClearingOf(db: Kysely<DB>, f90: string) {
   const o = originalOf(f90);
   const id = linkIdentity('financial', o.acquirer, o.stan, o.transmitted);
   return (
-    (await svc.database.db
+    (await db
       .selectFrom('network_exceptions')
       .select(['id', 'status', 'trade_id', 'card_id', 'merchant_id'])
       .where('msg_class', '=', 'financial')

@@ -131,7 +131,7 @@ const majorOf = (minor: number, currency: string | null) => {
 async function original(svc: Services, msgClass: LinkClass, f90: string, ownAcquirer: string) {
   const named = originalOf(f90);
   if (byValue(ownAcquirer) !== named.acquirer) return null;
-  const rows = await messagesWithTrades(svc.database.db, msgClass, named.stan, named.transmitted);
+  const rows = await svc.database.read((db) => messagesWithTrades(db, msgClass, named.stan, named.transmitted));
   return rows.find((r) => byValue(r.acquirer) === named.acquirer && r.response_code === ResponseCode.approved) ?? null;
 }
 
@@ -237,7 +237,7 @@ function duplicate(line: Omit<ClearingLine, 'outcome' | 'code'>, first: LinkAnsw
 
 /** What the message posted: the record its answer names, as the settlement reads it. */
 async function postedBy(svc: Services, msgClass: LinkClass, tradeId: string | undefined): Promise<{ posted?: Posted; minor: number }> {
-  const record = tradeId ? await postedRecord(svc.database.db, tradeId) : undefined;
+  const record = tradeId ? await svc.database.read((db) => postedRecord(db, tradeId)) : undefined;
   const movement = record ? movementOf(msgClass, record) : null;
   if (!record || !movement) return { minor: 0 };
   return { posted: { movement, currency: record.currency, amount: toMajor(record.amount, record.currency) }, minor: record.amount };
@@ -245,7 +245,9 @@ async function postedBy(svc: Services, msgClass: LinkClass, tradeId: string | un
 
 /** Why an exception was held (its reason, as the queue shows it). */
 async function heldBecause(svc: Services, exceptionId: string): Promise<string> {
-  const row = await svc.database.db.selectFrom('network_exceptions').select('reason').where('id', '=', exceptionId).executeTakeFirst();
+  const row = await svc.database.read((db) =>
+    db.selectFrom('network_exceptions').select('reason').where('id', '=', exceptionId).executeTakeFirst(),
+  );
   return row?.reason ?? 'above the forced posts’ ceilings';
 }
 
@@ -263,9 +265,8 @@ async function importOne(svc: Services, index: number, msg: IsoMessage, audit: I
     return refused(ResponseCode.formatError, '30 format error: fields 7, 11 and 32 identify a message');
   const reversal = line.kind === 'reversal';
   const identity = linkIdentity(reversal ? 'reversal' : 'financial', acquirer, stan, transmitted);
-  const hash = await contentHash(svc, fields);
   // Posted before this import started: no need to look further.
-  const before = await storedAnswer(svc.database.db, identity, hash);
+  const before = await svc.database.read(async (db) => storedAnswer(db, identity, await contentHash(svc, db, fields)));
   if (before) return duplicate(line, before);
   const forced = reversal ? null : await forcedBecause(svc, fields);
   const origin =

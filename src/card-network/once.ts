@@ -66,9 +66,12 @@ export function failureCode(err: unknown): string {
 export async function onceByIdentity(svc: Services, m: OnceMessage, act: (record: LinkRecord) => Promise<Step>): Promise<LinkAnswer> {
   const { fields } = m;
   const identity = linkIdentity(m.msgClass, fields.get(32) as string, fields.get(11) as string, fields.get(7) as string);
-  const hash = await contentHash(svc, fields);
+  // The content's hash (the vault's key, cached) and the stored answer: one read (on SQLite, of the read batch).
+  const { hash, stored } = await svc.database.read(async (db) => {
+    const hash = await contentHash(svc, db, fields);
+    return { hash, stored: await storedAnswer(db, identity, hash) };
+  });
   const copy = (answer: LinkAnswer): LinkAnswer => (m.marksCopies ? { ...answer, replayed: true } : answer);
-  const stored = await storedAnswer(svc.database.db, identity, hash);
   if (stored) return copy(stored);
   const answer = async (): Promise<LinkAnswer> => {
     const step = await act({ identity, contentHash: hash, mti: m.mti, request: storedCopy(fields) });
@@ -79,7 +82,7 @@ export async function onceByIdentity(svc: Services, m: OnceMessage, act: (record
       const decidedAgain = m.again?.(err);
       if (decidedAgain) return decidedAgain;
       if (err instanceof LinkReplay) {
-        const first = await storedAnswer(svc.database.db, identity, hash);
+        const first = await svc.database.read((db) => storedAnswer(db, identity, hash));
         return first ? copy(first) : { code: ResponseCode.systemError };
       }
       const code = failureCode(err);

@@ -36,11 +36,12 @@ export async function reversalAnswer(svc: Services, mti: string, fields: Map<num
     const ofAuthorization = ['0100', '0101', '0120', '0121'].includes(originalMti);
     if (!ofAuthorization && !['0200', '0201', '0220', '0221'].includes(originalMti)) return { code: ResponseCode.originalNotFound };
     // Only the acquirer that sent the original reverses it (decisions §12.13): another's is 25.
-    const original = await originalMessage(svc.database.db, ofAuthorization ? 'authorization' : 'financial', f90, acquirer);
+    const original = await svc.database.read((db) => originalMessage(db, ofAuthorization ? 'authorization' : 'financial', f90, acquirer));
     if (original?.code !== ResponseCode.approved || !original.tradeId || !original.cardId || !original.merchantId)
       return { code: ResponseCode.originalNotFound };
     const pan = fields.get(2);
-    if (pan !== undefined && (await cardByPan(svc, pan))?.id !== original.cardId) return { code: ResponseCode.originalNotFound };
+    if (pan !== undefined && (await svc.database.read((db) => cardByPan(svc, db, pan)))?.id !== original.cardId)
+      return { code: ResponseCode.originalNotFound };
 
     const input = {
       record,

@@ -9,9 +9,9 @@ import { forUpdate } from '../db/locks.js';
 import { DomainError } from '../errors.js';
 import { isCardCurrency } from '../money/currency.js';
 import type { OperationInput } from '../operation-input.js';
+import { generatePan } from './card-number.js';
 import { type CardModel, toCardModel } from './model.js';
 import type { CardApplyBody } from './schemas.js';
-import { generatePan } from './vault.js';
 
 /** Cards are valid for three years, to the end of the month. */
 const VALIDITY_MONTHS = 36;

@@ -1,9 +1,9 @@
 import type { Kysely } from 'kysely';
 import type { Static } from 'typebox';
 import type { DB } from '../db/schema.js';
+import type { PanVault } from '../vault/pan-vault.js';
 import { loadCard } from './model.js';
 import type { CardDetailsSchema } from './schemas.js';
-import type { PanVault } from './vault.js';
 
 export type CardDetails = Static<typeof CardDetailsSchema>;
 

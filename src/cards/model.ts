@@ -4,8 +4,8 @@ import { parseControls } from '../controls/spending.js';
 import type { CardsTable, DB } from '../db/schema.js';
 import { DomainError } from '../errors.js';
 import { toMajor } from '../money/currency.js';
+import { maskPan } from './card-number.js';
 import type { CardModelSchema } from './schemas.js';
-import { maskPan } from './vault.js';
 
 export type CardRow = Selectable<CardsTable>;
 

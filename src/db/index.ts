@@ -53,7 +53,7 @@ export interface Database {
    * PostgreSQL: a few connections of their own (CARDPROGRAM_PG_URGENT_POOL_SIZE, 4; opened on first
    * use) for short statements that must not queue behind the pool's transactions: an authorization's
    * claim and rules' reads before its merchant's endpoint is asked, within the endpoint's deadline
-   * (src/network/endpoint-flow.ts). Absent on SQLite, or when set to 0: use `db`.
+   * (src/sandbox/authorize-with-endpoint.ts, src/card-network/authorize.ts). Absent on SQLite, or when set to 0: use `db`.
    */
   urgent?: () => Kysely<DB>;
 }

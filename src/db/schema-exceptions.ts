@@ -55,7 +55,7 @@ export interface NetworkExceptionsTable {
   held_with: string | null;
 }
 
-/** The addresses a listed certificate completed its handshake from (migration 0030; src/network-link/admission.ts). */
+/** The addresses a listed certificate completed its handshake from (migration 0030; src/card-network/link/admission.ts). */
 export interface NetworkPeerAddressesTable {
   /** A cap key: an IPv4 address, an IPv6 address's /64. */
   address: string;

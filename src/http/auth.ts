@@ -1,8 +1,8 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { burstFor, type RateLimit } from '../config.js';
+import type { MerchantCredentials, MerchantDirectory } from '../directories/merchants.js';
 import { DomainError, invalid } from '../errors.js';
-import type { MerchantCredentials, MerchantDirectory } from '../merchants/directory.js';
 import type { RateLimiter } from './rate-limit.js';
 import { signatureError } from './signature-detail.js';
 import { canonicalJson, SIGNED_KEY, signingString, verifyHmac, verifyRsa } from './signing.js';

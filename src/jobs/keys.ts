@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
-import type { RotatablePurpose } from '../cards/vault.js';
 import type { VerbCtx } from '../context.js';
 import type { DB } from '../db/schema.js';
+import type { RotatablePurpose } from '../vault/pan-vault.js';
 
 // The keys at rest, an operator's jobs (`cardprogram keys rotate|reseal`, docs/operations.md): each a
 // verb the runner runs, its audit record (`keys.rotate`, `keys.reseal`) the runner's `audit` option.

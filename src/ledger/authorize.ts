@@ -1,5 +1,4 @@
-import type { Static } from 'typebox';
-import { EndpointNotAsked, type EndpointVerdict, type NotAsked } from '../authorization-endpoint/verdict.js';
+import { EndpointNotAsked, type EndpointVerdict } from '../authorization-endpoint/verdict.js';
 import { notifyMerchant } from '../callbacks/merchant-event.js';
 import { eventParts } from '../callbacks/outbox.js';
 import { type CardRow, maskedCardNo } from '../cards/model.js';
@@ -12,18 +11,13 @@ import {
   verificationFailure,
   verifiedBoth,
 } from '../cards/verification.js';
-import { checkMerchantCountry } from '../codes/countries.js';
-import { merchantRemark } from '../codes/merchant-remark.js';
 import { controlsDecision } from '../controls/decide.js';
 import type { SpendCheck } from '../controls/spending.js';
 import { newId } from '../db/ids.js';
 import { type Part, runParts } from '../db/one-statement.js';
-import type { AuthorizationsTable, EndpointOutcome } from '../db/schema.js';
-import { CommittedFailure, DomainError, invalid } from '../errors.js';
+import { CommittedFailure, DomainError } from '../errors.js';
 import { claimsItsKey } from '../idempotency/keys.js';
-import { exponent, toMajor, toMinor } from '../money/currency.js';
-import { feeFor } from '../money/fees.js';
-import type { OperationInput } from '../operation-input.js';
+import { toMajor } from '../money/currency.js';
 import {
   type AuthenticationOutcome,
   authenticationOutcome,
@@ -37,36 +31,13 @@ import type { CardState } from '../three-ds/card-state.js';
 import { checkAuthorizationToken, type TokenCheck, type TokenReference } from '../tokens/authorization.js';
 import { type TradeRecord, toAuthorization, toTradeRecord } from '../trades/record.js';
 import { DeclineReason, type DeclineReasonValue, TradeStatus, TradeType } from '../trades/types.js';
-import { convertedTxnAmount } from './amounts.js';
+import { type AuthorizeInput, authorizationRow, type Decision, type Priced, price, remarkOf } from './authorization-input.js';
 import { tradeRow } from './book.js';
 import { bookAtOnce, lockCardAtOnce } from './book-at-once.js';
 import { resolveBusinessDate } from './business-date.js';
 import type { LedgerCtx } from './context.js';
 import { Account } from './journal.js';
 import { lockCard } from './locks.js';
-import type { AuthorizeBody } from './schemas.js';
-
-/**
- * An authorization's body (AuthorizeBody: the card, the amount in its currency, the transaction's
- * currency and amount, the acceptor as the network sends it) without the signed envelope, and:
- */
-export type AuthorizeInput = OperationInput<Static<typeof AuthorizeBody>> & {
-  /**
-   * What the merchant's authorization endpoint said (src/sandbox/authorize-with-endpoint.ts), and the id it was
-   * told the authorization has; absent when the merchant has no endpoint. `asked: false`: it has
-   * one, not asked because the program's rules declined when it was checked.
-   */
-  endpoint?: EndpointVerdict | NotAsked | undefined;
-  /**
-   * The card data as the card network link found it (src/card-network/card-data.ts, with the PAN at
-   * hand). Without it, the body's `cvv2` and `expiry` (the sandbox's) are checked here, when sent.
-   */
-  verification?: CardVerification | undefined;
-  /** The link's credential-on-file entry mode (field 22 `10x`): exempt from 3-D Secure (decisions §14.5). */
-  credentialOnFile?: boolean | undefined;
-  /** The link's wallet token, field 48 subelements 33 and 34 (decisions §15.5); the sandbox names it by `tokenId`. */
-  tokenReference?: Extract<TokenReference, { tokenReferenceId: string }> | undefined;
-};
 
 /** The token an authorization names, if any: the sandbox's `tokenId` or the link's reference. */
 const tokenOf = (input: AuthorizeInput): TokenReference | undefined =>
@@ -78,74 +49,6 @@ const tokenOf = (input: AuthorizeInput): TokenReference | undefined =>
  */
 const threeDsOf = (input: AuthorizeInput): AuthorizeInput & { tokenized?: true } =>
   tokenOf(input) === undefined ? input : { ...input, tokenized: true };
-
-/** An authorization's amounts and day, worked out from the request and the card. */
-export interface Priced {
-  amount: number;
-  currencyTxn: string;
-  txnAmount: number;
-  fee: number;
-  businessDate: string;
-}
-
-export function price(ctx: LedgerCtx, card: CardRow, input: AuthorizeInput): Priced {
-  const amount = toMinor(input.amount, card.currency);
-  const currencyTxn = input.currencyTxn ?? card.currency;
-  exponent(currencyTxn, 'currencyTxn');
-  if (currencyTxn === card.currency && input.txnAmount !== undefined && toMinor(input.txnAmount, currencyTxn, 'txnAmount') !== amount) {
-    throw invalid('txnAmount', 'must equal amount when currencyTxn is the card’s currency');
-  }
-  const txnAmount =
-    input.txnAmount !== undefined
-      ? toMinor(input.txnAmount, currencyTxn, 'txnAmount')
-      : convertedTxnAmount(amount, card.currency, currencyTxn, ctx.svc.config.program.fxRates);
-  const businessDate = resolveBusinessDate(input.businessDate, ctx.now);
-  const fee =
-    feeFor(ctx.svc.config.program.fees, 'authorization', amount) +
-    (currencyTxn === card.currency ? 0 : feeFor(ctx.svc.config.program.fees, 'authorizationFx', amount));
-  checkMerchantCountry(input.merchantCountry);
-  return { amount, currencyTxn, txnAmount, fee, businessDate };
-}
-
-export type Decision = Pick<AuthorizationsTable, 'approved' | 'decline_reason' | 'decline_code' | 'message'>;
-
-/** The remark as sent, else the acceptor's name and city (as the link's field 43 gives it), else empty. */
-function remarkOf(input: AuthorizeInput): string {
-  return input.remark ?? merchantRemark(input);
-}
-
-/** The `authorizations` row of a decision: the acceptor as sent, the amounts as priced, the wallet token it carried (its id). */
-export function authorizationRow(
-  card: CardRow,
-  priced: Priced,
-  input: AuthorizeInput,
-  id: string,
-  now: number,
-  decision: Decision,
-  tokenId: string | null = null,
-) {
-  return {
-    id,
-    merchant_id: card.merchant_id,
-    card_id: card.id,
-    currency: card.currency,
-    amount: priced.amount,
-    currency_txn: priced.currencyTxn,
-    txn_amount: priced.txnAmount,
-    mcc: input.mcc ?? null,
-    merchant_name: input.merchantName ?? null,
-    merchant_city: input.merchantCity ?? null,
-    merchant_country: input.merchantCountry ?? null,
-    channel: input.channel ?? null,
-    ...decision,
-    remark: remarkOf(input),
-    business_date: priced.businessDate,
-    created_at: now,
-    endpoint_outcome: input.endpoint?.asked ? input.endpoint.outcome : null,
-    endpoint_ms: input.endpoint?.asked ? input.endpoint.latencyMs : null,
-    token_id: tokenId,
-  };
-}
 
 /** A decline the program's own rules decide: the reason and the error the request is answered with. */
 interface ProgramDecline {

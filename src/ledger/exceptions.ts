@@ -3,7 +3,7 @@ import { businessDay } from '../cards/model.js';
 import type { VerbCtx } from '../context.js';
 import type { NetworkExceptionsTable } from '../db/schema.js';
 import { DomainError } from '../errors.js';
-import type { AuthorizeInput } from './authorize.js';
+import type { AuthorizeInput } from './authorization-input.js';
 import { settlingBusinessDate } from './business-date.js';
 import type { LedgerCtx } from './context.js';
 import { type ExceptionRecord, exceptionById, toExceptionRecord } from './exceptions-query.js';

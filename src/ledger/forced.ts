@@ -2,7 +2,7 @@ import { type CardRow, maskedCardNo } from '../cards/model.js';
 import { addSpend, checkSpend, parseControls } from '../controls/spending.js';
 import { type TradeRecord, toAuthorization, toTradeRecord } from '../trades/record.js';
 import { TradeStatus, TradeType } from '../trades/types.js';
-import { type AuthorizeInput, authorizationRow, price } from './authorize.js';
+import { type AuthorizeInput, authorizationRow, price } from './authorization-input.js';
 import { book, tradeRow } from './book.js';
 import { resolveBusinessDate, settlingBusinessDate } from './business-date.js';
 import type { LedgerCtx } from './context.js';

@@ -1,15 +1,16 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Kysely } from 'kysely';
 import type { EndpointAnswer } from '../authorization-endpoint/ask.js';
-import { askForVerdict, type EndpointSettings, type EndpointVerdict, precheckCtx, withVerdict } from '../authorization-endpoint/verdict.js';
+import { askForVerdict, type EndpointSettings, type EndpointVerdict, withVerdict } from '../authorization-endpoint/verdict.js';
 import type { Actor, Services } from '../context.js';
 import { newId } from '../db/ids.js';
 import { isUniqueViolation } from '../db/index.js';
 import type { DB } from '../db/schema.js';
 import { DomainError } from '../errors.js';
 import { fingerprint, type RequestKey } from '../idempotency/keys.js';
-import { type AuthorizeInput, authorize, endpointRequest } from '../ledger/authorize.js';
-import { runVerb } from '../runner.js';
+import type { AuthorizeInput } from '../ledger/authorization-input.js';
+import { authorize, endpointRequest } from '../ledger/authorize.js';
+import { runPrecheck, runVerb } from '../runner.js';
 import type { TradeRecord } from '../trades/record.js';
 
 /** How long past its deadline a retry waits for the first request's decision before it applies the default itself. */
@@ -73,13 +74,12 @@ export async function authorizeWithEndpoint(
   // Until the request is sent, on PostgreSQL, the claim and the rules' reads run on one connection
   // of the urgent lane (Database.urgent): under load, the pool's queue (its connections held by
   // transactions waiting for a merchant's funding row) is where the deadline went, and each statement
-  // joined that queue again (docs/operations.md, "The authorization endpoint under load").
+  // joined that queue again (docs/operations.md, "The authorization endpoint under load"). Without
+  // the lane (SQLite), the claim is a statement of the runner and the reads a pre-check's (the read batch).
   const lane = svc.database.urgent?.();
-  const beforeAsk = <T>(fn: (db: Kysely<DB>) => Promise<T>): Promise<T> => (lane ? lane.connection().execute(fn) : fn(svc.database.db));
-  const first = await beforeAsk(async (db) => {
+  const claimThenCheck = async (claimIt: () => Promise<unknown>, db?: Kysely<DB>) => {
     try {
-      // On the urgent lane the claim is a statement of its connection, which the pre-check's reads share.
-      await (lane ? claimRow(db) : runVerb(svc, ({ ctx }) => claimRow(ctx.tx), { input: null, actor, merchantId, statement: true }));
+      await claimIt();
     } catch (err) {
       if (!isUniqueViolation(err)) throw err;
       return null;
@@ -87,14 +87,25 @@ export async function authorizeWithEndpoint(
     const checking = svc.clock();
     svc.metrics.endpointPhase('claim', (checking - now) / 1000);
     try {
-      const request = await endpointRequest(precheckCtx(svc, merchantId, `merchant:${merchantId}`, db, checking), input, tradeId);
+      const request = await precheck(checking, db);
       if (request) svc.metrics.endpointPhase('rules', (svc.clock() - checking) / 1000);
       return { request, failed: null };
     } catch (err) {
       // The claim is released below, once this connection is back in the pool.
       return { request: null, failed: { err } };
     }
-  });
+  };
+  // The rules' reads without locks, as the verb would make them (a pre-check: src/runner.ts).
+  const precheck = (at: number, db?: Kysely<DB>) =>
+    runPrecheck(svc, (ctx) => endpointRequest({ ...ctx, merchantId }, input, tradeId), {
+      actor,
+      merchantId,
+      now: at,
+      ...(db ? { db } : {}),
+    });
+  const first = lane
+    ? await lane.connection().execute((db) => claimThenCheck(() => claimRow(db), db))
+    : await claimThenCheck(() => runVerb(svc, ({ ctx }) => claimRow(ctx.tx), { input: null, actor, merchantId, statement: true }));
   if (first === null) {
     const answered = await awaitFirst(svc, merchantId, endpoint, key, fp, run);
     // The claim is gone (reaped with its key): this request is new after all.
@@ -105,10 +116,7 @@ export async function authorizeWithEndpoint(
     if (first.failed) throw first.failed.err;
     // The rules are checked without locks, and the endpoint asked only about what they would approve.
     return await withVerdict(async (attempt): Promise<NonNullable<AuthorizeInput['endpoint']>> => {
-      const request =
-        attempt === 1
-          ? first.request
-          : await endpointRequest(precheckCtx(svc, merchantId, `merchant:${merchantId}`, svc.database.db, svc.clock()), input, tradeId);
+      const request = attempt === 1 ? first.request : await precheck(svc.clock());
       return request ? ask(svc, endpoint, request, claimed) : { asked: false, tradeId };
     }, run);
   } catch (err) {
@@ -123,12 +131,14 @@ export async function authorizeWithEndpoint(
  */
 async function releaseClaim(svc: Services, claim: { merchantId: string; randomStr: string; actor: Actor }): Promise<void> {
   try {
-    const answered = await svc.database.db
-      .selectFrom('idempotency_keys')
-      .select('random_str')
-      .where('merchant_id', '=', claim.merchantId)
-      .where('random_str', '=', claim.randomStr)
-      .executeTakeFirst();
+    const answered = await svc.database.read((db) =>
+      db
+        .selectFrom('idempotency_keys')
+        .select('random_str')
+        .where('merchant_id', '=', claim.merchantId)
+        .where('random_str', '=', claim.randomStr)
+        .executeTakeFirst(),
+    );
     if (answered) return;
     await runVerb(
       svc,
@@ -188,22 +198,23 @@ async function awaitFirst(
   fp: string,
   run: (verdict: NonNullable<AuthorizeInput['endpoint']>) => Promise<TradeRecord>,
 ): Promise<TradeRecord | null> {
-  const db = svc.database.db;
   for (let first = true; ; first = false) {
-    const [claim, answered] = await Promise.all([
-      db
-        .selectFrom('authorization_requests')
-        .selectAll()
-        .where('merchant_id', '=', merchantId)
-        .where('random_str', '=', key.randomStr)
-        .executeTakeFirst(),
-      db
-        .selectFrom('idempotency_keys')
-        .select('response_status')
-        .where('merchant_id', '=', merchantId)
-        .where('random_str', '=', key.randomStr)
-        .executeTakeFirst(),
-    ]);
+    const [claim, answered] = await svc.database.read((db) =>
+      Promise.all([
+        db
+          .selectFrom('authorization_requests')
+          .selectAll()
+          .where('merchant_id', '=', merchantId)
+          .where('random_str', '=', key.randomStr)
+          .executeTakeFirst(),
+        db
+          .selectFrom('idempotency_keys')
+          .select('response_status')
+          .where('merchant_id', '=', merchantId)
+          .where('random_str', '=', key.randomStr)
+          .executeTakeFirst(),
+      ]),
+    );
     if (!claim && !answered) return null;
     // Another request with this randomStr: refused at once, never decided on the first one's claim.
     if (first && claim && claim.fingerprint !== fp)

@@ -124,7 +124,7 @@ export const networkSandboxRoutes: FastifyPluginAsyncTypebox<{ svc: Services }> 
     async (req) => {
       const { cardId, randomStr } = req.body;
       await signedRead(svc, req, randomStr);
-      return ok(await revealCard({ db: svc.database.db, vault: svc.vault, merchantId: req.merchant.appId, cardId }), req.id);
+      return ok(await svc.database.read((db) => revealCard({ db, vault: svc.vault, merchantId: req.merchant.appId, cardId })), req.id);
     },
   );
 };

@@ -1,8 +1,8 @@
 import { createHmac, randomInt, timingSafeEqual } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import type { PanVault } from '../cards/vault.js';
 import type { TxCtx } from '../context.js';
 import type { DB } from '../db/schema.js';
+import type { PanVault } from '../vault/pan-vault.js';
 import { cardOtpFailures } from './statements.js';
 
 /** A one-time code is valid this long (decisions §14.4). */

@@ -1,5 +1,5 @@
 import type { Selectable } from 'kysely';
-import { maskPan } from '../cards/vault.js';
+import { maskPan } from '../cards/card-number.js';
 import type { ThreeDsAuthenticationsTable } from '../db/schema.js';
 import { type AReq, BROWSER_ELEMENTS } from './emv-messages.js';
 import type { AuthenticationRecord } from './schemas.js';

@@ -1,10 +1,10 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { notifyMerchant } from '../callbacks/merchant-event.js';
-import type { PanVault } from '../cards/vault.js';
 import type { VerbCtx } from '../context.js';
 import type { DB } from '../db/schema.js';
 import { newOtp } from '../three-ds/otp.js';
+import type { PanVault } from '../vault/pan-vault.js';
 import { changeTokenStatus } from './lifecycle.js';
 import { TspRefusal } from './refusal.js';
 import type { TspActivationCodeAnswer, TspActivationCodeRequest, TspVerifyAnswer, TspVerifyRequest } from './schemas.js';

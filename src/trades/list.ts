@@ -2,7 +2,6 @@ import { CompiledQuery, type Kysely, PostgresAdapter, type SelectQueryBuilder, s
 import type { Static } from 'typebox';
 import type { CardRow } from '../cards/model.js';
 import { maskedCardNo } from '../cards/model.js';
-import type { PanVault } from '../cards/vault.js';
 import { parseDate } from '../dates.js';
 import type { Database } from '../db/index.js';
 import { precompiled, preparedText, type Slots } from '../db/prepared.js';
@@ -13,6 +12,7 @@ import { READ_NONCE_SQL, type RequestKey, readNonceParameters, usedNonce } from 
 import { type ReadNonceStore, spendReadNonce } from '../idempotency/read-nonces.js';
 import { PgNonces, STORE_NONCE_CTES, STORE_NONCE_RESULT, storeNonceParameters } from '../idempotency/read-nonces-pg.js';
 import { isCardCurrency } from '../money/currency.js';
+import type { PanVault } from '../vault/pan-vault.js';
 import { RECORD_COLUMNS, type TradeRow, toTradeRecord } from './record.js';
 import type { TradePageSchema } from './schemas.js';
 import { DEFAULT_LIST_STATUSES, TRADE_STATUSES, type TradeStatusValue } from './types.js';

@@ -9,7 +9,7 @@
 import { mkdirSync, openSync, readdirSync, readFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import type { BuildOptions } from '../../src/app.js';
-import { isLuhnValid } from '../../src/cards/vault.js';
+import { isLuhnValid } from '../../src/cards/card-number.js';
 
 const DIR = process.env.CARDPROGRAM_TEST_LOG_DIR;
 

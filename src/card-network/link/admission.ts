@@ -249,12 +249,14 @@ export class Admission {
   /** The addresses a listed certificate connected from, as the database remembers them (the latest 32): a restart forgets none. */
   async loadKnownPeers(): Promise<void> {
     try {
-      const rows = await this.svc.database.db
-        .selectFrom('network_peer_addresses')
-        .select(['address', 'last_seen_at'])
-        .orderBy('last_seen_at', 'desc')
-        .limit(KNOWN_PEER_ADDRESSES)
-        .execute();
+      const rows = await this.svc.database.read((db) =>
+        db
+          .selectFrom('network_peer_addresses')
+          .select(['address', 'last_seen_at'])
+          .orderBy('last_seen_at', 'desc')
+          .limit(KNOWN_PEER_ADDRESSES)
+          .execute(),
+      );
       for (const r of rows.reverse()) {
         this.knownPeers.add(r.address);
         this.touched.set(r.address, Number(r.last_seen_at));

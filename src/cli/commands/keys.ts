@@ -1,7 +1,7 @@
 import { type Command, Option } from 'commander';
-import { ROTATABLE, type RotatablePurpose } from '../../cards/vault.js';
 import { resealAll, rotateDataKey } from '../../jobs/keys.js';
 import { runVerb } from '../../runner.js';
+import { ROTATABLE, type RotatablePurpose } from '../../vault/pan-vault.js';
 import { audited, cliOperator, print, withServices } from '../util.js';
 
 /** `keys rotate-pan`, `keys reseal`, `keys list`: the encryption keys at rest (docs/operations.md). */

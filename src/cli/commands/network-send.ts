@@ -50,7 +50,7 @@ async function buildMessage(svc: Services | null, o: SendOptions): Promise<IsoMe
     card = await cardFromVault(svc, o.card);
   } else {
     const pan = o.pan as string;
-    const found = svc ? await cardByPan(svc, pan) : null;
+    const found = svc ? await svc.database.read((db) => cardByPan(svc, db, pan)) : null;
     card = { id: found?.id ?? null, pan, expiry: o.expiry ?? null, cvv: o.cvv ?? null, currency: found?.currency ?? null };
   }
   const currencies = svc?.config.network.currencies ?? DEFAULT_NETWORK_CURRENCIES;

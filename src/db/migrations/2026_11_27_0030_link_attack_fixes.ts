@@ -11,7 +11,7 @@ import type { Kysely } from 'kysely';
 //   posted or returned with it (or after it), never before.
 // - `network_peer_addresses`: the remote addresses (an IPv6 address by its /64) a listed certificate
 //   completed its TLS handshake from, so that after a restart the certified peer keeps its reserved
-//   share of the link's connections (src/network-link/admission.ts).
+//   share of the link's connections (src/card-network/link/admission.ts).
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema.alterTable('network_exceptions').addColumn('consumed_by', 'varchar(40)').execute();
   await db.schema.alterTable('network_exceptions').addColumn('held_with', 'varchar(40)').execute();
