@@ -3,12 +3,13 @@ import type { Kysely } from 'kysely';
 import { notifyMerchant } from '../callbacks/merchant-event.js';
 import type { PanVault } from '../cards/vault.js';
 import type { VerbCtx } from '../context.js';
+import { forUpdate } from '../db/locks.js';
 import type { DB } from '../db/schema.js';
 import { newOtp } from '../three-ds/otp.js';
 import { changeTokenStatus } from './lifecycle.js';
 import { TspRefusal } from './refusal.js';
 import type { TspActivationCodeAnswer, TspActivationCodeRequest, TspVerifyAnswer, TspVerifyRequest } from './schemas.js';
-import { authMethodsOf, lockToken, type TokenRow } from './store.js';
+import { authMethodsOf, lockToken, type TokenRow, tokenByReference } from './store.js';
 
 /** An activation code is valid this long (decisions §15.2). */
 export const ACTIVATION_CODE_TTL_MS = 10 * 60_000;
@@ -43,10 +44,26 @@ async function codeMatches(
   return expected.length === given.length && timingSafeEqual(expected, given);
 }
 
+/**
+ * The pending token named, locked after its card (the lock order: a card before its tokens), whose
+ * card must be active: the step-up of a token whose card is frozen cannot finish (docs/tokens.md,
+ * a freeze leaves a pending token pending), so no code is sent or compared for it (409) until the
+ * unfreeze; a closed card's tokens are deleted.
+ */
 async function pendingToken(ctx: VerbCtx, tokenReferenceId: string): Promise<TokenRow> {
+  const seen = await tokenByReference(ctx.tx, tokenReferenceId);
+  if (!seen) throw new TspRefusal(404, 'not_found', 'tokenReferenceId: no such token');
+  const card = await forUpdate(ctx.tx, ctx.tx.selectFrom('cards').select('status').where('id', '=', seen.card_id)).executeTakeFirst();
   const row = await lockToken(ctx.tx, { tokenReferenceId });
   if (!row) throw new TspRefusal(404, 'not_found', 'tokenReferenceId: no such token');
   if (row.status !== 'pending') throw new TspRefusal(409, 'conflict', `tokenReferenceId: the token is ${row.status}, not pending`);
+  if (card?.status !== 'active') {
+    throw new TspRefusal(
+      409,
+      'conflict',
+      `tokenReferenceId: the token’s card is ${card?.status ?? 'gone'}; its step-up can finish once the card is active again`,
+    );
+  }
   return row;
 }
 

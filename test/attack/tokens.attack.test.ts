@@ -1,0 +1,140 @@
+// Wallet tokens attacked as an outsider would (issue 45, decisions §15.7): each test here is a
+// finding that held before its fix, or a probe that held, through the real app (the TSP's requests
+// over HTTP to the TSP endpoint's listener, the merchant's signed operations), on SQLite and
+// PostgreSQL (the races matter on PostgreSQL; SQLite's writer is one at a time).
+import assert from 'node:assert/strict';
+import { it } from 'node:test';
+import { randomStr } from '../helpers/app.js';
+import { eachDialect } from '../helpers/dialects.js';
+import { card, notifyTo } from '../three-ds/helpers/acs.js';
+import { delivered, provisionBody, type Tsp, tspService } from '../tokens/helpers/tsp.js';
+
+/** The card's next expiry that is not its own (a mismatch). */
+const otherExpiry = (expiry: string) =>
+  `${expiry.slice(0, 2)}${expiry.slice(2) === '12' ? '11' : String(Number(expiry.slice(2)) + 1).padStart(2, '0')}`;
+const wrongCode = (code: string, k = 1) => String((Number(code) + k) % 1_000_000).padStart(6, '0');
+
+/** A pending token (risk 5: require_authentication) and its SMS method. */
+async function pending(tsp: Tsp, c: { pan: string; expiry: string }) {
+  const body = provisionBody(c, { walletRiskScore: 5 });
+  const res = await tsp.provision(body);
+  assert.equal(res.json.decision, 'require_authentication', res.text);
+  const sms = res.json.authenticationMethods.find((m: { type: string }) => m.type === 'otp_sms');
+  return { ref: body.tokenReferenceId as string, tokenId: res.json.tokenId as string, methodId: sms.id as string };
+}
+
+eachDialect('wallet tokens attacked: provisioning', (dialect) => {
+  // Finding 1 (medium): a repeat of a requestId was matched by its tokenReferenceId alone: the same
+  // requestId and tokenReferenceId with another card's number got the first card's answer (its
+  // tokenId, its cardholder's masked phone and e-mail), without any check of the number presented.
+  it('a requestId repeated with another body (another card’s number, another CVV2) is a 409 that tells nothing of the first answer', async (t) => {
+    const { h, tsp } = await tspService(t, dialect);
+    await notifyTo(t, h);
+    const victim = await card(h);
+    const mine = await card(h);
+    const body = provisionBody(victim, { walletRiskScore: 5 });
+    const first = await tsp.provision(body);
+    assert.equal(first.json.decision, 'require_authentication', first.text);
+    const other = await tsp.provision({ ...body, accountNumber: mine.pan, expiry: mine.expiry });
+    assert.deepEqual([other.status, other.json.error], [409, 'conflict'], other.text);
+    assert.match(other.json.detail, /^requestId: /);
+    assert.ok(!other.text.includes(first.json.tokenId), 'not the other card’s token');
+    assert.ok(!other.text.includes('•••'), 'nor its cardholder’s masked addresses');
+    const cvv = await tsp.provision({ ...body, cvv2: '000' });
+    assert.deepEqual([cvv.status, cvv.json.error], [409, 'conflict'], 'another CVV2 is another request');
+    const same = await tsp.provision(body);
+    assert.deepEqual([same.status, same.json], [200, first.json], 'the very same request still gets the same answer');
+  });
+
+  // Finding 2 (medium): the card's data was compared before its state, so once 5 mismatches had
+  // frozen the card (§12.13, to stop the guessing) every further guess was still answered right or
+  // wrong: `card_frozen` for the right CVV2 and expiry, `card_verification` for a wrong one.
+  it('a frozen or closed card is declined for its state whatever data is presented: no CVV2 or expiry oracle, nothing more counted', async (t) => {
+    const { h, tsp } = await tspService(t, dialect);
+    const c = await card(h);
+    const details = await h.call('/sandbox/network/cardDetails', { cardId: c.cardId, randomStr: randomStr() });
+    const cvv = String(details.body.model.cvv);
+    const badCvv = String((Number(cvv) + 1) % 1000).padStart(3, '0');
+    for (let i = 0; i < 5; i++) {
+      const res = await tsp.provision(provisionBody(c, { expiry: otherExpiry(c.expiry) }));
+      assert.deepEqual(res.json, { decision: 'decline', reason: 'card_verification' });
+    }
+    const frozen = await h.db.database.db.selectFrom('cards').selectAll().where('id', '=', c.cardId).executeTakeFirstOrThrow();
+    assert.equal(frozen.status, 'frozen', '5 mismatches freeze the card');
+    const right = await tsp.provision(provisionBody(c, { cvv2: cvv }));
+    const wrongCvv = await tsp.provision(provisionBody(c, { cvv2: badCvv }));
+    const wrongExpiry = await tsp.provision(provisionBody(c, { expiry: otherExpiry(c.expiry), cvv2: cvv }));
+    assert.deepEqual(
+      [right.json, wrongCvv.json, wrongExpiry.json],
+      Array(3).fill({ decision: 'decline', reason: 'card_frozen' }),
+      'the same answer, right data or wrong',
+    );
+    const after = await h.db.database.db.selectFrom('cards').selectAll().where('id', '=', c.cardId).executeTakeFirstOrThrow();
+    assert.equal(JSON.parse(after.verification_failures ?? '[]').length, 5, 'a frozen card’s data is not compared, so not counted');
+  });
+
+  it('held: concurrent provisioning of one card stays within 20 requests a day and its live tokens (PostgreSQL: 30 at once)', async (t) => {
+    const { h, tsp } = await tspService(t, dialect, { perCard: 3 });
+    await notifyTo(t, h);
+    const c = await card(h);
+    const answers = await Promise.all(Array.from({ length: 30 }, () => tsp.provision(provisionBody(c, { walletRiskScore: 0 }))));
+    for (const a of answers) assert.equal(a.status, 200, a.text);
+    const reasons = answers.map((a) => a.json.reason ?? 'approved');
+    assert.equal(reasons.filter((r) => r === 'too_many_requests').length, 10, 'the 21st request of the day and later: declined');
+    const live = await h.db.database.db
+      .selectFrom('tokens')
+      .select('status')
+      .where('card_id', '=', c.cardId)
+      .where('status', 'in', ['pending', 'active', 'suspended'])
+      .execute();
+    assert.equal(live.length, 3, 'never more live tokens than the limit');
+  });
+});
+
+eachDialect('wallet tokens attacked: activation codes', (dialect) => {
+  it('held: wrong codes sent at once are counted one after another: 3 evaluated, the token deleted, the right code refused after', async (t) => {
+    const { h, tsp } = await tspService(t, dialect);
+    const rx = await notifyTo(t, h);
+    const c = await card(h);
+    const p = await pending(tsp, c);
+    assert.equal((await tsp.activationCode({ tokenReferenceId: p.ref, methodId: p.methodId })).status, 200);
+    const code = String((await delivered(h, rx, 'token.otp')).body.code);
+    const answers = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => tsp.verify({ tokenReferenceId: p.ref, code: wrongCode(code, i + 1) })),
+    );
+    const wrong = answers.filter((a) => a.status === 200 && a.json.reason === 'wrong');
+    assert.equal(wrong.length, 3, answers.map((a) => a.text).join('\n'));
+    assert.ok(
+      answers.every((a) => a.status === 200 || (a.status === 409 && a.json.error === 'conflict')),
+      'the rest: conflict (deleted)',
+    );
+    const late = await tsp.verify({ tokenReferenceId: p.ref, code });
+    assert.deepEqual([late.status, late.json.error], [409, 'conflict'], 'the right code after the deletion: refused');
+    const tok = await h.db.database.db.selectFrom('tokens').select('status').where('id', '=', p.tokenId).executeTakeFirstOrThrow();
+    assert.equal(tok.status, 'deleted');
+  });
+
+  // Finding 3 (low): a pending token's step-up finished on a frozen card: the right code made the
+  // token active while its card was frozen (the freeze leaves pending tokens pending, "its step-up
+  // cannot finish on a frozen card", and tokenActivate refuses it), and the card's unfreeze then had
+  // an active token it had never approved; the code was spent.
+  it('the right code for a token whose card is frozen is refused (409), not spent and not counted; after the unfreeze it activates', async (t) => {
+    const { h, tsp } = await tspService(t, dialect);
+    const rx = await notifyTo(t, h);
+    const c = await card(h);
+    const p = await pending(tsp, c);
+    assert.equal((await tsp.activationCode({ tokenReferenceId: p.ref, methodId: p.methodId })).status, 200);
+    const code = String((await delivered(h, rx, 'token.otp')).body.code);
+    const freeze = await h.call('/api/network/cardFreeze.html', { cardId: c.cardId, reason: 'lost', randomStr: randomStr() });
+    assert.equal(freeze.status, 200, JSON.stringify(freeze.body));
+    const res = await tsp.verify({ tokenReferenceId: p.ref, code });
+    assert.deepEqual([res.status, res.json.error], [409, 'conflict'], res.text);
+    assert.match(res.json.detail, /frozen/);
+    const tok = await h.db.database.db.selectFrom('tokens').select('status').where('id', '=', p.tokenId).executeTakeFirstOrThrow();
+    assert.equal(tok.status, 'pending', 'still pending');
+    const unfreeze = await h.call('/api/network/cardUnfreeze.html', { cardId: c.cardId, randomStr: randomStr() });
+    assert.equal(unfreeze.status, 200, JSON.stringify(unfreeze.body));
+    const again = await tsp.verify({ tokenReferenceId: p.ref, code });
+    assert.deepEqual([again.status, again.json.valid, again.json.attemptsLeft], [200, true, 3], again.text);
+  });
+});
