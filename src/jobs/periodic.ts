@@ -12,6 +12,7 @@ import { kycAutomation } from '../kyc/automation.js';
 import { expireHolds } from '../ledger/expire.js';
 import { reapPage } from '../page/links.js';
 import { purgeBrowserData } from '../three-ds/purge.js';
+import { reapTokenRecords } from '../tokens/purge.js';
 import { sendTspCallsOnce } from '../tokens/tsp-calls.js';
 
 const HOUR_MS = 60 * 60 * 1000;
@@ -27,7 +28,8 @@ export const TSP_SEND_MS = 1000;
  * sessions; console sessions past their bounds; on PostgreSQL, the coming months' partitions of
  * `trades` (src/db/partitions.ts); the authorizations' holds whose window is over (hold expiry,
  * decisions §12.9); the unsubmitted disputes past their deadline (decisions §13.2); the 3-D Secure
- * browser data of authentications older than 30 days (decisions §14.7). Every minute, the read-nonce
+ * browser data of authentications older than 30 days (decisions §14.7); the wallet tokens'
+ * provisioning requests and TSP notifications older than 30 days (src/tokens/purge.ts). Every minute, the read-nonce
  * store's aged buckets. Every second, the wallet tokens' changes to the TSP (src/tokens/tsp-calls.ts:
  * leased, one pass at a time per process; on the reaper rather than the worker's poll, so that a TSP
  * that hangs never holds up the callbacks' delivery, and so that it runs whether or not this process
@@ -60,6 +62,10 @@ export function periodicJobs(svc: Services): { reaper: PeriodicJob[]; worker: Wo
       if (purged > 0) svc.log.info({ purged }, '3-D Secure: browser data of authentications older than 30 days dropped');
     }),
     { what: 'sending token changes to the TSP', everyMs: TSP_SEND_MS, run: () => sendTspCallsOnce(svc) },
+    hourly('reaping wallet-token requests and notifications', async (now) => {
+      const reaped = await reapTokenRecords(deps, now);
+      if (reaped > 0) svc.log.info({ reaped }, 'tokens: provisioning requests and TSP notifications older than 30 days deleted');
+    }),
     ...(readNonces
       ? [{ what: 'dropping aged read nonces', everyMs: NONCE_MAINTAIN_MS, run: (now: number) => readNonces.maintain(now) }]
       : []),

@@ -3,6 +3,7 @@ import { notifyMerchant } from '../callbacks/merchant-event.js';
 import { recordVerificationFailure, resetVerificationFailures } from '../cards/verification.js';
 import type { Actor, Services, VerbCtx } from '../context.js';
 import { newId } from '../db/ids.js';
+import { isUniqueViolation } from '../db/index.js';
 import type { DB } from '../db/schema.js';
 import { openIdentity } from '../holders/identity.js';
 import { runVerb } from '../runner.js';
@@ -242,7 +243,13 @@ export async function processProvision(svc: Services, req: TspProvisionRequest, 
       }
     }
   }
-  const result = await runVerb(svc, provisionToken, { input: { req, cardId: card?.id ?? null, verdict, hasEndpoint, fingerprint }, actor });
+  const run = () => runVerb(svc, provisionToken, { input: { req, cardId: card?.id ?? null, verdict, hasEndpoint, fingerprint }, actor });
+  // Two requests with one tokenReferenceId at once (PostgreSQL): the second's insert waits for the
+  // first and violates the unique key; run again, it sees the token and is refused 409 in kind.
+  const result = await run().catch((err: unknown) => {
+    if (isUniqueViolation(err)) return run();
+    throw err;
+  });
   if (!result.replay) {
     svc.metrics.tokenProvisioning(result.answer.decision, result.answer.reason ?? '', (performance.now() - started) / 1000);
   }

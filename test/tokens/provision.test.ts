@@ -113,6 +113,9 @@ eachDialect('tokens: provisioning by the TSP (decisions §15.3)', (dialect) => {
     await h.db.database.db.updateTable('cardholders').set({ audit_status: 3 }).where('id', '=', e.holderId).execute();
     assert.deepEqual((await tsp.provision(provisionBody(e))).json, { decision: 'decline', reason: 'holder_not_approved' });
     assert.equal((await h.db.database.db.selectFrom('tokens').selectAll().execute()).length, 1, 'a decline makes no token');
+    const metrics = await h.app.svc.metrics.text();
+    assert.match(metrics, /cardprogram_token_provisionings_total\{decision="decline",reason="card_unknown"\} 1\b/);
+    assert.match(metrics, /cardprogram_token_provisionings_total\{decision="decline",reason="card_verification"\} [1-9]/);
   });
 
   it('built-in rules: risk ≥ 7 declines, ≥ 4 or a reason code asks a step-up; the third request of a card within 24 hours too, whatever the first two became', async (t) => {

@@ -60,6 +60,8 @@ export async function up(db: Kysely<any>): Promise<void> {
     .execute();
   // A card's requests of the last 24 hours (20 a day, §15.7; the third within 24 hours, §15.3).
   await db.schema.createIndex('token_provision_card').on('token_provision_requests').columns(['card_id', 'created_at']).execute();
+  // The hourly reaping of requests older than 30 days reads them in this order (src/tokens/purge.ts).
+  await db.schema.createIndex('token_provision_created').on('token_provision_requests').columns(['created_at', 'request_id']).execute();
 
   await db.schema
     .createTable('token_activation_codes')
@@ -86,6 +88,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('received_at', 'bigint', (c) => c.notNull())
     .addPrimaryKeyConstraint('token_notifications_pk', ['token_reference_id', 'event', 'at'])
     .execute();
+  await db.schema.createIndex('token_notifications_received').on('token_notifications').columns(['received_at']).execute();
 
   await db.schema
     .createTable('tsp_calls')

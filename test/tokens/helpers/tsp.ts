@@ -85,9 +85,23 @@ export interface TspHarness {
 }
 
 /** The app built as in production with its TSP endpoint listening on a free loopback port. */
-export async function tspService(t: TestContext, dialect: TestDialect, tokens: Partial<Config['tokens']> = {}): Promise<TspHarness> {
-  const clock = { now: Date.now() };
-  const h = await build(t, dialect, { tokens: { ...testConfig('').tokens, port: 0, ...tokens } }, { clock: () => clock.now });
+export async function tspService(
+  t: TestContext,
+  dialect: TestDialect,
+  tokens: Partial<Config['tokens']> = {},
+  overrides: Partial<Config> = {},
+): Promise<TspHarness> {
+  // Real time, moved forward by what a test adds (`clock.now += ms`): codes expire, days pass.
+  let offset = 0;
+  const clock = {
+    get now() {
+      return Date.now() + offset;
+    },
+    set now(value: number) {
+      offset = value - Date.now();
+    },
+  };
+  const h = await build(t, dialect, { ...overrides, tokens: { ...testConfig('').tokens, port: 0, ...tokens } }, { clock: () => clock.now });
   const server = await startTsp(h.app.svc);
   assert.ok(server, 'the TSP endpoint listens');
   t.after(() => server.stop());
