@@ -138,3 +138,107 @@ eachDialect('wallet tokens attacked: activation codes', (dialect) => {
     assert.deepEqual([again.status, again.json.valid, again.json.attemptsLeft], [200, true, 3], again.text);
   });
 });
+
+eachDialect('wallet tokens attacked: notifications', (dialect) => {
+  const at = (offsetMs: number) => new Date(Date.now() + offsetMs).toISOString();
+
+  // Finding 4 (low): the TSP's `resumed` (of a token it had suspended) or `activated` (of a pending
+  // token) applied while the token's card was frozen: the token was active on a frozen card, the TSP's
+  // wallet offered it, and nothing told the TSP otherwise.
+  it('a token the TSP resumes or activates while its card is frozen is taken by the freeze at once: suspended (source card), the TSP told, resumed by the unfreeze', async (t) => {
+    const { h, tsp } = await tspService(t, dialect);
+    await notifyTo(t, h);
+    const c = await card(h);
+    const body = provisionBody(c, { walletRiskScore: 0 });
+    const green = await tsp.provision(body);
+    assert.equal(green.json.decision, 'approve', green.text);
+    const ref = body.tokenReferenceId as string;
+    const p = await pending(tsp, c);
+    assert.equal((await tsp.notify({ tokenReferenceId: ref, event: 'suspended', at: at(1000) })).json.status, 'suspended');
+    const freeze = await h.call('/api/network/cardFreeze.html', { cardId: c.cardId, reason: 'lost', randomStr: randomStr() });
+    assert.equal(freeze.status, 200, JSON.stringify(freeze.body));
+    const resumed = await tsp.notify({ tokenReferenceId: ref, event: 'resumed', at: at(60_000) });
+    assert.deepEqual([resumed.status, resumed.json.status], [200, 'suspended'], resumed.text);
+    const activated = await tsp.notify({ tokenReferenceId: p.ref, event: 'activated', at: at(60_000) });
+    assert.deepEqual([activated.status, activated.json.status], [200, 'suspended'], activated.text);
+    const rows = await h.db.database.db.selectFrom('tokens').select(['token_reference_id', 'status', 'suspended_by']).execute();
+    for (const r of [ref, p.ref]) {
+      const row = rows.find((x) => x.token_reference_id === r);
+      assert.deepEqual([row?.status, row?.suspended_by], ['suspended', 'card'], `${r}: held by the card’s freeze`);
+    }
+    const calls = await h.db.database.db.selectFrom('tsp_calls').select(['token_reference_id', 'action', 'reason']).execute();
+    assert.deepEqual(
+      calls.map((x) => [x.token_reference_id, x.action, x.reason]).sort(),
+      [
+        [p.ref, 'suspend', 'card_frozen'],
+        [ref, 'suspend', 'card_frozen'],
+      ].sort(),
+      'the TSP told',
+    );
+    const unfreeze = await h.call('/api/network/cardUnfreeze.html', { cardId: c.cardId, randomStr: randomStr() });
+    assert.equal(unfreeze.status, 200, JSON.stringify(unfreeze.body));
+    const after = await h.db.database.db.selectFrom('tokens').select('status').where('card_id', '=', c.cardId).execute();
+    assert.deepEqual(
+      after.map((x) => x.status),
+      ['active', 'active'],
+      'the unfreeze brings both back',
+    );
+  });
+
+  // Finding 5 (medium): a notification older than one that changed nothing was still applied: the
+  // TSP suspended a token at T0 and resumed it at T1, the `resumed` arrived first (the token active:
+  // nothing to change, and its moment not kept as the token's last), then the late `suspended` of T0
+  // suspended it — the issuer's token suspended for good while the TSP's was active.
+  it('notifications out of order: a late event older than one that found the token already in its state is stale', async (t) => {
+    const { h, tsp } = await tspService(t, dialect);
+    await notifyTo(t, h);
+    const c = await card(h);
+    const body = provisionBody(c, { walletRiskScore: 0 });
+    assert.equal((await tsp.provision(body)).json.decision, 'approve');
+    const ref = body.tokenReferenceId as string;
+    const resumed = await tsp.notify({ tokenReferenceId: ref, event: 'resumed', at: at(2000) });
+    assert.deepEqual([resumed.status, resumed.json.status], [200, 'active']);
+    const late = await tsp.notify({ tokenReferenceId: ref, event: 'suspended', at: at(1000) });
+    assert.deepEqual([late.status, late.json.status], [200, 'active'], 'the TSP’s latest word was active');
+    const row = await h.db.database.db
+      .selectFrom('tokens')
+      .select('status')
+      .where('token_reference_id', '=', ref)
+      .executeTakeFirstOrThrow();
+    assert.equal(row.status, 'active');
+    const outcome = await h.db.database.db
+      .selectFrom('token_notifications')
+      .select('outcome')
+      .where('token_reference_id', '=', ref)
+      .where('event', '=', 'suspended')
+      .executeTakeFirstOrThrow();
+    assert.equal(outcome.outcome, 'ignored_stale');
+  });
+
+  it('held: deleted is final (activated, resumed after it change nothing); unknown tokens 404; a repeat changes nothing', async (t) => {
+    const { h, tsp } = await tspService(t, dialect);
+    await notifyTo(t, h);
+    const c = await card(h);
+    const body = provisionBody(c, { walletRiskScore: 0 });
+    assert.equal((await tsp.provision(body)).json.decision, 'approve');
+    const ref = body.tokenReferenceId as string;
+    const unknown = await tsp.notify({ tokenReferenceId: 'DNITHE0000UNKNOWN', event: 'deleted', at: at(0) });
+    assert.deepEqual([unknown.status, unknown.json.error], [404, 'not_found']);
+    const repeat = { tokenReferenceId: ref, event: 'suspended', at: at(100) };
+    assert.equal((await tsp.notify(repeat)).json.status, 'suspended');
+    assert.equal((await tsp.notify({ tokenReferenceId: ref, event: 'resumed', at: at(200) })).json.status, 'active');
+    assert.equal((await tsp.notify(repeat)).json.status, 'active', 'a repeat changes nothing');
+    const del = { tokenReferenceId: ref, event: 'deleted', at: at(1000) };
+    assert.equal((await tsp.notify(del)).json.status, 'deleted');
+    for (const event of ['activated', 'resumed', 'created', 'suspended']) {
+      const res = await tsp.notify({ tokenReferenceId: ref, event, at: at(5000) });
+      assert.deepEqual([res.status, res.json.status], [200, 'deleted'], event);
+    }
+    assert.equal((await tsp.notify(del)).json.status, 'deleted');
+    const merchantResume = await h.call('/api/network/tokenResume.html', {
+      tokenId: (await h.db.database.db.selectFrom('tokens').select('id').executeTakeFirstOrThrow()).id,
+      randomStr: randomStr(),
+    });
+    assert.equal(merchantResume.body.code, '2761', 'nor the merchant: deleted is final');
+  });
+});
