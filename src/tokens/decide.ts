@@ -1,8 +1,9 @@
 import type { CardStatus, ProvisionDecision } from '../db/schema.js';
 
 /**
- * The reasons a provisioning is not approved (the answer's `reason`, decisions §15.3). Declined:
- * card_unknown, too_many_requests, card_verification, card_closed, card_frozen, holder_not_approved,
+ * The reasons a provisioning is not approved (the answer's `reason`, decisions §15.3; `card_unknown`
+ * is answered as `card_verification`, ./provision.ts answeredReason, and kept in the record and the
+ * metric). Declined: card_unknown, too_many_requests, card_verification, card_closed, card_frozen, holder_not_approved,
  * too_many_tokens, merchant_declined, wallet_risk, no_authentication_method. Step-up asked:
  * merchant (its endpoint said require_authentication), merchant_no_answer, wallet_risk,
  * wallet_reason_codes, repeated_requests.

@@ -7,7 +7,7 @@ import { isUniqueViolation } from '../db/index.js';
 import type { DB } from '../db/schema.js';
 import { openIdentity } from '../holders/identity.js';
 import { runVerb } from '../runner.js';
-import { decideProvisioning, type EndpointVerdict, type ProvisionOutcome } from './decide.js';
+import { decideProvisioning, type EndpointVerdict, type ProvisionOutcome, type ProvisionReason } from './decide.js';
 import { askTokenDecision } from './decision-endpoint.js';
 import { offeredMethods, storedMethods } from './methods.js';
 import { cardByAccountNumber, lockCardRow, partiesOf, provisionFacts } from './provision-facts.js';
@@ -77,7 +77,15 @@ interface ProvisionInput {
   fingerprint: string;
 }
 
-type Provisioned = { answer: TspProvisionAnswer; replay: boolean };
+/** The answer, whether it was a repeat's, and the decision's own reason (the metric's: `card_unknown` stays itself there). */
+type Provisioned = { answer: TspProvisionAnswer; replay: boolean; reason?: string | null };
+
+/**
+ * The reason the TSP is answered: an unknown number is answered as a wrong expiry or CVV2
+ * (`card_verification`), as decisions §15.3 groups them, so that the answers do not tell a number
+ * enumerator which numbers are cards; the record and the metric keep `card_unknown`.
+ */
+const answeredReason = (reason: ProvisionReason): ProvisionReason => (reason === 'card_unknown' ? 'card_verification' : reason);
 
 /**
  * One provisioning request, decided and recorded in one transaction (decisions §15.2–15.3): the
@@ -127,7 +135,7 @@ export async function provisionToken({ ctx, input }: { ctx: VerbCtx; input: Prov
     await recordVerificationFailure(ctx, card.id, { kind: mismatch, via: 'tsp' }, ctx.by ?? { kind: 'network', peer: ctx.actor });
   }
 
-  let answer: TspProvisionAnswer = { decision, ...(reason ? { reason } : {}) };
+  let answer: TspProvisionAnswer = { decision, ...(reason ? { reason: answeredReason(reason) } : {}) };
   let tokenId: string | null = null;
   if (card && parties && decision !== 'decline') {
     const methods =
@@ -200,7 +208,7 @@ export async function provisionToken({ ctx, input }: { ctx: VerbCtx; input: Prov
     })
     .where('request_id', '=', req.requestId)
     .execute();
-  return { answer, replay: false };
+  return { answer, replay: false, reason };
 }
 
 /**
@@ -251,7 +259,7 @@ export async function processProvision(svc: Services, req: TspProvisionRequest, 
     throw err;
   });
   if (!result.replay) {
-    svc.metrics.tokenProvisioning(result.answer.decision, result.answer.reason ?? '', (performance.now() - started) / 1000);
+    svc.metrics.tokenProvisioning(result.answer.decision, result.reason ?? '', (performance.now() - started) / 1000);
   }
   return result.answer;
 }

@@ -73,6 +73,27 @@ eachDialect('wallet tokens attacked: provisioning', (dialect) => {
     assert.equal(JSON.parse(after.verification_failures ?? '[]').length, 5, 'a frozen card’s data is not compared, so not counted');
   });
 
+  // Finding 6 (medium): an unknown number was answered `card_unknown` and a card's number with a
+  // wrong expiry `card_verification`: one request per number told an enumerator which numbers are
+  // cards (then 60 expiries and the CVV2 to guess), although §15.3 groups the two.
+  it('an unknown number is answered exactly as a card’s number with a wrong expiry or CVV2; the record keeps card_unknown', async (t) => {
+    const { h, tsp } = await tspService(t, dialect);
+    const c = await card(h);
+    const unknownBody = provisionBody({ pan: `${c.pan.slice(0, -4)}${c.pan.slice(-4) === '0000' ? '0001' : '0000'}`, expiry: c.expiry });
+    const unknown = await tsp.provision(unknownBody);
+    const wrongExpiry = await tsp.provision(provisionBody(c, { expiry: otherExpiry(c.expiry) }));
+    const wrongCvv = await tsp.provision(provisionBody(c, { cvv2: '0000' }));
+    assert.deepEqual([unknown.status, unknown.text], [wrongExpiry.status, wrongExpiry.text]);
+    assert.deepEqual([unknown.status, unknown.text], [wrongCvv.status, wrongCvv.text]);
+    assert.deepEqual(unknown.json, { decision: 'decline', reason: 'card_verification' });
+    const record = await h.db.database.db
+      .selectFrom('token_provision_requests')
+      .select(['card_id', 'reason'])
+      .where('request_id', '=', unknownBody.requestId)
+      .executeTakeFirstOrThrow();
+    assert.deepEqual([record.card_id, record.reason], [null, 'card_unknown'], 'the operator still sees which it was');
+  });
+
   it('held: concurrent provisioning of one card stays within 20 requests a day and its live tokens (PostgreSQL: 30 at once)', async (t) => {
     const { h, tsp } = await tspService(t, dialect, { perCard: 3 });
     await notifyTo(t, h);

@@ -70,7 +70,7 @@ eachDialect('tokens: provisioning by the TSP (decisions §15.3)', (dialect) => {
     const { h, tsp, clock } = await tspService(t, dialect);
     const c = await card(h);
     const unknown = await tsp.provision(provisionBody({ pan: '4242420000000000', expiry: c.expiry }));
-    assert.deepEqual([unknown.status, unknown.json], [200, { decision: 'decline', reason: 'card_unknown' }]);
+    assert.deepEqual([unknown.status, unknown.json], [200, { decision: 'decline', reason: 'card_verification' }]);
 
     const expiry = await tsp.provision(provisionBody({ pan: c.pan, expiry: otherExpiry(c.expiry) }));
     assert.deepEqual(expiry.json, { decision: 'decline', reason: 'card_verification' });
