@@ -29,7 +29,7 @@ const maskDigits = (q: string) => {
 export function searchPage(frame: Frame, q: string, hits: SearchHit[] | null): string {
   const results =
     hits === null
-      ? '<p class="muted">A cardholder by id, e-mail or name; a card by id or BIN and last four (<code>424242 4242</code>), by last four alone or by its full number; a cardholder by document number; a transaction, KYC request (or its e-mail) or merchant by id. One match opens at once.</p>'
+      ? '<p class="muted">A cardholder by id, e-mail or name; a card by id or BIN and last four (<code>424242 4242</code>), by last four alone or by its full number; a cardholder by document number; a transaction, KYC request (or its e-mail) or merchant by id; a wallet token by its id or the TSP’s reference. One match opens at once.</p>'
       : table(
           `${hits.length} result${hits.length === 1 ? '' : 's'} for “${maskDigits(q)}”`,
           ['Kind', 'Id', 'What'],

@@ -9,6 +9,7 @@ import { kycEmail } from '../kyc/email.js';
 import type { KycData } from '../kyc/submit.js';
 import { openExceptions } from '../ledger/exceptions-query.js';
 import { settlement } from '../network/settlement.js';
+import { tokenById, tokenByReference } from '../tokens/store.js';
 import { locateTrade } from '../trades/card-history.js';
 import { forcedPostsSince } from '../trades/network-reads.js';
 import { openDisputes } from './queries-disputes.js';
@@ -175,7 +176,7 @@ export async function kycDetail(svc: Services, kycId: string) {
 }
 
 export interface SearchHit {
-  kind: 'cardholder' | 'card' | 'transaction' | 'declined authorization' | 'KYC request' | 'merchant';
+  kind: 'cardholder' | 'card' | 'transaction' | 'declined authorization' | 'KYC request' | 'merchant' | 'wallet token';
   id: string;
   href: string;
   label: string;
@@ -214,7 +215,7 @@ export async function search(svc: Services, text: string): Promise<SearchHit[]> 
   const holderCols = ['id', 'first_name', 'last_name', 'merchant_id'] as const;
   const cardCols = ['id', 'pan_first6', 'pan_last4', 'pan_length', 'currency', 'status'] as const;
   if (/^[A-Za-z0-9_-]{1,64}$/.test(q)) {
-    const [holder, card, trade, declined, kyc, merchant] = await Promise.all([
+    const [holder, card, trade, declined, kyc, merchant, token] = await Promise.all([
       db.selectFrom('cardholders').select(holderCols).where('id', '=', q).executeTakeFirst(),
       db.selectFrom('cards').select(cardCols).where('id', '=', q).executeTakeFirst(),
       locateTrade(db, q),
@@ -226,7 +227,17 @@ export async function search(svc: Services, text: string): Promise<SearchHit[]> 
         .limit(SEARCH_LIMIT)
         .execute(),
       db.selectFrom('merchants').select(['id', 'name']).where('id', '=', q).executeTakeFirst(),
+      // A wallet token by the service's id or the TSP's (what the scheme quotes to a support desk): its card's page.
+      tokenById(db, q).then((t) => t ?? tokenByReference(db, q)),
     ]);
+    if (token) {
+      hits.push({
+        kind: 'wallet token',
+        id: token.id,
+        href: `/console/cards/${token.card_id}`,
+        label: `${token.wallet_provider} · ${token.status}, on card ${token.card_id}`,
+      });
+    }
     if (holder) hits.push(holderHit(holder));
     if (card) hits.push(cardHit(card));
     if (trade) {

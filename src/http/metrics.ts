@@ -9,6 +9,7 @@ import { sweepFailuresByJob } from '../db/sweep.js';
 import { openExceptions } from '../ledger/exceptions-query.js';
 import { resultsBacklog } from '../three-ds/results.js';
 import { liveTokensByWallet } from '../tokens/live.js';
+import { tspCallsBacklog } from '../tokens/tsp-calls.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -128,6 +129,32 @@ export const metricsPlugin = fp(
       metrics.gauge(
         'cardprogram_3ds_results_failed',
         '3-D Secure results (RReq) given up on (an Erro from the DS, or 24 hours of failures)',
+        async () => (await read()).failed,
+      );
+    }
+    // The wallet tokens' changes waiting for the TSP: read once per scrape for the three gauges.
+    if (svc.config.tspClient !== null) {
+      let tsp: ReturnType<typeof tspCallsBacklog> | null = null;
+      metrics.onScrape(() => {
+        tsp = null;
+      });
+      const read = () => {
+        tsp ??= tspCallsBacklog(db, svc.clock());
+        return tsp;
+      };
+      metrics.gauge(
+        'cardprogram_tsp_calls_pending',
+        'Token changes waiting to be told to the TSP, or tried again',
+        async () => (await read()).pending,
+      );
+      metrics.gauge(
+        'cardprogram_tsp_calls_oldest_seconds',
+        'Age of the oldest token change the TSP has not taken yet (0: none)',
+        async () => (await read()).oldestSeconds,
+      );
+      metrics.gauge(
+        'cardprogram_tsp_calls_failed',
+        'Token changes the TSP never took (a final refusal, or 24 hours of failures)',
         async () => (await read()).failed,
       );
     }

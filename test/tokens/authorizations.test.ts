@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { it, type TestContext } from 'node:test';
+import { decodeField48, encodeField48, Field48Error } from '../../src/iso8583/field48.js';
 import { updateMerchant } from '../../src/merchants/manage.js';
 import { runVerb } from '../../src/runner.js';
 import { build, type Harness, randomStr } from '../helpers/app.js';
@@ -70,6 +71,39 @@ async function world(t: TestContext, dialect: TestDialect) {
   const b = await fundedCard(h, { topUp: 500 });
   return { h, a, b };
 }
+
+it('field 48 subelements 33 and 34: decoded and encoded by their formats', () => {
+  const golden = '3318DNITHE3812123456783411400100302739203123';
+  assert.deepEqual(
+    [...decodeField48(golden)],
+    [
+      ['33', 'DNITHE381212345678'],
+      ['34', '40010030273'],
+      ['92', '123'],
+    ],
+  );
+  assert.equal(
+    encodeField48([
+      ['33', 'DNITHE381212345678'],
+      ['34', '40010030273'],
+      ['92', '123'],
+    ]),
+    golden,
+  );
+  for (const [bad, tag] of [
+    ['34104001003027', '34'], // 10 digits
+    ['34114001003027X', '34'], // not digits
+    [`3365${'A'.repeat(65)}`, '33'], // 65 characters
+    ['3300', '33'], // empty
+    ['3302A\u0001', '33'], // a control character
+  ] as const) {
+    assert.throws(
+      () => decodeField48(bad),
+      (e: unknown) => e instanceof Field48Error && e.tag === tag,
+      bad,
+    );
+  }
+});
 
 eachDialect('wallet tokens: authorizations in the sandbox (decisions §15.5)', (dialect) => {
   it('the card’s active token approves and tradeQuery shows it; pending, suspended, another card’s and unknown tokens decline 2734', async (t) => {

@@ -57,6 +57,12 @@ eachDialect('wallet tokens in the console (decisions §15.6)', (dialect) => {
     assert.ok(!page.body.includes('<iPhone>'));
     assert.match(page.body, /class="pill[^"]*"[^>]*>pending</);
     assert.ok(!page.body.includes(`/console/tokens/${token.tokenId}/suspend`), 'a viewer is shown no action');
+    // The search finds a token by its id or by the TSP's reference, and opens its card's page.
+    for (const q of [token.tokenId, token.tokenReferenceId]) {
+      const found = await consoleGet(h, viewer, `/console/search?q=${encodeURIComponent(q)}`);
+      assert.equal(found.statusCode, 303, q);
+      assert.equal(found.headers.location, `/console/cards/${cardId}`);
+    }
     const supportPage = await consoleGet(h, support, `/console/cards/${cardId}`);
     assert.ok(supportPage.body.includes(`/console/tokens/${token.tokenId}/suspend`));
     assert.ok(!supportPage.body.includes(`/console/tokens/${token.tokenId}/resume`), 'active: no resume');

@@ -135,6 +135,23 @@ eachDialect('tokens follow their card', (dialect) => {
     assert.equal((await query(h, tok.tokenId)).status, 'deleted');
   });
 
+  it('a security freeze (5 card verification failures, inside a declined authorization) suspends the tokens too', async (t) => {
+    const { h } = await setUp(t, dialect);
+    const { cardId } = await fundedCard(h, { topUp: 20 });
+    const tok = await seedToken(h.app.svc, { cardId });
+    for (let i = 0; i < 5; i++) {
+      const r = await h.call('/sandbox/network/authorize', { cardId, amount: 1, expiry: '4001', randomStr: randomStr() });
+      assert.equal(r.body.code, '2731', JSON.stringify(r.body));
+    }
+    const card = await ok(h, '/api/network/cardQuery.html', { cardId });
+    assert.deepEqual([card.status, card.statusSource], ['frozen', 'security']);
+    const suspended = await query(h, tok.tokenId);
+    assert.deepEqual([suspended.status, suspended.history.at(-1).source], ['suspended', 'card']);
+    // The merchant lifts a security freeze (decisions §12.13): the token comes back with it.
+    await ok(h, '/api/network/cardUnfreeze.html', { cardId });
+    assert.equal((await query(h, tok.tokenId)).status, 'active');
+  });
+
   it('a card change that fails leaves its tokens as they were (one transaction)', async (t) => {
     const { h } = await setUp(t, dialect);
     const { cardId } = await fundedCard(h);
