@@ -15,6 +15,15 @@ import { authMethodsOf, lockToken, type TokenRow, tokenByReference } from './sto
 export const ACTIVATION_CODE_TTL_MS = 10 * 60_000;
 /** Wrong codes that end the step-up: the token deleted, the TSP told (decisions §15.2). */
 export const ACTIVATION_MAX_FAILURES = 3;
+/**
+ * Wrong codes a card's tokens may have within 24 hours, all its step-ups together: beyond, a code is
+ * not compared and the step-up ends (the token deleted, the TSP told). Each token allows 3, but a
+ * guesser who provisions again (20 requests a day) would otherwise get 3 more each time (as 3-D
+ * Secure counts a card's challenges together).
+ */
+export const ACTIVATION_MAX_CARD_FAILURES = 9;
+const DAY_MS = 24 * 3_600_000;
+
 /** Codes a pending token may be sent, all its methods together: beyond, 429 (a cardholder's phone is not a spam target). */
 export const ACTIVATION_MAX_CODES = 5;
 
@@ -140,6 +149,23 @@ export async function verifyActivationCode({ ctx, input }: { ctx: VerbCtx; input
   const left = Math.max(0, ACTIVATION_MAX_FAILURES - failures);
   if (!stored) return { valid: false, attemptsLeft: left, reason: 'no_code' };
   if (Number(stored.expires_at) <= ctx.now) return { valid: false, attemptsLeft: left, reason: 'expired' };
+  // The card's wrong codes of the last 24 hours, all its tokens together (the card's lock is held: exact).
+  const ofCard = await ctx.tx
+    .selectFrom('token_activation_codes')
+    .innerJoin('tokens', 'tokens.id', 'token_activation_codes.token_id')
+    .select((eb) => eb.fn.sum<number>('token_activation_codes.attempts').as('n'))
+    .where('tokens.card_id', '=', row.card_id)
+    .where('token_activation_codes.updated_at', '>', ctx.now - DAY_MS)
+    .executeTakeFirst();
+  if (Number(ofCard?.n ?? 0) >= ACTIVATION_MAX_CARD_FAILURES) {
+    await changeTokenStatus(ctx, {
+      token: { id: row.id },
+      to: 'deleted',
+      source: 'service',
+      reason: `${ACTIVATION_MAX_CARD_FAILURES} wrong activation codes on the card within 24 hours`,
+    });
+    return { valid: false, attemptsLeft: 0, reason: 'too_many_failures' };
+  }
   if (await codeMatches(ctx.svc.vault, ctx.tx, stored, input.code)) {
     await ctx.tx.deleteFrom('token_activation_codes').where('token_id', '=', row.id).execute();
     await changeTokenStatus(ctx, {

@@ -135,6 +135,34 @@ eachDialect('wallet tokens attacked: activation codes', (dialect) => {
     assert.equal(tok.status, 'deleted');
   });
 
+  // Finding 7 (medium): each token allowed 3 wrong codes and nothing counted them across a card's
+  // tokens: a guesser holding the card's data provisions again (20 requests a day) and gets 3 more
+  // guesses each time, 60 a day on one card.
+  it('the wrong codes of all a card’s tokens count together: after 9 within 24 hours no code is compared, the token is deleted', async (t) => {
+    const { h, tsp } = await tspService(t, dialect);
+    const rx = await notifyTo(t, h);
+    const c = await card(h);
+    for (let i = 0; i < 3; i++) {
+      const p = await pending(tsp, c);
+      assert.equal((await tsp.activationCode({ tokenReferenceId: p.ref, methodId: p.methodId })).status, 200);
+      const code = String((await delivered(h, rx, 'token.otp', (b) => b.tokenId === p.tokenId)).body.code);
+      for (let k = 1; k <= 3; k++)
+        assert.equal((await tsp.verify({ tokenReferenceId: p.ref, code: wrongCode(code, k) })).json.reason, 'wrong');
+    }
+    const p = await pending(tsp, c);
+    assert.equal((await tsp.activationCode({ tokenReferenceId: p.ref, methodId: p.methodId })).status, 200);
+    const code = String((await delivered(h, rx, 'token.otp', (b) => b.tokenId === p.tokenId)).body.code);
+    const res = await tsp.verify({ tokenReferenceId: p.ref, code });
+    assert.deepEqual([res.status, res.json.valid, res.json.attemptsLeft, res.json.reason], [200, false, 0, 'too_many_failures'], res.text);
+    const tok = await h.db.database.db.selectFrom('tokens').select('status').where('id', '=', p.tokenId).executeTakeFirstOrThrow();
+    assert.equal(tok.status, 'deleted', 'the step-up is over');
+    const other = await card(h);
+    const q = await pending(tsp, other);
+    assert.equal((await tsp.activationCode({ tokenReferenceId: q.ref, methodId: q.methodId })).status, 200);
+    const right = String((await delivered(h, rx, 'token.otp', (b) => b.tokenId === q.tokenId)).body.code);
+    assert.equal((await tsp.verify({ tokenReferenceId: q.ref, code: right })).json.valid, true, 'another card is not concerned');
+  });
+
   // Finding 3 (low): a pending token's step-up finished on a frozen card: the right code made the
   // token active while its card was frozen (the freeze leaves pending tokens pending, "its step-up
   // cannot finish on a frozen card", and tokenActivate refuses it), and the card's unfreeze then had
