@@ -291,3 +291,21 @@ eachDialect('wallet tokens attacked: notifications', (dialect) => {
     assert.equal(merchantResume.body.code, '2761', 'nor the merchant: deleted is final');
   });
 });
+
+eachDialect('wallet tokens attacked: the merchant’s operations', (dialect) => {
+  it('held: the token decision endpoint cannot point into the operator’s network (metadata, private, mapped addresses): 1002, nothing stored', async (t) => {
+    const { h } = await tspService(t, dialect);
+    for (const decisionUrl of [
+      'http://169.254.169.254/latest/meta-data/',
+      'http://10.0.0.1/decide',
+      'http://[::ffff:a9fe:a9fe]/decide',
+      'http://[fd00::1]/decide',
+      'http://192.168.1.1:8080/decide',
+    ]) {
+      const res = await h.call('/api/network/tokenSettingsUpdate.html', { decisionUrl, randomStr: randomStr() });
+      assert.deepEqual([res.status, res.body.code], [400, '1002'], `${decisionUrl}: ${JSON.stringify(res.body)}`);
+    }
+    const stored = await h.db.database.db.selectFrom('merchant_token_settings').selectAll().execute();
+    assert.equal(stored.length, 0);
+  });
+});
