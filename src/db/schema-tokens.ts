@@ -136,6 +136,8 @@ export interface TspCallsTable {
   id: string;
   token_id: string;
   token_reference_id: string;
+  /** The change's `seq` in the token's history (migration 0035): a token's calls are sent in this order; null: written before it. */
+  token_seq: ColumnType<number | null, number | null | undefined, number | null>;
   action: TspAction;
   reason: string | null;
   status: TspCallStatus;

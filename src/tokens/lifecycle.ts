@@ -81,7 +81,7 @@ export async function changeTokenStatus(ctx: TxCtx, change: TokenChange): Promis
     .set({ status: change.to, suspended_by: suspendedBy, updated_at: ctx.now })
     .where('id', '=', row.id)
     .execute();
-  await appendHistory(ctx.tx, { tokenId: row.id, status: change.to, source: change.source, at: ctx.now, reason });
+  const seq = await appendHistory(ctx.tx, { tokenId: row.id, status: change.to, source: change.source, at: ctx.now, reason });
   const after: TokenRow = { ...row, status: change.to, suspended_by: suspendedBy, updated_at: ctx.now };
   const token = toToken(after, await historyOf(ctx.tx, row.id));
   await notifyMerchant(ctx, { merchantId: row.merchant_id, type: 'token.updated', subject: `token:${row.id}`, body: { token } });
@@ -92,6 +92,8 @@ export async function changeTokenStatus(ctx: TxCtx, change: TokenChange): Promis
         id: newId('tspc'),
         token_id: row.id,
         token_reference_id: row.token_reference_id,
+        // The change's place in the token's history: the sender tells the TSP a token's changes in this order.
+        token_seq: seq,
         action,
         reason,
         status: 'pending',

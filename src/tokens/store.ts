@@ -108,25 +108,31 @@ export async function insertToken(
     .execute();
 }
 
-/** Appends one history entry (the next `seq`), in the caller's transaction, which holds the token's lock. */
+/**
+ * Appends one history entry (the next `seq`), in the caller's transaction, which holds the token's
+ * lock; returns its `seq`: the order of the token's changes as their locks were taken (their `at`,
+ * the moment each transaction began, may not be).
+ */
 export async function appendHistory(
   tx: Kysely<DB>,
   entry: { tokenId: string; status: TokenStatus; source: Selectable<DB['token_history']>['source']; at: number; reason: string | null },
-): Promise<void> {
+): Promise<number> {
   const last = await tx
     .selectFrom('token_history')
     .select((eb) => eb.fn.max('seq').as('seq'))
     .where('token_id', '=', entry.tokenId)
     .executeTakeFirst();
+  const seq = Number(last?.seq ?? 0) + 1;
   await tx
     .insertInto('token_history')
     .values({
       token_id: entry.tokenId,
-      seq: Number(last?.seq ?? 0) + 1,
+      seq,
       status: entry.status,
       source: entry.source,
       at: entry.at,
       reason: entry.reason,
     })
     .execute();
+  return seq;
 }

@@ -89,35 +89,49 @@ export function judge(status: number): Outcome {
 
 /**
  * Claims a call for this instance: still pending, due, its lease free, and no earlier call of its
- * token still pending (a token's calls reach the TSP in the order they were made: a suspend
- * failing must not let the resume after it overtake). One conditional update: of two instances
+ * token still pending (a token's calls reach the TSP in the order of the token's history, `token_seq`:
+ * a suspend failing must not let the resume after it overtake). One conditional update: of two instances
  * that read the same call, one claims it.
  */
-async function claim(db: Kysely<DB>, id: string, now: number): Promise<boolean> {
-  const res = await db
-    .updateTable('tsp_calls')
-    .set({ lease_owner: OWNER, lease_until: now + LEASE_MS })
-    .where('id', '=', id)
-    .where('status', '=', 'pending')
-    .where('next_at', '<=', now)
-    .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', now)]))
-    .where(({ not, exists, selectFrom }) =>
-      not(
-        exists(
-          selectFrom('tsp_calls as earlier')
-            .select('earlier.id')
-            .whereRef('earlier.token_id', '=', 'tsp_calls.token_id')
-            .where('earlier.status', '=', 'pending')
-            .where((e) =>
-              e.or([
-                e('earlier.created_at', '<', e.ref('tsp_calls.created_at')),
-                e.and([e('earlier.created_at', '=', e.ref('tsp_calls.created_at')), e('earlier.id', '<', e.ref('tsp_calls.id'))]),
-              ]),
-            ),
+async function claim(svc: Services, id: string, now: number): Promise<boolean> {
+  const res = await svc.database.write((db) =>
+    db
+      .updateTable('tsp_calls')
+      .set({ lease_owner: OWNER, lease_until: now + LEASE_MS })
+      .where('id', '=', id)
+      .where('status', '=', 'pending')
+      .where('next_at', '<=', now)
+      .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', now)]))
+      .where(({ not, exists, selectFrom }) =>
+        not(
+          exists(
+            selectFrom('tsp_calls as earlier')
+              .select('earlier.id')
+              .whereRef('earlier.token_id', '=', 'tsp_calls.token_id')
+              .where('earlier.status', '=', 'pending')
+              .where((e) =>
+                e.or([
+                  // The token's history order (calls written since migration 0035 carry it).
+                  e.and([
+                    e('earlier.token_seq', 'is not', null),
+                    e('tsp_calls.token_seq', 'is not', null),
+                    e('earlier.token_seq', '<', e.ref('tsp_calls.token_seq')),
+                  ]),
+                  // A call without it: by the moment it was written.
+                  e.and([
+                    e.or([e('earlier.token_seq', 'is', null), e('tsp_calls.token_seq', 'is', null)]),
+                    e.or([
+                      e('earlier.created_at', '<', e.ref('tsp_calls.created_at')),
+                      e.and([e('earlier.created_at', '=', e.ref('tsp_calls.created_at')), e('earlier.id', '<', e.ref('tsp_calls.id'))]),
+                    ]),
+                  ]),
+                ]),
+              ),
+          ),
         ),
-      ),
-    )
-    .executeTakeFirst();
+      )
+      .executeTakeFirst(),
+  );
   return Number(res.numUpdatedRows) === 1;
 }
 
@@ -125,7 +139,6 @@ async function claim(db: Kysely<DB>, id: string, now: number): Promise<boolean> 
 async function sendOne(svc: Services, row: CallRow): Promise<boolean> {
   const tsp = svc.config.tspClient;
   if (!tsp) return false;
-  const db = svc.database.db;
   const started = svc.clock();
   let outcome: Outcome;
   try {
@@ -138,7 +151,8 @@ async function sendOne(svc: Services, row: CallRow): Promise<boolean> {
   const attempts = Number(row.attempts) + 1;
   const giveUp = !outcome.ok && (outcome.final || at + tspBackoffMs(attempts) > Number(row.created_at) + TSP_CALL_MAX_AGE_MS);
   const result: TspAttemptOutcome = outcome.ok ? 'done' : giveUp ? 'failed' : 'retry';
-  await db.transaction().execute(async (tx) => {
+  // The outcome and its attempt together, durably (the TSP took it: never send it again).
+  await svc.database.withTx(async (tx) => {
     // Only while the lease is still this instance's: one that ran out and was taken over is the other's to record.
     const res = await tx
       .updateTable('tsp_calls')
@@ -203,12 +217,15 @@ export async function sendTspCalls(svc: Services): Promise<number> {
   // The earliest of each token only (the others wait for it); claim() checks again against every pending call.
   const seen = new Set<string>();
   const queue = due
-    .sort((a, b) => Number(a.created_at) - Number(b.created_at) || (a.id < b.id ? -1 : 1))
+    .sort(
+      (a, b) =>
+        Number(a.token_seq ?? 0) - Number(b.token_seq ?? 0) || Number(a.created_at) - Number(b.created_at) || (a.id < b.id ? -1 : 1),
+    )
     .filter((r) => !seen.has(r.token_id) && seen.add(r.token_id));
   let sent = 0;
   const lane = async () => {
     for (let row = queue.shift(); row; row = queue.shift()) {
-      if (!(await claim(db, row.id, svc.clock()))) continue;
+      if (!(await claim(svc, row.id, svc.clock()))) continue;
       if (await sendOne(svc, row)) sent++;
     }
   };
