@@ -2,18 +2,28 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { notifyMerchant } from '../callbacks/merchant-event.js';
 import type { VerbCtx } from '../context.js';
+import { forUpdate } from '../db/locks.js';
 import type { DB } from '../db/schema.js';
 import { newOtp } from '../three-ds/otp.js';
 import type { PanVault } from '../vault/pan-vault.js';
 import { changeTokenStatus } from './lifecycle.js';
 import { TspRefusal } from './refusal.js';
 import type { TspActivationCodeAnswer, TspActivationCodeRequest, TspVerifyAnswer, TspVerifyRequest } from './schemas.js';
-import { authMethodsOf, lockToken, type TokenRow } from './store.js';
+import { authMethodsOf, lockToken, type TokenRow, tokenByReference } from './store.js';
 
 /** An activation code is valid this long (decisions §15.2). */
 export const ACTIVATION_CODE_TTL_MS = 10 * 60_000;
 /** Wrong codes that end the step-up: the token deleted, the TSP told (decisions §15.2). */
 export const ACTIVATION_MAX_FAILURES = 3;
+/**
+ * Wrong codes a card's tokens may have within 24 hours, all its step-ups together: beyond, a code is
+ * not compared and the step-up ends (the token deleted, the TSP told). Each token allows 3, but a
+ * guesser who provisions again (20 requests a day) would otherwise get 3 more each time (as 3-D
+ * Secure counts a card's challenges together).
+ */
+export const ACTIVATION_MAX_CARD_FAILURES = 9;
+const DAY_MS = 24 * 3_600_000;
+
 /** Codes a pending token may be sent, all its methods together: beyond, 429 (a cardholder's phone is not a spam target). */
 export const ACTIVATION_MAX_CODES = 5;
 
@@ -43,10 +53,26 @@ async function codeMatches(
   return expected.length === given.length && timingSafeEqual(expected, given);
 }
 
+/**
+ * The pending token named, locked after its card (the lock order: a card before its tokens), whose
+ * card must be active: the step-up of a token whose card is frozen cannot finish (docs/tokens.md,
+ * a freeze leaves a pending token pending), so no code is sent or compared for it (409) until the
+ * unfreeze; a closed card's tokens are deleted.
+ */
 async function pendingToken(ctx: VerbCtx, tokenReferenceId: string): Promise<TokenRow> {
+  const seen = await tokenByReference(ctx.tx, tokenReferenceId);
+  if (!seen) throw new TspRefusal(404, 'not_found', 'tokenReferenceId: no such token');
+  const card = await forUpdate(ctx.tx, ctx.tx.selectFrom('cards').select('status').where('id', '=', seen.card_id)).executeTakeFirst();
   const row = await lockToken(ctx.tx, { tokenReferenceId });
   if (!row) throw new TspRefusal(404, 'not_found', 'tokenReferenceId: no such token');
   if (row.status !== 'pending') throw new TspRefusal(409, 'conflict', `tokenReferenceId: the token is ${row.status}, not pending`);
+  if (card?.status !== 'active') {
+    throw new TspRefusal(
+      409,
+      'conflict',
+      `tokenReferenceId: the token’s card is ${card?.status ?? 'gone'}; its step-up can finish once the card is active again`,
+    );
+  }
   return row;
 }
 
@@ -123,6 +149,23 @@ export async function verifyActivationCode({ ctx, input }: { ctx: VerbCtx; input
   const left = Math.max(0, ACTIVATION_MAX_FAILURES - failures);
   if (!stored) return { valid: false, attemptsLeft: left, reason: 'no_code' };
   if (Number(stored.expires_at) <= ctx.now) return { valid: false, attemptsLeft: left, reason: 'expired' };
+  // The card's wrong codes of the last 24 hours, all its tokens together (the card's lock is held: exact).
+  const ofCard = await ctx.tx
+    .selectFrom('token_activation_codes')
+    .innerJoin('tokens', 'tokens.id', 'token_activation_codes.token_id')
+    .select((eb) => eb.fn.sum<number>('token_activation_codes.attempts').as('n'))
+    .where('tokens.card_id', '=', row.card_id)
+    .where('token_activation_codes.updated_at', '>', ctx.now - DAY_MS)
+    .executeTakeFirst();
+  if (Number(ofCard?.n ?? 0) >= ACTIVATION_MAX_CARD_FAILURES) {
+    await changeTokenStatus(ctx, {
+      token: { id: row.id },
+      to: 'deleted',
+      source: 'service',
+      reason: `${ACTIVATION_MAX_CARD_FAILURES} wrong activation codes on the card within 24 hours`,
+    });
+    return { valid: false, attemptsLeft: 0, reason: 'too_many_failures' };
+  }
   if (await codeMatches(ctx.svc.vault, ctx.tx, stored, input.code)) {
     await ctx.tx.deleteFrom('token_activation_codes').where('token_id', '=', row.id).execute();
     await changeTokenStatus(ctx, {

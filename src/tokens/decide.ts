@@ -1,8 +1,9 @@
 import type { CardStatus, ProvisionDecision } from '../db/schema.js';
 
 /**
- * The reasons a provisioning is not approved (the answer's `reason`, decisions §15.3). Declined:
- * card_unknown, too_many_requests, card_verification, card_closed, card_frozen, holder_not_approved,
+ * The reasons a provisioning is not approved (the answer's `reason`, decisions §15.3; `card_unknown`
+ * is answered as `card_verification`, ./provision.ts answeredReason, and kept in the record and the
+ * metric). Declined: card_unknown, too_many_requests, card_verification, card_closed, card_frozen, holder_not_approved,
  * too_many_tokens, merchant_declined, wallet_risk, no_authentication_method. Step-up asked:
  * merchant (its endpoint said require_authentication), merchant_no_answer, wallet_risk,
  * wallet_reason_codes, repeated_requests.
@@ -59,14 +60,17 @@ export const STEP_UP_FROM_REQUEST = 3;
 /**
  * The decision of decisions §15.3, in order (pure; the caller has read the facts under the card's
  * lock). The per-card daily limit of §15.7 comes right after the card is known, before its data is
- * compared: beyond it the requester learns nothing of the CVV2 or expiry it sent.
+ * compared: beyond it the requester learns nothing of the CVV2 or expiry it sent. So does a closed
+ * or frozen card's state (before §15.3's order, which compares the data first): a card frozen by five
+ * mismatches (§12.13) would otherwise go on telling a guesser the right CVV2 (`card_frozen`) from a
+ * wrong one (`card_verification`); its data is not compared, so not counted either.
  */
 export function decideProvisioning(f: ProvisionFacts): ProvisionOutcome {
   if (f.card === null) return decline('card_unknown');
   if (f.recentRequests >= f.limits.requestsPerDay) return decline('too_many_requests');
-  if (f.mismatch !== null) return decline('card_verification');
   if (f.card.status === 'closed') return decline('card_closed');
   if (f.card.status === 'frozen') return decline('card_frozen');
+  if (f.mismatch !== null) return decline('card_verification');
   if (!f.card.holderApproved) return decline('holder_not_approved');
   if (f.liveTokens >= f.limits.perCard) return decline('too_many_tokens');
   if (f.verdict === 'ask') return { kind: 'ask' };

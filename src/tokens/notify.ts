@@ -1,10 +1,11 @@
 import { notifyMerchant } from '../callbacks/merchant-event.js';
 import type { VerbCtx } from '../context.js';
+import { forUpdate } from '../db/locks.js';
 import type { TokenStatus, TspEvent } from '../db/schema.js';
 import { changeTokenStatus } from './lifecycle.js';
 import { TspRefusal } from './refusal.js';
 import type { TspNotifyAnswer, TspNotifyRequest } from './schemas.js';
-import { historyOf, lockToken, type TokenRow, toToken } from './store.js';
+import { historyOf, lockToken, type TokenRow, tokenByReference, toToken } from './store.js';
 
 /** What a notification did (recorded with it): a status change, nothing, or why it was left aside. */
 type Outcome = 'applied' | 'unchanged' | 'device_changed' | 'ignored_final' | 'ignored_stale' | 'ignored_state' | 'ignored_held';
@@ -44,15 +45,18 @@ function outcomeOf(row: TokenRow, event: Exclude<TspEvent, 'device_changed'>, at
 
 /**
  * When the token last changed, on the TSP's clock where the TSP changed it (the newest notification
- * applied, by its `at`) and on the service's where the service did (its history's other sources):
- * an event older than that is stale.
+ * applied, or that found the token already in its state, by its `at`: a `resumed` of T1 arriving
+ * before the `suspended` of T0 makes the late `suspended` stale) and on the service's where the
+ * service did (its history's other sources): an event older than that is stale.
  */
 async function lastChangeOf(ctx: VerbCtx, row: TokenRow): Promise<number> {
   const tsp = await ctx.tx
     .selectFrom('token_notifications')
     .select((eb) => eb.fn.max('at').as('at'))
     .where('token_reference_id', '=', row.token_reference_id)
-    .where('outcome', '=', 'applied')
+    // Applied, or found the token already in its state: either is the TSP's word on the token at `at`.
+    .where('outcome', 'in', ['applied', 'unchanged'])
+    .where('event', '!=', 'device_changed')
     .executeTakeFirst();
   const own = await ctx.tx
     .selectFrom('token_history')
@@ -61,6 +65,17 @@ async function lastChangeOf(ctx: VerbCtx, row: TokenRow): Promise<number> {
     .where('source', '!=', 'tsp')
     .executeTakeFirst();
   return Math.max(Number(tsp?.at ?? 0), Number(own?.at ?? 0));
+}
+
+/**
+ * A token the TSP activated or resumed while its card is frozen: the card's freeze takes it at once,
+ * as it would have had the token been active when the card was frozen (suspended, source `card`, the
+ * TSP told `suspend`), and the card's unfreeze brings it back. Without this the token was active on a
+ * frozen card, and the TSP's wallet offered a card its issuer had frozen.
+ */
+async function holdForFrozenCard(ctx: VerbCtx, tokenId: string): Promise<TokenStatus> {
+  const held = await changeTokenStatus(ctx, { token: { id: tokenId }, to: 'suspended', source: 'card', reason: 'card_frozen' });
+  return held.row.status;
 }
 
 /**
@@ -76,6 +91,11 @@ export async function applyNotification({
   ctx: VerbCtx;
   input: TspNotifyRequest & { atMs: number };
 }): Promise<TspNotifyAnswer> {
+  const seen = await tokenByReference(ctx.tx, input.tokenReferenceId);
+  if (!seen) throw new TspRefusal(404, 'not_found', 'tokenReferenceId: no such token');
+  // The card locked first (the lock order: a card before its tokens): its freeze cannot pass between
+  // the read of its status below and this notification's change.
+  const card = await forUpdate(ctx.tx, ctx.tx.selectFrom('cards').select('status').where('id', '=', seen.card_id)).executeTakeFirst();
   const row = await lockToken(ctx.tx, { tokenReferenceId: input.tokenReferenceId });
   if (!row) throw new TspRefusal(404, 'not_found', 'tokenReferenceId: no such token');
   const claimed = await ctx.tx
@@ -132,6 +152,7 @@ export async function applyNotification({
         reason: input.reason ?? `TSP: ${input.event}`,
       });
       status = changed.row.status;
+      if (status === 'active' && card?.status === 'frozen') status = await holdForFrozenCard(ctx, row.id);
     }
   }
   await ctx.tx

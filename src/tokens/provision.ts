@@ -1,11 +1,13 @@
+import type { Kysely } from 'kysely';
 import { notifyMerchant } from '../callbacks/merchant-event.js';
 import { recordVerificationFailure, resetVerificationFailures } from '../cards/verification.js';
 import type { Actor, Services, VerbCtx } from '../context.js';
 import { newId } from '../db/ids.js';
 import { isUniqueViolation } from '../db/index.js';
+import type { DB } from '../db/schema.js';
 import { openIdentity } from '../holders/identity.js';
 import { runVerb } from '../runner.js';
-import { decideProvisioning, type EndpointVerdict, type ProvisionOutcome } from './decide.js';
+import { decideProvisioning, type EndpointVerdict, type ProvisionOutcome, type ProvisionReason } from './decide.js';
 import { askTokenDecision } from './decision-endpoint.js';
 import { offeredMethods, storedMethods } from './methods.js';
 import { cardByAccountNumber, lockCardRow, partiesOf, provisionFacts } from './provision-facts.js';
@@ -13,10 +15,42 @@ import { TspRefusal } from './refusal.js';
 import type { TspProvisionAnswer, TspProvisionRequest } from './schemas.js';
 import { historyOf, insertToken, tokenById, toToken } from './store.js';
 
-/** A request's stored answer, when its requestId was seen (a repeat gets the same answer, decisions §15.2). */
+/** What a provisioning record keeps: the answer, and the keyed fingerprint of the request it answered. */
+interface StoredProvision {
+  request: string;
+  answer: TspProvisionAnswer;
+}
+
+/** A JSON value with its keys sorted, at every depth: the same request whatever order the TSP wrote it in. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined);
+    return `{${entries
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`)
+      .join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+/**
+ * The request's keyed fingerprint (the PAN's keyed hash key, domain-separated: it holds the number
+ * and the CVV2, which are never stored): a repeat of a requestId gets the stored answer only if it is
+ * the very same request, so another card's number (or CVV2) under a seen requestId learns nothing.
+ */
+export function requestFingerprint(svc: Services, db: Kysely<DB>, req: TspProvisionRequest): Promise<string> {
+  return svc.vault.hash(db, `tsp-provision\n${canonical(req)}`);
+}
+
+/**
+ * A request's stored answer, when its requestId was seen (a repeat gets the same answer, decisions
+ * §15.2); a requestId seen with another request is a 409 that tells nothing of the first answer.
+ */
 async function storedAnswer(
-  db: VerbCtx['tx'],
+  db: Kysely<DB>,
   req: Pick<TspProvisionRequest, 'requestId' | 'tokenReferenceId'>,
+  fingerprint: string,
 ): Promise<TspProvisionAnswer | null> {
   const row = await db
     .selectFrom('token_provision_requests')
@@ -27,7 +61,10 @@ async function storedAnswer(
   if (row.token_reference_id !== req.tokenReferenceId) {
     throw new TspRefusal(409, 'conflict', 'requestId: already used for another tokenReferenceId');
   }
-  return JSON.parse(row.answer) as TspProvisionAnswer;
+  const stored = JSON.parse(row.answer) as Partial<StoredProvision>;
+  if (stored.answer === undefined) return null;
+  if (stored.request !== fingerprint) throw new TspRefusal(409, 'conflict', 'requestId: already used for another request');
+  return stored.answer;
 }
 
 interface ProvisionInput {
@@ -36,9 +73,19 @@ interface ProvisionInput {
   /** The merchant endpoint's verdict, asked before the transaction; null: not asked (no endpoint, or the pre-check declined). */
   verdict: EndpointVerdict | null;
   hasEndpoint: boolean;
+  /** The request's keyed fingerprint (requestFingerprint), kept with its answer. */
+  fingerprint: string;
 }
 
-type Provisioned = { answer: TspProvisionAnswer; replay: boolean };
+/** The answer, whether it was a repeat's, and the decision's own reason (the metric's: `card_unknown` stays itself there). */
+type Provisioned = { answer: TspProvisionAnswer; replay: boolean; reason?: string | null };
+
+/**
+ * The reason the TSP is answered: an unknown number is answered as a wrong expiry or CVV2
+ * (`card_verification`), as decisions §15.3 groups them, so that the answers do not tell a number
+ * enumerator which numbers are cards; the record and the metric keep `card_unknown`.
+ */
+const answeredReason = (reason: ProvisionReason): ProvisionReason => (reason === 'card_unknown' ? 'card_verification' : reason);
 
 /**
  * One provisioning request, decided and recorded in one transaction (decisions §15.2–15.3): the
@@ -65,7 +112,7 @@ export async function provisionToken({ ctx, input }: { ctx: VerbCtx; input: Prov
     .returning('request_id')
     .executeTakeFirst();
   if (!claimed) {
-    const answer = await storedAnswer(ctx.tx, req);
+    const answer = await storedAnswer(ctx.tx, req, input.fingerprint);
     if (answer) return { answer, replay: true };
   }
   const existing = await ctx.tx.selectFrom('tokens').select('id').where('token_reference_id', '=', req.tokenReferenceId).executeTakeFirst();
@@ -88,7 +135,7 @@ export async function provisionToken({ ctx, input }: { ctx: VerbCtx; input: Prov
     await recordVerificationFailure(ctx, card.id, { kind: mismatch, via: 'tsp' }, ctx.by ?? { kind: 'network', peer: ctx.actor });
   }
 
-  let answer: TspProvisionAnswer = { decision, ...(reason ? { reason } : {}) };
+  let answer: TspProvisionAnswer = { decision, ...(reason ? { reason: answeredReason(reason) } : {}) };
   let tokenId: string | null = null;
   if (card && parties && decision !== 'decline') {
     const methods =
@@ -152,10 +199,16 @@ export async function provisionToken({ ctx, input }: { ctx: VerbCtx; input: Prov
   }
   await ctx.tx
     .updateTable('token_provision_requests')
-    .set({ card_id: card?.id ?? null, token_id: tokenId, decision, reason, answer: JSON.stringify(answer) })
+    .set({
+      card_id: card?.id ?? null,
+      token_id: tokenId,
+      decision,
+      reason,
+      answer: JSON.stringify({ request: input.fingerprint, answer } satisfies StoredProvision),
+    })
     .where('request_id', '=', req.requestId)
     .execute();
-  return { answer, replay: false };
+  return { answer, replay: false, reason };
 }
 
 /**
@@ -167,7 +220,8 @@ export async function provisionToken({ ctx, input }: { ctx: VerbCtx; input: Prov
  */
 export async function processProvision(svc: Services, req: TspProvisionRequest, actor: Actor): Promise<TspProvisionAnswer> {
   const started = performance.now();
-  const seen = await svc.database.read((db) => storedAnswer(db, req));
+  const fingerprint = await svc.database.read((db) => requestFingerprint(svc, db, req));
+  const seen = await svc.database.read((db) => storedAnswer(db, req, fingerprint));
   if (seen) return seen;
   const card = await svc.database.read((db) => cardByAccountNumber(svc, db, req.accountNumber));
   let verdict: EndpointVerdict | null = null;
@@ -197,7 +251,7 @@ export async function processProvision(svc: Services, req: TspProvisionRequest, 
       }
     }
   }
-  const run = () => runVerb(svc, provisionToken, { input: { req, cardId: card?.id ?? null, verdict, hasEndpoint }, actor });
+  const run = () => runVerb(svc, provisionToken, { input: { req, cardId: card?.id ?? null, verdict, hasEndpoint, fingerprint }, actor });
   // Two requests with one tokenReferenceId at once (PostgreSQL): the second's insert waits for the
   // first and violates the unique key; run again, it sees the token and is refused 409 in kind.
   const result = await run().catch((err: unknown) => {
@@ -205,7 +259,7 @@ export async function processProvision(svc: Services, req: TspProvisionRequest, 
     throw err;
   });
   if (!result.replay) {
-    svc.metrics.tokenProvisioning(result.answer.decision, result.answer.reason ?? '', (performance.now() - started) / 1000);
+    svc.metrics.tokenProvisioning(result.answer.decision, result.reason ?? '', (performance.now() - started) / 1000);
   }
   return result.answer;
 }

@@ -46,6 +46,9 @@ function asDomainError(err: unknown): never {
   if (!(err instanceof TspRefusal)) throw err;
   if (err.error === 'not_found') throw new DomainError('tokenNotFound');
   if (err.error === 'invalid_request') throw new DomainError('validation', err.detail);
+  // The requestId made up from a randomStr seen with another body: the randomStr's own conflict.
+  if (err.error === 'conflict' && err.detail.startsWith('requestId:'))
+    throw new DomainError('duplicateRequest', 'randomStr: already used for a different request');
   throw new DomainError('tokenState', err.detail);
 }
 

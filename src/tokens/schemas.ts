@@ -144,7 +144,12 @@ export type TspVerifyRequest = Static<typeof TspVerifyRequestSchema>;
 export const TspVerifyAnswerSchema = Type.Object({
   valid: Type.Boolean(),
   attemptsLeft: Type.Integer({ description: 'wrong codes still allowed; 0: the step-up is over (the token deleted)' }),
-  reason: Type.Optional(Type.String({ description: 'when not valid: wrong, expired, no_code' })),
+  reason: Type.Optional(
+    Type.String({
+      description:
+        'when not valid: wrong, expired, no_code, too_many_failures (9 wrong codes on the card’s tokens within 24 hours: not compared, the token deleted)',
+    }),
+  ),
 });
 export type TspVerifyAnswer = Static<typeof TspVerifyAnswerSchema>;
 

@@ -123,7 +123,7 @@ eachDialect('tokens: the TSP endpoint’s validation', (dialect) => {
     for (const c of held) c.socket.destroy();
     await new Promise((r) => setTimeout(r, 100));
     const ok = await tsp.provision(provisionBody({ pan: '4242420000000001', expiry: '3012' }));
-    assert.deepEqual(ok.json, { decision: 'decline', reason: 'card_unknown' });
+    assert.deepEqual(ok.json, { decision: 'decline', reason: 'card_verification' });
     assert.match(await h.app.svc.metrics.text(), /cardprogram_tsp_connections_refused_total\{why="per_address"\} [1-9]/);
   });
 
@@ -139,7 +139,7 @@ eachDialect('tokens: the TSP endpoint’s validation', (dialect) => {
     const ca = readFileSync(server.certFile);
     const body = provisionBody({ pan: '4242420000000001', expiry: '3012' });
     const ok = await send(url, body, { tls: { ca, cert: readFileSync(scheme.certFile), key: readFileSync(scheme.keyFile) } });
-    assert.deepEqual([ok.status, ok.json], [200, { decision: 'decline', reason: 'card_unknown' }]);
+    assert.deepEqual([ok.status, ok.json], [200, { decision: 'decline', reason: 'card_verification' }]);
     await assert.rejects(send(url, body, { tls: { ca } }), 'no client certificate: the handshake fails');
     await assert.rejects(
       send(url, body, { tls: { ca, cert: readFileSync(intruder.certFile), key: readFileSync(intruder.keyFile) } }),
