@@ -32,18 +32,41 @@ const plain = (s: string) =>
     );
   });
 
+/** An endpoint's answer as JSON: a 2xx whose body parses; else why it cannot be read. */
+function jsonAnswer(status: number | null, body: string): { parsed: unknown } | string {
+  if (status === null || status < 200 || status > 299) return `answered HTTP ${status}`;
+  try {
+    return { parsed: JSON.parse(body) };
+  } catch {
+    return 'the answer is not JSON';
+  }
+}
+
+/**
+ * Reads a decision endpoint's answer (the 3-D Secure one, the wallet tokens' one): a 2xx whose body
+ * is JSON `{"decision": …}` with one of `decisions`; anything else cannot be read.
+ */
+export function readDecisionAnswer<D extends string>(
+  decisions: readonly D[],
+  status: number | null,
+  body: string,
+): { decision: D } | string {
+  const json = jsonAnswer(status, body);
+  if (typeof json === 'string') return json;
+  const decision = (json.parsed as { decision?: unknown } | null)?.decision;
+  return typeof decision === 'string' && (decisions as readonly string[]).includes(decision)
+    ? { decision: decision as D }
+    : `the answer has no "decision" of ${decisions.slice(0, -1).join(', ')} or ${decisions.at(-1)}`;
+}
+
 /**
  * Reads an endpoint's answer: a 2xx whose body is JSON `{"approved": true|false, "reason"?: string}`.
  * Anything else (another status, not JSON, `approved` missing or not a boolean) is unreadable.
  */
 export function readAnswer(status: number | null, body: string): { approved: boolean; reason: string | null } | string {
-  if (status === null || status < 200 || status > 299) return `answered HTTP ${status}`;
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(body);
-  } catch {
-    return 'the answer is not JSON';
-  }
+  const json = jsonAnswer(status, body);
+  if (typeof json === 'string') return json;
+  const parsed = json.parsed;
   if (typeof parsed !== 'object' || parsed === null || typeof (parsed as { approved?: unknown }).approved !== 'boolean') {
     return 'the answer has no boolean "approved"';
   }

@@ -1,4 +1,4 @@
-import { askMerchant } from '../authorization-endpoint/ask.js';
+import { askMerchant, readDecisionAnswer } from '../authorization-endpoint/ask.js';
 import type { Services } from '../context.js';
 
 /** How long the merchant's 3-D Secure decision endpoint may take (decisions §14.3.4). */
@@ -15,17 +15,7 @@ export interface DecisionVerdict {
 
 /** An answer is a 2xx with JSON `{"decision": "frictionless"|"challenge"|"decline"}`; anything else cannot be read. */
 export function readDecision(status: number | null, body: string): { decision: EndpointDecision } | string {
-  if (status === null || status < 200 || status > 299) return `answered HTTP ${status}`;
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(body);
-  } catch {
-    return 'the answer is not JSON';
-  }
-  const decision = (parsed as { decision?: unknown } | null)?.decision;
-  return typeof decision === 'string' && (ENDPOINT_DECISIONS as readonly string[]).includes(decision)
-    ? { decision: decision as EndpointDecision }
-    : 'the answer has no "decision" of frictionless, challenge or decline';
+  return readDecisionAnswer(ENDPOINT_DECISIONS, status, body);
 }
 
 /**

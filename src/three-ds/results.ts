@@ -2,7 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
+import type { Kysely } from 'kysely';
 import type { Services } from '../context.js';
+import { type OutboxBacklog, outboxBacklog } from '../db/outbox-backlog.js';
+import type { DB } from '../db/schema.js';
 import type { RReq } from './emv-messages.js';
 
 /** How long the ACS keeps trying to report a result (decisions §14.1: until the DS answers, at most 24 hours). */
@@ -160,25 +163,6 @@ export async function sendResults(svc: Services): Promise<number> {
  * how old the oldest is (seconds, 0 when none), and how many were given up on. A read of the
  * pending rows (the partial index `three_ds_results_due`) and a count of the failed ones.
  */
-export async function resultsBacklog(
-  db: Services['database']['db'],
-  now: number,
-): Promise<{ pending: number; oldestSeconds: number; failed: number }> {
-  const [pending, failed] = await Promise.all([
-    db
-      .selectFrom('three_ds_results')
-      .select((eb) => [eb.fn.countAll<number>().as('n'), eb.fn.min('created_at').as('oldest')])
-      .where('status', '=', 'pending')
-      .executeTakeFirst(),
-    db
-      .selectFrom('three_ds_results')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('status', '=', 'failed')
-      .executeTakeFirst(),
-  ]);
-  return {
-    pending: Number(pending?.n ?? 0),
-    oldestSeconds: pending?.oldest == null ? 0 : Math.max(0, (now - Number(pending.oldest)) / 1000),
-    failed: Number(failed?.n ?? 0),
-  };
+export function resultsBacklog(db: Kysely<DB>, now: number): Promise<OutboxBacklog> {
+  return outboxBacklog(db, 'three_ds_results', now);
 }

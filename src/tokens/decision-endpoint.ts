@@ -1,4 +1,4 @@
-import { askMerchant } from '../authorization-endpoint/ask.js';
+import { askMerchant, readDecisionAnswer } from '../authorization-endpoint/ask.js';
 import type { Services } from '../context.js';
 import { PROVISION_DECISIONS, type ProvisionDecision } from '../db/schema.js';
 import type { EndpointVerdict } from './decide.js';
@@ -8,17 +8,7 @@ export const TOKEN_DECISION_TIMEOUT_MS = 500;
 
 /** An answer is a 2xx with JSON `{"decision": "approve"|"require_authentication"|"decline"}`; anything else cannot be read. */
 export function readTokenDecision(status: number | null, body: string): { decision: ProvisionDecision } | string {
-  if (status === null || status < 200 || status > 299) return `answered HTTP ${status}`;
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(body);
-  } catch {
-    return 'the answer is not JSON';
-  }
-  const decision = (parsed as { decision?: unknown } | null)?.decision;
-  return typeof decision === 'string' && (PROVISION_DECISIONS as readonly string[]).includes(decision)
-    ? { decision: decision as ProvisionDecision }
-    : 'the answer has no "decision" of approve, require_authentication or decline';
+  return readDecisionAnswer(PROVISION_DECISIONS, status, body);
 }
 
 /**

@@ -4,6 +4,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { Kysely, Selectable } from 'kysely';
 import type { Services } from '../context.js';
+import { type OutboxBacklog, outboxBacklog } from '../db/outbox-backlog.js';
 import type { DB, TspAttemptOutcome, TspCallsTable } from '../db/schema.js';
 
 /*
@@ -245,22 +246,6 @@ export function sendTspCallsOnce(svc: Services): Promise<number> {
 }
 
 /** The calls waiting for the TSP (metrics, the console): pending, the oldest's age in seconds, and those given up. */
-export async function tspCallsBacklog(db: Kysely<DB>, now: number): Promise<{ pending: number; oldestSeconds: number; failed: number }> {
-  const [pending, failed] = await Promise.all([
-    db
-      .selectFrom('tsp_calls')
-      .select((eb) => [eb.fn.countAll<number>().as('n'), eb.fn.min('created_at').as('oldest')])
-      .where('status', '=', 'pending')
-      .executeTakeFirst(),
-    db
-      .selectFrom('tsp_calls')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('status', '=', 'failed')
-      .executeTakeFirst(),
-  ]);
-  return {
-    pending: Number(pending?.n ?? 0),
-    oldestSeconds: pending?.oldest == null ? 0 : Math.max(0, (now - Number(pending.oldest)) / 1000),
-    failed: Number(failed?.n ?? 0),
-  };
+export function tspCallsBacklog(db: Kysely<DB>, now: number): Promise<OutboxBacklog> {
+  return outboxBacklog(db, 'tsp_calls', now);
 }
