@@ -200,6 +200,12 @@ export async function search(svc: Services, text: string): Promise<SearchHit[]> 
       href: `/console/holders/${r.id}`,
       label: `${r.first_name} ${r.last_name} · ${r.merchant_id}`,
     });
+    const kycHit = (k: { id: string; request_no: string; merchant_id: string; status: string }): SearchHit => ({
+      kind: 'KYC request',
+      id: k.id,
+      href: `/console/kyc/${k.id}`,
+      label: `${k.request_no} · ${k.merchant_id} · ${k.status}`,
+    });
     const cardHit = (r: {
       id: string;
       pan_first6: string;
@@ -260,13 +266,7 @@ export async function search(svc: Services, text: string): Promise<SearchHit[]> 
           label: `on card ${declined.card_id}`,
         });
       }
-      for (const k of kyc)
-        hits.push({
-          kind: 'KYC request',
-          id: k.id,
-          href: `/console/kyc/${k.id}`,
-          label: `${k.request_no} · ${k.merchant_id} · ${k.status}`,
-        });
+      hits.push(...kyc.map(kycHit));
       if (merchant) hits.push({ kind: 'merchant', id: merchant.id, href: `/console/merchants/${merchant.id}`, label: merchant.name });
     }
     const digits = q.replace(/[\s-]/g, '');
@@ -313,13 +313,7 @@ export async function search(svc: Services, text: string): Promise<SearchHit[]> 
         .where('email_hash', '=', hash)
         .limit(SEARCH_LIMIT)
         .execute();
-      for (const k of kyc)
-        hits.push({
-          kind: 'KYC request',
-          id: k.id,
-          href: `/console/kyc/${k.id}`,
-          label: `${k.request_no} · ${k.merchant_id} · ${k.status}`,
-        });
+      hits.push(...kyc.map(kycHit));
     } else if (/\p{L}/u.test(q) && !binLast4) {
       // Names are kept plain for this (src/holders/identity.ts): a case-insensitive match on the full name.
       const like = `%${q.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;

@@ -61,59 +61,45 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<{ svc: Services }> = async (
     },
   );
 
-  app.post(
-    '/api/network/tokenSuspend.html',
+  // The changes of a token's status the merchant asks for: one shape, each with its verb and words.
+  for (const route of [
     {
-      schema: {
-        tags: TAGS,
-        summary: 'Suspend a wallet token: payments with it are declined until it is resumed',
-        description: `An active token becomes suspended (the TSP is told \`suspend\` with your \`reason\`). A suspended one is answered as it is; one suspended by its card's freeze or by the TSP becomes yours, so the card's unfreeze no longer resumes it. A pending or deleted token is 2761. ${SCOPE} A write.`,
-        body: TokenActionBody,
-        response: { 200: TokenEnvelope, ...errorResponses },
-      },
-      config: { operation: 'tokenSuspend' },
+      operation: 'tokenSuspend',
+      verb: suspendToken,
+      summary: 'Suspend a wallet token: payments with it are declined until it is resumed',
+      description: `An active token becomes suspended (the TSP is told \`suspend\` with your \`reason\`). A suspended one is answered as it is; one suspended by its card's freeze or by the TSP becomes yours, so the card's unfreeze no longer resumes it. A pending or deleted token is 2761. ${SCOPE} A write.`,
     },
-    async (req, reply) => {
-      const { randomStr, input } = operationInput(req.body);
-      return ok(await signedWrite(svc, req, reply, randomStr, suspendToken, input), req.id);
-    },
-  );
-
-  app.post(
-    '/api/network/tokenResume.html',
     {
-      schema: {
-        tags: TAGS,
-        summary: 'Resume a suspended wallet token',
-        description: `A suspended token becomes active (the TSP is told \`resume\`); an active one is answered as it is. Its card must be active (2724: a token its card's freeze suspended comes back when the card is unfrozen); a token the operator suspended is the operator's to resume (2761), as is a pending or deleted one. ${SCOPE} A write.`,
-        body: TokenActionBody,
-        response: { 200: TokenEnvelope, ...errorResponses },
-      },
-      config: { operation: 'tokenResume' },
+      operation: 'tokenResume',
+      verb: resumeToken,
+      summary: 'Resume a suspended wallet token',
+      description: `A suspended token becomes active (the TSP is told \`resume\`); an active one is answered as it is. Its card must be active (2724: a token its card's freeze suspended comes back when the card is unfrozen); a token the operator suspended is the operator's to resume (2761), as is a pending or deleted one. ${SCOPE} A write.`,
     },
-    async (req, reply) => {
-      const { randomStr, input } = operationInput(req.body);
-      return ok(await signedWrite(svc, req, reply, randomStr, resumeToken, input), req.id);
-    },
-  );
-
-  app.post(
-    '/api/network/tokenDelete.html',
     {
-      schema: {
-        tags: TAGS,
-        summary: 'Delete a wallet token for good (the device or merchant must provision again)',
-        description: `A pending, active or suspended token becomes deleted, final (the TSP is told \`delete\`); a deleted one is answered as it is. ${SCOPE} A write.`,
-        body: TokenActionBody,
-        response: { 200: TokenEnvelope, ...errorResponses },
+      operation: 'tokenDelete',
+      verb: deleteToken,
+      summary: 'Delete a wallet token for good (the device or merchant must provision again)',
+      description: `A pending, active or suspended token becomes deleted, final (the TSP is told \`delete\`); a deleted one is answered as it is. ${SCOPE} A write.`,
+    },
+  ] as const) {
+    app.post(
+      `/api/network/${route.operation}.html`,
+      {
+        schema: {
+          tags: TAGS,
+          summary: route.summary,
+          description: route.description,
+          body: TokenActionBody,
+          response: { 200: TokenEnvelope, ...errorResponses },
+        },
+        config: { operation: route.operation },
       },
-      config: { operation: 'tokenDelete' },
-    },
-    async (req, reply) => {
-      const { randomStr, input } = operationInput(req.body);
-      return ok(await signedWrite(svc, req, reply, randomStr, deleteToken, input), req.id);
-    },
-  );
+      async (req, reply) => {
+        const { randomStr, input } = operationInput(req.body);
+        return ok(await signedWrite(svc, req, reply, randomStr, route.verb, input), req.id);
+      },
+    );
+  }
 
   app.post(
     '/api/network/tokenActivate.html',
