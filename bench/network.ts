@@ -26,7 +26,6 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import { LinkClient, transmissionTime } from '../src/card-network/link/client.js';
 import { hmacSign, signingString } from '../src/http/signing.js';
 import { type IsoMessage, message } from '../src/iso8583/codec.js';
@@ -35,6 +34,7 @@ import { isolatedDatabase, type TestDialect } from '../test/helpers/db.js';
 import { type Build, buildsFromArgs } from './baseline.js';
 import { startService, stop } from './http-processes.js';
 import { backendsOf, cpuOver, rssMb } from './network-measure.js';
+import { postgresAnswers } from './outside-party.js';
 
 const quick = process.argv.includes('--quick');
 const SECONDS = quick ? 1 : Number(process.env.BENCH_SECONDS ?? 10);
@@ -230,17 +230,6 @@ async function prepare(dialect: TestDialect, build: Build) {
   } catch (err) {
     await cleanup();
     throw err;
-  }
-}
-
-async function postgresAnswers(url: string): Promise<boolean> {
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 });
-  try {
-    await client.connect();
-    await client.end();
-    return true;
-  } catch {
-    return false;
   }
 }
 
