@@ -18,6 +18,13 @@ import { childDatabaseUrl, ROOT } from '../test/helpers/cli.js';
 import { isolatedDatabase, type TestDialect } from '../test/helpers/db.js';
 import { startService, stop } from './http-processes.js';
 
+/** The outside party's listener and its variables, named in full (test/config-vars.test.ts finds each in the one list). */
+const LISTENER_VARS = {
+  acs: { port: 'CARDPROGRAM_3DS_PORT', host: 'CARDPROGRAM_3DS_HOST' },
+  tsp: { port: 'CARDPROGRAM_TSP_PORT', host: 'CARDPROGRAM_TSP_HOST' },
+} as const;
+type ListenerName = keyof typeof LISTENER_VARS;
+
 export interface Card {
   pan: string;
   expiry: string;
@@ -125,10 +132,7 @@ export async function driveOpenLoop(d: Drive): Promise<Driven> {
  * details), then the service restarted with the demo merchant given a notify URL (a challenge needs
  * one; every callback is written, none sent: the worker is off), as in production.
  */
-async function prepareWithCards(
-  dialect: TestDialect,
-  o: { name: string; varPrefix: 'CARDPROGRAM_3DS' | 'CARDPROGRAM_TSP'; path: string; cards: number },
-) {
+async function prepareWithCards(dialect: TestDialect, o: { name: string; listener: ListenerName; path: string; cards: number }) {
   const db = await isolatedDatabase(dialect);
   const dataDir = join(tmpdir(), `cardprogram-bench-${o.name}-${randomBytes(4).toString('hex')}`);
   mkdirSync(dataDir, { recursive: true });
@@ -139,8 +143,8 @@ async function prepareWithCards(
     CARDPROGRAM_WORKER: 'off',
     CARDPROGRAM_RATE_LIMIT: '1000000',
     CARDPROGRAM_KYC_AUTO_DECISION_MS: '0',
-    [`${o.varPrefix}_PORT`]: String(port),
-    [`${o.varPrefix}_HOST`]: '127.0.0.1',
+    [LISTENER_VARS[o.listener].port]: String(port),
+    [LISTENER_VARS[o.listener].host]: '127.0.0.1',
   };
   const cleanup = async () => {
     await db.cleanup();
@@ -270,7 +274,7 @@ export async function benchOutsideParty(o: {
   quick: boolean;
   rate: number;
   seconds: number;
-  listener: { varPrefix: 'CARDPROGRAM_3DS' | 'CARDPROGRAM_TSP'; path: string; cards: number };
+  listener: { listener: ListenerName; path: string; cards: number };
   measure(url: string, cards: Card[]): Promise<Driven>;
   /** What a good answer is called in the run's line and the table ("decisions", "ARes"). */
   answers: string;

@@ -55,7 +55,7 @@ await benchOutsideParty({
   rate: RATE,
   seconds: SECONDS,
   // A challenge needs a notify URL (N/13 without), and writes its callback.
-  listener: { varPrefix: 'CARDPROGRAM_3DS', path: '/3ds/areq', cards: CARDS },
+  listener: { listener: 'acs', path: '/3ds/areq', cards: CARDS },
   measure: async (url, cards) => {
     // Warm-up: connections, prepared statements, the JIT (a few AReqs per card, well within its 30).
     await drive(url, cards, Math.min(RATE, 50), quick ? 0.2 : 2);

@@ -68,7 +68,7 @@ await benchOutsideParty({
   rate: RATE,
   seconds: SECONDS,
   // Every token's token.updated callback is written (the merchant has a notify URL), as in production.
-  listener: { varPrefix: 'CARDPROGRAM_TSP', path: '/tsp/provision', cards: CARDS },
+  listener: { listener: 'tsp', path: '/tsp/provision', cards: CARDS },
   measure: async (url, cards) => {
     // Warm-up: connections, prepared statements, the JIT (a few requests in all, spread over the cards).
     const warm = Math.min(RATE, 50) * (quick ? 0.2 : 2);

@@ -41,8 +41,8 @@ export interface OutsideServer {
 
 export interface OutsideListener {
   cfg: OutsideListenerConfig & { port: number };
-  /** The variables' prefix named when plain HTTP is refused: `CARDPROGRAM_3DS`, `CARDPROGRAM_TSP`. */
-  varPrefix: string;
+  /** The variables named when plain HTTP is refused (in full, so that each is found in the one list of known variables). */
+  vars: { port: string; host: string; tls: string };
   /** Answers one request (writes the response). */
   handle(req: IncomingMessage, res: ServerResponse): Promise<void>;
   /**
@@ -60,11 +60,14 @@ export interface OutsideListener {
 }
 
 /** The sandbox's plain HTTP only on loopback: the host is resolved, and every address it has must be one (not its text). */
-async function assertLoopback(host: string, varPrefix: string): Promise<void> {
+/** A listener's variables as its refusals name them. */
+type OutsideListenerVars = { port: string; host: string; tls: string };
+
+async function assertLoopback(host: string, vars: OutsideListenerVars): Promise<void> {
   const addresses = await lookup(host, { all: true }).catch(() => []);
   if (addresses.length === 0 || addresses.some((a) => !isLoopbackAddress(a.address))) {
     throw new ConfigError(
-      `${varPrefix}_PORT: plain HTTP is allowed on a loopback address only; ${host} resolves to ${addresses.map((a) => a.address).join(', ') || 'nothing'} (set ${varPrefix}_TLS_CA/_CERT/_KEY or ${varPrefix}_HOST=127.0.0.1)`,
+      `${vars.port}: plain HTTP is allowed on a loopback address only; ${host} resolves to ${addresses.map((a) => a.address).join(', ') || 'nothing'} (set ${vars.tls} or ${vars.host}=127.0.0.1)`,
     );
   }
 }
@@ -113,7 +116,7 @@ export function readBodyUpTo(req: IncomingMessage, max: number): Promise<Buffer 
 /** Starts a listener for an outside party, hardened as the module's comment says. */
 export async function startOutsideListener(svc: Services, l: OutsideListener): Promise<OutsideServer> {
   const { cfg } = l;
-  if (cfg.tls === null) await assertLoopback(cfg.host, l.varPrefix);
+  if (cfg.tls === null) await assertLoopback(cfg.host, l.vars);
   const inFlight = new Set<Promise<void>>();
   const handler = (req: IncomingMessage, res: ServerResponse) => {
     const done = l.handle(req, res).catch((err: unknown) => {

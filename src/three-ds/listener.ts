@@ -60,7 +60,7 @@ export async function startAcs(svc: Services): Promise<AcsServer | null> {
   if (cfg.port === null) return null;
   return startOutsideListener(svc, {
     cfg: { ...cfg, port: cfg.port },
-    varPrefix: 'CARDPROGRAM_3DS',
+    vars: { port: 'CARDPROGRAM_3DS_PORT', host: 'CARDPROGRAM_3DS_HOST', tls: 'CARDPROGRAM_3DS_TLS_CA/_CERT/_KEY' },
     handle: (req, res) => answer(svc, req, res),
     failedMessage: '3-D Secure listener: a request failed',
     onFailure: () => ({ status: 200, body: erro(null, ERROR_CODES.transientFailure, ['ACS']) }),

@@ -106,7 +106,7 @@ export async function startTsp(svc: Services): Promise<TspServer | null> {
   const labelOf = (req: IncomingMessage) => (PATHS as Record<string, string>)[pathOf(req)] ?? 'other';
   return startOutsideListener(svc, {
     cfg: { ...cfg, port: cfg.port },
-    varPrefix: 'CARDPROGRAM_TSP',
+    vars: { port: 'CARDPROGRAM_TSP_PORT', host: 'CARDPROGRAM_TSP_HOST', tls: 'CARDPROGRAM_TSP_TLS_CA/_CERT/_KEY' },
     handle: async (req, res) => {
       const a = await answer(svc, req);
       svc.metrics.tspRequest(labelOf(req), a.status);
