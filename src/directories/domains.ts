@@ -34,7 +34,7 @@ export class DomainDirectory {
     const now = this.clock();
     const hit = this.hosts.get(host);
     if (hit && now - hit.at < this.ttlMs) return hit.value;
-    const row = await this.database.read((db) => db.selectFrom('merchant_domains').selectAll().where('host', '=', host).executeTakeFirst());
+    const row = await this.database.db.selectFrom('merchant_domains').selectAll().where('host', '=', host).executeTakeFirst();
     const value = row
       ? {
           merchantId: row.merchant_id,
@@ -56,15 +56,13 @@ export class DomainDirectory {
     const now = this.clock();
     const hit = this.primary.get(merchantId);
     if (hit && now - hit.at < this.ttlMs) return hit.value;
-    const row = await this.database.read((db) =>
-      db
-        .selectFrom('merchant_domains')
-        .select(['host', 'cert_pem'])
-        .where('merchant_id', '=', merchantId)
-        .orderBy('created_at')
-        .orderBy('host')
-        .executeTakeFirst(),
-    );
+    const row = await this.database.db
+      .selectFrom('merchant_domains')
+      .select(['host', 'cert_pem'])
+      .where('merchant_id', '=', merchantId)
+      .orderBy('created_at')
+      .orderBy('host')
+      .executeTakeFirst();
     const value = row ? { host: row.host, tls: row.cert_pem !== null } : null;
     if (this.primary.size > 10_000) this.primary.clear();
     this.primary.set(merchantId, { at: now, value });

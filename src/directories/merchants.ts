@@ -46,7 +46,7 @@ export class MerchantDirectory {
     const now = this.clock();
     const hit = this.cache.get(appId);
     if (hit && now - hit.at < this.ttlMs) return hit.value;
-    const row = await this.database.read((db) => db.selectFrom('merchants').selectAll().where('id', '=', appId).executeTakeFirst());
+    const row = await this.database.db.selectFrom('merchants').selectAll().where('id', '=', appId).executeTakeFirst();
     const value: MerchantCredentials | null = row
       ? {
           appId: row.id,
