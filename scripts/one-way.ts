@@ -34,8 +34,10 @@ const DB_OUTSIDE_READ: Record<string, string> = {
   'src/idempotency/keys.ts': "the runner's idempotency: a key taken by another run, its stored answer read back",
   'src/idempotency/read-nonces-pg.ts': "the read-nonce store's own statements (it writes)",
   'src/ledger/check.ts': "the ledger check's read-only REPEATABLE READ snapshot on PostgreSQL, a transaction of its own",
-  'src/directories/merchants.ts': "the merchant directory's cache fill: one statement, no snapshot to share, asked from within reads (a batch would wait on itself)",
-  'src/directories/domains.ts': "the domain directory's cache fill: one statement, no snapshot to share (on SQLite a read batch of its own cost a BEGIN and a COMMIT for each fill)",
+  'src/directories/merchants.ts':
+    "the merchant directory's cache fill: one statement, no snapshot to share, asked from within reads (a batch would wait on itself)",
+  'src/directories/domains.ts':
+    "the domain directory's cache fill: one statement, no snapshot to share (on SQLite a read batch of its own cost a BEGIN and a COMMIT for each fill)",
   'src/three-ds/results.ts': "the RReq's delivery to the DS: leases and attempts in single statements, as the callback worker's",
   'src/tokens/tsp-calls.ts': "the token changes' delivery to the TSP: leases and attempts, as the callback worker's",
 };
