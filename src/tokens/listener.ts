@@ -27,6 +27,9 @@ const PATHS = {
 type Route = (typeof PATHS)[keyof typeof PATHS];
 
 /** One checked request to its verb; a refusal of the body's content is a 400 naming the element. */
+/** How far ahead of the service's clock a notification's `at` may be (the two clocks' drift). */
+const NOTIFY_AHEAD_MS = 5 * 60_000;
+
 async function dispatch(svc: Services, route: Route, body: unknown, actor: Actor): Promise<Answer> {
   if (route === 'provision') {
     const c = checkProvision(body);
@@ -47,6 +50,10 @@ async function dispatch(svc: Services, route: Route, body: unknown, actor: Actor
   if ('detail' in c) return refusal(400, 'invalid_request', c.detail);
   const atMs = Date.parse(c.value.at);
   if (!Number.isFinite(atMs)) return refusal(400, 'invalid_request', 'at: must be an ISO 8601 date and time that exists');
+  // An event dated ahead would make every later one stale (a notification is ordered by its `at`).
+  if (atMs > svc.clock() + NOTIFY_AHEAD_MS) {
+    return refusal(400, 'invalid_request', 'at: must not be more than 5 minutes ahead of the service’s clock');
+  }
   return { status: 200, body: await runVerb(svc, applyNotification, { input: { ...c.value, atMs }, actor }) };
 }
 

@@ -183,6 +183,10 @@ eachDialect('tokens: the TSP endpoint’s validation', (dialect) => {
       (await tsp.notify({ tokenReferenceId: 'X1', event: 'lost', at: 'now' })).json.detail,
       /^event: must be created, activated/,
     );
+    assert.match(
+      (await tsp.notify({ tokenReferenceId: 'X1', event: 'suspended', at: '2099-01-01T00:00:00Z' })).json.detail,
+      /^at: must not be more than 5 minutes ahead/,
+    );
     assert.deepEqual((await tsp.raw('/tsp/provision', '[1]')).json, { error: 'invalid_request', detail: 'body: must be a JSON object' });
     assert.equal((await tsp.raw('/tsp/provision', '{"requestId":"a","requestId":"b"}')).json.detail, 'requestId: appears twice');
     assert.equal((await tsp.raw('/tsp/provision', '{not json')).status, 400);
