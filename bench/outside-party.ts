@@ -192,7 +192,9 @@ async function prepareWithCards(dialect: TestDialect, o: { name: string; listene
         stdio: ['ignore', 'ignore', 'inherit'],
       },
     );
-    const service = await startService(env);
+    // BENCH_PROFILE=DIR: the measured service writes a CPU profile there when it stops (what takes the time).
+    const profile = process.env.BENCH_PROFILE;
+    const service = await startService(env, ROOT, profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : []);
     return { service, url: `http://127.0.0.1:${port}${o.path}`, cards, cleanup };
   } catch (err) {
     for (const child of services) await stop(child);
@@ -253,7 +255,7 @@ async function report(o: {
     ),
   ];
   process.stdout.write(`${lines.join('\n')}\n`);
-  if (!o.quick && !process.env.BENCH_RATE && !process.env.BENCH_SECONDS && !process.env.BENCH_DB) {
+  if (!o.quick && !process.env.BENCH_RATE && !process.env.BENCH_SECONDS && !process.env.BENCH_DB && !process.env.BENCH_PROFILE) {
     mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
     writeFileSync(new URL(`./results/${o.name}.json`, import.meta.url), `${JSON.stringify(report, null, 2)}\n`);
     writeFileSync(new URL(`./results/${o.name}.md`, import.meta.url), `${lines.join('\n')}\n`);

@@ -15,6 +15,7 @@
  *   npm run bench:tokens                    both databases, 100 requests/s for 20 s
  *   npm run bench:tokens -- --quick         SQLite, 20 requests/s for 1 s (checks that it works)
  *   BENCH_RATE=200 BENCH_SECONDS=10 BENCH_DB=postgres npm run bench:tokens
+ *   BENCH_PROFILE=/tmp/prof BENCH_DB=postgres npm run bench:tokens   the service's CPU profile (.cpuprofile) written there
  */
 import { randomBytes } from 'node:crypto';
 import { benchOutsideParty, type Card, driveOpenLoop } from './outside-party.js';
