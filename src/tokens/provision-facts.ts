@@ -40,22 +40,26 @@ export async function partiesOf(db: Kysely<DB>, card: CardRow) {
   return row ?? null;
 }
 
-/** The card's provisioning requests since a moment, other than `requestId`; and its live tokens. */
+/** The card's provisioning requests since a moment, other than `requestId`; and its live tokens (one statement). */
 export async function cardCounts(db: Kysely<DB>, cardId: string, since: number, requestId: string) {
-  const requests = await db
-    .selectFrom('token_provision_requests')
-    .select((eb) => eb.fn.countAll<number>().as('n'))
-    .where('card_id', '=', cardId)
-    .where('created_at', '>', since)
-    .where('request_id', '!=', requestId)
+  const row = await db
+    .selectNoFrom((eb) => [
+      eb
+        .selectFrom('token_provision_requests')
+        .select((e) => e.fn.countAll<number>().as('n'))
+        .where('card_id', '=', cardId)
+        .where('created_at', '>', since)
+        .where('request_id', '!=', requestId)
+        .as('requests'),
+      eb
+        .selectFrom('tokens')
+        .select((e) => e.fn.countAll<number>().as('n'))
+        .where('card_id', '=', cardId)
+        .where('status', 'in', [...LIVE_TOKEN_STATUSES])
+        .as('live'),
+    ])
     .executeTakeFirst();
-  const live = await db
-    .selectFrom('tokens')
-    .select((eb) => eb.fn.countAll<number>().as('n'))
-    .where('card_id', '=', cardId)
-    .where('status', 'in', [...LIVE_TOKEN_STATUSES])
-    .executeTakeFirst();
-  return { recentRequests: Number(requests?.n ?? 0), liveTokens: Number(live?.n ?? 0) };
+  return { recentRequests: Number(row?.requests ?? 0), liveTokens: Number(row?.live ?? 0) };
 }
 
 export const DAY_MS = 24 * 3_600_000;

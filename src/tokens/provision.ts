@@ -13,7 +13,7 @@ import { offeredMethods, storedMethods } from './methods.js';
 import { cardByAccountNumber, lockCardRow, partiesOf, provisionFacts } from './provision-facts.js';
 import { TspRefusal } from './refusal.js';
 import type { TspProvisionAnswer, TspProvisionRequest } from './schemas.js';
-import { historyOf, insertToken, tokenById, toToken } from './store.js';
+import { insertToken } from './store.js';
 
 /** What a provisioning record keeps: the answer, and the keyed fingerprint of the request it answered. */
 interface StoredProvision {
@@ -157,7 +157,7 @@ export async function provisionToken({ ctx, input }: { ctx: VerbCtx; input: Prov
       answer = { decision, reason };
     } else {
       tokenId = newId('tok');
-      await insertToken(
+      const token = await insertToken(
         ctx.tx,
         {
           id: tokenId,
@@ -183,15 +183,14 @@ export async function provisionToken({ ctx, input }: { ctx: VerbCtx; input: Prov
         },
         { source: 'tsp', reason: decision === 'approve' ? 'provisioned' : `provisioned pending step-up (${reason})` },
       );
-      const row = await tokenById(ctx.tx, tokenId);
-      if (row) {
-        await notifyMerchant(ctx, {
-          merchantId: card.merchant_id,
-          type: 'token.updated',
-          subject: `token:${tokenId}`,
-          body: { token: toToken(row, await historyOf(ctx.tx, tokenId)) },
-        });
-      }
+      // The notify URL as read with the card's parties, in this transaction (none: no callback).
+      await notifyMerchant(ctx, {
+        merchantId: card.merchant_id,
+        type: 'token.updated',
+        subject: `token:${tokenId}`,
+        body: { token },
+        url: parties.notify_url,
+      });
       answer = { decision, ...(reason ? { reason } : {}), tokenId, ...(methods.length > 0 ? { authenticationMethods: methods } : {}) };
       // An approval that carried both the CVV2 and the expiry, both the card's, resets its count (§12.13).
       if (decision === 'approve' && req.cvv2 !== undefined) await resetVerificationFailures(ctx.tx, card.id);

@@ -1,4 +1,4 @@
-import type { Insertable, Kysely, Selectable } from 'kysely';
+import type { Kysely, Selectable } from 'kysely';
 import { forUpdate } from '../db/locks.js';
 import type { DB, TokenStatus, TokensTable } from '../db/schema.js';
 import type { Token, TspAuthMethod } from './schemas.js';
@@ -95,17 +95,21 @@ export function authMethodsOf(row: Pick<TokenRow, 'auth_methods'>): TspAuthMetho
   }
 }
 
-/** Inserts a new token and its first history entry, in the caller's transaction. */
+/**
+ * Inserts a new token and its first history entry, in the caller's transaction; returns the token as
+ * tokenQuery gives it, from what was written (not read back).
+ */
 export async function insertToken(
   tx: Kysely<DB>,
-  row: Insertable<TokensTable>,
+  row: TokenRow,
   first: { source: Selectable<DB['token_history']>['source']; reason: string | null },
-): Promise<void> {
+): Promise<Token> {
   await tx.insertInto('tokens').values(row).execute();
   await tx
     .insertInto('token_history')
     .values({ token_id: row.id, seq: 1, status: row.status, source: first.source, at: row.created_at, reason: first.reason })
     .execute();
+  return toToken(row, [{ status: row.status, source: first.source, at: iso(row.created_at), reason: first.reason }]);
 }
 
 /**
