@@ -25,20 +25,24 @@ export async function adviceAnswer(svc: Services, mti: string, fields: Map<numbe
   if (!pan || !processing || !acquirer || !transmitted || !fields.has(49) || !fields.has(4)) return { code: ResponseCode.formatError };
   const kind = processing.slice(0, 2);
   if ((kind !== '00' && kind !== '01') || processing.slice(2) !== '0000') return { code: ResponseCode.invalidTransaction };
-  return onceByIdentity(svc, { msgClass: 'authorization', mti, fields, what: 'authorization advice' }, async (record) => {
-    const card = await svc.database.read((db) => cardByPan(svc, db, pan));
-    if (!card) return { code: ResponseCode.noSuchCard };
-    const input = authorizeInput(svc, fields, card);
-    if ('code' in input) return input;
-    return {
-      verb: () =>
-        runVerb(svc, linkAdvice, {
-          input: { record, authorize: input },
-          actor: { kind: 'network', peer: acquirer },
-          merchantId: card.merchant_id,
-        }),
-    };
-  });
+  return onceByIdentity(
+    svc,
+    // The card by its PAN, in the stored answer's read.
+    { msgClass: 'authorization', mti, fields, what: 'authorization advice', look: (db) => cardByPan(svc, db, pan) },
+    async (record, card) => {
+      if (!card) return { code: ResponseCode.noSuchCard };
+      const input = authorizeInput(svc, fields, card);
+      if ('code' in input) return input;
+      return {
+        verb: () =>
+          runVerb(svc, linkAdvice, {
+            input: { record, authorize: input },
+            actor: { kind: 'network', peer: acquirer },
+            merchantId: card.merchant_id,
+          }),
+      };
+    },
+  );
 }
 
 /**

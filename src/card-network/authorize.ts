@@ -148,14 +148,20 @@ export async function authorizationAnswer(
   const financial = mti.startsWith('02');
   return onceByIdentity(
     svc,
-    { msgClass: financial ? 'financial' : 'authorization', mti, fields, what: 'authorization', gate },
-    async (record): Promise<Step> => {
-      // The card and its data, checked here with the PAN at hand (one read); decided (a mismatch
-      // declined and counted) under the card's lock.
-      const found = await svc.database.read(async (db) => {
+    {
+      msgClass: financial ? 'financial' : 'authorization',
+      mti,
+      fields,
+      what: 'authorization',
+      gate,
+      // The card and its data, checked here with the PAN at hand, in the stored answer's read;
+      // decided (a mismatch declined and counted) under the card's lock.
+      look: async (db) => {
         const card = await cardByPan(svc, db, pan);
         return card && { card, verification: await cardVerification(svc, db, card, pan, fields, arrived) };
-      });
+      },
+    },
+    async (record, found): Promise<Step> => {
       if (!found) return { code: ResponseCode.noSuchCard };
       const { card, verification } = found;
       if ('code' in verification) return verification;

@@ -1,4 +1,6 @@
+import type { Kysely } from 'kysely';
 import type { Services } from '../context.js';
+import type { DB } from '../db/schema.js';
 import { DomainError } from '../errors.js';
 import { ResponseCode } from '../iso8583/response-codes.js';
 import { contentHash, storedCopy } from './card-data.js';
@@ -20,7 +22,7 @@ import { type LinkAnswer, type LinkClass, type LinkRecord, LinkReplay, linkIdent
 /** A message class's step after the stored answer: its answer at once (a refusal), or the verb to run. */
 export type Step = LinkAnswer | { verb: () => Promise<LinkAnswer> };
 
-export interface OnceMessage {
+export interface OnceMessage<L = undefined> {
   msgClass: LinkClass;
   mti: string;
   fields: Map<number, string>;
@@ -35,6 +37,12 @@ export interface OnceMessage {
   gate?: DecisionGate;
   /** A failure of the verb the class decides again (an advice decided meanwhile): its answer, or undefined. */
   again?: (err: unknown) => Promise<LinkAnswer> | undefined;
+  /**
+   * What the class reads before its checks (an 0100's card), read with the stored answer in one read
+   * (on SQLite one read batch, whose callers wait for the disk once, not twice); not read when a
+   * stored answer is found. Its result is `act`'s second argument.
+   */
+  look?: (db: Kysely<DB>) => Promise<L>;
 }
 
 /**
@@ -63,18 +71,24 @@ export function failureCode(err: unknown): string {
 }
 
 /** The message's answer, once: `act` is the class's checks after the stored answer, given what its verb claims. */
-export async function onceByIdentity(svc: Services, m: OnceMessage, act: (record: LinkRecord) => Promise<Step>): Promise<LinkAnswer> {
+export async function onceByIdentity<L = undefined>(
+  svc: Services,
+  m: OnceMessage<L>,
+  act: (record: LinkRecord, looked: L) => Promise<Step>,
+): Promise<LinkAnswer> {
   const { fields } = m;
   const identity = linkIdentity(m.msgClass, fields.get(32) as string, fields.get(11) as string, fields.get(7) as string);
-  // The content's hash (the vault's key, cached) and the stored answer: one read (on SQLite, of the read batch).
-  const { hash, stored } = await svc.database.read(async (db) => {
+  // The content's hash (the vault's key, cached), the stored answer and, without one, what the class
+  // looks at first: one read (on SQLite, of the read batch).
+  const { hash, stored, looked } = await svc.database.read(async (db) => {
     const hash = await contentHash(svc, db, fields);
-    return { hash, stored: await storedAnswer(db, identity, hash) };
+    const stored = await storedAnswer(db, identity, hash);
+    return { hash, stored, looked: stored || !m.look ? undefined : await m.look(db) };
   });
   const copy = (answer: LinkAnswer): LinkAnswer => (m.marksCopies ? { ...answer, replayed: true } : answer);
   if (stored) return copy(stored);
   const answer = async (): Promise<LinkAnswer> => {
-    const step = await act({ identity, contentHash: hash, mti: m.mti, request: storedCopy(fields) });
+    const step = await act({ identity, contentHash: hash, mti: m.mti, request: storedCopy(fields) }, looked as L);
     if ('code' in step) return step;
     try {
       return await step.verb();
