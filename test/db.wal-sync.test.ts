@@ -78,6 +78,27 @@ describe('SQLite: the commit synced off the main thread', { skip: dialectSkip('s
     assert.equal(await settled(afterDurable(database.db)), true);
   });
 
+  it('a read that says what it read needs no disk is answered at once; one that does, and the rest of its batch, wait', async (t) => {
+    const { database } = fileDatabase(t);
+    await database.withTx((tx) => sql`create table kept (id integer primary key)`.execute(tx));
+    const hold = holdSyncs(database);
+    const write = database.withTx((tx) => sql`insert into kept (id) values (1)`.execute(tx));
+    assert.equal(await settled(write), false);
+    const count = (db: Database['db']) => sql<{ n: number }>`select count(*) as n from kept`.execute(db);
+    // In one batch: a read whose result needs no disk, one whose result does, and one that says nothing.
+    const free = database.read(count, { needsDisk: () => false });
+    const owed = database.read(count, { needsDisk: (r) => r.rows[0]?.n === 1 });
+    const plain = database.read(count);
+    assert.equal(await settled(free), true, 'answered before the sync');
+    assert.equal((await free).rows[0]?.n, 1);
+    assert.equal(await settled(owed), false, 'what it read needs the disk: it waits');
+    assert.equal(await settled(plain), false, 'a read that says nothing waits');
+    hold.release();
+    await write;
+    assert.equal((await owed).rows[0]?.n, 1);
+    assert.equal((await plain).rows[0]?.n, 1);
+  });
+
   it('a failed sync fails the writers that waited for it and every later one (what is on disk is unknown)', async (t) => {
     const { database } = fileDatabase(t);
     await database.withTx((tx) => sql`create table kept (id integer primary key)`.execute(tx));

@@ -80,11 +80,15 @@ export async function onceByIdentity<L = undefined>(
   const identity = linkIdentity(m.msgClass, fields.get(32) as string, fields.get(11) as string, fields.get(7) as string);
   // The content's hash (the vault's key, cached), the stored answer and, without one, what the class
   // looks at first: one read (on SQLite, of the read batch).
-  const { hash, stored, looked } = await svc.database.read(async (db) => {
-    const hash = await contentHash(svc, db, fields);
-    const stored = await storedAnswer(db, identity, hash);
-    return { hash, stored, looked: stored || !m.look ? undefined : await m.look(db) };
-  });
+  // A stored answer is sent again as it is: only then is the read answered once on disk (SQLite).
+  const { hash, stored, looked } = await svc.database.read(
+    async (db) => {
+      const hash = await contentHash(svc, db, fields);
+      const stored = await storedAnswer(db, identity, hash);
+      return { hash, stored, looked: stored || !m.look ? undefined : await m.look(db) };
+    },
+    { needsDisk: (r) => r.stored !== null },
+  );
   const copy = (answer: LinkAnswer): LinkAnswer => (m.marksCopies ? { ...answer, replayed: true } : answer);
   if (stored) return copy(stored);
   const answer = async (): Promise<LinkAnswer> => {

@@ -33,9 +33,13 @@ export interface Database {
   /**
    * Reads only (fn writes nothing), on the primary. On SQLite the reads of requests that arrive
    * together run one after the other in one read transaction (ReadBatcher, src/db/sqlite-batches.ts); on PostgreSQL
-   * fn runs on `db`, each statement on a pooled connection.
+   * fn runs on `db`, each statement on a pooled connection. SQLite answers a read once the commits
+   * it could see are on disk (a read never shows what a power loss could take back); `needsDisk`
+   * says of what was read whether it needs that wait: false answers at once (a message's card,
+   * looked at before its own transaction decides under the card's lock; not its stored answer,
+   * which is sent again as it is). PostgreSQL shows nothing before it is durable.
    */
-  read<T>(fn: (db: Kysely<DB>) => Promise<T>): Promise<T>;
+  read<T>(fn: (db: Kysely<DB>) => Promise<T>, opts?: { needsDisk?: (value: T) => boolean }): Promise<T>;
   close(): Promise<void>;
   /** Told how many transactions each SQLite group commit held (the service's metrics). */
   observer?: { groupCommit(size: number): void };
@@ -147,7 +151,7 @@ function openSqlite(file: string): Database {
     dialect: 'sqlite',
     withTx: (fn) => committer.run(fn),
     write: (fn) => committer.run(fn),
-    read: (fn) => reader.run(fn),
+    read: (fn, opts) => reader.run(fn, opts?.needsDisk),
     close: async () => {
       await checkpointer?.close();
       await db.destroy();

@@ -10,6 +10,8 @@ interface Pending {
   fn: (tx: Kysely<DB>) => Promise<unknown>;
   resolve: (value: unknown) => void;
   reject: (err: unknown) => void;
+  /** A read's: whether what it read is answered only once on disk (absent: always). */
+  needsDisk?: ((value: unknown) => boolean) | undefined;
 }
 
 /** The group commit's statements, compiled once (each group sends two per transaction). */
@@ -52,9 +54,9 @@ abstract class Batches {
   /** Whether a batch waits for the last one's sync before it begins (group commits; not reads). */
   protected readonly paced: boolean = false;
 
-  run<T>(fn: (tx: Kysely<DB>) => Promise<T>): Promise<T> {
+  run<T>(fn: (tx: Kysely<DB>) => Promise<T>, needsDisk?: (value: T) => boolean): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.queue.push({ fn, resolve: resolve as (v: unknown) => void, reject });
+      this.queue.push({ fn, resolve: resolve as (v: unknown) => void, reject, needsDisk: needsDisk as Pending['needsDisk'] });
       if (!this.draining) void this.drain();
     });
   }
@@ -79,19 +81,23 @@ abstract class Batches {
           .connection()
           .execute((conn) => this.runBatch(conn, batch))
           .catch((err: unknown) => batch.map((): Outcome => ({ ok: false, err })));
-        const answer = () =>
+        const answer = (o: Outcome, p: Pending) => (o.ok ? p.resolve(o.value) : p.reject(o.err));
+        // The callers are answered once what the batch wrote, and what it read, is on disk; the
+        // connection goes on with the next batch meanwhile (src/db/sqlite-wal-sync.ts). A read
+        // whose caller says what it read needs no disk (Database.read's needsDisk) is answered at once.
+        if (this.durable) {
+          const later: Array<[Outcome, Pending]> = [];
           outcomes.forEach((o, i) => {
             const p = batch[i] as Pending;
-            if (o.ok) p.resolve(o.value);
-            else p.reject(o.err);
+            if (o.ok && p.needsDisk && !p.needsDisk(o.value)) answer(o, p);
+            else later.push([o, p]);
           });
-        // The callers are answered once what the batch wrote, and what it read, is on disk; the
-        // connection goes on with the next batch meanwhile (src/db/sqlite-wal-sync.ts).
-        if (this.durable) {
-          this.durable().then(answer, (err: unknown) => {
-            for (const p of batch) p.reject(err);
-          });
-        } else answer();
+          if (later.length > 0)
+            this.durable().then(
+              () => later.forEach(([o, p]) => answer(o, p)),
+              (err: unknown) => later.forEach(([, p]) => p.reject(err)),
+            );
+        } else outcomes.forEach((o, i) => answer(o, batch[i] as Pending));
       }
     } finally {
       this.draining = false;
