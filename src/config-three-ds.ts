@@ -1,5 +1,5 @@
 import { BlockList, isIP } from 'node:net';
-import { TLS_CLIENTS, TLS_LISTENERS, type TlsFiles, tlsFilesVar } from './config-tls.js';
+import { caFileVar, TLS_CLIENTS, TLS_LISTENERS, type TlsFiles, tlsFilesVar } from './config-tls.js';
 import { ConfigError, type Env, intVar, type VarName } from './config-vars.js';
 
 /** The access control server of 3-D Secure (decisions §14.1, docs/3ds.md). */
@@ -25,10 +25,11 @@ export interface ThreeDsConfig {
   operatorId: string | null;
   /**
    * Where results go (`RReq`, decisions §14.1): CARDPROGRAM_3DS_DS_URL with the client certificate
-   * CARDPROGRAM_3DS_DS_CERT/_KEY (files, checked at start: TLS_CLIENTS in src/config-tls.ts); null: no
-   * DS configured (the sandbox's results stay queued).
+   * CARDPROGRAM_3DS_DS_CERT/_KEY (files, checked at start: TLS_CLIENTS in src/config-tls.ts), and
+   * CARDPROGRAM_3DS_DS_CA, the CA(s) the DS's server certificate must chain to (a scheme's private CA;
+   * null or absent: the system's trust store); null: no DS configured (the sandbox's results stay queued).
    */
-  ds: { url: string; cert: string | null; key: string | null } | null;
+  ds: { url: string; cert: string | null; key: string | null; ca?: string | null } | null;
   /**
    * CARDPROGRAM_3DS_REQUIRED (decisions §14.5; default on in production when the ACS is configured,
    * off otherwise): an e-commerce authorization without a valid authentication value, outside the
@@ -117,12 +118,14 @@ function requiredVar(env: Env, fallback: boolean): boolean {
   throw new ConfigError(`CARDPROGRAM_3DS_REQUIRED must be "on" or "off", got "${env.CARDPROGRAM_3DS_REQUIRED}"`);
 }
 
-/** CARDPROGRAM_3DS_DS_URL (and its client certificate): https in production, http to a loopback address allowed in the sandbox. */
+/** CARDPROGRAM_3DS_DS_URL (its client certificate, the CA of its server certificate): https in production, http to a loopback address allowed in the sandbox. */
 function dsVar(env: Env, envName: 'sandbox' | 'production'): ThreeDsConfig['ds'] {
   const raw = env.CARDPROGRAM_3DS_DS_URL?.trim();
   const files = tlsFilesVar(env, TLS_CLIENTS.threeDsDirectory);
+  const ca = caFileVar(env, 'CARDPROGRAM_3DS_DS_CA');
   if (!raw) {
     if (files) throw new ConfigError('CARDPROGRAM_3DS_DS_CERT and CARDPROGRAM_3DS_DS_KEY need CARDPROGRAM_3DS_DS_URL');
+    if (ca) throw new ConfigError('CARDPROGRAM_3DS_DS_CA needs CARDPROGRAM_3DS_DS_URL (the CA of the directory server the ACS calls)');
     return null;
   }
   let url: URL;
@@ -138,10 +141,13 @@ function dsVar(env: Env, envName: 'sandbox' | 'production'): ThreeDsConfig['ds']
       `CARDPROGRAM_3DS_DS_URL must be an https:// address${envName === 'sandbox' ? ' (http:// to a loopback address in the sandbox)' : ''}, got "${raw}"`,
     );
   }
+  if (ca && url.protocol !== 'https:') {
+    throw new ConfigError(`CARDPROGRAM_3DS_DS_CA is for an https:// directory server; CARDPROGRAM_3DS_DS_URL is plain http: "${raw}"`);
+  }
   if (envName === 'production' && files === null) {
     throw new ConfigError(
       'CARDPROGRAM_3DS_DS_URL: set CARDPROGRAM_3DS_DS_CERT and CARDPROGRAM_3DS_DS_KEY, the client certificate the DS expects',
     );
   }
-  return { url: raw, cert: files?.cert ?? null, key: files?.key ?? null };
+  return { url: raw, cert: files?.cert ?? null, key: files?.key ?? null, ca };
 }

@@ -28,6 +28,8 @@ export const TLS_LISTENERS = {
 /**
  * The client certificates the service presents, one row each, read and checked as the listeners'
  * files are (`tlsFilesVar`): the 3-D Secure ACS's to its directory server (the `RReq`), the service's to the wallet tokens' TSP.
+ * The CA each of those servers' certificates must chain to, when it is not the system's trust store, is
+ * a variable of its own (CARDPROGRAM_TSP_CA, CARDPROGRAM_3DS_DS_CA), read by `caFileVar`.
  */
 export const TLS_CLIENTS = {
   threeDsDirectory: { cert: 'CARDPROGRAM_3DS_DS_CERT', key: 'CARDPROGRAM_3DS_DS_KEY' },
@@ -73,23 +75,7 @@ export function tlsFilesVar<V extends TlsVars>(env: Env, vars: V): TlsFiles<V> |
  */
 export function tlsFileProblems(vars: TlsVars, files: { ca?: string; cert: string; key: string }, now = Date.now()): string[] {
   const problems: string[] = [];
-  const read = (name: VarName, file: string): string | null => {
-    try {
-      return readFileSync(file, 'utf8');
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
-      const why =
-        code === 'ENOENT'
-          ? `no file ${file}`
-          : code === 'EACCES'
-            ? `cannot read ${file} (permission denied)`
-            : code === 'EISDIR'
-              ? `${file} is a directory, not a file`
-              : `cannot read ${file} (${(err as Error).message})`;
-      problems.push(`${name}: ${why}`);
-      return null;
-    }
-  };
+  const read = (name: VarName, file: string) => readFile(name, file, problems);
   const ca = vars.ca && files.ca !== undefined ? { name: vars.ca, file: files.ca, text: read(vars.ca, files.ca) } : null;
   const cert = { name: vars.cert, file: files.cert, text: read(vars.cert, files.cert) };
   const key = { name: vars.key, file: files.key, text: read(vars.key, files.key) };
@@ -118,6 +104,62 @@ export function tlsFileProblems(vars: TlsVars, files: { ca?: string; cert: strin
     }
   }
   return problems;
+}
+
+/**
+ * The CA(s) a server the service calls must chain to (CARDPROGRAM_TSP_CA: a scheme's private CA, not
+ * the system's trust store): the file named by `name`, when set, read and checked at start as the
+ * listeners' CAs are (a file that is missing, unreadable or holds no certificate that parses is a
+ * ConfigError naming the variable and the file); null when unset.
+ */
+export function caFileVar(env: Env, name: VarName): string | null {
+  const file = env[name]?.trim();
+  if (!file) return null;
+  const problems: string[] = [];
+  const text = readFile(name, file, problems);
+  const parsed = text !== null ? certificates(name, file, text, problems) : null;
+  if (parsed) {
+    try {
+      createSecureContext({ ca: text as string });
+    } catch (err) {
+      problems.push(`${name}: TLS cannot use ${file}: ${(err as Error).message}`);
+    }
+  }
+  if (problems.length > 0) throw new ConfigError(problems.join('\n'));
+  return file;
+}
+
+/**
+ * A call to a server (the TSP, the 3-D Secure DS) that got no HTTP answer, as its attempt records it:
+ * a TLS failure (the server's certificate not under the CA trusted, not naming the server's host,
+ * expired; the server refusing the client certificate) says so with OpenSSL's or Node.js's code,
+ * which is what an operator looks up: `TLS UNABLE_TO_VERIFY_LEAF_SIGNATURE: unable to verify the first
+ * certificate`. Anything else as Node.js words it (`connect ECONNREFUSED …`, a timeout).
+ */
+export function callFailure(err: unknown): string {
+  const e = err as NodeJS.ErrnoException;
+  const code = typeof e?.code === 'string' ? e.code : '';
+  const message = e instanceof Error ? e.message : String(err);
+  return /CERT|SELF_SIGNED|VERIFY|ISSUER|^ERR_TLS_|^ERR_SSL_/.test(code) ? `TLS ${code}: ${message}` : message;
+}
+
+/** A file's text, or null after naming the problem (its variable, the file, and why). */
+function readFile(name: VarName, file: string, problems: string[]): string | null {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    const why =
+      code === 'ENOENT'
+        ? `no file ${file}`
+        : code === 'EACCES'
+          ? `cannot read ${file} (permission denied)`
+          : code === 'EISDIR'
+            ? `${file} is a directory, not a file`
+            : `cannot read ${file} (${(err as Error).message})`;
+    problems.push(`${name}: ${why}`);
+    return null;
+  }
 }
 
 const PEM_BLOCK = /-----BEGIN ([A-Z0-9 ]+)-----/g;

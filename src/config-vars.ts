@@ -86,6 +86,7 @@ export const KNOWN_VARIABLES = [
   'CARDPROGRAM_3DS_DS_URL',
   'CARDPROGRAM_3DS_DS_CERT',
   'CARDPROGRAM_3DS_DS_KEY',
+  'CARDPROGRAM_3DS_DS_CA',
   'CARDPROGRAM_3DS_REQUIRED',
   // Wallet tokens: the TSP's endpoint and the per-card limit (src/config-tokens.ts, docs/tokens.md).
   'CARDPROGRAM_TSP_PORT',
@@ -100,6 +101,7 @@ export const KNOWN_VARIABLES = [
   'CARDPROGRAM_TSP_URL',
   'CARDPROGRAM_TSP_CLIENT_CERT',
   'CARDPROGRAM_TSP_CLIENT_KEY',
+  'CARDPROGRAM_TSP_CA',
   // Not the service's: the test runner's and CI's (known, so that a service they start does not warn).
   'CARDPROGRAM_TEST_DIALECTS',
   'CARDPROGRAM_TEST_LOG_AUDIT',

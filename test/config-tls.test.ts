@@ -161,7 +161,7 @@ describe('TLS files at start: the 3-D Secure ACS and its directory server’s cl
       CARDPROGRAM_3DS_DS_KEY: b.keyFile,
     });
     assert.deepEqual(config.threeDs.tls, { ca: b.certFile, cert: a.certFile, key: a.keyFile });
-    assert.deepEqual(config.threeDs.ds, { url: 'https://ds.example.org/rreq', cert: b.certFile, key: b.keyFile });
+    assert.deepEqual(config.threeDs.ds, { url: 'https://ds.example.org/rreq', cert: b.certFile, key: b.keyFile, ca: null });
   });
 
   it('a wrong ACS file, or a DS client key that is not its certificate’s: each named with its variable and file, listed with the other problems', () => {
@@ -204,6 +204,35 @@ describe('TLS files at start: the 3-D Secure ACS and its directory server’s cl
     );
   });
 
+  it('CARDPROGRAM_3DS_DS_CA, the CA of the DS’s server certificate: accepted; a missing file, a key, without the DS URL, with a plain http:// one: refused, named', () => {
+    const ds = {
+      CARDPROGRAM_3DS_DS_URL: 'https://ds.example.org/rreq',
+      CARDPROGRAM_3DS_DS_CERT: b.certFile,
+      CARDPROGRAM_3DS_DS_KEY: b.keyFile,
+    };
+    assert.deepEqual(
+      loadConfig({ ...production, ...acsTls(b.certFile, a.certFile, a.keyFile), ...ds, CARDPROGRAM_3DS_DS_CA: a.certFile }).threeDs.ds,
+      {
+        ...{ url: 'https://ds.example.org/rreq', cert: b.certFile, key: b.keyFile },
+        ca: a.certFile,
+      },
+    );
+    const missing = join(dir, 'no-ca.pem');
+    assert.deepEqual(refused({ ...production, ...acsTls(b.certFile, a.certFile, a.keyFile), ...ds, CARDPROGRAM_3DS_DS_CA: missing }), [
+      `CARDPROGRAM_3DS_DS_CA: no file ${missing}`,
+    ]);
+    assert.deepEqual(refused({ ...production, ...acsTls(b.certFile, a.certFile, a.keyFile), ...ds, CARDPROGRAM_3DS_DS_CA: a.keyFile }), [
+      `CARDPROGRAM_3DS_DS_CA: ${a.keyFile} is not a PEM certificate (it holds a private key)`,
+    ]);
+    assert.deepEqual(refused({ ...production, ...acsTls(b.certFile, a.certFile, a.keyFile), CARDPROGRAM_3DS_DS_CA: a.certFile }), [
+      'CARDPROGRAM_3DS_DS_CA needs CARDPROGRAM_3DS_DS_URL (the CA of the directory server the ACS calls)',
+    ]);
+    assert.deepEqual(
+      refused({ CARDPROGRAM_DATA_DIR: dir, CARDPROGRAM_3DS_DS_URL: 'http://127.0.0.1:9/rreq', CARDPROGRAM_3DS_DS_CA: a.certFile }),
+      ['CARDPROGRAM_3DS_DS_CA is for an https:// directory server; CARDPROGRAM_3DS_DS_URL is plain http: "http://127.0.0.1:9/rreq"'],
+    );
+  });
+
   it('serve() given an ACS configuration with a mismatched key (not read from the environment) refuses before listening', async () => {
     const config = testConfig(dir, { logLevel: 'silent' });
     await assert.rejects(
@@ -213,5 +242,102 @@ describe('TLS files at start: the 3-D Secure ACS and its directory server’s cl
       ),
       (err: Error) => err instanceof ConfigError && err.message.startsWith(`CARDPROGRAM_3DS_TLS_KEY: ${b.keyFile} is not the key of`),
     );
+  });
+});
+
+/**
+ * The wallet tokens' TSP the service calls (decisions §15.1): its client certificate
+ * (TLS_CLIENTS.tsp) and the CA the TSP's server certificate must chain to, CARDPROGRAM_TSP_CA (a
+ * scheme's private CA), each file checked at start and named with its variable. The calls
+ * themselves over HTTPS: test/tokens/tsp-https.test.ts.
+ */
+describe('TLS files at start: the TSP the service calls, its client certificate and CARDPROGRAM_TSP_CA', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'cp-tls-tsp-'));
+  const scheme = selfSigned(dir, 'tsp-scheme-ca.example');
+  const issuer = selfSigned(dir, 'issuer-client.example');
+  after(() => rmSync(dir, { recursive: true, force: true }));
+  const production = {
+    CARDPROGRAM_DATA_DIR: dir,
+    CARDPROGRAM_ENV: 'production',
+    CARDPROGRAM_PUBLIC_URL: 'https://cards.example.org',
+    CARDPROGRAM_BINS: '{"EUR":"41234567","USDT":"51234567"}',
+    CARDPROGRAM_MASTER_KEY: 'aa6f1c2e9b4d7f30c8e5a1b6d2f9c4e7b3a8d5f1e6c2b9a4d7f3e8c1b5a2d6f9',
+  };
+  const tsp = (ca?: string) => ({
+    CARDPROGRAM_TSP_URL: 'https://tsp.scheme.example/issuers/40010030273/',
+    CARDPROGRAM_TSP_CLIENT_CERT: issuer.certFile,
+    CARDPROGRAM_TSP_CLIENT_KEY: issuer.keyFile,
+    ...(ca === undefined ? {} : { CARDPROGRAM_TSP_CA: ca }),
+  });
+  const refused = (env: Record<string, string>): string[] => {
+    try {
+      loadConfig(env);
+    } catch (err) {
+      assert.ok(err instanceof ConfigError, String(err));
+      return err.message.split('\n');
+    }
+    assert.fail('the configuration was accepted');
+  };
+
+  it('the URL, the client certificate and the CA are accepted; without the CA, the system’s trust store (ca null)', () => {
+    assert.deepEqual(loadConfig({ ...production, ...tsp(scheme.certFile) }).tspClient, {
+      url: 'https://tsp.scheme.example/issuers/40010030273',
+      cert: issuer.certFile,
+      key: issuer.keyFile,
+      ca: scheme.certFile,
+    });
+    assert.equal(loadConfig({ ...production, ...tsp() }).tspClient?.ca, null);
+    assert.equal(loadConfig({ ...production, ...tsp('  ') }).tspClient?.ca, null, 'empty: unset');
+  });
+
+  it('CARDPROGRAM_TSP_CA: a missing file, a key, a certificate that does not parse, a directory: each named with the variable and the file, listed with the other problems', () => {
+    const missing = join(dir, 'none.pem');
+    assert.deepEqual(refused({ ...production, ...tsp(missing) }), [`CARDPROGRAM_TSP_CA: no file ${missing}`]);
+    assert.deepEqual(refused({ ...production, ...tsp(issuer.keyFile) }), [
+      `CARDPROGRAM_TSP_CA: ${issuer.keyFile} is not a PEM certificate (it holds a private key)`,
+    ]);
+    const broken = join(dir, 'broken.pem');
+    writeFileSync(broken, '-----BEGIN CERTIFICATE-----\nMIIBnotacertificate\n-----END CERTIFICATE-----\n');
+    assert.deepEqual(refused({ ...production, ...tsp(broken) }), [`CARDPROGRAM_TSP_CA: ${broken}: the certificate does not parse`]);
+    assert.deepEqual(refused({ ...production, ...tsp(dir), PORT: 'x' }), [
+      '2 configuration problems:',
+      '- PORT must be a whole number, got "x"',
+      `- CARDPROGRAM_TSP_CA: ${dir} is a directory, not a file`,
+    ]);
+  });
+
+  it('CARDPROGRAM_TSP_CA without CARDPROGRAM_TSP_URL, or with a plain http:// one (the sandbox’s loopback TSP): refused', () => {
+    assert.deepEqual(refused({ ...production, CARDPROGRAM_TSP_CA: scheme.certFile }), [
+      'CARDPROGRAM_TSP_CA needs CARDPROGRAM_TSP_URL (the CA of the TSP the service calls)',
+    ]);
+    assert.deepEqual(
+      refused({ CARDPROGRAM_DATA_DIR: dir, CARDPROGRAM_TSP_URL: 'http://127.0.0.1:9443', CARDPROGRAM_TSP_CA: scheme.certFile }),
+      ['CARDPROGRAM_TSP_CA is for an https:// TSP; CARDPROGRAM_TSP_URL is plain http: "http://127.0.0.1:9443"'],
+    );
+    // The same sandbox TSP without the CA is accepted (plain http to loopback).
+    assert.deepEqual(loadConfig({ CARDPROGRAM_DATA_DIR: dir, CARDPROGRAM_TSP_URL: 'http://127.0.0.1:9443' }).tspClient, {
+      url: 'http://127.0.0.1:9443',
+      cert: null,
+      key: null,
+      ca: null,
+    });
+  });
+
+  it('the client certificate: its key must be its own, the two go together, and they need CARDPROGRAM_TSP_URL', () => {
+    assert.deepEqual(refused({ ...production, ...tsp(scheme.certFile), CARDPROGRAM_TSP_CLIENT_KEY: scheme.keyFile }), [
+      `CARDPROGRAM_TSP_CLIENT_KEY: ${scheme.keyFile} is not the key of the certificate in ${issuer.certFile} (CARDPROGRAM_TSP_CLIENT_CERT): their public keys differ`,
+    ]);
+    assert.deepEqual(
+      refused({ ...production, CARDPROGRAM_TSP_URL: 'https://tsp.scheme.example', CARDPROGRAM_TSP_CLIENT_CERT: issuer.certFile }),
+      [
+        'CARDPROGRAM_TSP_CLIENT_CERT and CARDPROGRAM_TSP_CLIENT_KEY go together: CARDPROGRAM_TSP_CLIENT_CERT is set, CARDPROGRAM_TSP_CLIENT_KEY is not (set both, or none)',
+      ],
+    );
+    assert.deepEqual(refused({ ...production, CARDPROGRAM_TSP_URL: 'https://tsp.scheme.example' }), [
+      'CARDPROGRAM_TSP_URL: set CARDPROGRAM_TSP_CLIENT_CERT and CARDPROGRAM_TSP_CLIENT_KEY, the client certificate the TSP expects',
+    ]);
+    assert.deepEqual(refused({ ...production, CARDPROGRAM_TSP_CLIENT_CERT: issuer.certFile, CARDPROGRAM_TSP_CLIENT_KEY: issuer.keyFile }), [
+      'CARDPROGRAM_TSP_CLIENT_CERT and CARDPROGRAM_TSP_CLIENT_KEY need CARDPROGRAM_TSP_URL',
+    ]);
   });
 });

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import type { Kysely } from 'kysely';
+import { callFailure } from '../config-tls.js';
 import type { Services } from '../context.js';
 import { type OutboxBacklog, outboxBacklog } from '../db/outbox-backlog.js';
 import type { DB } from '../db/schema.js';
@@ -23,24 +24,40 @@ const OWNER = `rreq-${randomUUID()}`;
 /** What one try got: the RRes, or why not. */
 type Outcome = { ok: true; rres: string } | { ok: false; error: string; final: boolean };
 
-let clientFiles: { cert: Buffer; key: Buffer; from: string } | null = null;
-function clientCertificate(svc: Services): { cert: Buffer; key: Buffer } | null {
+/** What the https calls present and trust: the client certificate and the CA(s) of CARDPROGRAM_3DS_DS_CA; each absent when unset. */
+interface TlsFilesRead {
+  cert?: Buffer;
+  key?: Buffer;
+  ca?: Buffer;
+}
+let tlsFiles: { read: TlsFilesRead; from: string } | null = null;
+/** The files, read once (again only when the configuration names others: a test's service after another's). */
+function tlsOptions(svc: Services): TlsFilesRead {
   const ds = svc.config.threeDs.ds;
-  if (!ds?.cert || !ds.key) return null;
-  const from = `${ds.cert}\n${ds.key}`;
-  if (clientFiles?.from !== from) clientFiles = { cert: readFileSync(ds.cert), key: readFileSync(ds.key), from };
-  return clientFiles;
+  if (!ds) return {};
+  const from = `${ds.cert}\n${ds.key}\n${ds.ca}`;
+  if (tlsFiles?.from !== from) {
+    tlsFiles = {
+      read: {
+        ...(ds.cert && ds.key ? { cert: readFileSync(ds.cert), key: readFileSync(ds.key) } : {}),
+        ...(ds.ca ? { ca: readFileSync(ds.ca) } : {}),
+      },
+      from,
+    };
+  }
+  return tlsFiles.read;
 }
 
 /** POSTs the RReq as JSON and reads the answer (at most 64 KiB). */
 function post(svc: Services, url: string, body: string): Promise<{ status: number; text: string }> {
   const u = new URL(url);
-  const files = clientCertificate(svc);
   const options = {
     method: 'POST',
     headers: { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) },
     timeout: TIMEOUT_MS,
-    ...(u.protocol === 'https:' && files ? { cert: files.cert, key: files.key } : {}),
+    // The DS's certificate is verified, its name included (https's checkServerIdentity): against
+    // CARDPROGRAM_3DS_DS_CA only when set, the system's trust store otherwise; never turned off.
+    ...(u.protocol === 'https:' ? { ...tlsOptions(svc), rejectUnauthorized: true } : {}),
   };
   return new Promise((resolve, reject) => {
     const req = (u.protocol === 'https:' ? https : http).request(u, options, (res) => {
@@ -123,7 +140,7 @@ export async function sendResults(svc: Services): Promise<number> {
       const answer = await post(svc, ds.url, text);
       outcome = checkRRes(rreq, answer.status, answer.text);
     } catch (err) {
-      outcome = { ok: false, error: (err as Error).message.slice(0, 200), final: false };
+      outcome = { ok: false, error: callFailure(err).slice(0, 200), final: false };
     }
     const at = svc.clock();
     const attempts = Number(row.attempts) + 1;

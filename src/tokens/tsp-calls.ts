@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import type { Kysely, Selectable } from 'kysely';
+import { callFailure } from '../config-tls.js';
 import type { Services } from '../context.js';
 import { type OutboxBacklog, outboxBacklog } from '../db/outbox-backlog.js';
 import type { DB, TspAttemptOutcome, TspCallsTable } from '../db/schema.js';
@@ -33,13 +34,28 @@ type CallRow = Selectable<TspCallsTable>;
 /** What one try got: done, or why not, and whether trying again could change it. */
 type Outcome = { ok: true; status: number } | { ok: false; status: number | null; error: string; final: boolean };
 
-let clientFiles: { cert: Buffer; key: Buffer; from: string } | null = null;
-function clientCertificate(svc: Services): { cert: Buffer; key: Buffer } | null {
+/** What the https calls present and trust: the client certificate and the CA(s) of CARDPROGRAM_TSP_CA; each absent when unset. */
+interface TlsFilesRead {
+  cert?: Buffer;
+  key?: Buffer;
+  ca?: Buffer;
+}
+let tlsFiles: { read: TlsFilesRead; from: string } | null = null;
+/** The files, read once (again only when the configuration names others: a test's service after another's). */
+function tlsOptions(svc: Services): TlsFilesRead {
   const tsp = svc.config.tspClient;
-  if (!tsp?.cert || !tsp.key) return null;
-  const from = `${tsp.cert}\n${tsp.key}`;
-  if (clientFiles?.from !== from) clientFiles = { cert: readFileSync(tsp.cert), key: readFileSync(tsp.key), from };
-  return clientFiles;
+  if (!tsp) return {};
+  const from = `${tsp.cert}\n${tsp.key}\n${tsp.ca}`;
+  if (tlsFiles?.from !== from) {
+    tlsFiles = {
+      read: {
+        ...(tsp.cert && tsp.key ? { cert: readFileSync(tsp.cert), key: readFileSync(tsp.key) } : {}),
+        ...(tsp.ca ? { ca: readFileSync(tsp.ca) } : {}),
+      },
+      from,
+    };
+  }
+  return tlsFiles.read;
 }
 
 /** The call's address: the token's reference id is the TSP's and may hold `:`, so it is encoded. */
@@ -49,7 +65,6 @@ export const tspCallUrl = (base: string, tokenReferenceId: string, action: strin
 /** POSTs one call; the answer's body is read (at most 64 KiB) and dropped: its status decides. */
 function post(svc: Services, url: string, body: string, callId: string): Promise<number> {
   const u = new URL(url);
-  const files = clientCertificate(svc);
   const options = {
     method: 'POST',
     headers: {
@@ -59,7 +74,9 @@ function post(svc: Services, url: string, body: string, callId: string): Promise
       'idempotency-key': callId,
     },
     timeout: TIMEOUT_MS,
-    ...(u.protocol === 'https:' && files ? { cert: files.cert, key: files.key } : {}),
+    // The TSP's certificate is verified, its name included (https's checkServerIdentity): against
+    // CARDPROGRAM_TSP_CA only when set, the system's trust store otherwise; never turned off.
+    ...(u.protocol === 'https:' ? { ...tlsOptions(svc), rejectUnauthorized: true } : {}),
   };
   return new Promise((resolve, reject) => {
     const req = (u.protocol === 'https:' ? https : http).request(u, options, (res) => {
@@ -146,7 +163,7 @@ async function sendOne(svc: Services, row: CallRow): Promise<boolean> {
     const status = await post(svc, tspCallUrl(tsp.url, row.token_reference_id, row.action), JSON.stringify({ reason: row.reason }), row.id);
     outcome = judge(status);
   } catch (err) {
-    outcome = { ok: false, status: null, error: (err as Error).message.slice(0, 200), final: false };
+    outcome = { ok: false, status: null, error: callFailure(err).slice(0, 200), final: false };
   }
   const at = svc.clock();
   const attempts = Number(row.attempts) + 1;

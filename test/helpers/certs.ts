@@ -43,18 +43,21 @@ export function selfSigned(dir: string, host: string, { days = 2 }: { days?: num
 export interface TestCa {
   certFile: string;
   keyFile: string;
-  /** A client certificate (extendedKeyUsage clientAuth) this CA signs, with subject CN `cn` and the DNS names given. */
-  issue(cn: string, opts?: { dns?: string[] }): TestCert;
+  /**
+   * A certificate this CA signs, with subject CN `cn` and the DNS names and IP addresses given: a
+   * client certificate (extendedKeyUsage clientAuth) by default, a server's with `usage: 'server'`.
+   */
+  issue(cn: string, opts?: { dns?: string[]; ip?: string[]; usage?: 'client' | 'server' }): TestCert;
 }
 
-/** A certificate authority (P-256, self-signed) made with the system's openssl into `dir`, that signs client certificates. */
+/** A certificate authority (P-256, self-signed) made with the system's openssl into `dir`, that signs client (and server) certificates. */
 export function certificateAuthority(dir: string, name: string): TestCa {
   const ca = selfSigned(dir, name);
   let n = 0;
   return {
     certFile: ca.certFile,
     keyFile: ca.keyFile,
-    issue(cn, { dns = [] } = {}) {
+    issue(cn, { dns = [], ip = [], usage = 'client' } = {}) {
       const base = join(dir, `${name}-client-${++n}`);
       const [certFile, keyFile, csr, ext] = [`${base}.crt`, `${base}.key`, `${base}.csr`, `${base}.ext`];
       const run = (args: string[]) => execFileSync('openssl', args, { stdio: 'ignore' });
@@ -73,8 +76,9 @@ export function certificateAuthority(dir: string, name: string): TestCa {
         '-subj',
         `/CN=${cn}`,
       ]);
-      const san = dns.length ? `subjectAltName=${dns.map((d) => `DNS:${d}`).join(',')}\n` : '';
-      writeFileSync(ext, `${san}extendedKeyUsage=clientAuth\n`);
+      const names = [...dns.map((d) => `DNS:${d}`), ...ip.map((a) => `IP:${a}`)];
+      const san = names.length ? `subjectAltName=${names.join(',')}\n` : '';
+      writeFileSync(ext, `${san}extendedKeyUsage=${usage === 'server' ? 'serverAuth' : 'clientAuth'}\n`);
       run([
         'x509',
         '-req',

@@ -1,9 +1,12 @@
 // A token service provider's side of the service's calls (decisions §15.1, §15.4), written from the
 // spec, not from this project's types: it takes `POST /tokens/{tokenReferenceId}/{action}` with a
 // JSON body `{reason}`, records each, and answers what the test sets (200 `{}` by default; 503 while
-// "down").
+// "down"). Over plain HTTP, or with `tls` over HTTPS (its own certificate, and the client certificate
+// it requires, verified against its CA, as a scheme's TSP does).
 import http from 'node:http';
+import https from 'node:https';
 import type { AddressInfo } from 'node:net';
+import type { TLSSocket } from 'node:tls';
 
 export interface TspCall {
   tokenReferenceId: string;
@@ -12,13 +15,24 @@ export interface TspCall {
   idempotencyKey: string | undefined;
   /** The status it was answered. */
   answered: number;
+  /** Over HTTPS: the subject's CN of the client certificate the caller presented (verified against the CA). */
+  clientCertificate?: string;
 }
 
-export async function tspSimulator(t: { after(fn: () => unknown): void }) {
+/** The HTTPS side: the server's certificate and key, and the CA its callers' client certificates must chain to (PEM text). */
+export interface TspSimulatorTls {
+  cert: string;
+  key: string;
+  ca: string;
+}
+
+export async function tspSimulator(t: { after(fn: () => unknown): void }, opts: { tls?: TspSimulatorTls } = {}) {
   const calls: TspCall[] = [];
+  /** Over HTTPS: the handshakes that failed, by the error the server saw. */
+  const tlsErrors: string[] = [];
   /** The status to answer (200: up; 503: down). */
   let status = 200;
-  const server = http.createServer((req, res) => {
+  const handle: http.RequestListener = (req, res) => {
     let raw = '';
     req.on('data', (c) => {
       raw += c;
@@ -37,16 +51,22 @@ export async function tspSimulator(t: { after(fn: () => unknown): void }) {
         return;
       }
       const key = req.headers['idempotency-key'];
+      const peer = opts.tls ? (req.socket as TLSSocket).getPeerCertificate() : undefined;
       calls.push({
         tokenReferenceId: decodeURIComponent(m[1] as string),
         action: m[2] as string,
         body,
         idempotencyKey: typeof key === 'string' ? key : undefined,
         answered: status,
+        ...(peer?.subject ? { clientCertificate: String(peer.subject.CN) } : {}),
       });
       res.writeHead(status, { 'content-type': 'application/json' }).end(status < 300 ? '{}' : '{"error":"unavailable"}');
     });
-  });
+  };
+  const server = opts.tls
+    ? https.createServer({ ...opts.tls, requestCert: true, rejectUnauthorized: true }, handle)
+    : http.createServer(handle);
+  server.on('tlsClientError', (err: Error) => tlsErrors.push(err.message));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;
   t.after(
@@ -57,12 +77,19 @@ export async function tspSimulator(t: { after(fn: () => unknown): void }) {
       }),
   );
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `${opts.tls ? 'https' : 'http'}://127.0.0.1:${port}`,
+    port,
     calls,
+    tlsErrors,
     /** The calls the TSP took (2xx). */
     taken: () => calls.filter((c) => c.answered < 300),
     answer: (next: number) => {
       status = next;
+    },
+    /** Over HTTPS: presents another certificate from the next handshake on (the CA of its callers unchanged). */
+    present: (tls: { cert: string; key: string }) => {
+      if (!opts.tls) throw new Error('the simulator is plain HTTP');
+      (server as https.Server).setSecureContext({ ...opts.tls, ...tls });
     },
   };
 }

@@ -5,8 +5,10 @@
 // in an iframe (another origin than the ACS's) and whose notificationURL receives the CRes.
 
 import http from 'node:http';
+import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { TestContext } from 'node:test';
+import type { TLSSocket } from 'node:tls';
 
 export type Message = Record<string, unknown>;
 
@@ -79,7 +81,7 @@ export function cresProblems(m: Message): string[] {
   return problems;
 }
 
-async function listen(t: TestContext, server: http.Server, host: string): Promise<number> {
+async function listen(t: TestContext, server: http.Server | https.Server, host: string): Promise<number> {
   await new Promise<void>((resolve) => server.listen(0, host, resolve));
   t.after(
     () =>
@@ -104,15 +106,25 @@ export interface DirectoryServer {
   url: string;
   /** Every RReq received, in order (refused tries included). */
   rreqs: Message[];
+  /** Over HTTPS: the subject CN of the client certificate each RReq came with, in order. */
+  clientCertificates: string[];
   /** The next `n` RReqs get an HTTP 503 (the DS is away). */
   failNext(n: number): void;
 }
 
-/** A DS's results endpoint: takes an RReq, answers an RRes (resultsStatus 01) echoing its identifiers. */
-export async function directoryServer(t: TestContext): Promise<DirectoryServer> {
+/**
+ * A DS's results endpoint: takes an RReq, answers an RRes (resultsStatus 01) echoing its identifiers.
+ * Plain HTTP, or with `tls` HTTPS with its own certificate, requiring a client certificate under `tls.ca`.
+ */
+export async function directoryServer(
+  t: TestContext,
+  opts: { tls?: { cert: string; key: string; ca: string } } = {},
+): Promise<DirectoryServer> {
   const rreqs: Message[] = [];
+  const clientCertificates: string[] = [];
   let failing = 0;
-  const server = http.createServer(async (req, res) => {
+  const handle: http.RequestListener = async (req, res) => {
+    if (opts.tls) clientCertificates.push(String((req.socket as TLSSocket).getPeerCertificate().subject?.CN));
     const text = await body(req);
     let m: Message = {};
     try {
@@ -135,11 +147,15 @@ export async function directoryServer(t: TestContext): Promise<DirectoryServer> 
       resultsStatus: '01',
     };
     res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(rres));
-  });
+  };
+  const server = opts.tls
+    ? https.createServer({ ...opts.tls, requestCert: true, rejectUnauthorized: true }, handle)
+    : http.createServer(handle);
   const port = await listen(t, server, '127.0.0.1');
   return {
-    url: `http://127.0.0.1:${port}/results`,
+    url: `${opts.tls ? 'https' : 'http'}://127.0.0.1:${port}/results`,
     rreqs,
+    clientCertificates,
     failNext: (n) => {
       failing = n;
     },
