@@ -81,7 +81,10 @@ abstract class Batches {
           .connection()
           .execute((conn) => this.runBatch(conn, batch))
           .catch((err: unknown) => batch.map((): Outcome => ({ ok: false, err })));
-        const answer = (o: Outcome, p: Pending) => (o.ok ? p.resolve(o.value) : p.reject(o.err));
+        const answer = (o: Outcome, p: Pending): void => {
+          if (o.ok) p.resolve(o.value);
+          else p.reject(o.err);
+        };
         // The callers are answered once what the batch wrote, and what it read, is on disk; the
         // connection goes on with the next batch meanwhile (src/db/sqlite-wal-sync.ts). A read
         // whose caller says what it read needs no disk (Database.read's needsDisk) is answered at once.
@@ -94,10 +97,18 @@ abstract class Batches {
           });
           if (later.length > 0)
             this.durable().then(
-              () => later.forEach(([o, p]) => answer(o, p)),
-              (err: unknown) => later.forEach(([, p]) => p.reject(err)),
+              () => {
+                for (const [o, p] of later) answer(o, p);
+              },
+              (err: unknown) => {
+                for (const [, p] of later) p.reject(err);
+              },
             );
-        } else outcomes.forEach((o, i) => answer(o, batch[i] as Pending));
+        } else {
+          outcomes.forEach((o, i) => {
+            answer(o, batch[i] as Pending);
+          });
+        }
       }
     } finally {
       this.draining = false;
