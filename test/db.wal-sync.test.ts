@@ -113,6 +113,13 @@ describe('SQLite: the commit synced off the main thread', { skip: dialectSkip('s
       database.withTx((tx) => sql`insert into kept (id) values (2)`.execute(tx)),
       (err: NodeJS.ErrnoException) => err.code === 'EIO',
     );
+    // A read that needs no disk is not answered as if nothing had happened: it fails too (an 0100
+    // is then answered 91 before anything is decided), and so does the wait an early answer makes.
+    await assert.rejects(
+      database.read((db) => sql`select count(*) as n from kept`.execute(db), { needsDisk: () => false }),
+      (err: NodeJS.ErrnoException) => err.code === 'EIO',
+    );
+    await assert.rejects(database.afterDurable(), (err: NodeJS.ErrnoException) => err.code === 'EIO');
   });
 
   it('checkpoints run in a worker thread past 4 MiB of log, and a process that closes its database still exits by itself', async (t) => {

@@ -93,7 +93,12 @@ export async function onceByIdentity<L = undefined>(
   if (stored) return copy(stored);
   const answer = async (): Promise<LinkAnswer> => {
     const step = await act({ identity, contentHash: hash, mti: m.mti, request: storedCopy(fields) }, looked as L);
-    if ('code' in step) return step;
+    if ('code' in step) {
+      // A refusal before the verb (the card unknown, expired, its currency) rests on the look, read
+      // without waiting for the disk: it is sent once what that read could see is synced.
+      if (m.look) await svc.database.afterDurable();
+      return step;
+    }
     try {
       return await step.verb();
     } catch (err) {

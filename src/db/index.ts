@@ -40,6 +40,11 @@ export interface Database {
    * which is sent again as it is). PostgreSQL shows nothing before it is durable.
    */
   read<T>(fn: (db: Kysely<DB>) => Promise<T>, opts?: { needsDisk?: (value: T) => boolean }): Promise<T>;
+  /**
+   * Resolves once every write committed so far is on disk (SQLite: the log synced; rejects after a
+   * failed sync); at once on PostgreSQL. For an answer resting on a read answered without the wait.
+   */
+  afterDurable(): Promise<void>;
   close(): Promise<void>;
   /** Told how many transactions each SQLite group commit held (the service's metrics). */
   observer?: { groupCommit(size: number): void };
@@ -144,7 +149,7 @@ function openSqlite(file: string): Database {
   });
   const durable = wal ? () => wal.durable() : undefined;
   const committer = new GroupCommitter(db, durable);
-  const reader = new ReadBatcher(db, durable);
+  const reader = new ReadBatcher(db, durable, wal ? () => wal.failed : undefined);
   if (durable) durableOf.set(db, durable);
   const sqlite: Database = {
     db,
@@ -152,6 +157,7 @@ function openSqlite(file: string): Database {
     withTx: (fn) => committer.run(fn),
     write: (fn) => committer.run(fn),
     read: (fn, opts) => reader.run(fn, opts?.needsDisk),
+    afterDurable: () => durable?.() ?? Promise.resolve(),
     close: async () => {
       await checkpointer?.close();
       await db.destroy();
@@ -286,6 +292,7 @@ function openPostgres(url: string, opts: OpenOptions): Database {
     },
     write: (fn) => fn(db),
     read: (fn) => fn(db),
+    afterDurable: () => Promise.resolve(),
     close: async () => {
       await db.destroy();
       await urgent?.destroy();

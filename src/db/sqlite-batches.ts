@@ -49,7 +49,19 @@ abstract class Batches {
   constructor(
     private readonly db: Kysely<DB>,
     private readonly durable?: () => Promise<void>,
+    /** Whether a sync failed (WalSync.failed): then no read is answered without the wait, which fails it. */
+    private readonly syncFailed?: () => boolean,
   ) {}
+
+  /** A read's outcome answered at once: read well, it says it needs no disk, and no sync has failed. */
+  private static atOnce(o: Outcome, p: Pending, syncFailed: (() => boolean) | undefined): boolean {
+    if (!o.ok || !p.needsDisk || syncFailed?.()) return false;
+    try {
+      return !p.needsDisk(o.value);
+    } catch {
+      return false;
+    }
+  }
 
   /** Whether a batch waits for the last one's sync before it begins (group commits; not reads). */
   protected readonly paced: boolean = false;
@@ -92,7 +104,7 @@ abstract class Batches {
           const later: Array<[Outcome, Pending]> = [];
           outcomes.forEach((o, i) => {
             const p = batch[i] as Pending;
-            if (o.ok && p.needsDisk && !p.needsDisk(o.value)) answer(o, p);
+            if (Batches.atOnce(o, p, this.syncFailed)) answer(o, p);
             else later.push([o, p]);
           });
           if (later.length > 0)
