@@ -212,3 +212,27 @@ function privateKeyOf(name: VarName, file: string, text: string, problems: strin
     return null;
   }
 }
+
+/** What an https call to a server presents and trusts: the client certificate, and the CA(s) when named; each absent when unset. */
+export interface OutboundTls {
+  cert?: Buffer;
+  key?: Buffer;
+  ca?: Buffer;
+}
+const outboundFiles = new Map<string, OutboundTls>();
+/**
+ * The files of a server's calls (the TSP's, the 3-D Secure DS's), read once by their paths (again
+ * only when the configuration names others: a test's service after another's).
+ */
+export function outboundTls(files: { cert: string | null; key: string | null; ca?: string | null | undefined }): OutboundTls {
+  const from = `${files.cert}\n${files.key}\n${files.ca}`;
+  let read = outboundFiles.get(from);
+  if (!read) {
+    read = {
+      ...(files.cert && files.key ? { cert: readFileSync(files.cert), key: readFileSync(files.key) } : {}),
+      ...(files.ca ? { ca: readFileSync(files.ca) } : {}),
+    };
+    outboundFiles.set(from, read);
+  }
+  return read;
+}

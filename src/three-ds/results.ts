@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import type { Kysely } from 'kysely';
-import { callFailure } from '../config-tls.js';
+import { callFailure, outboundTls } from '../config-tls.js';
 import type { Services } from '../context.js';
 import { type OutboxBacklog, outboxBacklog } from '../db/outbox-backlog.js';
 import type { DB } from '../db/schema.js';
@@ -24,30 +23,6 @@ const OWNER = `rreq-${randomUUID()}`;
 /** What one try got: the RRes, or why not. */
 type Outcome = { ok: true; rres: string } | { ok: false; error: string; final: boolean };
 
-/** What the https calls present and trust: the client certificate and the CA(s) of CARDPROGRAM_3DS_DS_CA; each absent when unset. */
-interface TlsFilesRead {
-  cert?: Buffer;
-  key?: Buffer;
-  ca?: Buffer;
-}
-let tlsFiles: { read: TlsFilesRead; from: string } | null = null;
-/** The files, read once (again only when the configuration names others: a test's service after another's). */
-function tlsOptions(svc: Services): TlsFilesRead {
-  const ds = svc.config.threeDs.ds;
-  if (!ds) return {};
-  const from = `${ds.cert}\n${ds.key}\n${ds.ca}`;
-  if (tlsFiles?.from !== from) {
-    tlsFiles = {
-      read: {
-        ...(ds.cert && ds.key ? { cert: readFileSync(ds.cert), key: readFileSync(ds.key) } : {}),
-        ...(ds.ca ? { ca: readFileSync(ds.ca) } : {}),
-      },
-      from,
-    };
-  }
-  return tlsFiles.read;
-}
-
 /** POSTs the RReq as JSON and reads the answer (at most 64 KiB). */
 function post(svc: Services, url: string, body: string): Promise<{ status: number; text: string }> {
   const u = new URL(url);
@@ -57,7 +32,7 @@ function post(svc: Services, url: string, body: string): Promise<{ status: numbe
     timeout: TIMEOUT_MS,
     // The DS's certificate is verified, its name included (https's checkServerIdentity): against
     // CARDPROGRAM_3DS_DS_CA only when set, the system's trust store otherwise; never turned off.
-    ...(u.protocol === 'https:' ? { ...tlsOptions(svc), rejectUnauthorized: true } : {}),
+    ...(u.protocol === 'https:' ? { ...(svc.config.threeDs.ds ? outboundTls(svc.config.threeDs.ds) : {}), rejectUnauthorized: true } : {}),
   };
   return new Promise((resolve, reject) => {
     const req = (u.protocol === 'https:' ? https : http).request(u, options, (res) => {

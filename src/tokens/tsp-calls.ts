@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import type { Kysely, Selectable } from 'kysely';
-import { callFailure } from '../config-tls.js';
+import { callFailure, outboundTls } from '../config-tls.js';
 import type { Services } from '../context.js';
 import { type OutboxBacklog, outboxBacklog } from '../db/outbox-backlog.js';
 import type { DB, TspAttemptOutcome, TspCallsTable } from '../db/schema.js';
@@ -34,30 +33,6 @@ type CallRow = Selectable<TspCallsTable>;
 /** What one try got: done, or why not, and whether trying again could change it. */
 type Outcome = { ok: true; status: number } | { ok: false; status: number | null; error: string; final: boolean };
 
-/** What the https calls present and trust: the client certificate and the CA(s) of CARDPROGRAM_TSP_CA; each absent when unset. */
-interface TlsFilesRead {
-  cert?: Buffer;
-  key?: Buffer;
-  ca?: Buffer;
-}
-let tlsFiles: { read: TlsFilesRead; from: string } | null = null;
-/** The files, read once (again only when the configuration names others: a test's service after another's). */
-function tlsOptions(svc: Services): TlsFilesRead {
-  const tsp = svc.config.tspClient;
-  if (!tsp) return {};
-  const from = `${tsp.cert}\n${tsp.key}\n${tsp.ca}`;
-  if (tlsFiles?.from !== from) {
-    tlsFiles = {
-      read: {
-        ...(tsp.cert && tsp.key ? { cert: readFileSync(tsp.cert), key: readFileSync(tsp.key) } : {}),
-        ...(tsp.ca ? { ca: readFileSync(tsp.ca) } : {}),
-      },
-      from,
-    };
-  }
-  return tlsFiles.read;
-}
-
 /** The call's address: the token's reference id is the TSP's and may hold `:`, so it is encoded. */
 export const tspCallUrl = (base: string, tokenReferenceId: string, action: string) =>
   `${base}/tokens/${encodeURIComponent(tokenReferenceId)}/${action}`;
@@ -76,7 +51,7 @@ function post(svc: Services, url: string, body: string, callId: string): Promise
     timeout: TIMEOUT_MS,
     // The TSP's certificate is verified, its name included (https's checkServerIdentity): against
     // CARDPROGRAM_TSP_CA only when set, the system's trust store otherwise; never turned off.
-    ...(u.protocol === 'https:' ? { ...tlsOptions(svc), rejectUnauthorized: true } : {}),
+    ...(u.protocol === 'https:' ? { ...(svc.config.tspClient ? outboundTls(svc.config.tspClient) : {}), rejectUnauthorized: true } : {}),
   };
   return new Promise((resolve, reject) => {
     const req = (u.protocol === 'https:' ? https : http).request(u, options, (res) => {
