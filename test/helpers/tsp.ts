@@ -7,6 +7,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { TLSSocket } from 'node:tls';
+import type { Harness } from './app.js';
 
 export interface TspCall {
   tokenReferenceId: string;
@@ -104,3 +105,21 @@ export async function flushTsp(svc: import('../../src/context.js').Services): Pr
   await sendTspCallsOnce(svc);
   await sendTspCallsOnce(svc);
 }
+
+/** A token's calls to the TSP, oldest first, as the sender left them. */
+export const callsOf = (h: Harness, tokenId: string) =>
+  h.db.database.db
+    .selectFrom('tsp_calls')
+    .select(['id', 'action', 'status', 'attempts', 'next_at', 'last_error'])
+    .where('token_id', '=', tokenId)
+    .orderBy('created_at')
+    .execute();
+
+/** A call's tries, in order. */
+export const attemptsOf = (h: Harness, callId: string) =>
+  h.db.database.db
+    .selectFrom('tsp_call_attempts')
+    .select(['attempt', 'http_status', 'error', 'outcome'])
+    .where('call_id', '=', callId)
+    .orderBy('attempt')
+    .execute();

@@ -7,7 +7,7 @@ import { fundedCard, ok } from '../helpers/cards.js';
 import type { TestDialect } from '../helpers/db.js';
 import { eachDialect } from '../helpers/dialects.js';
 import { seedToken } from '../helpers/tokens.js';
-import { flushTsp, tspSimulator } from '../helpers/tsp.js';
+import { attemptsOf, callsOf, flushTsp, tspSimulator } from '../helpers/tsp.js';
 
 /*
  * The service's calls to the TSP (decisions §15.1, §15.4) against a TSP simulator written from the
@@ -38,22 +38,6 @@ async function setUp(t: TestContext, dialect: TestDialect, opts: { tsp?: boolean
   const { cardId } = await fundedCard(h);
   return { h, tsp, clock, cardId };
 }
-
-const callsOf = (h: Harness, tokenId: string) =>
-  h.db.database.db
-    .selectFrom('tsp_calls')
-    .select(['id', 'action', 'status', 'attempts', 'next_at', 'last_error'])
-    .where('token_id', '=', tokenId)
-    .orderBy('created_at')
-    .execute();
-
-const attemptsOf = (h: Harness, callId: string) =>
-  h.db.database.db
-    .selectFrom('tsp_call_attempts')
-    .select(['attempt', 'http_status', 'error', 'outcome'])
-    .where('call_id', '=', callId)
-    .orderBy('attempt')
-    .execute();
 
 eachDialect('calls to the TSP', (dialect) => {
   it('the TSP down and back: each try recorded, tried again after a growing wait, sent once it answers, with the same Idempotency-Key', async (t) => {

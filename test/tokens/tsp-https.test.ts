@@ -12,7 +12,7 @@ import { certificateAuthority, type TestCert } from '../helpers/certs.js';
 import type { TestDialect } from '../helpers/db.js';
 import { eachDialect } from '../helpers/dialects.js';
 import { seedToken } from '../helpers/tokens.js';
-import { flushTsp, tspSimulator } from '../helpers/tsp.js';
+import { attemptsOf, callsOf, flushTsp, tspSimulator } from '../helpers/tsp.js';
 
 /*
  * The service's calls to the TSP over HTTPS, as in production (decisions §15.1, §15.4): a TSP
@@ -55,22 +55,6 @@ async function setUp(t: TestContext, dialect: TestDialect, opts: { server?: Test
   const { cardId } = await fundedCard(h);
   return { h, tsp, clock, cardId };
 }
-
-const callsOf = (h: Harness, tokenId: string) =>
-  h.db.database.db
-    .selectFrom('tsp_calls')
-    .select(['id', 'action', 'status', 'attempts', 'next_at', 'last_error'])
-    .where('token_id', '=', tokenId)
-    .orderBy('created_at')
-    .execute();
-
-const attemptsOf = (h: Harness, callId: string) =>
-  h.db.database.db
-    .selectFrom('tsp_call_attempts')
-    .select(['attempt', 'http_status', 'error', 'outcome'])
-    .where('call_id', '=', callId)
-    .orderBy('attempt')
-    .execute();
 
 eachDialect('calls to the TSP over HTTPS', (dialect) => {
   it('a merchant’s suspend and a card freeze reach the TSP over HTTPS: verified against CARDPROGRAM_TSP_CA, with the client certificate; the calls done', async (t) => {
