@@ -15,7 +15,7 @@ import { type Harness, randomStr } from '../helpers/app.js';
 import { certificateAuthority, type TestCert } from '../helpers/certs.js';
 import type { TestDialect } from '../helpers/db.js';
 import { eachDialect } from '../helpers/dialects.js';
-import { acs, card, notifyTo } from './helpers/acs.js';
+import { acs, card, challengeEnded, notifyTo } from './helpers/acs.js';
 import { directoryServer } from './helpers/challenge-sim.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'cp-ds-https-'));
@@ -47,15 +47,7 @@ async function setUp(t: TestContext, dialect: TestDialect, server: TestCert = ds
   await notifyTo(t, h);
   await h.call('/api/network/threeDsSettingsUpdate.html', { challengeMethod: 'oob', randomStr: randomStr() });
   const c = await card(h);
-  /** A challenge ended by the merchant: its result waits for the DS. */
-  const challengeEnded = async () => {
-    const res = await h.call('/sandbox/3ds/authenticate', { cardId: c.cardId, amount: 40, challengeInd: '04', randomStr: randomStr() });
-    const acsTransID = String(res.body.model?.ares?.acsTransID);
-    const answered = await h.call('/api/network/threeDsChallengeRespond.html', { acsTransID, result: 'approved', randomStr: randomStr() });
-    assert.equal(answered.body.model?.transStatus, 'Y', JSON.stringify(answered.body));
-    return acsTransID;
-  };
-  return { h, ds, challengeEnded };
+  return { h, ds, challengeEnded: () => challengeEnded(h, c.cardId) };
 }
 
 const result = (h: Harness, acsTransId: string) =>

@@ -10,7 +10,7 @@ import { sendResults } from '../../src/three-ds/results.js';
 import { type Harness, randomStr } from '../helpers/app.js';
 import { eachDialect } from '../helpers/dialects.js';
 import { authorizationRequest, cardSecrets, linkOf, Peer } from '../helpers/link.js';
-import { acs, card, notifyTo } from './helpers/acs.js';
+import { acs, card, challengeEnded, notifyTo } from './helpers/acs.js';
 import { directoryServer } from './helpers/challenge-sim.js';
 
 const TOKEN = 'metrics-token-3ds-0123456789abcdef';
@@ -40,17 +40,6 @@ eachDialect('3-D Secure: metrics on /metrics', (dialect) => {
     await notifyTo(t, h);
     await h.call('/api/network/threeDsSettingsUpdate.html', { challengeMethod: 'oob', randomStr: randomStr() });
     const c = await card(h);
-    const challengeEnded = async () => {
-      const res = await h.call('/sandbox/3ds/authenticate', { cardId: c.cardId, amount: 40, challengeInd: '04', randomStr: randomStr() });
-      const acsTransID = String(res.body.model?.ares?.acsTransID);
-      const answered = await h.call('/api/network/threeDsChallengeRespond.html', {
-        acsTransID,
-        result: 'approved',
-        randomStr: randomStr(),
-      });
-      assert.equal(answered.body.model?.transStatus, 'Y', JSON.stringify(answered.body));
-      return acsTransID;
-    };
 
     let text = await scrape(h);
     assert.equal(value(text, 'cardprogram_3ds_results_pending'), 0);
@@ -58,7 +47,7 @@ eachDialect('3-D Secure: metrics on /metrics', (dialect) => {
     assert.equal(value(text, 'cardprogram_3ds_results_failed'), 0);
 
     // The DS away: the result waits and ages; each try is a retry.
-    await challengeEnded();
+    await challengeEnded(h, c.cardId);
     ds.failNext(1_000);
     now.ms += 90_000;
     assert.equal(await sendResults(h.app.svc), 0);
@@ -78,7 +67,7 @@ eachDialect('3-D Secure: metrics on /metrics', (dialect) => {
 
     // The DS back: the next one is sent.
     ds.failNext(0);
-    await challengeEnded();
+    await challengeEnded(h, c.cardId);
     assert.equal(await sendResults(h.app.svc), 1);
     text = await scrape(h);
     assert.equal(value(text, 'cardprogram_3ds_results_total{outcome="sent"}'), 1);

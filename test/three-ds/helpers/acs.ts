@@ -6,7 +6,7 @@ import type { Config } from '../../../src/config.js';
 import { updateMerchant } from '../../../src/merchants/manage.js';
 import { runVerb } from '../../../src/runner.js';
 import { startAcs } from '../../../src/three-ds/listener.js';
-import { build, type Harness, type TestMerchant, testConfig } from '../../helpers/app.js';
+import { build, type Harness, randomStr, type TestMerchant, testConfig } from '../../helpers/app.js';
 import { fundedCard, ok } from '../../helpers/cards.js';
 import type { TestDialect } from '../../helpers/db.js';
 import { receiver } from '../../helpers/receiver.js';
@@ -63,4 +63,13 @@ export function stored(h: Harness, acsTransId: string) {
     .selectAll()
     .where('acs_trans_id', '=', acsTransId)
     .executeTakeFirstOrThrow();
+}
+
+/** A challenge ended by the merchant's approval (an oob challenge's), its result then waiting for the DS: its acsTransID. */
+export async function challengeEnded(h: Harness, cardId: string): Promise<string> {
+  const res = await h.call('/sandbox/3ds/authenticate', { cardId, amount: 40, challengeInd: '04', randomStr: randomStr() });
+  const acsTransID = String(res.body.model?.ares?.acsTransID);
+  const answered = await h.call('/api/network/threeDsChallengeRespond.html', { acsTransID, result: 'approved', randomStr: randomStr() });
+  assert.equal(answered.body.model?.transStatus, 'Y', JSON.stringify(answered.body));
+  return acsTransID;
 }
