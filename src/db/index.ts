@@ -43,6 +43,7 @@ export interface Database {
   /**
    * Resolves once every write committed so far is on disk (SQLite: the log synced; rejects after a
    * failed sync); at once on PostgreSQL. For an answer resting on a read answered without the wait.
+   * The same wait as the function `afterDurable(db)`, for a caller holding the Database.
    */
   afterDurable(): Promise<void>;
   close(): Promise<void>;
@@ -157,7 +158,7 @@ function openSqlite(file: string): Database {
     withTx: (fn) => committer.run(fn),
     write: (fn) => committer.run(fn),
     read: (fn, opts) => reader.run(fn, opts?.needsDisk),
-    afterDurable: () => durable?.() ?? Promise.resolve(),
+    afterDurable: () => afterDurable(db),
     close: async () => {
       await checkpointer?.close();
       await db.destroy();
@@ -292,7 +293,7 @@ function openPostgres(url: string, opts: OpenOptions): Database {
     },
     write: (fn) => fn(db),
     read: (fn) => fn(db),
-    afterDurable: () => Promise.resolve(),
+    afterDurable: () => afterDurable(db),
     close: async () => {
       await db.destroy();
       await urgent?.destroy();
