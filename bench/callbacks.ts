@@ -18,7 +18,6 @@
  *   npm run bench:callbacks -- --quick    50 events per phase (CI)
  *   BENCH_PHASES=fanout npm run bench:callbacks   one phase (paced, burst, isolation, fanout)
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
@@ -28,6 +27,7 @@ import { hmacSign, signingString } from '../src/http/signing.js';
 import { holderBody, kycBody } from '../test/helpers/app.js';
 import { childDatabaseUrl, ROOT, runCli } from '../test/helpers/cli.js';
 import { isolatedDatabase, type TestDialect } from '../test/helpers/db.js';
+import { startService } from './http-processes.js';
 
 const quick = process.argv.includes('--quick');
 const EVENTS = quick ? 50 : Number(process.env.BENCH_EVENTS ?? 1000);
@@ -45,24 +45,6 @@ function stats(samples: number[]) {
   const s = [...samples].sort((a, b) => a - b);
   const at = (p: number) => Math.round((s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? Number.NaN) * 10) / 10;
   return { n: s.length, p50: at(50), p99: at(99), max: at(100) };
-}
-
-async function startService(env: Record<string, string>): Promise<{ child: ChildProcess; base: string }> {
-  const port = 20000 + Math.floor(Math.random() * 10000);
-  const child = spawn(process.execPath, ['bin/cardprogram.js', 'serve'], {
-    cwd: ROOT,
-    env: { ...process.env, ...env, PORT: String(port), LOG_LEVEL: 'warn' },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  const base = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 200; i++) {
-    try {
-      if ((await fetch(`${base}/healthz`)).ok) return { child, base };
-    } catch {}
-    await sleep(50);
-  }
-  child.kill('SIGKILL');
-  throw new Error('service did not start');
 }
 
 /** The three broken receivers of the isolation phase, on loopback. */

@@ -1,6 +1,7 @@
 // The processes the HTTP benchmark runs: the service as in production, and the bare node:http ceiling.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { ROOT } from '../test/helpers/cli.js';
 
@@ -31,9 +32,27 @@ export async function waitReady(base: string, child: ChildProcess, started: numb
   throw new Error(`service did not become ready within ${READY_DEADLINE_MS / 1000} s`);
 }
 
+/**
+ * A loopback port free now, for a listener the benchmark starts. Below Linux's ephemeral range
+ * (32768-60999): a port picked inside it can be taken by one of the machine's outgoing connections
+ * (to PostgreSQL, to the service) between the pick and the service's listen, as CI saw once
+ * ("port 33482 is already in use"). Tried with a listen of its own before it is given.
+ */
+export async function freePort(): Promise<number> {
+  for (;;) {
+    const port = 20000 + Math.floor(Math.random() * 12000);
+    const free = await new Promise<boolean>((resolve) => {
+      const probe = createServer();
+      probe.once('error', () => resolve(false));
+      probe.listen(port, '127.0.0.1', () => probe.close(() => resolve(true)));
+    });
+    if (free) return port;
+  }
+}
+
 /** The built service of a checkout (this one unless `root` names another, e.g. the baseline's). */
 export async function startService(env: Record<string, string>, root = ROOT, nodeArgs: string[] = []) {
-  const port = 20000 + Math.floor(Math.random() * 10000);
+  const port = await freePort();
   const started = performance.now();
   const child = spawn(process.execPath, [...nodeArgs, join(root, 'bin', 'cardprogram.js'), 'serve'], {
     cwd: root,

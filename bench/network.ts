@@ -32,7 +32,7 @@ import { type IsoMessage, message } from '../src/iso8583/codec.js';
 import { childDatabaseUrl, ROOT } from '../test/helpers/cli.js';
 import { isolatedDatabase, type TestDialect } from '../test/helpers/db.js';
 import { type Build, buildsFromArgs } from './baseline.js';
-import { startService, stop } from './http-processes.js';
+import { freePort, startService, stop } from './http-processes.js';
 import { backendsOf, cpuOver, rssMb } from './network-measure.js';
 import { postgresAnswers } from './outside-party.js';
 
@@ -163,7 +163,7 @@ async function prepare(dialect: TestDialect, build: Build) {
   const databaseUrl = db.pgSchema ? `${childDatabaseUrl(db)}&application_name=${applicationName}` : childDatabaseUrl(db);
   const dataDir = join(tmpdir(), `cardprogram-bench-net-${randomBytes(4).toString('hex')}`);
   mkdirSync(dataDir, { recursive: true });
-  const linkPort = 30000 + Math.floor(Math.random() * 10000);
+  const linkPort = await freePort();
   const env = {
     DATABASE_URL: databaseUrl,
     CARDPROGRAM_DATA_DIR: dataDir,

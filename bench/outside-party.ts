@@ -16,7 +16,7 @@ import { hmacSign, signingString } from '../src/http/signing.js';
 import { holderBody } from '../test/helpers/app.js';
 import { childDatabaseUrl, ROOT } from '../test/helpers/cli.js';
 import { isolatedDatabase, type TestDialect } from '../test/helpers/db.js';
-import { startService, stop } from './http-processes.js';
+import { freePort, startService, stop } from './http-processes.js';
 
 /** The outside party's listener and its variables, named in full (test/config-vars.test.ts finds each in the one list). */
 const LISTENER_VARS = {
@@ -136,7 +136,7 @@ async function prepareWithCards(dialect: TestDialect, o: { name: string; listene
   const db = await isolatedDatabase(dialect);
   const dataDir = join(tmpdir(), `cardprogram-bench-${o.name}-${randomBytes(4).toString('hex')}`);
   mkdirSync(dataDir, { recursive: true });
-  const port = 30000 + Math.floor(Math.random() * 10000);
+  const port = await freePort();
   const env = {
     DATABASE_URL: childDatabaseUrl(db),
     CARDPROGRAM_DATA_DIR: dataDir,

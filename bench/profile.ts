@@ -24,7 +24,7 @@ import { ROOT } from '../test/helpers/cli.js';
 import { arg, filledDatabase } from './filled.js';
 import { drive, type Operation } from './http-drive.js';
 import { operations } from './http-operations.js';
-import { stop, waitReady } from './http-processes.js';
+import { freePort, stop, waitReady } from './http-processes.js';
 
 const dbName = arg('db', 'sqlite');
 const opName = arg('op', 'list');
@@ -74,7 +74,7 @@ try {
         .map((o) => o.key)
         .join(', ')}`,
     );
-  const port = 20000 + Math.floor(Math.random() * 10000);
+  const port = await freePort();
   const started = performance.now();
   const child = spawn(process.execPath, ['--cpu-prof', '--cpu-prof-dir', profDir, bin, 'serve'], {
     cwd: root,
