@@ -23,6 +23,8 @@ export function baselineBuild(ref: string): Build {
     rmSync(root, { recursive: true, force: true });
     execFileSync('git', ['worktree', 'prune'], { cwd: ROOT });
     execFileSync('git', ['worktree', 'add', '--detach', root, sha], { cwd: ROOT, stdio: 'ignore' });
+    // Some commits hold a node_modules link of their own (committed by mistake): replaced by this checkout's.
+    rmSync(join(root, 'node_modules'), { force: true });
     symlinkSync(join(ROOT, 'node_modules'), join(root, 'node_modules'));
     execFileSync(process.execPath, ['scripts/build.mjs'], { cwd: root, stdio: 'inherit' });
   }

@@ -25,14 +25,18 @@ import { loadConfig } from '../src/config.js';
 import { hmacSign, signingString } from '../src/http/signing.js';
 import { answerMti, decode, encode, type IsoMessage, message } from '../src/iso8583/codec.js';
 import { frame } from '../src/iso8583/frame.js';
+import { childDatabaseUrl } from '../test/helpers/cli.js';
 import { arg, filledDatabase } from './filled.js';
+import { recordTemplate, replayPostgres, replaySqlite } from './statements-writes.js';
 
 const dbName = arg('db', 'sqlite');
 const MESSAGES = Number(arg('messages', '200'));
 const ROUNDS = 5000;
+/** Clients of the database-alone replay: issue 42's 10 (as many as the service's pool). */
+const CLIENTS = 10;
 process.env.BENCH_TRADES ??= '200';
 
-const { env, cards: cardIds, demo, cleanup } = await filledDatabase(dbName, 'network-path', 'silent');
+const { db: isolated, env, cards: cardIds, demo, cleanup } = await filledDatabase(dbName, 'network-path', 'silent');
 try {
   const app = await buildApp(loadConfig({ ...env, CARDPROGRAM_NETWORK_PORT: '0', CARDPROGRAM_NETWORK_HOST: '127.0.0.1' }), {
     logger: false,
@@ -101,6 +105,15 @@ try {
   }
   const sequentialMs = (performance.now() - started) / MESSAGES;
   svc.database.onStatement = undefined;
+  // 3's templates: each card's authorization recorded twice, what differs between the two a fresh value on each replay.
+  const templates = [];
+  for (const c of cards) {
+    const send = async () => {
+      const answer = await client.ask(purchase(c), 10_000);
+      if (answer.fields.get(39) !== '00') throw new Error(`not approved: ${answer.fields.get(39)}`);
+    };
+    templates.push(await recordTemplate(svc.database, send, true));
+  }
   client.close();
   await link.stop();
   process.stdout.write(
@@ -154,6 +167,20 @@ try {
   for (const [name, us] of steps) process.stdout.write(`  ${us.toFixed(1).padStart(7)}  ${name}\n`);
   process.stdout.write(`  ${sum.toFixed(1).padStart(7)}  sum\n`);
   await app.close();
+
+  // 3. The database alone: the same statements, replayed without the service (issue 42).
+  const per = templates[0]?.length ?? 0;
+  if (dbName === 'postgres') {
+    const r = await replayPostgres(childDatabaseUrl(isolated), templates, 1000, CLIENTS);
+    process.stdout.write(
+      `[postgres] the database alone, an authorization's ${per} statements replayed: ${(r.us1 / 1000).toFixed(2)} ms one at a time; ${r.perSecond50}/s from ${CLIENTS} clients, PostgreSQL's CPU ${r.backendCpuMs.toFixed(3)} ms an authorization\n`,
+    );
+  } else {
+    const r = replaySqlite(isolated.url.slice('file:'.length), templates, 3000);
+    process.stdout.write(
+      `[sqlite] the database alone, an authorization's ${per} statements replayed on one thread (groups of 30 under one commit): ${(r.us1 / 1000).toFixed(3)} ms an authorization, ${r.perSecond}/s\n`,
+    );
+  }
 } finally {
   await cleanup();
 }

@@ -15,6 +15,7 @@ import { randomBytes } from 'node:crypto';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
 import type { Database } from '../src/db/index.js';
+import { backendsOf, cpuOver } from './network-measure.js';
 
 interface Statement {
   sql: string;
@@ -53,8 +54,11 @@ function like(value: unknown): unknown {
   return out;
 }
 
-/** One card's transaction: recorded twice, compared parameter by parameter. */
-export async function recordTemplate(database: Database, send: () => Promise<void>): Promise<Statement[]> {
+/**
+ * One card's transaction: recorded twice, compared parameter by parameter. `outside`: a statement
+ * sent outside a transaction (an 0100's read of its stored answer and card, on PostgreSQL) is kept too.
+ */
+export async function recordTemplate(database: Database, send: () => Promise<void>, outside = false): Promise<Statement[]> {
   const record = async () => {
     const sent: Array<{ sql: string; parameters: unknown[] }> = [];
     database.onStatement = (sql, parameters) => sent.push({ sql, parameters: [...parameters] });
@@ -71,7 +75,8 @@ export async function recordTemplate(database: Database, send: () => Promise<voi
       else if (/^commit/i.test(s.sql)) {
         if (frame.some((x) => !isFrame(x.sql))) kept.push(...frame, s);
         frame = [];
-      } else frame.push(s);
+      } else if (frame.length > 0) frame.push(s);
+      else if (outside) kept.push(s);
     }
     return kept;
   };
@@ -86,7 +91,18 @@ export async function recordTemplate(database: Database, send: () => Promise<voi
 
 const fresh = (s: Statement) => s.parameters.map((p, j) => (s.vary[j] ? like(p) : p));
 
-export async function replayPostgres(url: string, templates: Statement[][], rounds: number): Promise<{ us1: number; perSecond50: number }> {
+/**
+ * The transactions replayed on PostgreSQL: one at a time (`us1`, a transaction's latency), then from
+ * `clients` clients at once for 5 s (`perSecond50`, what the server does; `backendCpuMs`, the CPU
+ * time its backends spent per transaction, from /proc). A parameterless BEGIN goes with the
+ * statement after it, as the service sends it (src/db/pg-prepared.ts: pg's pipeline mode).
+ */
+export async function replayPostgres(
+  url: string,
+  templates: Statement[][],
+  rounds: number,
+  clients = 50,
+): Promise<{ us1: number; perSecond50: number; backendCpuMs: number }> {
   const names = new Map<string, string>();
   const nameOf = (text: string) => {
     let n = names.get(text);
@@ -97,12 +113,19 @@ export async function replayPostgres(url: string, templates: Statement[][], roun
     return n;
   };
   const run = async (c: pg.Client, t: Statement[]) => {
+    let begun: Promise<unknown> | null = null;
     for (const s of t) {
+      if (/^begin$/i.test(s.sql)) {
+        begun = c.query(s.sql);
+        continue;
+      }
       if (s.parameters.length === 0) await c.query(s.sql);
       else await c.query({ name: nameOf(s.sql), text: s.sql, values: fresh(s) });
+      if (begun) await begun;
+      begun = null;
     }
   };
-  const one = new pg.Client({ connectionString: url });
+  const one = new pg.Client({ connectionString: url, pipeline: true } as pg.ClientConfig);
   await one.connect();
   let us1 = 0;
   try {
@@ -113,20 +136,47 @@ export async function replayPostgres(url: string, templates: Statement[][], roun
   } finally {
     await one.end();
   }
-  return { us1, perSecond50: await fromFiftyClients(url, (c, i) => run(c, templates[i % templates.length] as Statement[])) };
+  const applicationName = `bench-replay-${randomBytes(4).toString('hex')}`;
+  let transactions = 0;
+  let backendMs = 0;
+  const perSecond50 = await fromFiftyClients(
+    url,
+    (c, i) => {
+      transactions++;
+      return run(c, templates[i % templates.length] as Statement[]);
+    },
+    clients,
+    { pipeline: true, application_name: applicationName },
+    async () => {
+      // Read while the clients are connected: their backends end with them.
+      const spent = await cpuOver(backendsOf(url, applicationName));
+      return async () => {
+        backendMs = await spent();
+      };
+    },
+  );
+  return { us1, perSecond50, backendCpuMs: backendMs / Math.max(1, transactions) };
 }
 
-/** How many times a second 50 clients at once do `work` (the i-th time of each client given), over 5 s. */
-export async function fromFiftyClients(url: string, work: (c: pg.Client, i: number) => Promise<unknown>): Promise<number> {
+/** How many times a second 50 clients (or `n`) at once do `work` (the i-th time of each client given), over 5 s. */
+export async function fromFiftyClients(
+  url: string,
+  work: (c: pg.Client, i: number) => Promise<unknown>,
+  n = 50,
+  config: Record<string, unknown> = {},
+  /** Started once the clients are connected; what it answers is called before they end. */
+  around?: () => Promise<() => Promise<void>>,
+): Promise<number> {
   const clients = await Promise.all(
-    Array.from({ length: 50 }, async () => {
-      const c = new pg.Client({ connectionString: url });
+    Array.from({ length: n }, async () => {
+      const c = new pg.Client({ connectionString: url, ...config } as pg.ClientConfig);
       await c.connect();
       return c;
     }),
   );
   try {
     let done = 0;
+    const stop = await around?.();
     const until = performance.now() + 5000;
     await Promise.all(
       clients.map(async (c, k) => {
@@ -136,6 +186,7 @@ export async function fromFiftyClients(url: string, work: (c: pg.Client, i: numb
         }
       }),
     );
+    await stop?.();
     return Math.round(done / 5);
   } finally {
     await Promise.all(clients.map((c) => c.end()));

@@ -46,7 +46,7 @@ const BUDGET: Record<string, { sqlite: number; postgres: number }> = {
   // effect (the hold, the journal, the code, the trade, its day count, the callback, the
   // authorization's record, the stored answer), COMMIT. On SQLite as a top-up, without the funding,
   // with the cardholder's controls and the authorization's record.
-  authorize: { sqlite: 15, postgres: 4 },
+  authorize: { sqlite: 13, postgres: 4 },
   // A cardholder (4.2), issue 31: on PostgreSQL BEGIN, one statement with the key's claim and the
   // duplicate check by document (keyed hash), one with the holder and the stored answer, COMMIT; on
   // SQLite the key, the check, the holder and the answer (the runner's), in the group commit's frame.

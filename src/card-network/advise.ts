@@ -6,7 +6,6 @@ import { forcedAuthorize } from '../ledger/forced.js';
 import { isSuspended } from '../ledger/suspense.js';
 import { runVerb } from '../runner.js';
 import { authorizeInput } from './authorize.js';
-import { cardByPan } from './card-data.js';
 import { adviceMessage, claim, type LinkAnswer, type LinkRecord } from './identity.js';
 import { onceByIdentity } from './once.js';
 
@@ -28,7 +27,7 @@ export async function adviceAnswer(svc: Services, mti: string, fields: Map<numbe
   return onceByIdentity(
     svc,
     // The card by its PAN, in the stored answer's read.
-    { msgClass: 'authorization', mti, fields, what: 'authorization advice', look: (db) => cardByPan(svc, db, pan) },
+    { msgClass: 'authorization', mti, fields, what: 'authorization advice', look: { pan, use: async (_db, card) => card } },
     async (record, card) => {
       if (!card) return { code: ResponseCode.noSuchCard };
       const input = authorizeInput(svc, fields, card);

@@ -6,7 +6,7 @@ import { newId } from '../db/ids.js';
 import { CommittedFailure, DomainError } from '../errors.js';
 import { balanceField } from '../iso8583/field54.js';
 import { ResponseCode } from '../iso8583/response-codes.js';
-import type { AuthorizeInput } from '../ledger/authorization-input.js';
+import type { ApprovedTrade, AuthorizeInput } from '../ledger/authorization-input.js';
 import { authorize, declineInquiry, endpointRequest } from '../ledger/authorize.js';
 import { balanceInquiry } from '../ledger/balance-inquiry.js';
 import type { LedgerCtx } from '../ledger/context.js';
@@ -15,9 +15,9 @@ import { clear } from '../ledger/settle.js';
 import { runPrecheck, runVerb } from '../runner.js';
 import { DeclineReason, type DeclineReasonValue } from '../trades/types.js';
 import { acceptorOf, acceptorRemark, channelOf, currencyCode, linkAmounts } from './amounts.js';
-import { cardByPan, cardVerification, subelements } from './card-data.js';
+import { cardVerification, subelements } from './card-data.js';
 import { DeadlinePassed, type DecisionGate } from './decision-gate.js';
-import { claim, type LinkAnswer, type LinkRecord } from './identity.js';
+import { claim, claimWrites, type LinkAnswer, type LinkRecord } from './identity.js';
 import { onceByIdentity, type Step } from './once.js';
 
 /**
@@ -156,10 +156,7 @@ export async function authorizationAnswer(
       gate,
       // The card and its data, checked here with the PAN at hand, in the stored answer's read;
       // decided (a mismatch declined and counted) under the card's lock.
-      look: async (db) => {
-        const card = await cardByPan(svc, db, pan);
-        return card && { card, verification: await cardVerification(svc, db, card, pan, fields, arrived) };
-      },
+      look: { pan, use: async (db, card) => ({ card, verification: await cardVerification(svc, db, card, pan, fields, arrived) }) },
     },
     async (record, found): Promise<Step> => {
       if (!found) return { code: ResponseCode.noSuchCard };
@@ -264,8 +261,20 @@ export async function linkAuthorize({
       answer = { code: declineCode(DeclineReason.cardInactive, (await lockCard(ctx, cardId)).status) };
     }
   } else {
+    // An authorization's approval claims the message in its own statement (one round trip fewer on
+    // PostgreSQL): the gate is entered before it, the answer being then decided.
+    let claimed = false;
+    const withApproval =
+      input.kind === 'authorize'
+        ? (t: ApprovedTrade) => {
+            if (!input.gate.enter(ctx.svc.clock(), input.deadline)) throw new DeadlinePassed();
+            claimed = true;
+            return claimWrites(ctx, input.record, cardId, { code: ResponseCode.approved, authCode: t.auth_code, tradeId: t.id });
+          }
+        : undefined;
     try {
-      const trade = await authorize({ ctx, input: input.authorize });
+      const trade = await authorize({ ctx, input: { ...input.authorize, withApproval } });
+      if (claimed) return { code: ResponseCode.approved, authCode: trade.authCode, tradeId: trade.tradeId };
       // A single message (0200): the payment at once, in the same transaction.
       const done = input.kind === 'financial' ? await clear({ ctx, input: { tradeId: trade.tradeId } }) : trade;
       answer = { code: ResponseCode.approved, authCode: done.authCode, tradeId: done.tradeId };

@@ -1,7 +1,11 @@
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
+import type { CardRow } from '../cards/model.js';
 import { afterDurable } from '../db/index.js';
+import type { PartRows } from '../db/one-statement.js';
+import { precompiled, type Slots } from '../db/prepared.js';
 import type { DB, NetworkMessagesTable } from '../db/schema.js';
 import { ResponseCode } from '../iso8583/response-codes.js';
+import type { ApprovalWrites } from '../ledger/authorization-input.js';
 import type { LedgerCtx } from '../ledger/context.js';
 import type { AdviceMessage } from '../ledger/suspense.js';
 
@@ -94,17 +98,61 @@ export async function storedAnswer(db: Kysely<DB>, identity: LinkIdentity, conte
     .where('stan', '=', identity.stan)
     .where('transmitted', '=', identity.transmitted)
     .executeTakeFirst();
-  if (!row) return null;
+  return row ? answerOf(db, row, contentHash) : null;
+}
+
+/** A stored answer as it is sent again: `94` when the copy's content differs from the first's. */
+export async function answerOf(db: Kysely<DB>, row: { content_hash: string; answer: string }, contentHash: string): Promise<LinkAnswer> {
   // Answered without a commit of this message's own: not before the row is on disk (SQLite).
   await afterDurable(db);
   if (row.content_hash !== contentHash) return { code: ResponseCode.duplicate };
   return JSON.parse(row.answer) as LinkAnswer;
 }
 
-/** Claims the identity with the answer, in the verb's transaction; a message that claimed it first makes this one a replay. */
-export async function claim(ctx: LedgerCtx, record: LinkRecord, cardId: string, answer: LinkAnswer): Promise<void> {
+/** storedAnswerAndCard's statement: built once, prepared on PostgreSQL (lookups by key). */
+const storedAndCard = precompiled(
+  (db, slot: Slots<{ msgClass: LinkClass; acquirer: string; stan: string; transmitted: string; panHash: string }>) =>
+    db
+      .selectFrom(sql<{ one: number }>`(select 1 as one)`.as('one'))
+      .leftJoin('network_messages', (j) =>
+        j
+          .on('network_messages.msg_class', '=', slot('msgClass'))
+          .on('network_messages.acquirer', '=', slot('acquirer'))
+          .on('network_messages.stan', '=', slot('stan'))
+          .on('network_messages.transmitted', '=', slot('transmitted')),
+      )
+      .leftJoin('cards', (j) => j.on('cards.pan_hash', '=', slot('panHash')))
+      .selectAll('cards')
+      .select(['network_messages.content_hash as stored_hash', 'network_messages.answer as stored_answer']),
+);
+
+/**
+ * The stored answer of a message with this identity and the card whose PAN's keyed hash is given,
+ * in one statement (one round trip on PostgreSQL, not two): each is null when there is none.
+ */
+export async function storedAnswerAndCard(
+  db: Kysely<DB>,
+  identity: LinkIdentity,
+  contentHash: string,
+  panHash: string,
+): Promise<{ stored: LinkAnswer | null; card: CardRow | null }> {
+  const { rows } = await storedAndCard.execute(db, { ...identity, panHash });
+  const row = rows[0];
+  if (!row) throw new Error('storedAnswerAndCard: no row');
+  const { stored_hash, stored_answer, ...card } = row;
+  return {
+    stored:
+      stored_hash === null || stored_answer === null
+        ? null
+        : await answerOf(db, { content_hash: stored_hash, answer: stored_answer }, contentHash),
+    card: card.id === null ? null : (card as CardRow),
+  };
+}
+
+/** The claim's insert: nothing when a message with this identity claimed it first. */
+function claimInsert(ctx: LedgerCtx, record: LinkRecord, cardId: string, answer: LinkAnswer) {
   const { identity } = record;
-  const inserted = await ctx.tx
+  return ctx.tx
     .insertInto('network_messages')
     .values({
       msg_class: identity.msgClass,
@@ -121,12 +169,32 @@ export async function claim(ctx: LedgerCtx, record: LinkRecord, cardId: string, 
       request: JSON.stringify(record.request),
       created_at: ctx.now,
     })
-    .onConflict((oc) => oc.columns(['msg_class', 'acquirer', 'stan', 'transmitted']).doNothing())
-    .executeTakeFirst();
+    .onConflict((oc) => oc.columns(['msg_class', 'acquirer', 'stan', 'transmitted']).doNothing());
+}
+
+/** Claims the identity with the answer, in the verb's transaction; a message that claimed it first makes this one a replay. */
+export async function claim(ctx: LedgerCtx, record: LinkRecord, cardId: string, answer: LinkAnswer): Promise<void> {
+  const inserted = await claimInsert(ctx, record, cardId, answer).executeTakeFirst();
   // On PostgreSQL a concurrent duplicate waits here for the first one's commit, then inserts
   // nothing; its own effect is rolled back with it (LinkReplay) and the first answer read.
   if (Number(inserted.numInsertedOrUpdatedRows ?? 0n) === 0) throw new LinkReplay();
 }
+
+/**
+ * The claim as a part of the verb's last statement (an approval's: src/ledger/book-at-once.ts), and
+ * its check: no row, a message with this identity claimed it first (LinkReplay, as claim()).
+ */
+export function claimWrites(ctx: LedgerCtx, record: LinkRecord, cardId: string, answer: LinkAnswer): ApprovalWrites {
+  return {
+    parts: [{ name: CLAIM, rows: true, query: claimInsert(ctx, record, cardId, answer).returning(sql<number>`1`.as('claimed')) }],
+    check: (rows: PartRows) => {
+      if ((rows[CLAIM] ?? []).length === 0) throw new LinkReplay();
+    },
+  };
+}
+
+/** The claim's part's name in its statement. */
+const CLAIM = 'link_claim';
 
 /**
  * The original a message's field 90 names (its class, STAN, field 7, acquirer), compared by value:

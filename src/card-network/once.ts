@@ -1,11 +1,20 @@
 import type { Kysely } from 'kysely';
+import type { CardRow } from '../cards/model.js';
 import type { Services } from '../context.js';
 import type { DB } from '../db/schema.js';
 import { DomainError } from '../errors.js';
 import { ResponseCode } from '../iso8583/response-codes.js';
 import { contentHash, storedCopy } from './card-data.js';
 import { DeadlinePassed, type DecisionGate } from './decision-gate.js';
-import { type LinkAnswer, type LinkClass, type LinkRecord, LinkReplay, linkIdentity, storedAnswer } from './identity.js';
+import {
+  type LinkAnswer,
+  type LinkClass,
+  type LinkRecord,
+  LinkReplay,
+  linkIdentity,
+  storedAnswer,
+  storedAnswerAndCard,
+} from './identity.js';
 
 /**
  * A card network message acted on once by its identity (decisions §12.6): the one skeleton every
@@ -38,11 +47,19 @@ export interface OnceMessage<L = undefined> {
   /** A failure of the verb the class decides again (an advice decided meanwhile): its answer, or undefined. */
   again?: (err: unknown) => Promise<LinkAnswer> | undefined;
   /**
-   * What the class reads before its checks (an 0100's card), read with the stored answer in one read
-   * (on SQLite one read batch, whose callers wait for the disk once, not twice); not read when a
-   * stored answer is found. Its result is `act`'s second argument.
+   * The card the message names by its PAN (field 2), read with the stored answer in one statement
+   * (one round trip on PostgreSQL; on SQLite one read of the read batch, whose callers wait for the
+   * disk once), and what the class makes of it before its checks (`use`, e.g. an 0100's card data
+   * checked with the PAN at hand). `act`'s second argument: use's result, or null without a card.
+   * Not used when a stored answer is found.
    */
-  look?: (db: Kysely<DB>) => Promise<L>;
+  look?: CardLook<L>;
+}
+
+/** The card by its PAN and what a class makes of it (OnceMessage.look). */
+export interface CardLook<L> {
+  pan: string;
+  use: (db: Kysely<DB>, card: CardRow) => Promise<L>;
 }
 
 /**
@@ -74,25 +91,27 @@ export function failureCode(err: unknown): string {
 export async function onceByIdentity<L = undefined>(
   svc: Services,
   m: OnceMessage<L>,
-  act: (record: LinkRecord, looked: L) => Promise<Step>,
+  act: (record: LinkRecord, looked: L | null) => Promise<Step>,
 ): Promise<LinkAnswer> {
   const { fields } = m;
   const identity = linkIdentity(m.msgClass, fields.get(32) as string, fields.get(11) as string, fields.get(7) as string);
   // The content's hash (the vault's key, cached), the stored answer and, without one, what the class
   // looks at first: one read (on SQLite, of the read batch).
   // A stored answer is sent again as it is: only then is the read answered once on disk (SQLite).
+  const { look } = m;
   const { hash, stored, looked } = await svc.database.read(
     async (db) => {
       const hash = await contentHash(svc, db, fields);
-      const stored = await storedAnswer(db, identity, hash);
-      return { hash, stored, looked: stored || !m.look ? undefined : await m.look(db) };
+      if (!look) return { hash, stored: await storedAnswer(db, identity, hash), looked: null };
+      const { stored, card } = await storedAnswerAndCard(db, identity, hash, await svc.vault.hash(db, look.pan));
+      return { hash, stored, looked: stored || !card ? null : await look.use(db, card) };
     },
     { needsDisk: (r) => r.stored !== null },
   );
   const copy = (answer: LinkAnswer): LinkAnswer => (m.marksCopies ? { ...answer, replayed: true } : answer);
   if (stored) return copy(stored);
   const answer = async (): Promise<LinkAnswer> => {
-    const step = await act({ identity, contentHash: hash, mti: m.mti, request: storedCopy(fields) }, looked as L);
+    const step = await act({ identity, contentHash: hash, mti: m.mti, request: storedCopy(fields) }, looked);
     if ('code' in step) {
       // A refusal before the verb (the card unknown, expired, its currency) rests on the look, read
       // without waiting for the disk: it is sent once what that read could see is synced.

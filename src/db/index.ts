@@ -7,7 +7,7 @@ import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
 import { connectionLost } from './faults.js';
 import { createPrivateFile } from './files.js';
-import { discardingDeadClients, replanned } from './pg-prepared.js';
+import { discardingDeadClients, failedBegin, replanned } from './pg-prepared.js';
 import type { DB } from './schema.js';
 import { GroupCommitter, ReadBatcher } from './sqlite-batches.js';
 import { Checkpointer } from './sqlite-checkpointer.js';
@@ -216,6 +216,10 @@ function openPostgres(url: string, opts: OpenOptions): Database {
       // A peer that vanished without a reset (a network black hole) is found by TCP keepalive.
       keepAlive: true,
       keepAliveInitialDelayMillis: 10_000,
+      // A transaction's BEGIN is written with its first statement (src/db/pg-prepared.ts): pg sends a
+      // query without waiting for the answer to the one before only in its pipeline mode. Every
+      // other query is still awaited before the next (Kysely's connection runs one at a time).
+      pipeline: true,
       ...(opts.pgSchema ? { options: `-c search_path=${opts.pgSchema}` } : {}),
     });
     // A client losing its connection (PostgreSQL restarting, the network cut) must not crash the
@@ -272,6 +276,10 @@ function openPostgres(url: string, opts: OpenOptions): Database {
           // connection: trying the next pooled one would wait again, once per connection.
           const timedOut = err instanceof Error && err.message.includes('Query read timeout');
           if (stage === 'beginning' && attempt <= poolSize && connectionLost(err) && !timedOut) continue;
+          // A BEGIN goes with fn's first statement (src/db/pg-prepared.ts): its failure reaches fn, which
+          // has run up to that statement and written nothing; fn is run again, as after a lost conflict.
+          const dead = failed && failedBegin(failed.err) ? (failed.err as Error) : null;
+          if (dead && attempt <= poolSize && connectionLost(dead) && !dead.message.includes('Query read timeout')) continue;
           const cause = failed ? failed.err : err;
           // A transaction that lost a deadlock (40P01) or a serialization conflict (40001) was rolled
           // back whole, and the same work run again succeeds: it is retried here, a few times after

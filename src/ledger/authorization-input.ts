@@ -4,6 +4,7 @@ import type { CardRow } from '../cards/model.js';
 import type { CardVerification } from '../cards/verification.js';
 import { checkMerchantCountry } from '../codes/countries.js';
 import { merchantRemark } from '../codes/merchant-remark.js';
+import type { Part, PartRows } from '../db/one-statement.js';
 import type { AuthorizationsTable } from '../db/schema.js';
 import { invalid } from '../errors.js';
 import { exponent, toMinor } from '../money/currency.js';
@@ -41,7 +42,26 @@ export type AuthorizeInput = OperationInput<Static<typeof AuthorizeBody>> & {
   credentialOnFile?: boolean | undefined;
   /** The link's wallet token, field 48 subelements 33 and 34 (decisions §15.5); the sandbox names it by `tokenId`. */
   tokenReference?: Extract<TokenReference, { tokenReferenceId: string }> | undefined;
+  /**
+   * What the caller writes with an approval, once its trade has an id and a code: parts of the
+   * approval's statement (on PostgreSQL bookAtOnce's one statement), and the check of their rows,
+   * which may refuse the approval (all of it rolled back). The link's claim of its message, with its
+   * answer (src/card-network/authorize.ts): one round trip fewer an authorization.
+   */
+  withApproval?: ((trade: ApprovedTrade) => ApprovalWrites) | undefined;
 };
+
+/** An approval's trade as withApproval is given it. */
+export interface ApprovedTrade {
+  id: string;
+  auth_code: string;
+}
+
+/** What withApproval writes: parts of the approval's statement, and the check of their rows. */
+export interface ApprovalWrites {
+  parts: Part[];
+  check: (rows: PartRows) => void;
+}
 
 /** An authorization's amounts and day, worked out from the request and the card. */
 export interface Priced {

@@ -339,6 +339,7 @@ export const authorize = claimsItsKey(async function authorize({
     // The `trade` callback of an authorization carries the acceptor and the decision.
     eventExtra: { authorization: toAuthorization(approved, maskedCardNo(card)) },
     parts: [{ name: 'authorization', query: ctx.tx.insertInto('authorizations').values(approved) }],
+    also: input.withApproval,
   });
   await program.check.record();
   // An approval that carried both the card's expiry and CVV2 resets its verification count

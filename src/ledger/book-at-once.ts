@@ -3,10 +3,12 @@ import { eventParts } from '../callbacks/outbox.js';
 import { type CardRow, maskedCardNo } from '../cards/model.js';
 import { hasRowLocks } from '../db/locks.js';
 import { type Part, type PartRows, runParts } from '../db/one-statement.js';
+import { precompiled, type Slots } from '../db/prepared.js';
 import type { DB } from '../db/schema.js';
 import { DomainError } from '../errors.js';
 import { toTradeRecord } from '../trades/record.js';
 import { checkClaim, claimAuthCode, claimPart, codeCandidates, freeCandidate, usedCodesPart } from './auth-codes.js';
+import type { ApprovalWrites } from './authorization-input.js';
 import { book, incoming, movementKind, movesOf, TO_DRAW } from './book.js';
 import type { LedgerCtx } from './context.js';
 import { entryRows, type FundingMovement, type Leg, MAX_CARD_BALANCE, refuseCardBalance, refuseFunding } from './journal.js';
@@ -45,6 +47,18 @@ export interface LockedCard {
   holderControls?: string | null | undefined;
 }
 
+/** SQLite: the merchant's card, its cardholder's controls and its merchant's notify URL. Built once (src/db/prepared.ts). */
+const cardControlsAndUrl = precompiled((db, slot: Slots<{ cardId: string; merchantId: string }>) =>
+  db
+    .selectFrom('cards')
+    .innerJoin('merchants', 'merchants.id', 'cards.merchant_id')
+    .leftJoin('cardholders', 'cardholders.id', 'cards.holder_id')
+    .selectAll('cards')
+    .select(['merchants.notify_url', 'cardholders.controls as holder_controls'])
+    .where('cards.id', '=', slot('cardId'))
+    .where('cards.merchant_id', '=', slot('merchantId')),
+);
+
 /** The card's row version (PostgreSQL): the locked row's, and the one the statement's snapshot saw. */
 const VERSION = 'row_version';
 
@@ -55,7 +69,13 @@ export async function lockCardAtOnce(ctx: LedgerCtx, cardId: string, opts: { hol
     // replays its answer before anything is decided (a retry of an authorization the merchant's
     // endpoint decided relies on it: src/sandbox/authorize-with-endpoint.ts).
     await ctx.once?.claim(tx);
-    return { card: await lockCard(ctx, cardId), notifyUrl: undefined, candidates: [], rows: {}, atOnce: false };
+    if (!opts.holderControls) return { card: await lockCard(ctx, cardId), notifyUrl: undefined, candidates: [], rows: {}, atOnce: false };
+    // An authorization's card with its cardholder's controls and its merchant's notify URL: one
+    // statement, not three (SQLite has one writer: what it reads holds until the commit).
+    const [found] = (await cardControlsAndUrl.execute(tx, { cardId, merchantId: ctx.merchantId })).rows;
+    if (!found) throw new DomainError('cardNotFound');
+    const { notify_url, holder_controls, ...card } = found;
+    return { card: card as CardRow, notifyUrl: notify_url, holderControls: holder_controls, candidates: [], rows: {}, atOnce: false };
   }
   const candidates = codeCandidates();
   const card = tx
@@ -110,14 +130,19 @@ export async function bookAtOnce(
     eventExtra?: Record<string, unknown>;
     /** Writes of the verb's own, in the same statement (an authorization's record). */
     parts?: Part[];
+    /** The caller's writes, given the trade with its code, in the same statement; their check after it. */
+    also?: ((trade: NewTrade) => ApprovalWrites) | undefined;
   } = {},
 ): Promise<void> {
   const { tx, now } = ctx;
   const { card } = locked;
   if (!locked.atOnce) {
     // SQLite: as every money verb (the runner claims the key and stores the answer).
-    await book(ctx, card.currency, given, [trade], more.eventExtra, undefined, card);
+    const known = locked.notifyUrl === undefined ? undefined : { card, notifyUrl: locked.notifyUrl };
+    await book(ctx, card.currency, given, [trade], more.eventExtra, undefined, card, known);
     for (const part of more.parts ?? []) await runParts(tx, [part]);
+    const also = more.also?.(trade);
+    if (also) also.check(await runParts(tx, also.parts));
     return;
   }
   let legs = given;
@@ -170,8 +195,11 @@ export async function bookAtOnce(
     parts.push(...fundingParts(tx, merchantId, card.currency, amount, now, movement));
   }
   parts.push(...(more.parts ?? []));
+  const also = more.also?.(trade);
+  if (also) parts.push(...also.parts);
   if (ctx.once) parts.push(ctx.once.answerPart(tx, answer(trade)));
   const rows = await runParts(tx, parts);
+  also?.check(rows);
   if (moves && (rows.balances ?? []).length !== 1) await refuseCardBalance(tx, card.id, delta);
   if (merchantFunding && (rows.funding ?? []).length !== 1) await refuseFunding(tx, merchantFunding[0], card.currency, merchantFunding[1]);
   if (claiming) checkClaim(rows);

@@ -5,7 +5,7 @@ import { TradeType } from '../trades/types.js';
 import { claimAuthCode } from './auth-codes.js';
 import type { LedgerCtx } from './context.js';
 import { Account, type FundingMovement, type Leg, moveCardBalances, moveMerchantFunding, postEntry } from './journal.js';
-import { insertTrade, type NewTrade, tradeEvent } from './trade-rows.js';
+import { insertTrade, type KnownCard, type NewTrade, tradeEvent } from './trade-rows.js';
 
 export interface TradeSpec {
   /** The record's id when it was fixed beforehand (an authorization its endpoint was told of). */
@@ -96,6 +96,8 @@ export async function book(
   origin?: { id: string; kind: FundingMovement['kind']; cardId: string; tradeId: string | null },
   /** A card the verb has read under its lock already (its status and debt are final): not read again. */
   locked?: Pick<CardRow, 'id' | 'status' | 'merchant_id' | 'debt'>,
+  /** What a trade of this card's callback needs, read with its lock (else read with the callback). */
+  known?: KnownCard,
 ): Promise<string | null> {
   const { tx, now } = ctx;
   let legs = given;
@@ -130,7 +132,7 @@ export async function book(
   }
   for (const [i, t] of trades.entries()) {
     await insertTrade(tx, t);
-    await tradeEvent(ctx, t, i === 0 ? eventExtra : undefined);
+    await tradeEvent(ctx, t, i === 0 ? eventExtra : undefined, known?.card.id === t.card_id ? known : undefined);
   }
   // The funding balance last: every top-up of a merchant waits for this one row's lock, held from
   // here to the commit, so as few statements as possible come after it (measured on PostgreSQL: a

@@ -114,6 +114,12 @@ export async function loadTrade(tx: Kysely<DB>, merchantId: string, tradeId: str
   return row;
 }
 
+/** A card as its trade's callback needs it, with its merchant's notify URL, read in the same transaction (with the card's lock). */
+export interface KnownCard {
+  card: { id: string; pan_first6: string; pan_last4: string; pan_length: number };
+  notifyUrl: string | null;
+}
+
 /** What a trade's callback needs of its card and merchant. Built once (src/db/prepared.ts). */
 const cardAndNotifyUrl = precompiled((db, slot: Slots<{ cardId: string }>) =>
   db
@@ -128,8 +134,10 @@ const cardAndNotifyUrl = precompiled((db, slot: Slots<{ cardId: string }>) =>
  * The URL is read in the transaction, not from the merchant cache: a URL set a moment ago by the
  * CLI (another process) gets this event, as `holder.audit` and `card.status` events do.
  */
-export async function tradeEvent(ctx: LedgerCtx, trade: NewTrade, extra?: Record<string, unknown>): Promise<void> {
-  const [row] = (await cardAndNotifyUrl.execute(ctx.tx, { cardId: trade.card_id })).rows;
+export async function tradeEvent(ctx: LedgerCtx, trade: NewTrade, extra?: Record<string, unknown>, known?: KnownCard): Promise<void> {
+  const row = known
+    ? { ...known.card, notify_url: known.notifyUrl }
+    : (await cardAndNotifyUrl.execute(ctx.tx, { cardId: trade.card_id })).rows[0];
   if (!row) throw new Error(`trade event: card ${trade.card_id} not found`);
   if (!row.notify_url) return;
   await notifyMerchant(ctx, {

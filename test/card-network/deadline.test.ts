@@ -64,10 +64,12 @@ eachDialect('network link: the deadline and a decision still committing (decisio
       .catch(() => undefined);
     const answer = peer.ask(req);
     // The decision's insert waits on the row lock; then the deadline's timer is due (1 s from arrival).
+    // (By who blocks it, not by its text: the claim is a part of the approval's one statement, whose
+    // text pg_stat_activity cuts at 1 kB, before the claim's table is named.)
     await until('the claim waits for the held row', async () => {
       const { rows } = await sql<{ n: number }>`
           select count(*)::int as n from pg_stat_activity
-          where wait_event_type = 'Lock' and query like '%network_messages%'`.execute(h.db.database.db);
+          where wait_event_type = 'Lock' and cardinality(pg_blocking_pids(pid)) > 0`.execute(h.db.database.db);
       return (rows[0]?.n ?? 0) > 0;
     });
     await new Promise((r) => setTimeout(r, 1500));
