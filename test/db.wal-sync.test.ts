@@ -4,13 +4,14 @@
 // loses nothing that was acknowledged.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
 import SQLite from 'better-sqlite3';
 import { sql } from 'kysely';
 import { afterDurable, type Database, openDatabase } from '../src/db/index.js';
+import { CHECKPOINT_BYTES, Checkpointer } from '../src/db/sqlite-checkpointer.js';
 import { ROOT } from './helpers/cli.js';
 import { dialectSkip } from './helpers/db.js';
 
@@ -144,6 +145,41 @@ describe('SQLite: the commit synced off the main thread', { skip: dialectSkip('s
     } finally {
       raw.close();
     }
+  });
+
+  it('a checkpoint is asked for by the log not yet copied, not by the size of its file (which SQLite never shrinks)', async (t) => {
+    const dir = mkdtempSync(join(tmpdir(), 'cardprogram-wal-pending-'));
+    const file = join(dir, 'db.sqlite');
+    const raw = new SQLite(file);
+    const checkpointer = new Checkpointer(file);
+    t.after(async () => {
+      await checkpointer.close();
+      raw.close();
+      rmSync(dir, { recursive: true, force: true });
+    });
+    raw.pragma('journal_mode = WAL');
+    raw.pragma('wal_autocheckpoint = 0');
+    raw.exec('create table kept (id integer primary key, v text)');
+    const insert = raw.prepare('insert into kept (v) values (?)');
+    const value = 'x'.repeat(4000);
+    for (let i = 0; i < 1200; i++) insert.run(value);
+    // A log written from its start: every frame after the file's 32-byte header is still to copy.
+    const size = statSync(`${file}-wal`).size;
+    assert.ok(size > CHECKPOINT_BYTES, `the log passed the mark: ${size}`);
+    assert.equal(checkpointer.pendingBytes(), size - 32, 'the header says what the file holds');
+    checkpointer.logSize(size);
+    assert.equal(checkpointer.checkpointing, true, 'past the mark: a checkpoint');
+    for (let i = 0; i < 500 && checkpointer.checkpointing; i++) await new Promise((r) => setTimeout(r, 10));
+    assert.equal(checkpointer.checkpointing, false);
+    assert.equal(checkpointer.pendingBytes(), 0, 'all of it copied');
+    // The next write starts the log again from its start; the file keeps its size.
+    insert.run('one more');
+    const after = statSync(`${file}-wal`).size;
+    assert.equal(after, size, 'the file is not shrunk');
+    assert.ok((checkpointer.pendingBytes() ?? Number.NaN) < 100_000, `a few pages to copy: ${checkpointer.pendingBytes()}`);
+    checkpointer.logSize(after);
+    assert.equal(checkpointer.checkpointing, false, 'the file past the mark, the log not: no checkpoint');
+    assert.equal(raw.prepare('select count(*) from kept').pluck().get(), 1201);
   });
 
   it('a kill between the write and its sync: what was acknowledged is there, the database is whole, the rest was never acknowledged', async (t) => {

@@ -30,8 +30,20 @@ export type PartRows = Record<string, Array<Record<string, unknown>>>;
 
 /** Every text sent merged: prepared once per connection (a few shapes: with or without an event, a debt). */
 function renumbered(query: CompiledQuery, offset: number): string {
-  return query.sql.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + offset}`);
+  if (offset === 0) return query.sql;
+  // The same few texts at the same few offsets, request after request: renumbered once (issue 42:
+  // the replace was 2.6 % of the service's time under the link's load on PostgreSQL).
+  const key = `${offset}:${query.sql}`;
+  let text = RENUMBERED.get(key);
+  if (text === undefined) {
+    text = query.sql.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + offset}`);
+    if (RENUMBERED.size >= 2000) RENUMBERED.clear();
+    RENUMBERED.set(key, text);
+  }
+  return text;
 }
+
+const RENUMBERED = new Map<string, string>();
 
 /** Runs the parts as one statement (PostgreSQL) or one after the other (SQLite); answers each part's rows. */
 export async function runParts(tx: Kysely<DB>, parts: readonly Part[]): Promise<PartRows> {

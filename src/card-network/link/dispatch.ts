@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Services } from '../../context.js';
 import { answerMti, decode, Iso8583Error, type IsoMessage } from '../../iso8583/codec.js';
 import { ResponseCode } from '../../iso8583/response-codes.js';
@@ -64,21 +63,25 @@ async function withinDeadline(
   arrived: number,
   gate: DecisionGate,
 ): Promise<LinkAnswer> {
-  const cancel = new AbortController();
   const decided = decision.catch((err: unknown): LinkAnswer => {
     svc.log.warn({ err: { name: (err as Error).name, message: (err as Error).message } }, 'network link: no decision');
     return { code: ResponseCode.notInTime };
   });
   // At the deadline, 91 only if the decision can no longer commit; one committing is waited for.
-  const late = sleep(Math.max(0, arrived + svc.config.network.deadlineMs - svc.clock() - 5), undefined, { signal: cancel.signal }).then(
-    (): LinkAnswer | Promise<LinkAnswer> => (gate.close() ? { code: ResponseCode.notInTime } : decided),
-    (): LinkAnswer => ({ code: ResponseCode.notInTime }),
-  );
+  // A plain timer, cleared once decided (an abortable sleep made an AbortError and its
+  // DOMException for every message: 2.5 % of the service's time under load, issue 42).
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<LinkAnswer>((resolve) => {
+    timer = setTimeout(
+      () => resolve(gate.close() ? { code: ResponseCode.notInTime } : decided),
+      Math.max(0, arrived + svc.config.network.deadlineMs - svc.clock() - 5),
+    );
+  });
   peer.track(decided);
   try {
     return await Promise.race([decided, late]);
   } finally {
-    cancel.abort();
+    clearTimeout(timer);
   }
 }
 
