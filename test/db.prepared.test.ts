@@ -4,8 +4,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { CompiledQuery, sql } from 'kysely';
+import pg from 'pg';
 import { openDatabase } from '../src/db/index.js';
 import { migrateToLatest } from '../src/db/migrate.js';
+import { discardingDeadClients } from '../src/db/pg-prepared.js';
 import { precompiled, preparedText, type Slots } from '../src/db/prepared.js';
 import { isolatedDatabase } from './helpers/db.js';
 import { PG, PG_SKIP } from './helpers/db-faults.js';
@@ -104,6 +106,40 @@ describe('prepared statements on PostgreSQL', () => {
     runs = 0;
     await inside();
     assert.equal(runs, 1);
+  });
+
+  it('a transaction’s BEGIN goes with its first statement: one round trip, the statement inside the transaction; a client left after a lone BEGIN is not handed out again', {
+    skip: PG_SKIP,
+  }, async (t) => {
+    const { database } = await onePooledConnection(t);
+    // The first statement runs inside the transaction BEGIN opened (its xid is the transaction's).
+    const ids = await database.withTx(async (tx) => {
+      const b = (await sql<{ x: string }>`select txid_current()::text as x`.execute(tx)).rows[0]?.x;
+      const c = (await sql<{ x: string }>`select txid_current()::text as x`.execute(tx)).rows[0]?.x;
+      return { b, c };
+    });
+    assert.equal(ids.b, ids.c, 'the first statement and the next are in one transaction');
+    // A rolled-back transaction leaves nothing, its first statement included (sent with the BEGIN).
+    await database.db.schema.createTable('pipelined_probe').addColumn('v', 'integer').execute();
+    await assert.rejects(
+      database.withTx(async (tx) => {
+        await sql`insert into pipelined_probe (v) values (1)`.execute(tx);
+        throw new Error('rolled back');
+      }),
+    );
+    assert.equal((await sql<{ n: number }>`select count(*)::int as n from pipelined_probe`.execute(database.db)).rows[0]?.n, 0);
+    // A BEGIN released without its transaction (never done by Kysely): the client is dropped.
+    const raw = new pg.Pool({ connectionString: PG?.url, max: 1, pipeline: true } as pg.PoolConfig);
+    t.after(() => raw.end());
+    const pool = discardingDeadClients(raw, true);
+    const first = await pool.connect();
+    await first.query('begin', []);
+    first.release();
+    assert.equal(raw.totalCount, 0, 'the client that began is discarded');
+    const next = await pool.connect();
+    await next.query('select 1', []);
+    next.release();
+    assert.equal(raw.totalCount, 1, 'a client that ran a statement on its own is kept');
   });
 });
 

@@ -118,7 +118,12 @@ export function discardingDeadClients(pool: pg.Pool, prepared: boolean): Postgre
       // of the service's CPU under load). The client is in pg's pipeline mode, which sends a query
       // without waiting for the answer to the one before; the socket is corked from the BEGIN until
       // the next query is written. BEGIN's own answer is awaited after that query's, and its error,
-      // if any, thrown then (the statement ran outside a transaction: the caller's rollback follows).
+      // if any, thrown then (the caller rolls back). Each query has its own Sync, so a BEGIN that
+      // failed on a connection still alive would leave that statement to run on its own; what fails
+      // a BEGIN in practice (the connection dead, the server gone) fails the statement too. BEGIN's
+      // read timeout (statement_timeout + 1 s) runs from when it is queued: a transaction that spent
+      // longer before its first statement would lose its connection (none does: each is a few short
+      // statements, nothing awaited outside the database inside one).
       let begun: Promise<unknown> | null = null;
       const socket = (client as unknown as { connection: { stream: { cork(): void; uncork(): void } } }).connection.stream;
       const query = async (text: string, values: unknown[]) => {
@@ -149,10 +154,13 @@ export function discardingDeadClients(pool: pg.Pool, prepared: boolean): Postgre
         return outcome.value;
       };
       const release = () => {
-        // Never left corked (a BEGIN not followed by anything: not done by Kysely, but cheap to guard).
+        // A BEGIN not followed by anything (never done by Kysely, which ends with COMMIT or ROLLBACK):
+        // the client is discarded, not handed out again inside a transaction it did not begin.
         if (begun !== null) {
           begun = null;
           socket.uncork();
+          client.release(dead ?? new Error('a BEGIN not followed by its transaction'));
+          return;
         }
         client.release(dead);
       };
