@@ -32,7 +32,7 @@ import { tradeParts } from './trade-rows.js';
  */
 export interface LockedCard {
   card: CardRow;
-  /** The merchant's notify URL, read with the card (PostgreSQL); undefined where it was not read (SQLite). */
+  /** The merchant's notify URL, read with the card (PostgreSQL; SQLite when the holder's controls are asked for too); undefined where it was not read. */
   notifyUrl: string | null | undefined;
   candidates: string[];
   rows: PartRows;
