@@ -55,7 +55,11 @@ const LAYERS = [
   },
   {
     name: 'foundation',
-    paths: ['^src/(config|config-[a-z-]+|errors|dates|canonical-json|metrics)\\.ts$', '^src/(money|crypto|db|iso8583|vault|directories)/'],
+    // outbound.ts: the one POST to the servers the operator names (the TSP, the 3-D Secure DS).
+    paths: [
+      '^src/(config|config-[a-z-]+|errors|dates|canonical-json|metrics|outbound)\\.ts$',
+      '^src/(money|crypto|db|iso8583|vault|directories)/',
+    ],
   },
 ];
 

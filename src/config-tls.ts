@@ -129,20 +129,6 @@ export function caFileVar(env: Env, name: VarName): string | null {
   return file;
 }
 
-/**
- * A call to a server (the TSP, the 3-D Secure DS) that got no HTTP answer, as its attempt records it:
- * a TLS failure (the server's certificate not under the CA trusted, not naming the server's host,
- * expired; the server refusing the client certificate) says so with OpenSSL's or Node.js's code,
- * which is what an operator looks up: `TLS UNABLE_TO_VERIFY_LEAF_SIGNATURE: unable to verify the first
- * certificate`. Anything else as Node.js words it (`connect ECONNREFUSED …`, a timeout).
- */
-export function callFailure(err: unknown): string {
-  const e = err as NodeJS.ErrnoException;
-  const code = typeof e?.code === 'string' ? e.code : '';
-  const message = e instanceof Error ? e.message : String(err);
-  return /CERT|SELF_SIGNED|VERIFY|ISSUER|^ERR_TLS_|^ERR_SSL_/.test(code) ? `TLS ${code}: ${message}` : message;
-}
-
 /** A file's text, or null after naming the problem (its variable, the file, and why). */
 function readFile(name: VarName, file: string, problems: string[]): string | null {
   try {
@@ -211,28 +197,4 @@ function privateKeyOf(name: VarName, file: string, text: string, problems: strin
     problems.push(`${name}: ${file}: the private key does not parse (${(err as Error).message})`);
     return null;
   }
-}
-
-/** What an https call to a server presents and trusts: the client certificate, and the CA(s) when named; each absent when unset. */
-export interface OutboundTls {
-  cert?: Buffer;
-  key?: Buffer;
-  ca?: Buffer;
-}
-const outboundFiles = new Map<string, OutboundTls>();
-/**
- * The files of a server's calls (the TSP's, the 3-D Secure DS's), read once by their paths (again
- * only when the configuration names others: a test's service after another's).
- */
-export function outboundTls(files: { cert: string | null; key: string | null; ca?: string | null | undefined }): OutboundTls {
-  const from = `${files.cert}\n${files.key}\n${files.ca}`;
-  let read = outboundFiles.get(from);
-  if (!read) {
-    read = {
-      ...(files.cert && files.key ? { cert: readFileSync(files.cert), key: readFileSync(files.key) } : {}),
-      ...(files.ca ? { ca: readFileSync(files.ca) } : {}),
-    };
-    outboundFiles.set(from, read);
-  }
-  return read;
 }

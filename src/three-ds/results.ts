@@ -1,11 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import http from 'node:http';
-import https from 'node:https';
 import type { Kysely } from 'kysely';
-import { callFailure, outboundTls } from '../config-tls.js';
 import type { Services } from '../context.js';
 import { type OutboxBacklog, outboxBacklog } from '../db/outbox-backlog.js';
 import type { DB } from '../db/schema.js';
+import { callFailure, postTo } from '../outbound.js';
 import type { RReq } from './emv-messages.js';
 
 /** How long the ACS keeps trying to report a result (decisions §14.1: until the DS answers, at most 24 hours). */
@@ -22,35 +20,6 @@ const OWNER = `rreq-${randomUUID()}`;
 
 /** What one try got: the RRes, or why not. */
 type Outcome = { ok: true; rres: string } | { ok: false; error: string; final: boolean };
-
-/** POSTs the RReq as JSON and reads the answer (at most 64 KiB). */
-function post(svc: Services, url: string, body: string): Promise<{ status: number; text: string }> {
-  const u = new URL(url);
-  const options = {
-    method: 'POST',
-    headers: { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) },
-    timeout: TIMEOUT_MS,
-    // The DS's certificate is verified, its name included (https's checkServerIdentity): against
-    // CARDPROGRAM_3DS_DS_CA only when set, the system's trust store otherwise; never turned off.
-    ...(u.protocol === 'https:' ? { ...(svc.config.threeDs.ds ? outboundTls(svc.config.threeDs.ds) : {}), rejectUnauthorized: true } : {}),
-  };
-  return new Promise((resolve, reject) => {
-    const req = (u.protocol === 'https:' ? https : http).request(u, options, (res) => {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      res.on('data', (c: Buffer) => {
-        size += c.length;
-        if (size > 65_536) req.destroy(new Error('the answer is over 64 KiB'));
-        else chunks.push(c);
-      });
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
-      res.on('error', reject);
-    });
-    req.on('timeout', () => req.destroy(new Error(`no answer within ${TIMEOUT_MS} ms`)));
-    req.on('error', reject);
-    req.end(body);
-  });
-}
 
 /**
  * The DS's answer checked (EMVCo: an RRes echoing the RReq's identifiers and version, resultsStatus
@@ -112,7 +81,7 @@ export async function sendResults(svc: Services): Promise<number> {
     const rreq = JSON.parse(text) as RReq;
     let outcome: Outcome;
     try {
-      const answer = await post(svc, ds.url, text);
+      const answer = await postTo(ds.url, text, { files: ds, timeoutMs: TIMEOUT_MS });
       outcome = checkRRes(rreq, answer.status, answer.text);
     } catch (err) {
       outcome = { ok: false, error: callFailure(err).slice(0, 200), final: false };

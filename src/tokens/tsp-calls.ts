@@ -1,11 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import http from 'node:http';
-import https from 'node:https';
 import type { Kysely, Selectable } from 'kysely';
-import { callFailure, outboundTls } from '../config-tls.js';
 import type { Services } from '../context.js';
 import { type OutboxBacklog, outboxBacklog } from '../db/outbox-backlog.js';
 import type { DB, TspAttemptOutcome, TspCallsTable } from '../db/schema.js';
+import { callFailure, postTo } from '../outbound.js';
 
 /*
  * The service's calls to the token service provider (decisions §15.1, §15.4): each change of a
@@ -36,38 +34,6 @@ type Outcome = { ok: true; status: number } | { ok: false; status: number | null
 /** The call's address: the token's reference id is the TSP's and may hold `:`, so it is encoded. */
 export const tspCallUrl = (base: string, tokenReferenceId: string, action: string) =>
   `${base}/tokens/${encodeURIComponent(tokenReferenceId)}/${action}`;
-
-/** POSTs one call; the answer's body is read (at most 64 KiB) and dropped: its status decides. */
-function post(svc: Services, url: string, body: string, callId: string): Promise<number> {
-  const u = new URL(url);
-  const options = {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json; charset=utf-8',
-      'content-length': Buffer.byteLength(body),
-      // The TSP may see a call twice (its answer lost, the lease run out): the same key each time.
-      'idempotency-key': callId,
-    },
-    timeout: TIMEOUT_MS,
-    // The TSP's certificate is verified, its name included (https's checkServerIdentity): against
-    // CARDPROGRAM_TSP_CA only when set, the system's trust store otherwise; never turned off.
-    ...(u.protocol === 'https:' ? { ...(svc.config.tspClient ? outboundTls(svc.config.tspClient) : {}), rejectUnauthorized: true } : {}),
-  };
-  return new Promise((resolve, reject) => {
-    const req = (u.protocol === 'https:' ? https : http).request(u, options, (res) => {
-      let size = 0;
-      res.on('data', (c: Buffer) => {
-        size += c.length;
-        if (size > 65_536) req.destroy(new Error('the answer is over 64 KiB'));
-      });
-      res.on('end', () => resolve(res.statusCode ?? 0));
-      res.on('error', reject);
-    });
-    req.on('timeout', () => req.destroy(new Error(`no answer within ${TIMEOUT_MS} ms`)));
-    req.on('error', reject);
-    req.end(body);
-  });
-}
 
 /**
  * The TSP's HTTP status judged: 2xx took the call; a 4xx other than 408, 425 and 429 says this call
@@ -135,7 +101,13 @@ async function sendOne(svc: Services, row: CallRow): Promise<boolean> {
   const started = svc.clock();
   let outcome: Outcome;
   try {
-    const status = await post(svc, tspCallUrl(tsp.url, row.token_reference_id, row.action), JSON.stringify({ reason: row.reason }), row.id);
+    // The answer's body is dropped: its status decides. The TSP may see a call twice (its answer
+    // lost, the lease run out): the same idempotency key each time.
+    const { status } = await postTo(tspCallUrl(tsp.url, row.token_reference_id, row.action), JSON.stringify({ reason: row.reason }), {
+      files: tsp,
+      timeoutMs: TIMEOUT_MS,
+      headers: { 'idempotency-key': row.id },
+    });
     outcome = judge(status);
   } catch (err) {
     outcome = { ok: false, status: null, error: callFailure(err).slice(0, 200), final: false };
