@@ -120,6 +120,15 @@ describe('TLS files at start: each named with its variable, before anything list
   });
 });
 
+/** A production configuration's required variables, its data in `dir` (the optional parts each describe adds). */
+const productionEnv = (dir: string) => ({
+  CARDPROGRAM_DATA_DIR: dir,
+  CARDPROGRAM_ENV: 'production',
+  CARDPROGRAM_PUBLIC_URL: 'https://cards.example.org',
+  CARDPROGRAM_BINS: '{"EUR":"41234567","USDT":"51234567"}',
+  CARDPROGRAM_MASTER_KEY: 'aa6f1c2e9b4d7f30c8e5a1b6d2f9c4e7b3a8d5f1e6c2b9a4d7f3e8c1b5a2d6f9',
+});
+
 /**
  * The 3-D Secure ACS's files go through the same checker (a `threeDs` row in TLS_LISTENERS), and so
  * does the client certificate it presents to its directory server (TLS_CLIENTS.threeDsDirectory).
@@ -129,14 +138,7 @@ describe('TLS files at start: the 3-D Secure ACS and its directory server’s cl
   const a = selfSigned(dir, 'acs.example');
   const b = selfSigned(dir, 'ds-client.example');
   after(() => rmSync(dir, { recursive: true, force: true }));
-  const production = {
-    CARDPROGRAM_DATA_DIR: dir,
-    CARDPROGRAM_ENV: 'production',
-    CARDPROGRAM_PUBLIC_URL: 'https://cards.example.org',
-    CARDPROGRAM_BINS: '{"EUR":"41234567","USDT":"51234567"}',
-    CARDPROGRAM_MASTER_KEY: 'aa6f1c2e9b4d7f30c8e5a1b6d2f9c4e7b3a8d5f1e6c2b9a4d7f3e8c1b5a2d6f9',
-    CARDPROGRAM_3DS_PORT: '8443',
-  };
+  const production = { ...productionEnv(dir), CARDPROGRAM_3DS_PORT: '8443' };
   const acsTls = (ca: string, cert: string, key: string) => ({
     CARDPROGRAM_3DS_TLS_CA: ca,
     CARDPROGRAM_3DS_TLS_CERT: cert,
@@ -256,13 +258,7 @@ describe('TLS files at start: the TSP the service calls, its client certificate 
   const scheme = selfSigned(dir, 'tsp-scheme-ca.example');
   const issuer = selfSigned(dir, 'issuer-client.example');
   after(() => rmSync(dir, { recursive: true, force: true }));
-  const production = {
-    CARDPROGRAM_DATA_DIR: dir,
-    CARDPROGRAM_ENV: 'production',
-    CARDPROGRAM_PUBLIC_URL: 'https://cards.example.org',
-    CARDPROGRAM_BINS: '{"EUR":"41234567","USDT":"51234567"}',
-    CARDPROGRAM_MASTER_KEY: 'aa6f1c2e9b4d7f30c8e5a1b6d2f9c4e7b3a8d5f1e6c2b9a4d7f3e8c1b5a2d6f9',
-  };
+  const production = productionEnv(dir);
   const tsp = (ca?: string) => ({
     CARDPROGRAM_TSP_URL: 'https://tsp.scheme.example/issuers/40010030273/',
     CARDPROGRAM_TSP_CLIENT_CERT: issuer.certFile,

@@ -1,6 +1,8 @@
 import { execFileSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { after } from 'node:test';
 
 export interface TestCert {
   host: string;
@@ -99,5 +101,26 @@ export function certificateAuthority(dir: string, name: string): TestCa {
       ]);
       return { host: cn, certFile, keyFile, cert: readFileSync(certFile, 'utf8'), key: readFileSync(keyFile, 'utf8') };
     },
+  };
+}
+
+/**
+ * The certificates of a server the service calls over HTTPS (the TSP, the 3-D Secure DS), as in
+ * production, in a directory removed after the file's tests: the scheme's private CA (`scheme`, the
+ * service's `…_CA`) and the server's certificate from it (for 127.0.0.1 as `serverName`), the CA the
+ * server trusts for its callers (`callers`) and the service's client certificate from it, and
+ * another CA (`rogue`: a server, or one in the middle, that is not the scheme's).
+ */
+export function outboundPki(label: string, clientCn: string, serverName: string) {
+  const dir = mkdtempSync(join(tmpdir(), `cp-${label}-https-`));
+  after(() => rmSync(dir, { recursive: true, force: true }));
+  const scheme = certificateAuthority(dir, `${label}-scheme-ca`);
+  const callers = certificateAuthority(dir, `${label}-callers-ca`);
+  return {
+    scheme,
+    callers,
+    rogue: certificateAuthority(dir, `${label}-rogue-ca`),
+    client: callers.issue(clientCn),
+    server: scheme.issue(serverName, { ip: ['127.0.0.1'], usage: 'server' }),
   };
 }

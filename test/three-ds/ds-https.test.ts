@@ -5,29 +5,23 @@
 // reads them in production. A DS whose certificate is not under CARDPROGRAM_3DS_DS_CA is sent nothing;
 // the result waits for a retry.
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { after, it, type TestContext } from 'node:test';
+import { readFileSync } from 'node:fs';
+import { it, type TestContext } from 'node:test';
 import { threeDsConfig } from '../../src/config-three-ds.js';
 import { sendResults } from '../../src/three-ds/results.js';
 import { type Harness, randomStr } from '../helpers/app.js';
-import { certificateAuthority, type TestCert } from '../helpers/certs.js';
+import { outboundPki, type TestCert } from '../helpers/certs.js';
 import type { TestDialect } from '../helpers/db.js';
 import { eachDialect } from '../helpers/dialects.js';
 import { acs, card, challengeEnded, notifyTo } from './helpers/acs.js';
 import { directoryServer } from './helpers/challenge-sim.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'cp-ds-https-'));
-after(() => rmSync(dir, { recursive: true, force: true }));
-/** The scheme's private CA, which signs the DS's server certificate: CARDPROGRAM_3DS_DS_CA. */
-const scheme = certificateAuthority(dir, 'ds-scheme-ca');
-/** The CA that signs the ACS's client certificate, the one the DS trusts for its callers. */
-const acsCa = certificateAuthority(dir, 'ds-acs-ca');
-const rogue = certificateAuthority(dir, 'ds-rogue-ca');
 const CLIENT_CN = 'cardprogram-acs-0001';
-const client = acsCa.issue(CLIENT_CN);
-const dsServer = scheme.issue('ds.scheme.test', { ip: ['127.0.0.1'], usage: 'server' });
+/**
+ * The scheme's private CA, which signs the DS's server certificate (CARDPROGRAM_3DS_DS_CA); the CA
+ * that signs the ACS's client certificate, the one the DS trusts for its callers; another CA.
+ */
+const { scheme, callers: acsCa, rogue, client, server: dsServer } = outboundPki('ds', CLIENT_CN, 'ds.scheme.test');
 
 async function setUp(t: TestContext, dialect: TestDialect, server: TestCert = dsServer) {
   const ds = await directoryServer(t, { tls: { cert: server.cert, key: server.key, ca: readFileSync(acsCa.certFile, 'utf8') } });

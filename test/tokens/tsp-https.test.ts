@@ -1,14 +1,12 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import type { TestContext } from 'node:test';
-import { after, it } from 'node:test';
+import { it } from 'node:test';
 import { tspClientConfig } from '../../src/config-tsp.js';
 import { tspBackoffMs } from '../../src/tokens/tsp-calls.js';
 import { build, type Harness } from '../helpers/app.js';
 import { fundedCard, ok } from '../helpers/cards.js';
-import { certificateAuthority, type TestCert } from '../helpers/certs.js';
+import { outboundPki, type TestCert } from '../helpers/certs.js';
 import type { TestDialect } from '../helpers/db.js';
 import { eachDialect } from '../helpers/dialects.js';
 import { seedToken } from '../helpers/tokens.js';
@@ -23,17 +21,12 @@ import { attemptsOf, callsOf, flushTsp, tspSimulator } from '../helpers/tsp.js';
  * name the TSP's address, is told nothing; the call waits for a retry.
  */
 
-const dir = mkdtempSync(join(tmpdir(), 'cp-tsp-https-'));
-after(() => rmSync(dir, { recursive: true, force: true }));
-/** The scheme's private CA, which signs the TSP's server certificate: CARDPROGRAM_TSP_CA. */
-const scheme = certificateAuthority(dir, 'tsp-scheme-ca');
-/** The CA that signs the issuer's client certificate, the one the TSP trusts for its callers. */
-const issuers = certificateAuthority(dir, 'tsp-issuers-ca');
-/** Another CA: a TSP (or one in the middle) whose certificate it signs is not the scheme's. */
-const rogue = certificateAuthority(dir, 'tsp-rogue-ca');
 const CLIENT_CN = 'cardprogram-issuer-40010030273';
-const client = issuers.issue(CLIENT_CN);
-const tspServer = scheme.issue('tsp.scheme.test', { ip: ['127.0.0.1'], usage: 'server' });
+/**
+ * The scheme's private CA, which signs the TSP's server certificate (CARDPROGRAM_TSP_CA); the CA that
+ * signs the issuer's client certificate, the one the TSP trusts for its callers; another CA.
+ */
+const { scheme, callers: issuers, rogue, client, server: tspServer } = outboundPki('tsp', CLIENT_CN, 'tsp.scheme.test');
 
 async function setUp(t: TestContext, dialect: TestDialect, opts: { server?: TestCert; ca?: boolean } = {}) {
   const server = opts.server ?? tspServer;
