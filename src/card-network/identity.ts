@@ -102,7 +102,7 @@ export async function storedAnswer(db: Kysely<DB>, identity: LinkIdentity, conte
 }
 
 /** A stored answer as it is sent again: `94` when the copy's content differs from the first's. */
-export async function answerOf(db: Kysely<DB>, row: { content_hash: string; answer: string }, contentHash: string): Promise<LinkAnswer> {
+async function answerOf(db: Kysely<DB>, row: { content_hash: string; answer: string }, contentHash: string): Promise<LinkAnswer> {
   // Answered without a commit of this message's own: not before the row is on disk (SQLite).
   await afterDurable(db);
   if (row.content_hash !== contentHash) return { code: ResponseCode.duplicate };

@@ -42,12 +42,12 @@ export class WalSync {
     this.written++;
   }
 
-  /** Resolves once everything written so far is on disk; rejects if a sync failed. */
   /** Whether a sync failed: what is on disk is unknown from then on, and nobody is answered as if it were. */
   get failed(): boolean {
     return this.failure !== null;
   }
 
+  /** Resolves once everything written so far is on disk; rejects if a sync failed. */
   durable(): Promise<void> {
     if (this.failure !== null) return Promise.reject(this.failure);
     if (this.synced >= this.written) return Promise.resolve();
