@@ -120,6 +120,17 @@ describe('TLS files at start: each named with its variable, before anything list
   });
 });
 
+/** The problems a configuration is refused for, one a line (it must be refused). */
+function refusedFor(env: Record<string, string>): string[] {
+  try {
+    loadConfig(env);
+  } catch (err) {
+    assert.ok(err instanceof ConfigError, String(err));
+    return err.message.split('\n');
+  }
+  assert.fail('the configuration was accepted');
+}
+
 /** A production configuration's required variables, its data in `dir` (the optional parts each describe adds). */
 const productionEnv = (dir: string) => ({
   CARDPROGRAM_DATA_DIR: dir,
@@ -144,15 +155,6 @@ describe('TLS files at start: the 3-D Secure ACS and its directory server’s cl
     CARDPROGRAM_3DS_TLS_CERT: cert,
     CARDPROGRAM_3DS_TLS_KEY: key,
   });
-  const refused = (env: Record<string, string>): string[] => {
-    try {
-      loadConfig(env);
-    } catch (err) {
-      assert.ok(err instanceof ConfigError, String(err));
-      return err.message.split('\n');
-    }
-    assert.fail('the configuration was accepted');
-  };
 
   it('the right files are accepted: the ACS’s three, the DS client’s two', () => {
     const config = loadConfig({
@@ -167,13 +169,13 @@ describe('TLS files at start: the 3-D Secure ACS and its directory server’s cl
   });
 
   it('a wrong ACS file, or a DS client key that is not its certificate’s: each named with its variable and file, listed with the other problems', () => {
-    assert.deepEqual(refused({ ...production, ...acsTls(b.certFile, a.certFile, a.certFile), PORT: 'x' }), [
+    assert.deepEqual(refusedFor({ ...production, ...acsTls(b.certFile, a.certFile, a.certFile), PORT: 'x' }), [
       '2 configuration problems:',
       '- PORT must be a whole number, got "x"',
       `- CARDPROGRAM_3DS_TLS_KEY: ${a.certFile} is not a PEM private key (it holds a certificate)`,
     ]);
     assert.deepEqual(
-      refused({
+      refusedFor({
         ...production,
         ...acsTls(b.certFile, a.certFile, a.keyFile),
         CARDPROGRAM_3DS_DS_URL: 'https://ds.example.org/rreq',
@@ -184,17 +186,17 @@ describe('TLS files at start: the 3-D Secure ACS and its directory server’s cl
         `CARDPROGRAM_3DS_DS_KEY: ${a.keyFile} is not the key of the certificate in ${b.certFile} (CARDPROGRAM_3DS_DS_CERT): their public keys differ`,
       ],
     );
-    assert.deepEqual(refused({ ...production, ...acsTls(b.certFile, join(dir, 'none.pem'), a.keyFile) }), [
+    assert.deepEqual(refusedFor({ ...production, ...acsTls(b.certFile, join(dir, 'none.pem'), a.keyFile) }), [
       `CARDPROGRAM_3DS_TLS_CERT: no file ${join(dir, 'none.pem')}`,
     ]);
   });
 
   it('one or two of the files: says which are set and which are missing', () => {
-    assert.deepEqual(refused({ ...production, CARDPROGRAM_3DS_TLS_CA: b.certFile }), [
+    assert.deepEqual(refusedFor({ ...production, CARDPROGRAM_3DS_TLS_CA: b.certFile }), [
       'CARDPROGRAM_3DS_TLS_CA, CARDPROGRAM_3DS_TLS_CERT and CARDPROGRAM_3DS_TLS_KEY go together: CARDPROGRAM_3DS_TLS_CA is set, CARDPROGRAM_3DS_TLS_CERT and CARDPROGRAM_3DS_TLS_KEY are not (set all three, or none)',
     ]);
     assert.deepEqual(
-      refused({
+      refusedFor({
         ...production,
         ...acsTls(b.certFile, a.certFile, a.keyFile),
         CARDPROGRAM_3DS_DS_URL: 'https://ds.example.org/rreq',
@@ -220,17 +222,17 @@ describe('TLS files at start: the 3-D Secure ACS and its directory server’s cl
       },
     );
     const missing = join(dir, 'no-ca.pem');
-    assert.deepEqual(refused({ ...production, ...acsTls(b.certFile, a.certFile, a.keyFile), ...ds, CARDPROGRAM_3DS_DS_CA: missing }), [
+    assert.deepEqual(refusedFor({ ...production, ...acsTls(b.certFile, a.certFile, a.keyFile), ...ds, CARDPROGRAM_3DS_DS_CA: missing }), [
       `CARDPROGRAM_3DS_DS_CA: no file ${missing}`,
     ]);
-    assert.deepEqual(refused({ ...production, ...acsTls(b.certFile, a.certFile, a.keyFile), ...ds, CARDPROGRAM_3DS_DS_CA: a.keyFile }), [
+    assert.deepEqual(refusedFor({ ...production, ...acsTls(b.certFile, a.certFile, a.keyFile), ...ds, CARDPROGRAM_3DS_DS_CA: a.keyFile }), [
       `CARDPROGRAM_3DS_DS_CA: ${a.keyFile} is not a PEM certificate (it holds a private key)`,
     ]);
-    assert.deepEqual(refused({ ...production, ...acsTls(b.certFile, a.certFile, a.keyFile), CARDPROGRAM_3DS_DS_CA: a.certFile }), [
+    assert.deepEqual(refusedFor({ ...production, ...acsTls(b.certFile, a.certFile, a.keyFile), CARDPROGRAM_3DS_DS_CA: a.certFile }), [
       'CARDPROGRAM_3DS_DS_CA needs CARDPROGRAM_3DS_DS_URL (the CA of the directory server the ACS calls)',
     ]);
     assert.deepEqual(
-      refused({ CARDPROGRAM_DATA_DIR: dir, CARDPROGRAM_3DS_DS_URL: 'http://127.0.0.1:9/rreq', CARDPROGRAM_3DS_DS_CA: a.certFile }),
+      refusedFor({ CARDPROGRAM_DATA_DIR: dir, CARDPROGRAM_3DS_DS_URL: 'http://127.0.0.1:9/rreq', CARDPROGRAM_3DS_DS_CA: a.certFile }),
       ['CARDPROGRAM_3DS_DS_CA is for an https:// directory server; CARDPROGRAM_3DS_DS_URL is plain http: "http://127.0.0.1:9/rreq"'],
     );
   });
@@ -265,15 +267,6 @@ describe('TLS files at start: the TSP the service calls, its client certificate 
     CARDPROGRAM_TSP_CLIENT_KEY: issuer.keyFile,
     ...(ca === undefined ? {} : { CARDPROGRAM_TSP_CA: ca }),
   });
-  const refused = (env: Record<string, string>): string[] => {
-    try {
-      loadConfig(env);
-    } catch (err) {
-      assert.ok(err instanceof ConfigError, String(err));
-      return err.message.split('\n');
-    }
-    assert.fail('the configuration was accepted');
-  };
 
   it('the URL, the client certificate and the CA are accepted; without the CA, the system’s trust store (ca null)', () => {
     assert.deepEqual(loadConfig({ ...production, ...tsp(scheme.certFile) }).tspClient, {
@@ -288,14 +281,14 @@ describe('TLS files at start: the TSP the service calls, its client certificate 
 
   it('CARDPROGRAM_TSP_CA: a missing file, a key, a certificate that does not parse, a directory: each named with the variable and the file, listed with the other problems', () => {
     const missing = join(dir, 'none.pem');
-    assert.deepEqual(refused({ ...production, ...tsp(missing) }), [`CARDPROGRAM_TSP_CA: no file ${missing}`]);
-    assert.deepEqual(refused({ ...production, ...tsp(issuer.keyFile) }), [
+    assert.deepEqual(refusedFor({ ...production, ...tsp(missing) }), [`CARDPROGRAM_TSP_CA: no file ${missing}`]);
+    assert.deepEqual(refusedFor({ ...production, ...tsp(issuer.keyFile) }), [
       `CARDPROGRAM_TSP_CA: ${issuer.keyFile} is not a PEM certificate (it holds a private key)`,
     ]);
     const broken = join(dir, 'broken.pem');
     writeFileSync(broken, '-----BEGIN CERTIFICATE-----\nMIIBnotacertificate\n-----END CERTIFICATE-----\n');
-    assert.deepEqual(refused({ ...production, ...tsp(broken) }), [`CARDPROGRAM_TSP_CA: ${broken}: the certificate does not parse`]);
-    assert.deepEqual(refused({ ...production, ...tsp(dir), PORT: 'x' }), [
+    assert.deepEqual(refusedFor({ ...production, ...tsp(broken) }), [`CARDPROGRAM_TSP_CA: ${broken}: the certificate does not parse`]);
+    assert.deepEqual(refusedFor({ ...production, ...tsp(dir), PORT: 'x' }), [
       '2 configuration problems:',
       '- PORT must be a whole number, got "x"',
       `- CARDPROGRAM_TSP_CA: ${dir} is a directory, not a file`,
@@ -303,11 +296,11 @@ describe('TLS files at start: the TSP the service calls, its client certificate 
   });
 
   it('CARDPROGRAM_TSP_CA without CARDPROGRAM_TSP_URL, or with a plain http:// one (the sandbox’s loopback TSP): refused', () => {
-    assert.deepEqual(refused({ ...production, CARDPROGRAM_TSP_CA: scheme.certFile }), [
+    assert.deepEqual(refusedFor({ ...production, CARDPROGRAM_TSP_CA: scheme.certFile }), [
       'CARDPROGRAM_TSP_CA needs CARDPROGRAM_TSP_URL (the CA of the TSP the service calls)',
     ]);
     assert.deepEqual(
-      refused({ CARDPROGRAM_DATA_DIR: dir, CARDPROGRAM_TSP_URL: 'http://127.0.0.1:9443', CARDPROGRAM_TSP_CA: scheme.certFile }),
+      refusedFor({ CARDPROGRAM_DATA_DIR: dir, CARDPROGRAM_TSP_URL: 'http://127.0.0.1:9443', CARDPROGRAM_TSP_CA: scheme.certFile }),
       ['CARDPROGRAM_TSP_CA is for an https:// TSP; CARDPROGRAM_TSP_URL is plain http: "http://127.0.0.1:9443"'],
     );
     // The same sandbox TSP without the CA is accepted (plain http to loopback).
@@ -320,20 +313,21 @@ describe('TLS files at start: the TSP the service calls, its client certificate 
   });
 
   it('the client certificate: its key must be its own, the two go together, and they need CARDPROGRAM_TSP_URL', () => {
-    assert.deepEqual(refused({ ...production, ...tsp(scheme.certFile), CARDPROGRAM_TSP_CLIENT_KEY: scheme.keyFile }), [
+    assert.deepEqual(refusedFor({ ...production, ...tsp(scheme.certFile), CARDPROGRAM_TSP_CLIENT_KEY: scheme.keyFile }), [
       `CARDPROGRAM_TSP_CLIENT_KEY: ${scheme.keyFile} is not the key of the certificate in ${issuer.certFile} (CARDPROGRAM_TSP_CLIENT_CERT): their public keys differ`,
     ]);
     assert.deepEqual(
-      refused({ ...production, CARDPROGRAM_TSP_URL: 'https://tsp.scheme.example', CARDPROGRAM_TSP_CLIENT_CERT: issuer.certFile }),
+      refusedFor({ ...production, CARDPROGRAM_TSP_URL: 'https://tsp.scheme.example', CARDPROGRAM_TSP_CLIENT_CERT: issuer.certFile }),
       [
         'CARDPROGRAM_TSP_CLIENT_CERT and CARDPROGRAM_TSP_CLIENT_KEY go together: CARDPROGRAM_TSP_CLIENT_CERT is set, CARDPROGRAM_TSP_CLIENT_KEY is not (set both, or none)',
       ],
     );
-    assert.deepEqual(refused({ ...production, CARDPROGRAM_TSP_URL: 'https://tsp.scheme.example' }), [
+    assert.deepEqual(refusedFor({ ...production, CARDPROGRAM_TSP_URL: 'https://tsp.scheme.example' }), [
       'CARDPROGRAM_TSP_URL: set CARDPROGRAM_TSP_CLIENT_CERT and CARDPROGRAM_TSP_CLIENT_KEY, the client certificate the TSP expects',
     ]);
-    assert.deepEqual(refused({ ...production, CARDPROGRAM_TSP_CLIENT_CERT: issuer.certFile, CARDPROGRAM_TSP_CLIENT_KEY: issuer.keyFile }), [
-      'CARDPROGRAM_TSP_CLIENT_CERT and CARDPROGRAM_TSP_CLIENT_KEY need CARDPROGRAM_TSP_URL',
-    ]);
+    assert.deepEqual(
+      refusedFor({ ...production, CARDPROGRAM_TSP_CLIENT_CERT: issuer.certFile, CARDPROGRAM_TSP_CLIENT_KEY: issuer.keyFile }),
+      ['CARDPROGRAM_TSP_CLIENT_CERT and CARDPROGRAM_TSP_CLIENT_KEY need CARDPROGRAM_TSP_URL'],
+    );
   });
 });
